@@ -1,0 +1,64 @@
+"""The one error hierarchy shared by every driver.
+
+Every failure a driver can report is a :class:`DeviceError`. The operator layer
+maps each class to an exit code and one line of text; nothing else escapes a
+driver except programming errors.
+"""
+
+from __future__ import annotations
+
+
+class DeviceError(Exception):
+    """Base class: something went wrong talking to, or with, a device.
+
+    ``device`` names the device when the raiser knows it; ``detail`` carries
+    extra context that ``-v`` shows (the command sent, the raw reply).
+    """
+
+    def __init__(self, message: str, *, device: str | None = None, detail: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.device = device
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return f"{self.device}: {self.message}" if self.device else self.message
+
+
+class DeviceUnreachable(DeviceError):
+    """The device could not be reached, or the connection to it was lost."""
+
+
+class DeviceTimeout(DeviceError):
+    """The device did not answer within the timeout."""
+
+
+class ProtocolError(DeviceError):
+    """The device answered, but the reply is malformed or not what was asked for."""
+
+
+class DeviceRejected(DeviceError):
+    """The device refused the request: an SCPI error, an rpc-error, an I2C NACK."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        device: str | None = None,
+        detail: str | None = None,
+        errors: tuple[str, ...] = (),
+    ):
+        super().__init__(message, device=device, detail=detail)
+        self.errors = errors
+
+
+class VerificationFailed(DeviceError):
+    """The change was accepted but reading it back shows a different state."""
+
+
+class ValidationError(DeviceError):
+    """Bad input, caught before anything was sent to the device."""
+
+
+class SafetyInterlock(DeviceError):
+    """Refused by msoctl's safety rules; needs an explicit, journaled override."""

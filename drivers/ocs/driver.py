@@ -1,0 +1,259 @@
+"""The OCS driver: the device's meaning on top of an SCPI session.
+
+Every change is followed by a completion fence (``*OPC?``), an error-queue
+check, and a read-back: a change that returns has been verified on the device.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+
+from drivers.errors import ProtocolError, ValidationError, VerificationFailed
+from drivers.ocs.commands import BOOT_MODES, COMMANDS, NOT_A_NUMBER, PORT_STATES
+from drivers.ocs.types import BootMode, Connection, Identity, LcStatus, PortMap, PortState
+from drivers.scpi.session import ScpiSession, channel_list, parse_channel_list, render
+
+def _float(text: str, what: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ProtocolError(f"{what}: expected a number, got {text!r}") from None
+    if math.isnan(value) or abs(value) >= NOT_A_NUMBER * 0.99:
+        return None
+    return value
+
+
+class OcsDriver:
+    """A 2N-port optical circuit switch: ingress 1..N, egress N+1..2N."""
+
+    def __init__(self, session: ScpiSession):
+        self.session = session
+        self.name = session.device
+        self._size: int | None = None
+
+    # ---- lifecycle ----------------------------------------------------------------
+
+    def open(self) -> OcsDriver:
+        self.session.open()
+        # Errors left by someone else must not be blamed on our first change.
+        self.session.write(COMMANDS["clear_status"].short())
+        return self
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> OcsDriver:
+        return self.open()
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def _query(self, key: str, *args: str) -> str:
+        return self.session.query(render(COMMANDS[key], *args))
+
+    # ---- identity and size --------------------------------------------------------------
+
+    def identity(self) -> Identity:
+        reply = self._query("identify")
+        fields = [f.strip() for f in reply.split(",")]
+        if len(fields) != 4:
+            raise ProtocolError(f"*IDN? reply has {len(fields)} fields, expected 4: {reply!r}",
+                                device=self.name)
+        return Identity(*fields)
+
+    @property
+    def size(self) -> int:
+        """N, the number of ingress (and of egress) ports."""
+        if self._size is None:
+            reply = self._query("size")
+            parts = reply.split(",")
+            try:
+                ingress, egress = (int(p) for p in parts)
+            except ValueError:
+                raise ProtocolError(f"bad size reply {reply!r}", device=self.name) from None
+            if ingress != egress or ingress < 1:
+                raise ProtocolError(f"unsupported geometry {reply!r}: only NxN switches",
+                                    device=self.name)
+            self._size = ingress
+        return self._size
+
+    def check_ports(self, ports: Iterable[int]) -> list[int]:
+        checked = list(ports)
+        for port in checked:
+            if not 1 <= port <= 2 * self.size:
+                raise ValidationError(f"port {port} is out of range 1..{2 * self.size}",
+                                      device=self.name)
+        return checked
+
+    # ---- the map --------------------------------------------------------------------------
+
+    def port_map(self) -> PortMap:
+        reply = self._query("connect_state")
+        ingress_text, sep, egress_text = reply.partition("),(")
+        if not sep:
+            raise ProtocolError(f"bad map reply {reply!r}", device=self.name)
+        ingress = parse_channel_list(ingress_text + ")")
+        egress = parse_channel_list("(" + egress_text)
+        if len(ingress) != len(egress):
+            raise ProtocolError(f"map reply lists differ in length: {reply!r}", device=self.name)
+        try:
+            return PortMap(zip(ingress, egress, strict=True), self.size)
+        except ValidationError as error:
+            raise ProtocolError(f"device reports an impossible map: {error}",
+                                device=self.name) from None
+
+    def connections(self) -> list[Connection]:
+        """The map with each path's factory insertion loss (``None`` where not reported)."""
+        current = self.port_map()
+        losses: list[float | None] = [None] * len(current)
+        if current:
+            reply = self._optional("insertion_loss", channel_list(list(current)),
+                                   channel_list(list(current.values())))
+            if reply is not None:
+                values = reply.split(",")
+                if len(values) != len(current):
+                    raise ProtocolError(f"insertion loss reply has {len(values)} values for "
+                                        f"{len(current)} paths", device=self.name)
+                losses = [_float(v, "insertion loss") for v in values]
+        return [Connection(i, e, loss)
+                for (i, e), loss in zip(current.items(), losses, strict=True)]
+
+    def connected_port(self, port: int) -> int | None:
+        self.check_ports([port])
+        reply = self._query("connect_port", str(port)).strip()
+        if reply in ("", "0"):
+            return None
+        try:
+            return int(reply)
+        except ValueError:
+            raise ProtocolError(f"bad port reply {reply!r}", device=self.name) from None
+
+    def _change(self, command: str, what: str) -> None:
+        self.session.write(command)
+        self.session.fence()
+        self.session.check_errors(what)
+
+    def connect(self, pairs: Mapping[int, int]) -> PortMap:
+        """Add connections (bulk). Each named port must be free or already so connected."""
+        wanted = PortMap(pairs, self.size)
+        if not wanted:
+            return self.port_map()
+        self._change(render(COMMANDS["connect_add"], channel_list(list(wanted)),
+                            channel_list(list(wanted.values()))), "connect")
+        result = self.port_map()
+        missing = {i: e for i, e in wanted.items() if result.get(i) != e}
+        if missing:
+            raise VerificationFailed(f"connections {_pairs(missing)} absent after connect",
+                                     device=self.name)
+        return result
+
+    def disconnect(self, ports: Iterable[int]) -> PortMap:
+        """Remove every connection that involves one of ``ports``."""
+        ports = self.check_ports(ports)
+        if not ports:
+            return self.port_map()
+        self._change(render(COMMANDS["connect_subtract"], channel_list(ports), "(@)"),
+                     "disconnect")
+        result = self.port_map()
+        named = set(ports)
+        left = {i: e for i, e in result.items() if i in named or e in named}
+        if left:
+            raise VerificationFailed(f"connections {_pairs(left)} remain after disconnect",
+                                     device=self.name)
+        return result
+
+    def replace_map(self, wanted: Mapping[int, int]) -> PortMap:
+        """Make the map exactly ``wanted`` in one command; unchanged paths stay lit."""
+        target = PortMap(wanted, self.size)
+        self._change(render(COMMANDS["connect_only"], channel_list(list(target)),
+                            channel_list(list(target.values()))), "replace map")
+        result = self.port_map()
+        if result != target:
+            raise VerificationFailed(f"map after replace differs: {target.diff(result)}",
+                                     device=self.name)
+        return result
+
+    def disconnect_all(self) -> None:
+        self._change(COMMANDS["disconnect_all"].short(), "disconnect all")
+        left = self.port_map()
+        if left:
+            raise VerificationFailed(f"{len(left)} connections remain", device=self.name)
+
+    # ---- ports ----------------------------------------------------------------------------
+
+    def _all_ports(self, ports: Iterable[int] | None) -> list[int]:
+        return list(range(1, 2 * self.size + 1)) if ports is None else self.check_ports(ports)
+
+    def port_states(self, ports: Iterable[int] | None = None) -> dict[int, PortState]:
+        wanted = self._all_ports(ports)
+        if not wanted:
+            return {}
+        reply = self._query("port_state", channel_list(wanted)).strip()
+        if not (reply.startswith("(") and reply.endswith(")")):
+            raise ProtocolError(f"bad port state reply {reply!r}", device=self.name)
+        codes = [c.strip() for c in reply[1:-1].split(",")] if reply[1:-1] else []
+        if len(codes) != len(wanted) or any(c not in PORT_STATES for c in codes):
+            raise ProtocolError(f"bad port state reply {reply!r}", device=self.name)
+        return {port: PortState(PORT_STATES[c]) for port, c in zip(wanted, codes, strict=True)}
+
+    def set_ports_enabled(self, ports: Iterable[int], enabled: bool) -> dict[int, PortState]:
+        chosen = self.check_ports(ports)
+        if not chosen:
+            return {}
+        key = "port_enable" if enabled else "port_disable"
+        self._change(render(COMMANDS[key], channel_list(chosen)),
+                     "enable ports" if enabled else "disable ports")
+        states = self.port_states(chosen)
+        want = PortState.ENABLED if enabled else PortState.DISABLED
+        wrong = [p for p, s in states.items() if s != want]
+        if wrong:
+            raise VerificationFailed(f"ports {wrong} are not {want.value}", device=self.name)
+        return states
+
+    def power(self, ports: Iterable[int] | None = None) -> dict[int, float | None]:
+        """Monitor reading per port in dBm; ``None`` where the port has no reading."""
+        wanted = self._all_ports(ports)
+        if not wanted:
+            return {}
+        reply = self._query("power", channel_list(wanted))
+        values = reply.split(",")
+        if len(values) != len(wanted):
+            raise ProtocolError(f"{len(values)} power readings for {len(wanted)} ports",
+                                device=self.name)
+        return {port: _float(v, "power") for port, v in zip(wanted, values, strict=True)}
+
+    # ---- boot mode and LC figures -----------------------------------------------------------------
+
+    def boot_mode(self) -> BootMode:
+        reply = self._query("boot_mode").strip().upper()
+        for short, name in BOOT_MODES.items():
+            if reply.startswith(short):
+                return BootMode(name)
+        raise ProtocolError(f"unknown boot mode {reply!r}", device=self.name)
+
+    def set_boot_mode(self, mode: BootMode) -> None:
+        short = next(s for s, name in BOOT_MODES.items() if name == mode.value)
+        self._change(render(COMMANDS["boot_mode_set"], short), "set boot mode")
+        if self.boot_mode() != mode:
+            raise VerificationFailed(f"boot mode did not change to {mode.value}", device=self.name)
+
+    def lc_status(self) -> LcStatus:
+        temperature = self._optional("lc_temperature")
+        switching = self._optional("lc_switch_time")
+        return LcStatus(
+            cell_temperature_celsius=None if temperature is None
+            else _float(temperature, "LC temperature"),
+            last_switching_seconds=None if switching is None
+            else _float(switching, "switching time"),
+        )
+
+    def _optional(self, key: str, *args: str) -> str | None:
+        """A query of the LC extension; ``None`` on units that do not know it."""
+        return self.session.query_if_supported(render(COMMANDS[key], *args))
+
+
+def _pairs(mapping: Mapping[int, int]) -> str:
+    return ", ".join(f"{i}:{e}" for i, e in mapping.items())

@@ -1,0 +1,1 @@
+"""SCPI: the command table format, the standard error codes and the session."""

@@ -1,0 +1,253 @@
+"""SCPI message framing over a byte-stream transport.
+
+Writes a command with the write terminator, reads one reply line, parses the
+error queue, and fences changes with ``*OPC?``. After a timeout or a garbled
+reply the byte stream can no longer be trusted (a late reply would be taken as
+the answer to the next query), so the session reconnects and resynchronises
+on a unique marker before it sends anything else.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import threading
+from collections.abc import Callable
+from types import TracebackType
+
+from drivers.errors import DeviceError, DeviceRejected, DeviceTimeout, ProtocolError
+from drivers.scpi.table import ScpiCommand
+from drivers.transports.base import StreamTransport
+
+_ERROR_ENTRY = re.compile(r'\s*([+-]?\d+)\s*,\s*"((?:[^"]|"")*)"\s*')
+_MAX_RESYNC_LINES = 64
+UNDEFINED_HEADER = -113
+
+
+def parse_error_queue(reply: str) -> list[tuple[int, str]]:
+    """``-113,"Undefined header",0,"No error"`` -> ``[(-113, 'Undefined header')]``."""
+    entries: list[tuple[int, str]] = []
+    position = 0
+    while position < len(reply):
+        match = _ERROR_ENTRY.match(reply, position)
+        if match is None:
+            raise ProtocolError(f"malformed error queue reply {reply!r}")
+        code, text = int(match.group(1)), match.group(2).replace('""', '"')
+        if code != 0:
+            entries.append((code, text))
+        position = match.end()
+        if position < len(reply):
+            if reply[position] != ",":
+                raise ProtocolError(f"malformed error queue reply {reply!r}")
+            position += 1
+    return entries
+
+
+class ScpiSession:
+    """One conversation with an SCPI instrument. Thread-safe: one request at a time."""
+
+    def __init__(
+        self,
+        transport: StreamTransport,
+        *,
+        device: str,
+        write_termination: bytes = b"\n",
+        read_termination: bytes = b"\n",
+    ):
+        self.transport = transport
+        self.device = device
+        self.write_termination = write_termination
+        self.read_termination = read_termination
+        self._lock = threading.RLock()
+        self._suspect = False
+        self._marker = random.Random()
+
+    @property
+    def timeout_seconds(self) -> float:
+        return self.transport.timeout_seconds
+
+    def open(self) -> None:
+        with self._lock:
+            self._tag(self.transport.open)
+
+    def close(self) -> None:
+        with self._lock:
+            self.transport.close()
+
+    def __enter__(self) -> ScpiSession:
+        self.open()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    # ---- requests -------------------------------------------------------------------
+
+    def write(self, command: str) -> None:
+        with self._lock:
+            self._ready()
+            self._tag(lambda: self.transport.write(command.encode("ascii") + self.write_termination))
+
+    def query(self, command: str) -> str:
+        """Send a query and return its reply line without the terminator."""
+        with self._lock:
+            self._ready()
+            try:
+                self.transport.write(command.encode("ascii") + self.write_termination)
+                return self._read_line(command)
+            except (DeviceTimeout, ProtocolError):
+                self._suspect = True
+                raise
+            except DeviceError as error:
+                raise self._named(error) from None
+
+    def _read_line(self, command: str) -> str:
+        try:
+            raw = self.transport.read_until(self.read_termination)
+        except DeviceError as error:
+            error.detail = error.detail or f"waiting for the reply to {command}"
+            raise self._named(error) from None
+        body = raw[: -len(self.read_termination)]
+        # A serial console answering CR may be read with LF stripping or vice versa.
+        body = body.strip(b"\r\n")
+        try:
+            text = body.decode("ascii")
+        except UnicodeDecodeError:
+            raise ProtocolError(f"garbled reply to {command}", device=self.device,
+                                detail=f"raw reply {body[:80]!r}") from None
+        if any(ord(ch) < 32 for ch in text):
+            raise ProtocolError(f"garbled reply to {command}", device=self.device,
+                                detail=f"raw reply {body[:80]!r}")
+        return text
+
+    def query_if_supported(self, command: str) -> str | None:
+        """Like :meth:`query`, but ``None`` when the device answers "Undefined header".
+
+        An instrument sends no reply to a query it does not know, so the query
+        travels with an error-queue query behind it: the first line is then
+        either the value (and the error queue follows) or the error queue itself.
+        """
+        with self._lock:
+            self._ready()
+            errors_query = ":SYST:ERR:ALL?"
+            try:
+                self.transport.write(
+                    command.encode("ascii") + self.write_termination
+                    + errors_query.encode("ascii") + self.write_termination
+                )
+                first = self._read_line(command)
+                if _ERROR_ENTRY.match(first) and first.lstrip().startswith("-"):
+                    entries = parse_error_queue(first)
+                    if [code for code, _ in entries] == [UNDEFINED_HEADER]:
+                        return None
+                    raise self._rejected(command, entries)
+                entries = parse_error_queue(self._read_line(errors_query))
+            except (DeviceTimeout, ProtocolError):
+                self._suspect = True
+                raise
+            if entries:
+                raise self._rejected(command, entries)
+            return first
+
+    def query_command(self, command: ScpiCommand, *args: str) -> str:
+        return self.query(render(command, *args))
+
+    def write_command(self, command: ScpiCommand, *args: str) -> None:
+        self.write(render(command, *args))
+
+    # ---- completion and errors ------------------------------------------------------------
+
+    def errors(self, query: str = ":SYST:ERR:ALL?") -> list[tuple[int, str]]:
+        reply = self.query(query)
+        try:
+            return parse_error_queue(reply)
+        except ProtocolError as error:
+            self._suspect = True
+            raise self._named(error) from None
+
+    def fence(self, query: str = "*OPC?") -> None:
+        """Wait until every pending operation has completed."""
+        reply = self.query(query)
+        if reply.strip() != "1":
+            self._suspect = True
+            raise ProtocolError(f"unexpected reply {reply!r} to {query}", device=self.device)
+
+    def check_errors(self, context: str) -> None:
+        """Raise :class:`DeviceRejected` if the error queue holds anything."""
+        entries = self.errors()
+        if entries:
+            raise self._rejected(context, entries)
+
+    def _rejected(self, context: str, entries: list[tuple[int, str]]) -> DeviceRejected:
+        text = "; ".join(f"{code} {message}" for code, message in entries)
+        return DeviceRejected(
+            f"{context} refused: {text}",
+            device=self.device,
+            errors=tuple(f"{code},{message}" for code, message in entries),
+        )
+
+    # ---- recovery -----------------------------------------------------------------------
+
+    def _ready(self) -> None:
+        if self._suspect:
+            self.resync()
+
+    def resync(self) -> None:
+        """Reconnect and read until a fresh marker comes back, so stale replies are gone."""
+        with self._lock:
+            self.transport.close()
+            self._tag(self.transport.open)
+            marker = self._marker.randrange(1, 256)
+            probe = f"*ESE {marker};*ESE?"
+            self._tag(lambda: self.transport.write(probe.encode("ascii") + self.write_termination))
+            for _ in range(_MAX_RESYNC_LINES):
+                try:
+                    line = self._read_line(probe)
+                except ProtocolError:
+                    continue
+                if line.strip() == str(marker):
+                    self._suspect = False
+                    self.transport.write(b"*ESE 0" + self.write_termination)
+                    return
+            raise ProtocolError("could not resynchronise with the device", device=self.device)
+
+    def _tag(self, action: Callable[[], None]) -> None:
+        try:
+            action()
+        except DeviceError as error:
+            raise self._named(error) from None
+
+    def _named(self, error: DeviceError) -> DeviceError:
+        if error.device is None:
+            error.device = self.device
+        return error
+
+
+def render(command: ScpiCommand, *args: str) -> str:
+    """The wire form of ``command`` with its arguments, short headers."""
+    if len(args) > len(command.params):
+        raise ValueError(f"{command.header} takes {len(command.params)} parameter(s)")
+    return command.short() + (" " + ",".join(args) if args else "")
+
+
+def channel_list(ports: list[int] | tuple[int, ...]) -> str:
+    return "(@" + ",".join(str(port) for port in ports) + ")"
+
+
+def parse_channel_list(text: str) -> list[int]:
+    """``(@1,2,5:7)`` -> ``[1, 2, 5, 6, 7]``; ``(@)`` -> ``[]``."""
+    body = text.strip()
+    if not (body.startswith("(@") and body.endswith(")")):
+        raise ProtocolError(f"expected a channel list, got {text!r}")
+    ports: list[int] = []
+    inner = body[2:-1].strip()
+    for item in inner.split(",") if inner else []:
+        first, sep, last = item.strip().partition(":")
+        try:
+            start, stop = int(first), int(last) if sep else int(first)
+        except ValueError:
+            raise ProtocolError(f"bad channel {item!r} in {text!r}") from None
+        step = 1 if stop >= start else -1
+        ports.extend(range(start, stop + step, step))
+    return ports

@@ -1,0 +1,61 @@
+"""Declarative SCPI command definitions.
+
+A header is written in the standard SCPI long form with the short form in
+capitals (``:OXC:SWITch:CONNect:ADD``); the short form (``:OXC:SWIT:CONN:ADD``)
+and the long form are both valid on the wire, case-insensitively. Drivers send
+the short form; emulators build their parser from the same tables.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_NODE = re.compile(r"^\*?[A-Z][A-Za-z]*\??$")
+
+
+@dataclass(frozen=True)
+class ScpiCommand:
+    """One command or query of a device's command tree.
+
+    ``params`` names the parameter shapes in order: ``chanlist`` (``(@1,2,5:8)``),
+    ``port`` (one integer), ``mnemonic`` (a word such as ``DARK``), ``number``.
+    A parameter written with a trailing ``?`` is optional.
+    """
+
+    header: str
+    params: tuple[str, ...] = ()
+    summary: str = ""
+
+    def __post_init__(self) -> None:
+        nodes = self.nodes()
+        if not nodes or not all(_NODE.match(node) for node in nodes):
+            raise ValueError(f"malformed SCPI header {self.header!r}")
+
+    @property
+    def is_query(self) -> bool:
+        return self.header.endswith("?")
+
+    @property
+    def is_common(self) -> bool:
+        return self.header.startswith("*")
+
+    def nodes(self) -> list[str]:
+        """The header's nodes in long form (``['OXC', 'SWITch', 'CONNect', 'ADD']``)."""
+        body = self.header.rstrip("?")
+        if body.startswith("*"):
+            return [body]
+        return [node for node in body.split(":") if node]
+
+    def short(self) -> str:
+        """The short form as sent on the wire, with ``?`` for a query."""
+        suffix = "?" if self.is_query else ""
+        if self.is_common:
+            return self.header
+        return "".join(":" + short_form(node) for node in self.nodes()) + suffix
+
+
+def short_form(node: str) -> str:
+    """The capital letters of a long-form node: ``SWITch`` -> ``SWIT``."""
+    short = "".join(ch for ch in node if not ch.islower())
+    return short or node.upper()

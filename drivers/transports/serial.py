@@ -1,0 +1,91 @@
+"""Serial transport over pyserial: a device path, a pty, or any ``serial_for_url`` URL."""
+
+from __future__ import annotations
+
+import serial
+
+from drivers.errors import DeviceTimeout, DeviceUnreachable
+
+
+class SerialTransport:
+    """A serial line, 8N1 at ``baudrate`` (38400 for the OCS console).
+
+    ``address`` is anything :func:`serial.serial_for_url` takes: ``/dev/ttyUSB0``,
+    ``/dev/pts/7``, ``socket://host:port``, ``rfc2217://host:port``.
+    """
+
+    def __init__(self, address: str, *, baudrate: int = 38400, timeout_seconds: float = 5.0):
+        self._address = address
+        self.baudrate = baudrate
+        self.timeout_seconds = timeout_seconds
+        self._port: serial.SerialBase | None = None
+
+    @property
+    def address(self) -> str:
+        return self._address
+
+    def open(self) -> None:
+        if self._port is not None:
+            return
+        try:
+            port = serial.serial_for_url(
+                self._address,
+                baudrate=self.baudrate,
+                bytesize=serial.EIGHTBITS,
+                parity=serial.PARITY_NONE,
+                stopbits=serial.STOPBITS_ONE,
+                timeout=self.timeout_seconds,
+                write_timeout=self.timeout_seconds,
+            )
+        except (serial.SerialException, OSError, ValueError) as error:
+            raise DeviceUnreachable(f"cannot open serial port {self._address}: {error}") from None
+        self._port = port
+        self.discard_input()
+
+    def close(self) -> None:
+        port, self._port = self._port, None
+        if port is not None:
+            try:
+                port.close()
+            except (serial.SerialException, OSError):
+                pass
+
+    def _require(self) -> serial.SerialBase:
+        if self._port is None:
+            self.open()
+        assert self._port is not None
+        return self._port
+
+    def write(self, data: bytes) -> None:
+        port = self._require()
+        try:
+            port.write(data)
+            port.flush()
+        except serial.SerialTimeoutException:
+            self.close()
+            raise DeviceTimeout(f"write to {self._address} timed out") from None
+        except (serial.SerialException, OSError) as error:
+            self.close()
+            raise DeviceUnreachable(f"serial link {self._address} lost: {error}") from None
+
+    def read_until(self, terminator: bytes) -> bytes:
+        port = self._require()
+        try:
+            data = bytes(port.read_until(terminator))
+        except (serial.SerialException, OSError) as error:
+            self.close()
+            raise DeviceUnreachable(f"serial link {self._address} lost: {error}") from None
+        if not data.endswith(terminator):
+            raise DeviceTimeout(
+                f"no reply from {self._address} within {self.timeout_seconds:g} s",
+                detail=f"partial reply {data!r}" if data else None,
+            )
+        return data
+
+    def discard_input(self) -> None:
+        if self._port is None:
+            return
+        try:
+            self._port.reset_input_buffer()
+        except (serial.SerialException, OSError):
+            pass

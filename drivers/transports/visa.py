@@ -1,0 +1,113 @@
+"""VISA transport over pyvisa with the pure-Python pyvisa-py backend.
+
+Resource strings: ``TCPIP::host::5025::SOCKET`` (raw SCPI socket),
+``ASRL/dev/ttyUSB0::INSTR`` (serial), ``TCPIP::host::INSTR`` (VXI-11).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pyvisa
+from pyvisa import constants
+from pyvisa.errors import VisaIOError
+
+from drivers.errors import DeviceError, DeviceTimeout, DeviceUnreachable
+
+_manager: pyvisa.ResourceManager | None = None
+_manager_lock = threading.Lock()
+
+
+def resource_manager() -> pyvisa.ResourceManager:
+    """One pyvisa-py resource manager per process (creating one is not free)."""
+    global _manager
+    with _manager_lock:
+        if _manager is None:
+            _manager = pyvisa.ResourceManager("@py")
+        return _manager
+
+
+class VisaTransport:
+    def __init__(self, address: str, *, baudrate: int = 38400, timeout_seconds: float = 5.0):
+        self._address = address
+        self.baudrate = baudrate
+        self.timeout_seconds = timeout_seconds
+        self._resource: Any = None
+        self._termination: bytes | None = None
+
+    @property
+    def address(self) -> str:
+        return self._address
+
+    def open(self) -> None:
+        if self._resource is not None:
+            return
+        try:
+            resource: Any = resource_manager().open_resource(
+                self._address, open_timeout=int(self.timeout_seconds * 1000)
+            )
+            resource.timeout = int(self.timeout_seconds * 1000)
+            if self._address.upper().startswith("ASRL"):
+                resource.baud_rate = self.baudrate
+                resource.data_bits = 8
+                resource.parity = constants.Parity.none
+                resource.stop_bits = constants.StopBits.one
+        except VisaIOError as error:
+            raise DeviceUnreachable(f"cannot open {self._address}: {error.description}") from None
+        except (OSError, ValueError) as error:
+            raise DeviceUnreachable(f"cannot open {self._address}: {error}") from None
+        self._resource = resource
+        self._termination = None
+        self.discard_input()
+
+    def close(self) -> None:
+        resource, self._resource = self._resource, None
+        if resource is not None:
+            try:
+                resource.close()
+            except (VisaIOError, OSError):
+                pass
+
+    def _require(self) -> Any:
+        if self._resource is None:
+            self.open()
+        return self._resource
+
+    def _fail(self, error: Exception, doing: str) -> DeviceError:
+        code = getattr(error, "error_code", None)
+        if code == constants.StatusCode.error_timeout:
+            return DeviceTimeout(f"no reply from {self._address} within {self.timeout_seconds:g} s")
+        self.close()
+        reason = getattr(error, "description", None) or str(error) or type(error).__name__
+        return DeviceUnreachable(f"{doing} {self._address} failed: {reason}")
+
+    def write(self, data: bytes) -> None:
+        resource = self._require()
+        try:
+            resource.write_raw(data)
+        except (VisaIOError, OSError) as error:
+            raise self._fail(error, "write to") from None
+
+    def read_until(self, terminator: bytes) -> bytes:
+        resource = self._require()
+        if terminator != self._termination:
+            resource.read_termination = terminator.decode("ascii")
+            self._termination = terminator
+        try:
+            data = bytes(resource.read_raw())
+        except (VisaIOError, OSError) as error:
+            raise self._fail(error, "read from") from None
+        if not data.endswith(terminator):
+            raise DeviceUnreachable(f"connection to {self._address} closed mid-reply",
+                                    detail=f"partial reply {data!r}")
+        return data
+
+    def discard_input(self) -> None:
+        resource = self._resource
+        if resource is None:
+            return
+        try:
+            resource.flush(constants.BufferOperation.discard_read_buffer)
+        except (VisaIOError, OSError, NotImplementedError, ValueError):
+            pass

@@ -1,0 +1,91 @@
+"""The one injectable clock every emulator reads time from.
+
+Device physics (LC switching, cell warm-up, later ALS timers) is evaluated
+lazily against ``clock.now()``; servers wait through ``clock.sleep()``. So the
+same model runs in real time in the lab, faster than real time in benchmarks
+that need it, and stepped in tests, where a wait jumps the clock instead of
+sleeping.
+
+Transport faults (added latency, a frozen console) are network behaviour and
+use real time, because the driver's timeout they exercise is real time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> float:
+        """Device time in seconds; only differences are meaningful."""
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` of device time."""
+
+
+class RealClock:
+    """Wall-clock time (monotonic)."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            await asyncio.sleep(seconds)
+
+
+class ScaledClock:
+    """Device time runs ``rate`` times faster than real time."""
+
+    def __init__(self, rate: float):
+        if rate <= 0:
+            raise ValueError("clock rate must be positive")
+        self.rate = rate
+        self._origin = time.monotonic()
+
+    def now(self) -> float:
+        return (time.monotonic() - self._origin) * self.rate
+
+    async def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            await asyncio.sleep(seconds / self.rate)
+
+
+class SteppedClock:
+    """Time moves only when told: ``advance()``, or a wait that jumps over itself.
+
+    With ``jump_on_sleep`` (the default) a device that waits 100 s finishes its
+    wait at once and the clock has moved 100 s, which keeps tests fast and
+    deterministic.
+    """
+
+    def __init__(self, start: float = 0.0, *, jump_on_sleep: bool = True):
+        self._now = start
+        self._lock = threading.Lock()
+        self.jump_on_sleep = jump_on_sleep
+
+    def now(self) -> float:
+        with self._lock:
+            return self._now
+
+    def advance(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("time does not run backwards")
+        with self._lock:
+            self._now += seconds
+
+    async def sleep(self, seconds: float) -> None:
+        if seconds <= 0:
+            await asyncio.sleep(0)
+            return
+        if self.jump_on_sleep:
+            with self._lock:
+                self._now += seconds
+            await asyncio.sleep(0)
+            return
+        deadline = self.now() + seconds
+        while self.now() < deadline:
+            await asyncio.sleep(0.001)

@@ -1,0 +1,195 @@
+"""Run a whole emulated fabric: the optical model, every device, and their servers.
+
+The servers live on one asyncio event loop in a background thread, bound to
+loopback on ephemeral ports. Once all of them listen, the lab writes an
+inventory (atomically: write, then rename) that msoctl reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from emulators.clock import Clock, RealClock
+from emulators.faults import Fault, FaultError
+from emulators.ocs.model import OcsDevice
+from emulators.ocs.scpi import make_interpreter
+from emulators.optics.model import Fiber, OpticalModel, Transceivers
+from emulators.scpi.server import ScpiPtyServer, ScpiTcpServer
+from emulators.lab.topology import Topology, load_topology
+
+T = TypeVar("T")
+
+
+class Lab:
+    """An emulated fabric. ``start()`` serves it; ``stop()`` ends every server."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        topology: Topology | None = None,
+        *,
+        clock: Clock | None = None,
+        serial_consoles: bool = True,
+    ):
+        self.state_dir = Path(state_dir)
+        self.topology = topology or load_topology()
+        self.clock = clock or RealClock()
+        self.serial_consoles = serial_consoles
+        self.optics = OpticalModel(self.clock)
+        self.ocs: dict[str, OcsDevice] = {}
+        self.fibers: dict[str, Fiber] = {}
+        self.tcp: dict[str, ScpiTcpServer] = {}
+        self.consoles: dict[str, ScpiPtyServer] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._build()
+
+    # ---- construction -----------------------------------------------------------
+
+    def _build(self) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        for spec in self.topology.ocs:
+            self.ocs[spec.name] = OcsDevice(
+                spec.name,
+                self.optics,
+                size=spec.size,
+                serial=spec.serial,
+                boot_seconds=spec.boot_seconds,
+                nvram_path=self.state_dir / f"{spec.name}.nvram.json",
+            )
+        for bank in self.topology.transceivers:
+            self.optics.add(Transceivers(bank.name, bank.count, power_dbm=bank.power_dbm))
+        for spec in self.topology.fibers():
+            fiber = Fiber(spec.name, spec.length_km, loss_db_per_km=spec.loss_db_per_km,
+                          connector_loss_db=spec.connector_loss_db)
+            self.optics.add(fiber)
+            self.optics.patch(spec.from_port, f"{spec.name}:in")
+            self.optics.patch(f"{spec.name}:out", spec.to_port)
+            self.fibers[spec.name] = fiber
+
+    # ---- running ----------------------------------------------------------------
+
+    def start(self) -> Path:
+        """Serve every device; return the path of the inventory written for them."""
+        if self._loop is not None:
+            raise RuntimeError("lab already started")
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="lab", daemon=True)
+        self._thread.start()
+        try:
+            self.call(self._start_servers())
+        except BaseException:
+            self.stop()
+            raise
+        return self.write_inventory()
+
+    async def _start_servers(self) -> None:
+        for name, device in self.ocs.items():
+            interpreter = make_interpreter(device)
+            server = ScpiTcpServer(device, interpreter)
+            await server.start()
+            self.tcp[name] = server
+            if self.serial_consoles:
+                console = ScpiPtyServer(device, interpreter)
+                await console.start()
+                self.consoles[name] = console
+
+    async def _stop_servers(self) -> None:
+        for server in [*self.tcp.values(), *self.consoles.values()]:
+            await server.stop()
+
+    def call(self, coroutine: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
+        """Run ``coroutine`` on the lab's loop and wait for its result."""
+        if self._loop is None:
+            raise RuntimeError("lab not started")
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+        if self._loop.is_running():
+            try:
+                self.call(self._stop_servers(), timeout=10)
+            finally:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                if self._thread is not None:
+                    self._thread.join(timeout=10)
+        self._loop.close()
+        self._loop = None
+
+    def __enter__(self) -> Lab:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---- faults -------------------------------------------------------------------
+
+    def inject(self, target: str, fault: Fault) -> None:
+        """Inject ``fault`` on a device, or cut a fiber or a whole cable."""
+        if fault.kind == "fiber_cut":
+            for fiber in self._fibers_named(target):
+                fiber.cut = True
+            return
+        self._device(target).faults.inject(fault)
+
+    def clear(self, target: str, kind: str | None = None) -> None:
+        if kind in (None, "fiber_cut") and (target in self.fibers or self._is_cable(target)):
+            for fiber in self._fibers_named(target):
+                fiber.cut = False
+            return
+        self._device(target).faults.clear(kind)
+
+    def _is_cable(self, name: str) -> bool:
+        return any(cable.name == name for cable in self.topology.cables)
+
+    def _fibers_named(self, name: str) -> list[Fiber]:
+        if name in self.fibers:
+            return [self.fibers[name]]
+        found = [self.fibers[f.name] for c in self.topology.cables if c.name == name
+                 for f in c.fibers]
+        if not found:
+            raise FaultError(f"no fiber or cable named {name!r}")
+        return found
+
+    def _device(self, name: str) -> OcsDevice:
+        try:
+            return self.ocs[name]
+        except KeyError:
+            raise FaultError(f"no device named {name!r}") from None
+
+    # ---- inventory -------------------------------------------------------------------
+
+    def inventory(self) -> dict[str, Any]:
+        devices: list[dict[str, Any]] = []
+        for spec in self.topology.ocs:
+            entry: dict[str, Any] = {
+                "name": spec.name,
+                "kind": "ocs",
+                "transport": "visa",
+                "address": f"TCPIP::127.0.0.1::{self.tcp[spec.name].port}::SOCKET",
+                "timeout_seconds": 5.0,
+                "labels": {"campus": spec.campus, "lab": self.topology.name},
+            }
+            if spec.name in self.consoles:
+                entry["console"] = {"transport": "serial",
+                                    "address": self.consoles[spec.name].path}
+            devices.append(entry)
+        return {"journal": "journal.jsonl", "devices": devices}
+
+    def write_inventory(self) -> Path:
+        path = self.state_dir / "inventory.yaml"
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        header = (f"# Written by the msoctl lab for topology {self.topology.name!r}.\n"
+                  "# It is rewritten every time the lab starts.\n")
+        tmp.write_text(header + yaml.safe_dump(self.inventory(), sort_keys=False))
+        os.replace(tmp, path)
+        return path

@@ -1,0 +1,216 @@
+"""Lab topology files: which devices exist and how fiber joins them.
+
+Validated like inventories: every error names the file, the line and the field.
+The built-in default (``default.yaml`` beside this module) is the two-campus
+fabric of DESIGN.md.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from drivers.yamlfile import LinedList, Section, YamlFileError, load_file, load_text
+
+_NAME = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
+_PORT = re.compile(r"^(?P<element>[a-z][a-z0-9-]*):(?P<local>[A-Za-z]*)(?P<number>\d+)$")
+
+PATCH_LENGTH_KM = 0.005
+PATCH_CONNECTOR_LOSS_DB = 0.3
+
+
+@dataclass(frozen=True)
+class OcsSpec:
+    name: str
+    size: int
+    campus: str
+    serial: str | None
+    boot_seconds: float
+
+
+@dataclass(frozen=True)
+class TransceiverSpec:
+    name: str
+    count: int
+    power_dbm: float
+    campus: str
+
+
+@dataclass(frozen=True)
+class FiberSpec:
+    name: str
+    from_port: str
+    to_port: str
+    length_km: float
+    loss_db_per_km: float
+    connector_loss_db: float
+    cable: str | None = None
+
+
+@dataclass(frozen=True)
+class CableSpec:
+    name: str
+    role: str
+    length_km: float
+    fibers: tuple[FiberSpec, ...]
+
+
+@dataclass
+class Topology:
+    name: str
+    source: str
+    ocs: list[OcsSpec] = field(default_factory=list)
+    transceivers: list[TransceiverSpec] = field(default_factory=list)
+    patches: list[FiberSpec] = field(default_factory=list)
+    cables: list[CableSpec] = field(default_factory=list)
+
+    def fibers(self) -> list[FiberSpec]:
+        return [*self.patches, *(f for cable in self.cables for f in cable.fibers)]
+
+
+def default_topology_text() -> str:
+    return resources.files("emulators.lab").joinpath("default.yaml").read_text(encoding="utf-8")
+
+
+def load_topology(path: Path | None = None) -> Topology:
+    if path is None:
+        return parse_topology(load_text(default_topology_text(), "<default topology>"),
+                              "<default topology>")
+    return parse_topology(load_file(path), str(path))
+
+
+def _items(top: Section, key: str) -> list[tuple[Any, int]]:
+    value = top.get(key, list, default=[])
+    lines = value.item_lines if isinstance(value, LinedList) else [0] * len(value)
+    return list(zip(value, lines, strict=True))
+
+
+def _expand_port(section: Section, key: str, offset: int, ports: dict[str, set[str]]) -> str:
+    text = section.get(key, str)
+    match = _PORT.match(text)
+    if not match:
+        raise section.error(key, f"must be element:port (like ocs-a:65 or sw-a:tx1), got {text!r}")
+    element = match["element"]
+    port = f"{match['local']}{int(match['number']) + offset}"
+    if element not in ports:
+        raise section.error(key, f"no device {element!r} in this topology")
+    if port not in ports[element]:
+        raise section.error(key, f"{element} has no port {port}")
+    return f"{element}:{port}"
+
+
+def parse_topology(data: Any, source: str) -> Topology:
+    top = Section(data, source, "topology")
+    top.reject_unknown({"name", "ocs", "transceivers", "patches", "cables"})
+    topology = Topology(name=top.get("name", str, default="lab"), source=source)
+    names: set[str] = set()
+    inputs: dict[str, set[str]] = {}
+    outputs: dict[str, set[str]] = {}
+
+    def claim(section: Section) -> str:
+        name = section.get("name", str)
+        if not _NAME.match(name):
+            raise section.error("name", "must be lower-case letters, digits and '-'")
+        if name in names:
+            raise section.error("name", f"{name!r} is defined twice")
+        names.add(name)
+        return name
+
+    for item, line in _items(top, "ocs"):
+        section = Section(item, source, "ocs entry", line=line)
+        section.reject_unknown({"name", "size", "campus", "serial", "boot_seconds"})
+        name = claim(section)
+        section.owner = f"ocs {name!r}"
+        size = section.get("size", int, default=64)
+        if not 1 <= size <= 512:
+            raise section.error("size", "must be 1..512")
+        spec = OcsSpec(name, size, section.get("campus", str, default=""),
+                       section.get("serial", str, default=None),
+                       section.get("boot_seconds", float, default=2.0))
+        topology.ocs.append(spec)
+        inputs[name] = {str(p) for p in range(1, size + 1)}
+        outputs[name] = {str(p) for p in range(size + 1, 2 * size + 1)}
+
+    for item, line in _items(top, "transceivers"):
+        section = Section(item, source, "transceivers entry", line=line)
+        section.reject_unknown({"name", "count", "power_dbm", "campus"})
+        name = claim(section)
+        section.owner = f"transceivers {name!r}"
+        count = section.get("count", int)
+        if not 1 <= count <= 1024:
+            raise section.error("count", "must be 1..1024")
+        power = section.get("power_dbm", float, default=1.0)
+        if not -20.0 <= power <= 20.0:
+            raise section.error("power_dbm", "must be -20..20 dBm")
+        topology.transceivers.append(
+            TransceiverSpec(name, count, power, section.get("campus", str, default=""))
+        )
+        inputs[name] = {f"rx{n}" for n in range(1, count + 1)}
+        outputs[name] = {f"tx{n}" for n in range(1, count + 1)}
+
+    fed: set[str] = set()
+
+    def fiber(section: Section, defaults: dict[str, float], cable: str | None) -> list[FiberSpec]:
+        count = section.get("count", int, default=1)
+        if count < 1:
+            raise section.error("count", "must be at least 1")
+        made = []
+        for offset in range(count):
+            start = _expand_port(section, "from", offset, outputs)
+            end = _expand_port(section, "to", offset, inputs)
+            if end in fed:
+                raise section.error("to", f"{end} is already fed by another fiber")
+            fed.add(end)
+            made.append(FiberSpec(
+                name=f"{start}>{end}".replace(":", "."),
+                from_port=start,
+                to_port=end,
+                length_km=section.get("length_km", float, default=defaults["length_km"]),
+                loss_db_per_km=section.get("loss_db_per_km", float,
+                                           default=defaults["loss_db_per_km"]),
+                connector_loss_db=section.get("connector_loss_db", float,
+                                              default=defaults["connector_loss_db"]),
+                cable=cable,
+            ))
+        return made
+
+    patch_defaults = {"length_km": PATCH_LENGTH_KM, "loss_db_per_km": 0.4,
+                      "connector_loss_db": PATCH_CONNECTOR_LOSS_DB}
+    fiber_fields = {"from", "to", "count", "length_km", "loss_db_per_km", "connector_loss_db"}
+    for item, line in _items(top, "patches"):
+        section = Section(item, source, "patch", line=line)
+        section.reject_unknown(fiber_fields)
+        topology.patches.extend(fiber(section, patch_defaults, None))
+
+    for item, line in _items(top, "cables"):
+        section = Section(item, source, "cable", line=line)
+        section.reject_unknown({"name", "role", "length_km", "loss_db_per_km",
+                                "connector_loss_db", "fibers"})
+        name = claim(section)
+        section.owner = f"cable {name!r}"
+        length = section.get("length_km", float)
+        if not 0 < length <= 200:
+            raise section.error("length_km", "must be more than 0 and at most 200 km")
+        defaults = {
+            "length_km": length,
+            "loss_db_per_km": section.get("loss_db_per_km", float, default=0.22),
+            "connector_loss_db": section.get("connector_loss_db", float, default=0.5),
+        }
+        made: list[FiberSpec] = []
+        for sub, sub_line in _items(section, "fibers"):
+            fiber_section = Section(sub, source, f"cable {name!r} fiber", line=sub_line)
+            fiber_section.reject_unknown({"from", "to", "connector_loss_db", "loss_db_per_km"})
+            for spec in fiber(fiber_section, defaults, name):
+                made.append(replace(spec, name=f"{name}/{len(made) + 1}"))
+        if not made:
+            raise section.error("fibers", "a cable needs at least one fiber")
+        topology.cables.append(CableSpec(
+            name, section.get("role", str, default="working",
+                              choices=("working", "protection", "spare")), length, tuple(made)))
+
+    if not topology.ocs:
+        raise YamlFileError(f"{source}: topology: at least one ocs is needed")
+    return topology

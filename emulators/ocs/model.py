@@ -1,0 +1,416 @@
+"""Model of a liquid-crystal (LCoS) beam-steering optical circuit switch.
+
+What is modelled, and why:
+
+- The port map: ingress ports 1..N each steer to at most one egress port
+  N+1..2N, and each egress port takes at most one ingress.
+- Switching time. The LC phase response slows as the cell cools: the
+  response time doubles for every 10 degC below 40 degC (8 ms at 40 degC,
+  within the "under 10 ms at 40 degC" figure published for LCoS engines), and
+  a reconfiguration takes three response times plus 6 ms to compute and load
+  the hologram: about 30 ms warm, 74 ms at 25 degC. The whole hologram is
+  written at once, so a bulk command costs one reconfiguration however many
+  connections it changes; commands arriving while the engine is busy queue
+  behind it. Connections a command leaves unchanged stay lit.
+- Cell temperature: a heater holds the cell at its set point; after power-on
+  it warms from ambient with a 90 s time constant, so a switch just out of a
+  power loss is measurably slower.
+- Insertion loss: a factory table per (ingress, egress) pair, 1.5-2.0 dB,
+  derived deterministically from the serial number; each new connection lands
+  within +-0.1 dB of it (repeatability).
+- Crosstalk: every lit beam leaks into the two neighbouring egress ports,
+  around -50 dB below its own output.
+- Port states: enabled, disabled (the port's shutter is closed) and failed
+  (the fault; light stops and commands naming the port are refused).
+- Monitors on every port read the optical model: an ingress monitor sees the
+  light arriving, an egress monitor the light leaving. Accuracy within
+  +-0.5 dB per port (a fixed calibration offset), 0.02 dB reading noise,
+  and a photodiode noise floor near -60 dBm.
+- Power loss: all light stops; the map and port settings are in non-volatile
+  memory (a JSON file when the lab gives one), and at boot the map comes back
+  in RESTore mode, or stays dark in DARK mode.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import threading
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from drivers.ocs.commands import DEVICE_ERRORS
+from emulators.clock import Clock
+from emulators.faults import Fault, FaultInjector
+from emulators.optics.model import NO_LIGHT_DBM, Element, InputPower, OpticalModel, dbm_sum
+from emulators.scpi.parser import ErrorQueue, ScpiError
+
+LC_RESPONSE_AT_40C_SECONDS = 0.008
+HOLOGRAM_LOAD_SECONDS = 0.006
+CELL_SETPOINT_CELSIUS = 40.0
+CELL_WARMUP_SECONDS = 90.0
+MONITOR_FLOOR_DBM = -60.0
+MONITOR_MAX_DBM = 26.0
+
+
+def _error(code: int, detail: str = "") -> ScpiError:
+    return ScpiError(code, detail, messages=DEVICE_ERRORS)
+
+
+@dataclass
+class _Path:
+    egress: int
+    lit_at: float  # device time the beam settles on its egress port
+    loss_db: float
+
+
+class OcsDevice:
+    """One OCS: state, physics and the optical element it adds to the model."""
+
+    def __init__(
+        self,
+        name: str,
+        optics: OpticalModel,
+        *,
+        size: int = 64,
+        serial: str | None = None,
+        firmware: str = "2.4.1",
+        ambient_celsius: float = 25.0,
+        boot_seconds: float = 2.0,
+        nvram_path: Path | None = None,
+        crosstalk_db: float = -50.0,
+    ):
+        if not 1 <= size <= 512:
+            raise ValueError("OCS size must be 1..512")
+        self.name = name
+        self.size = size
+        self.serial = serial or f"LC{zlib.crc32(name.encode()) % 10**8:08d}"
+        self.firmware = firmware
+        self.optics = optics
+        self.clock: Clock = optics.clock
+        self.lock = optics.lock
+        self.ambient_celsius = ambient_celsius
+        self.heater_on = True
+        self.boot_seconds = boot_seconds
+        self.nvram_path = nvram_path
+        self.errors = ErrorQueue()
+        self.event_status_enable = 0
+        self.faults = FaultInjector(name)
+        self.faults.handle("reboot", self._fault_reboot)
+        self.faults.handle("port", self._fault_port, self._clear_port_fault)
+        self._rng = random.Random(f"{self.serial}/repeat")
+        table_rng = random.Random(f"{self.serial}/factory")
+        self._factory_il = [
+            [self._factory_loss(table_rng, i, e) for e in range(size)] for i in range(size)
+        ]
+        self._crosstalk = [crosstalk_db - 3.0 * table_rng.random() for _ in range(size)]
+        self._monitor_offset = [table_rng.uniform(-0.5, 0.5) for _ in range(2 * size)]
+        self._noise = random.Random(f"{self.serial}/noise")
+        self._paths: dict[int, _Path] = {}
+        self._disabled: set[int] = set()
+        self._failed: set[int] = set()
+        self.boot_mode = "restore"
+        self.busy_until = self.clock.now()
+        self.last_switch_seconds: float | None = None
+        self._powered_since = self.clock.now() - 10 * CELL_WARMUP_SECONDS  # starts warm
+        self._down_until: float | None = None
+        self._pending_boot_power_loss = False
+        self.power_listeners: list[Callable[[bool], None]] = []
+        self._saved: dict[str, object] | None = None
+        self._load_nvram()
+        if self.boot_mode == "dark":
+            self._paths.clear()
+        optics.add(_OcsEngine(self))
+
+    # ---- factory data --------------------------------------------------------------
+
+    def _factory_loss(self, rng: random.Random, ingress: int, egress: int) -> float:
+        # Beams steered far from the optical axis lose a little more.
+        edge = ((ingress / max(self.size - 1, 1) - 0.5) ** 2
+                + (egress / max(self.size - 1, 1) - 0.5) ** 2)
+        return round(min(2.0, max(1.5, 1.56 + 0.5 * edge + rng.uniform(0.0, 0.15))), 3)
+
+    def factory_loss_db(self, ingress: int, egress: int) -> float:
+        return self._factory_il[ingress - 1][egress - self.size - 1]
+
+    # ---- ports ------------------------------------------------------------------
+
+    def is_ingress(self, port: int) -> bool:
+        return 1 <= port <= self.size
+
+    def is_egress(self, port: int) -> bool:
+        return self.size < port <= 2 * self.size
+
+    def check_ports(self, ports: Iterable[int], *, want: str = "any") -> None:
+        for port in ports:
+            if want == "ingress" and not self.is_ingress(port):
+                raise _error(-222, f"ingress port {port} not in 1..{self.size}")
+            if want == "egress" and not self.is_egress(port):
+                raise _error(-222, f"egress port {port} not in {self.size + 1}..{2 * self.size}")
+            if not 1 <= port <= 2 * self.size:
+                raise _error(-222, f"port {port} not in 1..{2 * self.size}")
+
+    def port_state(self, port: int) -> str:
+        if port in self._failed:
+            return "F"
+        return "D" if port in self._disabled else "E"
+
+    # ---- power and boot -------------------------------------------------------------
+
+    def is_up(self) -> bool:
+        with self.lock:
+            self._finish_boot_if_due()
+            return self._down_until is None
+
+    def seconds_until_up(self) -> float:
+        with self.lock:
+            self._finish_boot_if_due()
+            return 0.0 if self._down_until is None else self._down_until - self.clock.now()
+
+    def reboot(self, *, power_loss: bool, seconds: float | None = None) -> None:
+        with self.lock:
+            now = self.clock.now()
+            self._down_until = now + (self.boot_seconds if seconds is None else seconds)
+            self._pending_boot_power_loss = self._pending_boot_power_loss or power_loss
+            if power_loss:
+                self._paths.clear()
+        for listener in list(self.power_listeners):
+            listener(False)
+
+    def _finish_boot_if_due(self) -> None:
+        if self._down_until is None or self.clock.now() < self._down_until:
+            return
+        boot_at = self._down_until
+        self._down_until = None
+        self.errors.clear()
+        if self._pending_boot_power_loss:
+            self._pending_boot_power_loss = False
+            self._powered_since = boot_at
+            self.busy_until = boot_at
+            self._load_nvram()
+            if self.boot_mode == "restore" and self._paths:
+                # The restored hologram is written once the controller is up.
+                wanted = {i: p.egress for i, p in self._paths.items()}
+                self._paths.clear()
+                self._switch_to(wanted, start=boot_at)
+            else:
+                self._paths.clear()
+                self._save_nvram()
+
+    def _fault_reboot(self, fault: Fault) -> None:
+        self.reboot(power_loss=fault.power_loss, seconds=fault.seconds)
+
+    def _fault_port(self, fault: Fault) -> None:
+        port = int(fault.target or "0")
+        self.check_ports([port])
+        with self.lock:
+            self._failed.add(port)
+
+    def _clear_port_fault(self, fault: Fault) -> None:
+        with self.lock:
+            self._failed.discard(int(fault.target or "0"))
+
+    # ---- LC engine physics ------------------------------------------------------------
+
+    def cell_temperature_celsius(self) -> float:
+        with self.lock:
+            if not self.heater_on:
+                return self.ambient_celsius
+            elapsed = max(0.0, self.clock.now() - self._powered_since)
+            gap = CELL_SETPOINT_CELSIUS - self.ambient_celsius
+            return CELL_SETPOINT_CELSIUS - gap * math.exp(-elapsed / CELL_WARMUP_SECONDS)
+
+    def switching_seconds(self) -> float:
+        """How long one reconfiguration takes at the present cell temperature."""
+        response = LC_RESPONSE_AT_40C_SECONDS * 2.0 ** ((40.0 - self.cell_temperature_celsius()) / 10.0)
+        return 3.0 * response + HOLOGRAM_LOAD_SECONDS
+
+    def _switch_to(self, wanted: dict[int, int], *, start: float | None = None) -> None:
+        """Make the map exactly ``wanted``; changed paths settle after one reconfiguration."""
+        now = self.clock.now()
+        changed = {i for i, e in wanted.items() if i not in self._paths or self._paths[i].egress != e}
+        removed = set(self._paths) - set(wanted)
+        if not changed and not removed:
+            return
+        begin = max(now if start is None else start, self.busy_until)
+        duration = self.switching_seconds() * self._rng.uniform(0.95, 1.05)
+        done = begin + duration
+        for ingress in removed:
+            del self._paths[ingress]
+        for ingress in changed:
+            egress = wanted[ingress]
+            repeat = max(-0.1, min(0.1, self._rng.gauss(0.0, 0.03)))
+            loss = self.factory_loss_db(ingress, egress) + repeat
+            self._paths[ingress] = _Path(egress, done, loss)
+        self.busy_until = done
+        self.last_switch_seconds = duration
+        self._save_nvram()
+
+    # ---- operations the SCPI handlers call ------------------------------------------------
+
+    def connection_map(self) -> dict[int, int]:
+        with self.lock:
+            return {i: p.egress for i, p in sorted(self._paths.items())}
+
+    def pending_until(self) -> float:
+        with self.lock:
+            return self.busy_until
+
+    def _check_pairs(self, ingress: tuple[int, ...], egress: tuple[int, ...]) -> dict[int, int]:
+        if len(ingress) != len(egress):
+            raise _error(-109, "ingress and egress lists differ in length")
+        self.check_ports(ingress, want="ingress")
+        self.check_ports(egress, want="egress")
+        if len(set(ingress)) != len(ingress) or len(set(egress)) != len(egress):
+            raise _error(-221, "a port appears twice")
+        for port in (*ingress, *egress):
+            if port in self._failed:
+                raise _error(201, f"port {port}")
+        return dict(zip(ingress, egress, strict=True))
+
+    def add(self, ingress: tuple[int, ...], egress: tuple[int, ...]) -> None:
+        with self.lock:
+            pairs = self._check_pairs(ingress, egress)
+            current = self.connection_map()
+            used_egress = {e: i for i, e in current.items()}
+            for i, e in pairs.items():
+                if current.get(i, e) != e:
+                    raise _error(202, f"ingress {i} is connected to {current[i]}")
+                if used_egress.get(e, i) != i:
+                    raise _error(202, f"egress {e} is connected to {used_egress[e]}")
+            self._switch_to({**current, **pairs})
+
+    def only(self, ingress: tuple[int, ...], egress: tuple[int, ...]) -> None:
+        with self.lock:
+            self._switch_to(self._check_pairs(ingress, egress))
+
+    def subtract(self, ports: Iterable[int]) -> None:
+        with self.lock:
+            ports = set(ports)
+            self.check_ports(ports)
+            keep = {i: e for i, e in self.connection_map().items()
+                    if i not in ports and e not in ports}
+            self._switch_to(keep)
+
+    def disconnect_all(self) -> None:
+        with self.lock:
+            self._switch_to({})
+
+    def set_enabled(self, ports: Iterable[int], enabled: bool) -> None:
+        with self.lock:
+            ports = list(ports)
+            self.check_ports(ports)
+            for port in ports:
+                if port in self._failed:
+                    raise _error(201, f"port {port}")
+            for port in ports:
+                (self._disabled.discard if enabled else self._disabled.add)(port)
+            self._save_nvram()
+
+    def set_boot_mode(self, mode: str) -> None:
+        with self.lock:
+            self.boot_mode = mode
+            self._save_nvram()
+
+    def connected_to(self, port: int) -> int:
+        with self.lock:
+            self.check_ports([port])
+            for ingress, path in self._paths.items():
+                if ingress == port:
+                    return path.egress
+                if path.egress == port:
+                    return ingress
+            return 0
+
+    def monitor_dbm(self, port: int) -> float | None:
+        """What the port's power monitor reads now; ``None`` for a failed port."""
+        self.check_ports([port])
+        with self.lock:
+            if port in self._failed:
+                return None
+            # Ingress monitors tap the fiber before the shutter: they see light
+            # arriving even on a disabled port, which the safety rules rely on.
+            true_dbm = self.optics.power_dbm(f"{self.name}:{port}")
+            floor = MONITOR_FLOOR_DBM + self._noise.gauss(0.0, 0.3)
+            reading = dbm_sum([true_dbm, floor]) + self._monitor_offset[port - 1]
+            reading += self._noise.gauss(0.0, 0.02)
+            return round(min(reading, MONITOR_MAX_DBM), 2)
+
+    # ---- the optical element -------------------------------------------------------------
+
+    def egress_power_dbm(self, egress: int, input_power: InputPower, now: float) -> float:
+        if self._down_until is not None or egress in self._failed or egress in self._disabled:
+            return NO_LIGHT_DBM
+        contributions: list[float] = []
+        for ingress, path in self._paths.items():
+            offset = abs(path.egress - egress)
+            if offset > 1 or now < path.lit_at:
+                continue
+            if ingress in self._failed or ingress in self._disabled:
+                continue
+            power = input_power(str(ingress)) - path.loss_db
+            if offset == 1:
+                power += self._crosstalk[ingress - 1]
+            contributions.append(power)
+        return dbm_sum(contributions)
+
+    # ---- non-volatile memory ------------------------------------------------------------
+
+    def _nvram(self) -> dict[str, object]:
+        return {
+            "boot_mode": self.boot_mode,
+            "map": {str(i): p.egress for i, p in sorted(self._paths.items())},
+            "disabled": sorted(self._disabled),
+        }
+
+    def _save_nvram(self) -> None:
+        self._saved = self._nvram()
+        if self.nvram_path is None:
+            return
+        tmp = self.nvram_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self._saved))
+        os.replace(tmp, self.nvram_path)
+
+    def _load_nvram(self) -> None:
+        saved = self._saved
+        if self.nvram_path is not None and self.nvram_path.exists():
+            try:
+                saved = json.loads(self.nvram_path.read_text())
+            except (OSError, ValueError):
+                saved = None  # a corrupt NVRAM boots dark, as real units do
+        if not saved:
+            return
+        self.boot_mode = str(saved.get("boot_mode", "restore"))
+        disabled = saved.get("disabled", [])
+        self._disabled = {int(p) for p in disabled} if isinstance(disabled, list) else set()
+        stored = saved.get("map", {})
+        if isinstance(stored, dict):
+            now = self.clock.now()
+            self._paths = {
+                int(i): _Path(int(e), now, self.factory_loss_db(int(i), int(e)))
+                for i, e in stored.items()
+            }
+
+
+class _OcsEngine(Element):
+    """The switch as the optical model sees it: inputs ``1..N``, outputs ``N+1..2N``."""
+
+    def __init__(self, device: OcsDevice):
+        super().__init__(device.name)
+        self.device = device
+        self._inputs = [str(p) for p in range(1, device.size + 1)]
+        self._outputs = [str(p) for p in range(device.size + 1, 2 * device.size + 1)]
+        self._input_set = frozenset(self._inputs)
+
+    def input_ports(self) -> Iterable[str]:
+        return self._input_set
+
+    def output_ports(self) -> Iterable[str]:
+        return self._outputs
+
+    def output_power(self, port: str, input_power: InputPower, now: float) -> float:
+        return self.device.egress_power_dbm(int(port), input_power, now)

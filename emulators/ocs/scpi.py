@@ -1,0 +1,131 @@
+"""The OCS's SCPI command set bound to the model (see drivers/ocs/commands.py)."""
+
+from __future__ import annotations
+
+import math
+
+from drivers.ocs.commands import BOOT_MODES, COMMANDS, DEVICE_ERRORS, NOT_A_NUMBER
+from drivers.scpi.codes import SCPI_ERRORS
+from emulators.ocs.model import OcsDevice
+from emulators.scpi.parser import (
+    ChannelList,
+    CommandTree,
+    Handler,
+    Param,
+    ScpiError,
+    ScpiInterpreter,
+    format_error,
+)
+
+_TREE = CommandTree(COMMANDS)
+_MESSAGES = {**SCPI_ERRORS, **DEVICE_ERRORS}
+
+
+def _channels(param: Param) -> tuple[int, ...]:
+    assert isinstance(param, ChannelList)  # check_params has made sure
+    return param.channels
+
+
+def _chanlist(ports: list[int]) -> str:
+    return "(@" + ",".join(str(p) for p in ports) + ")"
+
+
+def _format_power(reading: float | None) -> str:
+    if reading is None or math.isnan(reading):
+        return f"{NOT_A_NUMBER:.2E}"
+    return f"{reading:.2f}"
+
+
+def make_interpreter(device: OcsDevice) -> ScpiInterpreter:
+    async def operation_complete(_: list[Param]) -> str:
+        await device.clock.sleep(device.pending_until() - device.clock.now())
+        return "1"
+
+    def identify(_: list[Param]) -> str:
+        return f"MegaScaleOut,LCOCS-{device.size}x{device.size},{device.serial},{device.firmware}"
+
+    def error(_: list[Param]) -> str:
+        return format_error(*device.errors.pop())
+
+    def errors_all(_: list[Param]) -> str:
+        return ",".join(format_error(code, text) for code, text in device.errors.drain())
+
+    def connect_state(_: list[Param]) -> str:
+        mapping = device.connection_map()
+        return f"{_chanlist(list(mapping))},{_chanlist(list(mapping.values()))}"
+
+    def connect_port(params: list[Param]) -> str:
+        port = params[0]
+        assert isinstance(port, int)
+        return str(device.connected_to(port))
+
+    def subtract(params: list[Param]) -> None:
+        device.subtract([p for param in params for p in _channels(param)])
+
+    def port_state(params: list[Param]) -> str:
+        ports = _channels(params[0])
+        device.check_ports(ports)
+        return "(" + ",".join(device.port_state(p) for p in ports) + ")"
+
+    def power(params: list[Param]) -> str:
+        ports = _channels(params[0])
+        device.check_ports(ports)
+        return ",".join(_format_power(device.monitor_dbm(p)) for p in ports)
+
+    def boot_mode_set(params: list[Param]) -> None:
+        word = str(params[0]).upper()
+        for short, mode in BOOT_MODES.items():
+            long_form = {"REST": "RESTORE"}.get(short, short)
+            if word in (short, long_form):
+                device.set_boot_mode(mode)
+                return
+        raise ScpiError(-224, f"boot mode {params[0]}; use DARK or RESTore")
+
+    def boot_mode(_: list[Param]) -> str:
+        return next(short for short, mode in BOOT_MODES.items() if mode == device.boot_mode)
+
+    def insertion_loss(params: list[Param]) -> str:
+        ingress, egress = _channels(params[0]), _channels(params[1])
+        if len(ingress) != len(egress):
+            raise ScpiError(-109, "ingress and egress lists differ in length")
+        device.check_ports(ingress, want="ingress")
+        device.check_ports(egress, want="egress")
+        return ",".join(f"{device.factory_loss_db(i, e):.3f}" for i, e in zip(ingress, egress))
+
+    def event_status_enable_set(params: list[Param]) -> None:
+        value = params[0]
+        if not isinstance(value, int) or not 0 <= value <= 255:
+            raise ScpiError(-222, "*ESE takes 0..255")
+        device.event_status_enable = value
+
+    def last_switch(_: list[Param]) -> str:
+        seconds = device.last_switch_seconds
+        return f"{NOT_A_NUMBER:.2E}" if seconds is None else f"{seconds:.4f}"
+
+    handlers: dict[str, Handler] = {
+        "identify": identify,
+        "operation_complete": operation_complete,
+        "reset": lambda _: device.disconnect_all(),
+        "clear_status": lambda _: device.errors.clear(),
+        "event_status_enable_set": event_status_enable_set,
+        "event_status_enable": lambda _: str(device.event_status_enable),
+        "error": error,
+        "errors_all": errors_all,
+        "size": lambda _: f"{device.size},{device.size}",
+        "connect_add": lambda p: device.add(_channels(p[0]), _channels(p[1])),
+        "connect_only": lambda p: device.only(_channels(p[0]), _channels(p[1])),
+        "connect_subtract": subtract,
+        "disconnect_all": lambda _: device.disconnect_all(),
+        "connect_state": connect_state,
+        "connect_port": connect_port,
+        "port_disable": lambda p: device.set_enabled(_channels(p[0]), False),
+        "port_enable": lambda p: device.set_enabled(_channels(p[0]), True),
+        "port_state": port_state,
+        "power": power,
+        "boot_mode_set": boot_mode_set,
+        "boot_mode": boot_mode,
+        "lc_temperature": lambda _: f"{device.cell_temperature_celsius():.2f}",
+        "lc_switch_time": last_switch,
+        "insertion_loss": insertion_loss,
+    }
+    return ScpiInterpreter(_TREE, handlers, device.errors, messages=_MESSAGES)

@@ -1,0 +1,236 @@
+"""A graph of optical elements through which power propagates, in dBm.
+
+Elements (light sources, fibers, OCS engines, amplifiers, receivers) own named
+ports; a port is written ``element:port``. Patches join one element's output
+port to another's input port. Power is pulled, not pushed: asking for the
+power at a port walks upstream and lets each element compute its output from
+its inputs at the current device time. Nothing is cached between questions,
+so a change anywhere (a fiber cut, a new OCS connection, an amplifier's ALS
+shutting its pump) is seen by every device that looks next, and telemetry
+agrees across devices.
+
+Darkness is ``-inf`` dBm (:data:`NO_LIGHT_DBM`); monitors add their own noise
+floor. Light that loops back on itself is cut at the loop.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Iterable
+
+from emulators.clock import Clock
+
+NO_LIGHT_DBM = float("-inf")
+
+InputPower = Callable[[str], float]
+
+
+def dbm_to_mw(dbm: float) -> float:
+    return 0.0 if dbm == NO_LIGHT_DBM else 10.0 ** (dbm / 10.0)
+
+
+def mw_to_dbm(mw: float) -> float:
+    return NO_LIGHT_DBM if mw <= 0.0 else 10.0 * math.log10(mw)
+
+
+def dbm_sum(powers_dbm: Iterable[float]) -> float:
+    """Total power of incoherent contributions."""
+    return mw_to_dbm(sum(dbm_to_mw(p) for p in powers_dbm))
+
+
+class Element:
+    """Something light passes through. Subclasses name their ports and their physics."""
+
+    def __init__(self, name: str):
+        if ":" in name:
+            raise ValueError(f"element name {name!r} may not contain ':'")
+        self.name = name
+
+    def input_ports(self) -> Iterable[str]:
+        return ()
+
+    def output_ports(self) -> Iterable[str]:
+        return ()
+
+    def output_power(self, port: str, input_power: InputPower, now: float) -> float:
+        """Power (dBm) leaving output ``port``, given the power at each input."""
+        raise KeyError(port)
+
+
+class Source(Element):
+    """Transmitters: each output port emits a set power while enabled."""
+
+    def __init__(self, name: str, ports: dict[str, float]):
+        super().__init__(name)
+        self._power_dbm = dict(ports)
+        self._enabled = dict.fromkeys(ports, True)
+
+    def output_ports(self) -> Iterable[str]:
+        return self._power_dbm.keys()
+
+    def set_enabled(self, port: str, enabled: bool) -> None:
+        self._power_dbm[port]  # noqa: B018 - KeyError for an unknown port
+        self._enabled[port] = enabled
+
+    def set_power(self, port: str, power_dbm: float) -> None:
+        self._power_dbm[port]  # noqa: B018
+        self._power_dbm[port] = power_dbm
+
+    def output_power(self, port: str, input_power: InputPower, now: float) -> float:
+        return self._power_dbm[port] if self._enabled[port] else NO_LIGHT_DBM
+
+
+class Fiber(Element):
+    """A fiber from ``in`` to ``out``: attenuation per km plus connector losses.
+
+    ``cut`` darkens it (the fiber-cut fault).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        length_km: float,
+        *,
+        loss_db_per_km: float = 0.22,
+        connector_loss_db: float = 0.5,
+    ):
+        super().__init__(name)
+        if length_km < 0 or loss_db_per_km < 0 or connector_loss_db < 0:
+            raise ValueError(f"fiber {name}: length and losses must not be negative")
+        self.length_km = length_km
+        self.loss_db_per_km = loss_db_per_km
+        self.connector_loss_db = connector_loss_db
+        self.cut = False
+
+    @property
+    def loss_db(self) -> float:
+        return self.length_km * self.loss_db_per_km + self.connector_loss_db
+
+    def input_ports(self) -> Iterable[str]:
+        return ("in",)
+
+    def output_ports(self) -> Iterable[str]:
+        return ("out",)
+
+    def output_power(self, port: str, input_power: InputPower, now: float) -> float:
+        if port != "out":
+            raise KeyError(port)
+        if self.cut:
+            return NO_LIGHT_DBM
+        return input_power("in") - self.loss_db
+
+
+class Receiver(Element):
+    """Photodiodes at the end of the line: input ports only."""
+
+    def __init__(self, name: str, ports: Iterable[str]):
+        super().__init__(name)
+        self._ports = list(ports)
+
+    def input_ports(self) -> Iterable[str]:
+        return self._ports
+
+
+class OpticalModel:
+    """The graph. Thread-safe: servers on the lab's loop and tests read it at once."""
+
+    def __init__(self, clock: Clock):
+        self.clock = clock
+        self.lock = threading.RLock()
+        self._elements: dict[str, Element] = {}
+        self._upstream: dict[str, str] = {}  # input port -> the output port feeding it
+        self._inputs: dict[str, frozenset[str]] = {}
+        self._outputs: dict[str, frozenset[str]] = {}
+
+    def add(self, element: Element) -> Element:
+        with self.lock:
+            if element.name in self._elements:
+                raise ValueError(f"optical element {element.name!r} already exists")
+            self._elements[element.name] = element
+            self._inputs[element.name] = frozenset(element.input_ports())
+            self._outputs[element.name] = frozenset(element.output_ports())
+            return element
+
+    def element(self, name: str) -> Element:
+        try:
+            return self._elements[name]
+        except KeyError:
+            raise KeyError(f"no optical element {name!r}") from None
+
+    def elements(self) -> list[Element]:
+        with self.lock:
+            return list(self._elements.values())
+
+    def patch(self, from_port: str, to_port: str) -> None:
+        """Join output ``element:port`` to input ``element:port``."""
+        with self.lock:
+            src_element, src_port = self._split(from_port)
+            dst_element, dst_port = self._split(to_port)
+            if src_port not in self._outputs[src_element.name]:
+                raise ValueError(f"{from_port} is not an output port")
+            if dst_port not in self._inputs[dst_element.name]:
+                raise ValueError(f"{to_port} is not an input port")
+            if to_port in self._upstream:
+                raise ValueError(f"{to_port} is already fed by {self._upstream[to_port]}")
+            self._upstream[to_port] = from_port
+
+    def upstream_of(self, input_port: str) -> str | None:
+        with self.lock:
+            return self._upstream.get(input_port)
+
+    def downstream_of(self, output_port: str) -> str | None:
+        with self.lock:
+            for dst, src in self._upstream.items():
+                if src == output_port:
+                    return dst
+            return None
+
+    def power_dbm(self, port: str) -> float:
+        """Power at ``element:port`` now (input or output port), in dBm."""
+        with self.lock:
+            return self._power(port, self.clock.now(), frozenset())
+
+    def _split(self, port: str) -> tuple[Element, str]:
+        name, sep, local = port.partition(":")
+        if not sep or not local:
+            raise ValueError(f"port {port!r} must be written element:port")
+        return self.element(name), local
+
+    def _power(self, port: str, now: float, visiting: frozenset[str]) -> float:
+        if port in visiting:
+            return NO_LIGHT_DBM
+        visiting = visiting | {port}
+        element, local = self._split(port)
+        if local in self._inputs[element.name]:
+            feeder = self._upstream.get(port)
+            return NO_LIGHT_DBM if feeder is None else self._power(feeder, now, visiting)
+        name = element.name
+        return element.output_power(
+            local, lambda p: self._power(f"{name}:{p}", now, visiting), now
+        )
+
+
+class Transceivers(Element):
+    """A bank of optical transceivers (a switch's ports): ``txN`` outputs, ``rxN`` inputs."""
+
+    def __init__(self, name: str, count: int, *, power_dbm: float = 1.0):
+        super().__init__(name)
+        self.count = count
+        self._power_dbm = [power_dbm] * count
+        self._enabled = [True] * count
+
+    def input_ports(self) -> Iterable[str]:
+        return [f"rx{n}" for n in range(1, self.count + 1)]
+
+    def output_ports(self) -> Iterable[str]:
+        return [f"tx{n}" for n in range(1, self.count + 1)]
+
+    def set_enabled(self, lane: int, enabled: bool) -> None:
+        self._enabled[lane - 1] = enabled
+
+    def output_power(self, port: str, input_power: InputPower, now: float) -> float:
+        if not port.startswith("tx"):
+            raise KeyError(port)
+        index = int(port[2:]) - 1
+        return self._power_dbm[index] if self._enabled[index] else NO_LIGHT_DBM

@@ -1,0 +1,260 @@
+"""The instrument side of SCPI: parse program messages, dispatch, keep the error queue.
+
+Follows IEEE 488.2 / SCPI-99 closely enough for real drivers: short and long
+header forms, case-insensitive; compound messages with ``;`` where a header
+without a leading ``:`` is relative to the previous command's branch; channel
+lists with ranges (``(@1:4,9)``); and on any error an entry in the error queue,
+the rest of that message discarded, and the parser ready for the next line.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+
+from drivers.scpi.codes import SCPI_ERRORS
+from drivers.scpi.table import ScpiCommand, short_form
+
+
+class ScpiError(Exception):
+    """An error the instrument reports through its queue."""
+
+    def __init__(self, code: int, detail: str = "", *, messages: Mapping[int, str] = SCPI_ERRORS):
+        self.code = code
+        base = messages.get(code) or SCPI_ERRORS.get(code, "Device-specific error")
+        self.text = f"{base}; {detail}" if detail else base
+        super().__init__(f"{code},{self.text}")
+
+
+@dataclass(frozen=True)
+class ChannelList:
+    channels: tuple[int, ...]
+
+
+Param = ChannelList | int | float | str
+Reply = str | None
+Handler = Callable[[list[Param]], Reply | Awaitable[Reply]]
+
+
+class ErrorQueue:
+    """The SCPI error/event queue: FIFO, bounded, last slot -350 on overflow."""
+
+    def __init__(self, size: int = 16):
+        self.size = size
+        self._queue: deque[tuple[int, str]] = deque()
+
+    def push(self, code: int, text: str) -> None:
+        if len(self._queue) >= self.size:
+            self._queue[-1] = (-350, SCPI_ERRORS[-350])
+            return
+        self._queue.append((code, text))
+
+    def pop(self) -> tuple[int, str]:
+        return self._queue.popleft() if self._queue else (0, SCPI_ERRORS[0])
+
+    def drain(self) -> list[tuple[int, str]]:
+        items = list(self._queue)
+        self._queue.clear()
+        return items or [(0, SCPI_ERRORS[0])]
+
+    def clear(self) -> None:
+        self._queue.clear()
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+
+def format_error(code: int, text: str) -> str:
+    return f'{code},"{text}"'
+
+
+@dataclass
+class _Node:
+    children: list[tuple[str, str, _Node]] = field(default_factory=list)
+    leaf: dict[bool, str] = field(default_factory=dict)  # is_query -> command key
+
+    def child(self, token: str) -> _Node | None:
+        upper = token.upper()
+        for long_upper, short_upper, node in self.children:
+            if upper in (long_upper, short_upper):
+                return node
+        return None
+
+
+class CommandTree:
+    """Header lookup built from a command table."""
+
+    def __init__(self, table: Mapping[str, ScpiCommand]):
+        self.table = dict(table)
+        self.root = _Node()
+        self.common: dict[str, str] = {}
+        for key, command in table.items():
+            if command.is_common:
+                self.common[command.header.upper()] = key
+                continue
+            node = self.root
+            for name in command.nodes():
+                found = node.child(name)
+                if found is None:
+                    found = _Node()
+                    node.children.append((name.upper(), short_form(name).upper(), found))
+                node = found
+            node.leaf[command.is_query] = key
+
+    def resolve(self, header: str, branch: list[str]) -> tuple[str, list[str]]:
+        """The command key for ``header`` and the branch the next unit is relative to."""
+        if header.startswith("*"):
+            key = self.common.get(header.upper())
+            if key is None:
+                raise ScpiError(-113, header)
+            return key, branch
+        is_query = header.endswith("?")
+        body = header[:-1] if is_query else header
+        if body.startswith(":"):
+            path, body = [], body[1:]
+        else:
+            path = list(branch)
+        tokens = body.split(":")
+        if not all(tokens):
+            raise ScpiError(-102, header)
+        tokens = [re.sub(r"\d+$", "", token) or token for token in tokens]  # numeric suffixes
+        node = self.root
+        for token in path + tokens:
+            found = node.child(token)
+            if found is None:
+                raise ScpiError(-113, header)
+            node = found
+        key = node.leaf.get(is_query)
+        if key is None:
+            raise ScpiError(-113, header)
+        return key, (path + tokens)[:-1]
+
+
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_MNEMONIC = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+def split_outside(text: str, separator: str) -> list[str]:
+    """Split on ``separator`` where it is not inside parentheses or quotes."""
+    parts, depth, quote, current = [], 0, "", []
+    for ch in text:
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                raise ScpiError(-102, "unbalanced parenthesis")
+        elif ch == separator and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    if quote or depth:
+        raise ScpiError(-102, "unterminated list or string")
+    parts.append("".join(current))
+    return parts
+
+
+def parse_channel_list(text: str) -> ChannelList:
+    inner = text.strip()
+    if not (inner.startswith("(@") and inner.endswith(")")):
+        raise ScpiError(-104, f"expected a channel list, got {text.strip()!r}")
+    body = inner[2:-1].strip()
+    channels: list[int] = []
+    if body:
+        for item in body.split(","):
+            first, sep, last = item.strip().partition(":")
+            if not first.strip().isdigit() or (sep and not last.strip().isdigit()):
+                raise ScpiError(-104, f"bad channel {item.strip()!r}")
+            start = int(first)
+            stop = int(last) if sep else start
+            step = 1 if stop >= start else -1
+            channels.extend(range(start, stop + step, step))
+    return ChannelList(tuple(channels))
+
+
+def parse_param(text: str) -> Param:
+    token = text.strip()
+    if not token:
+        raise ScpiError(-109)
+    if token.startswith("("):
+        return parse_channel_list(token)
+    if _NUMBER.match(token):
+        number = float(token)
+        return int(number) if number.is_integer() and re.match(r"^[+-]?\d+$", token) else number
+    if token[0] in "\"'" and token[-1] == token[0] and len(token) >= 2:
+        return token[1:-1]
+    if _MNEMONIC.match(token):
+        return token
+    raise ScpiError(-102, f"bad parameter {token!r}")
+
+
+def check_params(command: ScpiCommand, params: list[Param]) -> None:
+    required = [p for p in command.params if not p.endswith("?")]
+    if len(params) < len(required):
+        raise ScpiError(-109, f"{command.short()} needs {len(required)} parameter(s)")
+    if len(params) > len(command.params):
+        raise ScpiError(-108, f"{command.short()} takes {len(command.params)} parameter(s)")
+    for shape, value in zip(command.params, params, strict=False):
+        kind = shape.rstrip("?")
+        ok = {
+            "chanlist": isinstance(value, ChannelList),
+            "port": isinstance(value, int),
+            "number": isinstance(value, int | float),
+            "mnemonic": isinstance(value, str),
+        }[kind]
+        if not ok:
+            raise ScpiError(-104, f"{command.short()} expects a {kind}")
+
+
+class ScpiInterpreter:
+    """Executes one program message (one line) against a device's handlers."""
+
+    def __init__(
+        self,
+        tree: CommandTree,
+        handlers: Mapping[str, Handler],
+        errors: ErrorQueue,
+        *,
+        messages: Mapping[int, str] = SCPI_ERRORS,
+    ):
+        missing = set(tree.table) - set(handlers)
+        if missing:
+            raise ValueError(f"no handler for {sorted(missing)}")
+        self.tree = tree
+        self.handlers = dict(handlers)
+        self.errors = errors
+        self.messages = messages
+
+    async def execute(self, line: str) -> str | None:
+        """Run every unit of ``line``; the joined query replies, or ``None``."""
+        replies: list[str] = []
+        try:
+            if any(ord(ch) < 32 and ch != "\t" or ord(ch) > 126 for ch in line):
+                raise ScpiError(-101)
+            branch: list[str] = []
+            for unit in split_outside(line, ";"):
+                unit = unit.strip()
+                if not unit:
+                    raise ScpiError(-102, "empty command")
+                header, _, rest = unit.partition(" ")
+                key, branch = self.tree.resolve(header.strip(), branch)
+                command = self.tree.table[key]
+                params = [parse_param(p) for p in split_outside(rest, ",")] if rest.strip() else []
+                check_params(command, params)
+                reply = self.handlers[key](params)
+                if inspect.isawaitable(reply):
+                    reply = await reply
+                if reply is not None:
+                    replies.append(reply)
+        except ScpiError as error:
+            self.errors.push(error.code, error.text)
+        return ";".join(replies) if replies else None
