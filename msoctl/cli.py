@@ -1,0 +1,149 @@
+"""The ``msoctl`` command line: global options, error handling, exit codes.
+
+Exit codes (DESIGN.md): 0 success; 2 bad usage or input refused before
+anything was sent; 1 the device or the operation failed; 3 refused by a
+safety interlock. Errors are one line on stderr beginning ``error:``; ``-v``
+adds detail; only ``--debug`` shows a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from drivers.errors import DeviceError, SafetyInterlock, ValidationError
+from drivers.ocs import OcsDriver
+from drivers.ocs.connect import open_ocs
+from drivers.yamlfile import YamlFileError
+from msoctl import __version__
+from msoctl.inventory import Device, Inventory, find_inventory, load_inventory
+from msoctl.journal import DeviceBusy, Journal, JournalError, default_journal_path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SAFETY = 0, 1, 2, 3
+
+
+@dataclass
+class Context:
+    inventory_option: str | None = None
+    journal_option: str | None = None
+    verbose: bool = False
+    debug: bool = False
+    _inventory: Inventory | None = field(default=None, repr=False)
+
+    @property
+    def inventory(self) -> Inventory:
+        if self._inventory is None:
+            self._inventory = load_inventory(find_inventory(self.inventory_option))
+        return self._inventory
+
+    @property
+    def journal(self) -> Journal:
+        if self.journal_option:
+            return Journal(Path(self.journal_option).expanduser())
+        try:
+            configured = self.inventory.journal_path
+        except YamlFileError:
+            configured = None  # history works without an inventory
+        return Journal(configured or default_journal_path())
+
+    def device(self, name: str, kind: str | None = None) -> Device:
+        return self.inventory.device(name, kind)
+
+    def ocs(self, name: str, *, console: bool = False) -> tuple[Device, OcsDriver]:
+        device = self.device(name, "ocs")
+        endpoint = device.endpoint
+        if console:
+            if device.console is None:
+                raise ValidationError(f"{name} has no console in the inventory")
+            endpoint = device.console
+        driver = open_ocs(name, endpoint.transport, endpoint.address,
+                          timeout_seconds=device.timeout_seconds)
+        return device, driver
+
+
+pass_context = click.make_pass_decorator(Context)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-i", "--inventory", "inventory", metavar="FILE",
+              help="Inventory file (default: $MSOCTL_INVENTORY, then ./inventory.yaml).")
+@click.option("--journal", metavar="FILE", envvar="MSOCTL_JOURNAL",
+              help="Journal file (default: the inventory's, else ~/.local/state/msoctl).")
+@click.option("-v", "--verbose", is_flag=True, help="More detail on errors.")
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+@click.version_option(__version__, prog_name="msoctl")
+@click.pass_context
+def cli(ctx: click.Context, inventory: str | None, journal: str | None, verbose: bool,
+        debug: bool) -> None:
+    """Control plane for MegaScaleOut fabric hardware: OCS, amplifiers, switches, telemetry."""
+    ctx.obj = Context(inventory, journal, verbose or debug, debug)
+
+
+def _register() -> None:
+    from msoctl.cmd_history import history
+    from msoctl.cmd_inventory import inventory
+    from msoctl.cmd_lab import demo, lab
+    from msoctl.cmd_ocs import ocs
+
+    for command in (ocs, lab, demo, history, inventory):
+        cli.add_command(command)
+
+
+_register()
+
+
+def _fail(message: str, code: int, detail: str | None = None, *, verbose: bool) -> int:
+    click.echo(f"error: {message}", err=True)
+    if verbose and detail:
+        click.echo(f"  detail: {detail}", err=True)
+    return code
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI and return the exit code (never raises, except with --debug)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    verbose = "-v" in args or "--verbose" in args or "--debug" in args
+    debug = "--debug" in args
+    try:
+        cli.main(args=args, prog_name="msoctl", standalone_mode=False)
+        return EXIT_OK
+    except click.exceptions.Exit as done:
+        return int(done.exit_code)
+    except click.Abort:
+        return _fail("interrupted", 130, verbose=verbose)
+    except click.UsageError as error:
+        hint = f" (see 'msoctl {error.ctx.command_path.partition(' ')[2]} --help')".replace(
+            "msoctl  --help", "msoctl --help") if error.ctx else ""
+        return _fail(f"{error.format_message()}{hint}", EXIT_USAGE, verbose=verbose)
+    except click.ClickException as error:
+        return _fail(error.format_message(), EXIT_USAGE, verbose=verbose)
+    except SafetyInterlock as error:
+        return _fail(str(error), EXIT_SAFETY, error.detail, verbose=verbose)
+    except ValidationError as error:
+        return _fail(str(error), EXIT_USAGE, error.detail, verbose=verbose)
+    except DeviceError as error:
+        if debug:
+            traceback.print_exc()
+        return _fail(str(error), EXIT_FAILED, error.detail, verbose=verbose)
+    except YamlFileError as error:
+        return _fail(str(error), EXIT_USAGE, verbose=verbose)
+    except (JournalError, DeviceBusy) as error:
+        return _fail(str(error), EXIT_FAILED, verbose=verbose)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130, verbose=verbose)
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as error:  # noqa: BLE001 - the last line of defence for operators
+        if debug:
+            traceback.print_exc()
+        return _fail(f"internal error: {type(error).__name__}: {error} "
+                     "(run with --debug for a traceback, and please report it)",
+                     EXIT_FAILED, verbose=verbose)
+
+
+def main() -> None:
+    sys.exit(run())

@@ -1,0 +1,44 @@
+"""``msoctl inventory``: what the inventory holds."""
+
+from __future__ import annotations
+
+import click
+
+from msoctl.cli import Context, pass_context
+from msoctl.output import emit_json, table
+
+
+@click.group()
+def inventory() -> None:
+    """Show and check the inventory."""
+
+
+@inventory.command()
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table",
+              show_default=True, help="Print a table, or one JSON document.")
+@pass_context
+def show(ctx: Context, output: str) -> None:
+    """List the devices."""
+    inv = ctx.inventory
+    rows = [{
+        "name": d.name, "kind": d.kind, "transport": d.endpoint.transport,
+        "address": d.endpoint.address,
+        "console": None if d.console is None else d.console.address,
+        "labels": d.labels,
+    } for d in inv.devices.values()]
+    if output == "json":
+        emit_json({"inventory": str(inv.path), "devices": rows})
+        return
+    click.echo(f"inventory: {inv.path}")
+    click.echo(table(["name", "kind", "transport", "address", "console", "labels"],
+                     [[r["name"], r["kind"], r["transport"], r["address"], r["console"],
+                       ",".join(f"{k}={v}" for k, v in d.labels.items())]
+                      for r, d in zip(rows, inv.devices.values(), strict=True)]))
+
+
+@inventory.command()
+@pass_context
+def check(ctx: Context) -> None:
+    """Validate the inventory file; exit 2 with the first problem if it is invalid."""
+    inv = ctx.inventory
+    click.echo(f"{inv.path}: ok, {len(inv.devices)} device(s)")

@@ -1,0 +1,200 @@
+"""The inventory: one YAML file of devices (and, later, the fabric links between them).
+
+Secrets are never written in it, only referred to: ``env:NAME`` or
+``file:PATH`` (relative paths are relative to the inventory file). Every
+error names the file, the line, the device and the field.
+
+Example::
+
+    journal: journal.jsonl          # optional; relative to this file
+    devices:
+      - name: ocs-a
+        kind: ocs
+        transport: visa             # visa | serial
+        address: TCPIP::10.0.0.5::5025::SOCKET
+        timeout_seconds: 5
+        labels: {campus: a}
+        max_switch_power_dbm: 20    # safety limit for switching a lit port
+        console:                    # optional second way in
+          transport: serial
+          address: /dev/ttyUSB0
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from drivers.yamlfile import LinedList, Section, YamlFileError, load_file
+
+KINDS = ("ocs",)
+TRANSPORTS = {"ocs": ("visa", "serial")}
+SECRET_FIELDS = frozenset({"password", "secret", "auth_key", "priv_key", "community"})
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+DEFAULT_MAX_SWITCH_POWER_DBM = 20.0
+
+
+class InventoryError(YamlFileError):
+    """The inventory is missing or invalid; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    transport: str
+    address: str
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """A reference to a secret, resolved only when it is used."""
+
+    reference: str
+    base: Path
+
+    def resolve(self) -> str:
+        scheme, _, target = self.reference.partition(":")
+        if scheme == "env":
+            value = os.environ.get(target)
+            if value is None:
+                raise InventoryError(f"secret {self.reference}: environment variable not set")
+            return value
+        path = Path(target) if Path(target).is_absolute() else self.base / target
+        try:
+            return path.read_text(encoding="utf-8").strip()
+        except OSError as error:
+            raise InventoryError(f"secret {self.reference}: {error.strerror}: {path}") from None
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    kind: str
+    endpoint: Endpoint
+    timeout_seconds: float = 5.0
+    labels: dict[str, str] = field(default_factory=dict)
+    console: Endpoint | None = None
+    max_switch_power_dbm: float = DEFAULT_MAX_SWITCH_POWER_DBM
+    secrets: dict[str, SecretRef] = field(default_factory=dict)
+
+
+@dataclass
+class Inventory:
+    path: Path
+    devices: dict[str, Device]
+    journal_path: Path | None = None
+
+    def device(self, name: str, kind: str | None = None) -> Device:
+        try:
+            device = self.devices[name]
+        except KeyError:
+            known = ", ".join(sorted(self.devices)) or "none"
+            raise InventoryError(
+                f"{self.path}: no device named {name!r} (devices: {known})"
+            ) from None
+        if kind is not None and device.kind != kind:
+            raise InventoryError(f"{self.path}: device {name!r} is a {device.kind}, not an {kind}")
+        return device
+
+
+def _endpoint(section: Section, kind: str) -> Endpoint:
+    transport = section.get("transport", str, choices=TRANSPORTS[kind])
+    address = section.get("address", str)
+    if not address.strip():
+        raise section.error("address", "must not be empty")
+    return Endpoint(transport, address)
+
+
+def _secret(section: Section, key: str, base: Path) -> SecretRef:
+    value = section.get(key, str)
+    scheme, sep, target = value.partition(":")
+    if not sep or scheme not in ("env", "file") or not target:
+        raise section.error(
+            key, "secrets are never written in the inventory; use env:NAME or file:PATH"
+        )
+    return SecretRef(value, base)
+
+
+def parse_inventory(data: Any, path: Path) -> Inventory:
+    source = str(path)
+    if data is None:
+        raise InventoryError(f"{source}: the file is empty")
+    top = Section(data, source, "inventory")
+    top.reject_unknown({"journal", "devices", "links"})
+    journal = top.get("journal", str, default=None)
+    base = path.parent
+    devices: dict[str, Device] = {}
+    entries = top.get("devices", list)
+    lines = entries.item_lines if isinstance(entries, LinedList) else [0] * len(entries)
+    for index, (item, line) in enumerate(zip(entries, lines, strict=True)):
+        section = Section(item, source, f"device #{index + 1}", line=line)
+        name = section.get("name", str)
+        if not _NAME.match(name):
+            raise section.error("name", "must be letters, digits, '.', '_' or '-'")
+        section.owner = f"device {name!r}"
+        if name in devices:
+            raise section.error("name", "is defined twice")
+        kind = section.get("kind", str, choices=KINDS)
+        allowed = {"name", "kind", "transport", "address", "timeout_seconds", "labels",
+                   "console", "max_switch_power_dbm"} | SECRET_FIELDS
+        section.reject_unknown(allowed)
+        timeout = section.get("timeout_seconds", float, default=5.0)
+        if not 0.05 <= timeout <= 600:
+            raise section.error("timeout_seconds", "must be between 0.05 and 600 seconds")
+        labels = section.get("labels", dict, default={})
+        for key, value in labels.items():
+            if not isinstance(value, str | int | float) or isinstance(value, bool):
+                raise section.error("labels", f"label {key!r} must be text")
+        console = None
+        if "console" in section.data:
+            sub = Section(section.get("console", dict), source, f"device {name!r} console")
+            sub.reject_unknown({"transport", "address"})
+            console = _endpoint(sub, kind)
+        limit = section.get("max_switch_power_dbm", float, default=DEFAULT_MAX_SWITCH_POWER_DBM)
+        if not -10.0 <= limit <= 30.0:
+            raise section.error("max_switch_power_dbm", "must be between -10 and 30 dBm")
+        secrets = {key: _secret(section, key, base) for key in SECRET_FIELDS
+                   if key in section.data}
+        devices[name] = Device(
+            name=name,
+            kind=kind,
+            endpoint=_endpoint(section, kind),
+            timeout_seconds=timeout,
+            labels={str(k): str(v) for k, v in labels.items()},
+            console=console,
+            max_switch_power_dbm=limit,
+            secrets=secrets,
+        )
+    journal_path = None
+    if journal is not None:
+        journal_path = Path(journal) if Path(journal).is_absolute() else base / journal
+    return Inventory(path=path, devices=devices, journal_path=journal_path)
+
+
+def load_inventory(path: Path) -> Inventory:
+    try:
+        data = load_file(path)
+    except YamlFileError as error:
+        raise InventoryError(str(error)) from None
+    try:
+        return parse_inventory(data, path)
+    except InventoryError:
+        raise
+    except YamlFileError as error:
+        raise InventoryError(str(error)) from None
+
+
+def find_inventory(option: str | None) -> Path:
+    """The inventory to use: ``--inventory``, then ``MSOCTL_INVENTORY``, then ./inventory.yaml."""
+    chosen = option or os.environ.get("MSOCTL_INVENTORY")
+    if chosen:
+        return Path(chosen).expanduser()
+    local = Path("inventory.yaml")
+    if local.exists():
+        return local
+    raise InventoryError(
+        "no inventory: pass --inventory FILE or set MSOCTL_INVENTORY "
+        "(`msoctl lab up` writes one for the emulated lab)"
+    )

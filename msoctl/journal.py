@@ -1,0 +1,245 @@
+"""The change journal: append-only JSON lines, fsynced.
+
+Every change writes an ``intent`` record before anything is sent and a
+``result`` record once it is known how it ended. An ``intent`` without a
+``result`` whose process is gone is an interrupted change: the next change to
+that device closes it with a ``result`` of status ``interrupted`` and says what
+it found. Refusals (bad input, safety interlocks) and safety overrides are
+journaled too: this file is the audit trail.
+
+A record is one line, written with one ``write`` under an exclusive lock and
+fsynced. A line torn by a crash is skipped on reading, and the next writer
+starts on a fresh line, so one bad line never hides the rest.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import getpass
+import json
+import os
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+
+def default_journal_path() -> Path:
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "msoctl" / "journal.jsonl"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return str(os.getuid())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+_OPEN_OPS: set[str] = set()
+"""Changes this process has begun and not yet ended."""
+
+
+class JournalError(OSError):
+    """The journal cannot be written; no change is sent without it."""
+
+
+@dataclass
+class Operation:
+    """One change as the journal tells it: its intent and, if known, its result."""
+
+    op: str
+    device: str
+    action: str
+    started: str
+    intent: dict[str, Any]
+    records: list[dict[str, Any]] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+
+    @property
+    def status(self) -> str:
+        if self.result is not None:
+            return str(self.result.get("status", "unknown"))
+        if self.intent.get("event") == "refused":
+            return "refused"
+        if self.op in _OPEN_OPS:
+            return "running"
+        same_host = self.intent.get("host") == socket.gethostname()
+        pid = self.intent.get("pid")
+        if same_host and isinstance(pid, int) and pid != os.getpid() and _alive(pid):
+            return "running"
+        return "interrupted"
+
+
+class Journal:
+    def __init__(self, path: Path):
+        self.path = path
+
+    def append(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Write one record durably; it returns only once the record is on disk."""
+        full = {"ts": _now(), **record}
+        line = json.dumps(full, sort_keys=False, default=str, separators=(",", ":")) + "\n"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o640)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                size = os.fstat(fd).st_size
+                if size and os.pread(fd, 1, size - 1) != b"\n":
+                    line = "\n" + line  # a torn record from a crash: start afresh
+                os.write(fd, line.encode("utf-8"))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as error:
+            raise JournalError(f"cannot write journal {self.path}: {error.strerror}") from None
+        return full
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        try:
+            handle = self.path.open("rb")
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            raise JournalError(f"cannot read journal {self.path}: {error.strerror}") from None
+        with handle:
+            for raw in handle:
+                try:
+                    record = json.loads(raw)
+                except ValueError:
+                    continue  # torn by a crash mid-write
+                if isinstance(record, dict) and "op" in record:
+                    yield record
+
+    def operations(self, device: str | None = None) -> list[Operation]:
+        ops: dict[str, Operation] = {}
+        for record in self.records():
+            op_id = str(record["op"])
+            operation = ops.get(op_id)
+            if operation is None:
+                operation = Operation(
+                    op=op_id,
+                    device=str(record.get("device", "")),
+                    action=str(record.get("action", "")),
+                    started=str(record.get("ts", "")),
+                    intent=record,
+                )
+                ops[op_id] = operation
+            operation.records.append(record)
+            if record.get("event") in ("result", "refused"):
+                operation.result = record if record.get("event") == "result" else {
+                    **record, "status": "refused"}
+        result = list(ops.values())
+        if device is not None:
+            result = [o for o in result if o.device == device]
+        return result
+
+    def interrupted(self, device: str) -> list[Operation]:
+        return [o for o in self.operations(device) if o.status == "interrupted"]
+
+    # ---- writing a change --------------------------------------------------------------
+
+    def refuse(self, *, device: str, action: str, reason: str, exit_code: int,
+               **details: Any) -> None:
+        self.append({"op": _op_id(), "event": "refused", "device": device, "action": action,
+                     "reason": reason, "exit_code": exit_code, **_who(), **details})
+
+    @contextmanager
+    def change(self, *, device: str, action: str, **intent: Any) -> Iterator[Change]:
+        """Journal a change: the intent now, the result when the block ends (either way)."""
+        change = Change(self, _op_id(), device, action)
+        self.append({"op": change.op, "event": "intent", "device": device, "action": action,
+                     **_who(), **intent})
+        started = time.monotonic()
+        _OPEN_OPS.add(change.op)
+        try:
+            yield change
+        except BaseException as error:
+            self.append({"op": change.op, "event": "result", "device": device,
+                         "action": action, "status": "failed",
+                         "error": f"{type(error).__name__}: {error}",
+                         "duration_seconds": round(time.monotonic() - started, 4),
+                         **change.outcome})
+            raise
+        finally:
+            _OPEN_OPS.discard(change.op)
+        self.append({"op": change.op, "event": "result", "device": device, "action": action,
+                     "status": change.status,
+                     "duration_seconds": round(time.monotonic() - started, 4), **change.outcome})
+
+
+@dataclass
+class Change:
+    journal: Journal
+    op: str
+    device: str
+    action: str
+    status: str = "ok"
+    outcome: dict[str, Any] = field(default_factory=dict)
+
+    def note(self, event: str, **details: Any) -> None:
+        """A record inside the change (a safety override, a recovered operation)."""
+        self.journal.append({"op": self.op, "event": event, "device": self.device,
+                             "action": self.action, **details})
+
+
+def _op_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def _who() -> dict[str, Any]:
+    return {"user": _user(), "host": socket.gethostname(), "pid": os.getpid()}
+
+
+class DeviceLock:
+    """One change at a time per device, across processes (an flock beside the journal)."""
+
+    def __init__(self, journal: Journal, device: str):
+        self.path = journal.path.parent / "locks" / f"{device}.lock"
+        self.device = device
+        self._fd: int | None = None
+
+    def __enter__(self) -> DeviceLock:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o640)
+        except OSError as error:
+            raise JournalError(f"cannot create lock {self.path}: {error.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+            os.close(fd)
+            raise DeviceBusy(f"{self.device} is being changed by {holder}") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}".encode(), 0)
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class DeviceBusy(RuntimeError):
+    """Another msoctl process is changing the device."""

@@ -1,0 +1,244 @@
+"""Plan, apply and verify OCS changes: the diff, the fewest commands, the light check."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from drivers.errors import SafetyInterlock, ValidationError, VerificationFailed
+from drivers.ocs import OcsDriver, PortMap
+from drivers.ocs.types import MapDiff
+from drivers.yamlfile import LinedList, Section, YamlFileError, load_file
+from msoctl import safety
+from msoctl.inventory import Device
+from msoctl.journal import Change, DeviceLock, Journal
+
+LIT_THRESHOLD_DBM = -30.0
+"""An ingress port reading above this carries light that should arrive at its egress."""
+
+LIGHT_TOLERANCE_DB = 3.0
+"""How far below (input - insertion loss) the egress may read: two monitors at +-1 dB, margin."""
+
+
+def parse_pair(text: str) -> tuple[int, int]:
+    ingress, sep, egress = text.partition(":")
+    if not sep or not ingress.strip().isdigit() or not egress.strip().isdigit():
+        raise ValidationError(f"connection {text!r} must be written IN:OUT, like 1:65")
+    return int(ingress), int(egress)
+
+
+def parse_port(text: str) -> int:
+    if not text.strip().isdigit():
+        raise ValidationError(f"port {text!r} must be a number")
+    return int(text)
+
+
+def load_map_file(path: Path) -> list[tuple[int, int]]:
+    """Read a map file: ``connections:`` as ``IN:OUT`` strings or {ingress, egress} objects."""
+    try:
+        data = load_file(path)
+        top = Section(data, str(path), "map file")
+        top.reject_unknown({"connections"})
+        items = top.get("connections", list, default=[])
+    except YamlFileError as error:
+        raise ValidationError(str(error)) from None
+    lines = items.item_lines if isinstance(items, LinedList) else [0] * len(items)
+    pairs = []
+    for item, line in zip(items, lines, strict=True):
+        where = f"{path}:{line}" if line else str(path)
+        if isinstance(item, str):
+            try:
+                pairs.append(parse_pair(item))
+            except ValidationError as error:
+                raise ValidationError(f"{where}: {error.message}") from None
+        elif isinstance(item, dict):
+            try:
+                entry = Section(item, str(path), "connection", line=line)
+                entry.reject_unknown({"ingress", "egress"})
+                pairs.append((entry.get("ingress", int), entry.get("egress", int)))
+            except YamlFileError as error:
+                raise ValidationError(str(error)) from None
+        else:
+            raise ValidationError(f"{where}: a connection is IN:OUT or {{ingress, egress}}, "
+                                  f"got {item!r}")
+    return pairs
+
+
+@dataclass
+class OcsPlan:
+    device: str
+    current: PortMap
+    wanted: PortMap
+    diff: MapDiff
+    method: str  # "none", "add", "subtract", "replace"
+
+    @property
+    def touched_ports(self) -> list[int]:
+        ports = set()
+        for mapping in (self.diff.add, self.diff.remove):
+            for ingress, egress in mapping.items():
+                ports.update((ingress, egress))
+        return sorted(ports)
+
+    def rows(self) -> list[dict[str, Any]]:
+        rows = [{"action": "remove", "ingress": i, "egress": e}
+                for i, e in self.diff.remove.items()]
+        rows += [{"action": "add", "ingress": i, "egress": e} for i, e in self.diff.add.items()]
+        return sorted(rows, key=lambda r: (r["ingress"], r["action"] != "remove"))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "method": self.method,
+            "commands": 0 if self.method == "none" else 1,
+            "changes": self.rows(),
+            "unchanged": len(self.diff.keep),
+        }
+
+
+def plan_map(device: str, current: PortMap, wanted: PortMap) -> OcsPlan:
+    """The diff, and the single command that carries it out.
+
+    Only additions: one ADD. Only removals: one SUBtract. Both: one ONLY, which
+    the switch carries out as one reconfiguration and which leaves unchanged
+    paths lit (a SUBtract then ADD would darken the moved paths twice).
+    """
+    diff = current.diff(wanted)
+    if diff.empty:
+        method = "none"
+    elif not diff.remove:
+        method = "add"
+    elif not diff.add:
+        method = "subtract"
+    else:
+        method = "replace"
+    return OcsPlan(device, current, wanted, diff, method)
+
+
+def execute(driver: OcsDriver, plan: OcsPlan) -> PortMap:
+    if plan.method == "add":
+        return driver.connect(plan.diff.add)
+    if plan.method == "subtract":
+        return driver.disconnect(list(plan.diff.remove))
+    if plan.method == "replace":
+        return driver.replace_map(plan.wanted)
+    return driver.port_map()
+
+
+@dataclass
+class PathLight:
+    ingress: int
+    egress: int
+    ingress_dbm: float | None
+    egress_dbm: float | None
+    insertion_loss_db: float | None
+    status: str  # "ok", "dark input", "lost"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ingress": self.ingress, "egress": self.egress,
+                "ingress_power_dbm": self.ingress_dbm, "egress_power_dbm": self.egress_dbm,
+                "insertion_loss_db": self.insertion_loss_db, "status": self.status}
+
+
+def check_light(driver: OcsDriver, paths: Mapping[int, int]) -> list[PathLight]:
+    """Does the light entering each path's ingress leave at its egress?"""
+    if not paths:
+        return []
+    ports = sorted({*paths.keys(), *paths.values()})
+    powers = driver.power(ports)
+    losses = {c.ingress: c.insertion_loss_db for c in driver.connections()}
+    result = []
+    for ingress, egress in sorted(paths.items()):
+        p_in, p_out = powers.get(ingress), powers.get(egress)
+        loss = losses.get(ingress)
+        if p_in is None or p_in < LIT_THRESHOLD_DBM:
+            status = "dark input"
+        elif p_out is not None and p_out >= p_in - (loss or 2.0) - LIGHT_TOLERANCE_DB:
+            status = "ok"
+        else:
+            status = "lost"
+        result.append(PathLight(ingress, egress, p_in, p_out, loss, status))
+    return result
+
+
+@dataclass
+class ApplyResult:
+    plan: OcsPlan
+    final: PortMap
+    seconds: float
+    light: list[PathLight] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)
+    overrides: list[str] = field(default_factory=list)
+
+
+def close_interrupted(journal: Journal, device: str, current: PortMap, change: Change) -> list[str]:
+    """Close every interrupted change of ``device`` in the journal, saying what was found."""
+    closed = []
+    for operation in journal.interrupted(device):
+        wanted = operation.intent.get("wanted")
+        matches = isinstance(wanted, dict) and {int(k): v for k, v in wanted.items()} == dict(
+            current)
+        journal.append({"op": operation.op, "event": "result", "device": device,
+                        "action": operation.action, "status": "interrupted",
+                        "resolved_by": change.op,
+                        "found": "the wanted map was in place" if matches
+                        else "the map differed from the wanted map"})
+        change.note("recovered", interrupted_op=operation.op, interrupted_at=operation.started,
+                    wanted_map_in_place=matches)
+        closed.append(operation.op)
+    return closed
+
+
+def apply_plan(
+    driver: OcsDriver,
+    plan: OcsPlan,
+    *,
+    journal: Journal,
+    device: Device,
+    action: str,
+    force: bool = False,
+    verify_light: bool = True,
+) -> ApplyResult:
+    """Carry out ``plan`` under the device lock, journaled, safety-checked and verified."""
+    with DeviceLock(journal, device.name):
+        touched = plan.touched_ports
+        violations = safety.ocs_switch_power(
+            driver.power(touched) if touched else {}, touched, device.max_switch_power_dbm
+        )
+        if violations and not force:
+            message = violations[0].message + (
+                f" (and {len(violations) - 1} more)" if len(violations) > 1 else "")
+            journal.refuse(device=device.name, action=action, reason=message, exit_code=3,
+                           rule=violations[0].rule, ports=[v.port for v in violations])
+            raise SafetyInterlock(f"{message}; use --force to override (journaled)",
+                                  device=device.name)
+        with journal.change(
+            device=device.name, action=action, method=plan.method,
+            current={str(k): v for k, v in plan.current.items()},
+            wanted={str(k): v for k, v in plan.wanted.items()},
+            changes=plan.rows(),
+        ) as change:
+            result = ApplyResult(plan, plan.current, 0.0)
+            result.recovered = close_interrupted(journal, device.name, plan.current, change)
+            for violation in violations:
+                change.note("override", rule=violation.rule, port=violation.port,
+                            reason=violation.message)
+                result.overrides.append(violation.message)
+            started = time.monotonic()
+            result.final = execute(driver, plan)
+            result.seconds = time.monotonic() - started
+            change.outcome["seconds"] = round(result.seconds, 4)
+            if verify_light:
+                result.light = check_light(driver, result.final)
+                lost = [p for p in result.light if p.status == "lost"]
+                change.outcome["light"] = {p.ingress: p.status for p in result.light}
+                if lost:
+                    raise VerificationFailed(
+                        f"light does not arrive on {len(lost)} path(s): "
+                        + ", ".join(f"{p.ingress}:{p.egress}" for p in lost[:8]),
+                        device=device.name,
+                    )
+            return result
