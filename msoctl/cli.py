@@ -137,7 +137,7 @@ def run(argv: list[str] | None = None) -> int:
         return _fail("interrupted", 130, verbose=verbose)
     except BrokenPipeError:
         return EXIT_OK
-    except Exception as error:  # noqa: BLE001 - the last line of defence for operators
+    except Exception as error:
         if debug:
             traceback.print_exc()
         return _fail(f"internal error: {type(error).__name__}: {error} "

@@ -77,7 +77,7 @@ class OcsPlan:
 
     @property
     def touched_ports(self) -> list[int]:
-        ports = set()
+        ports: set[int] = set()
         for mapping in (self.diff.add, self.diff.remove):
             for ingress, egress in mapping.items():
                 ports.update((ingress, egress))

@@ -15,6 +15,7 @@ from drivers.ocs.commands import BOOT_MODES, COMMANDS, NOT_A_NUMBER, PORT_STATES
 from drivers.ocs.types import BootMode, Connection, Identity, LcStatus, PortMap, PortState
 from drivers.scpi.session import ScpiSession, channel_list, parse_channel_list, render
 
+
 def _float(text: str, what: str) -> float | None:
     try:
         value = float(text)
@@ -225,7 +226,7 @@ class OcsDriver:
                                 device=self.name)
         return {port: _float(v, "power") for port, v in zip(wanted, values, strict=True)}
 
-    # ---- boot mode and LC figures -----------------------------------------------------------------
+    # ---- boot mode and LC figures -----------------------------------------------------------
 
     def boot_mode(self) -> BootMode:
         reply = self._query("boot_mode").strip().upper()

@@ -87,7 +87,8 @@ class ScpiSession:
     def write(self, command: str) -> None:
         with self._lock:
             self._ready()
-            self._tag(lambda: self.transport.write(command.encode("ascii") + self.write_termination))
+            data = command.encode("ascii") + self.write_termination
+            self._tag(lambda: self.transport.write(data))
 
     def query(self, command: str) -> str:
         """Send a query and return its reply line without the terminator."""

@@ -18,11 +18,11 @@ import yaml
 
 from emulators.clock import Clock, RealClock
 from emulators.faults import Fault, FaultError
+from emulators.lab.topology import Topology, load_topology
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
 from emulators.optics.model import Fiber, OpticalModel, Transceivers
 from emulators.scpi.server import ScpiPtyServer, ScpiTcpServer
-from emulators.lab.topology import Topology, load_topology
 
 T = TypeVar("T")
 
@@ -66,13 +66,13 @@ class Lab:
             )
         for bank in self.topology.transceivers:
             self.optics.add(Transceivers(bank.name, bank.count, power_dbm=bank.power_dbm))
-        for spec in self.topology.fibers():
-            fiber = Fiber(spec.name, spec.length_km, loss_db_per_km=spec.loss_db_per_km,
-                          connector_loss_db=spec.connector_loss_db)
+        for link in self.topology.fibers():
+            fiber = Fiber(link.name, link.length_km, loss_db_per_km=link.loss_db_per_km,
+                          connector_loss_db=link.connector_loss_db)
             self.optics.add(fiber)
-            self.optics.patch(spec.from_port, f"{spec.name}:in")
-            self.optics.patch(f"{spec.name}:out", spec.to_port)
-            self.fibers[spec.name] = fiber
+            self.optics.patch(link.from_port, f"{link.name}:in")
+            self.optics.patch(f"{link.name}:out", link.to_port)
+            self.fibers[link.name] = fiber
 
     # ---- running ----------------------------------------------------------------
 
@@ -102,8 +102,10 @@ class Lab:
                 self.consoles[name] = console
 
     async def _stop_servers(self) -> None:
-        for server in [*self.tcp.values(), *self.consoles.values()]:
+        for server in self.tcp.values():
             await server.stop()
+        for console in self.consoles.values():
+            await console.stop()
 
     def call(self, coroutine: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
         """Run ``coroutine`` on the lab's loop and wait for its result."""

@@ -111,7 +111,7 @@ def parse_topology(data: Any, source: str) -> Topology:
     outputs: dict[str, set[str]] = {}
 
     def claim(section: Section) -> str:
-        name = section.get("name", str)
+        name: str = section.get("name", str)
         if not _NAME.match(name):
             raise section.error("name", "must be lower-case letters, digits and '-'")
         if name in names:
@@ -199,17 +199,17 @@ def parse_topology(data: Any, source: str) -> Topology:
             "loss_db_per_km": section.get("loss_db_per_km", float, default=0.22),
             "connector_loss_db": section.get("connector_loss_db", float, default=0.5),
         }
-        made: list[FiberSpec] = []
+        cable_fibers: list[FiberSpec] = []
         for sub, sub_line in _items(section, "fibers"):
             fiber_section = Section(sub, source, f"cable {name!r} fiber", line=sub_line)
             fiber_section.reject_unknown({"from", "to", "connector_loss_db", "loss_db_per_km"})
-            for spec in fiber(fiber_section, defaults, name):
-                made.append(replace(spec, name=f"{name}/{len(made) + 1}"))
-        if not made:
+            for made in fiber(fiber_section, defaults, name):
+                cable_fibers.append(replace(made, name=f"{name}/{len(cable_fibers) + 1}"))
+        if not cable_fibers:
             raise section.error("fibers", "a cable needs at least one fiber")
-        topology.cables.append(CableSpec(
-            name, section.get("role", str, default="working",
-                              choices=("working", "protection", "spare")), length, tuple(made)))
+        role = section.get("role", str, default="working",
+                           choices=("working", "protection", "spare"))
+        topology.cables.append(CableSpec(name, role, length, tuple(cable_fibers)))
 
     if not topology.ocs:
         raise YamlFileError(f"{source}: topology: at least one ocs is needed")

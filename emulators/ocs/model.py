@@ -37,7 +37,6 @@ import json
 import math
 import os
 import random
-import threading
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -135,7 +134,8 @@ class OcsDevice:
         return round(min(2.0, max(1.5, 1.56 + 0.5 * edge + rng.uniform(0.0, 0.15))), 3)
 
     def factory_loss_db(self, ingress: int, egress: int) -> float:
-        return self._factory_il[ingress - 1][egress - self.size - 1]
+        loss: float = self._factory_il[ingress - 1][egress - self.size - 1]
+        return loss
 
     # ---- ports ------------------------------------------------------------------
 
@@ -226,13 +226,15 @@ class OcsDevice:
 
     def switching_seconds(self) -> float:
         """How long one reconfiguration takes at the present cell temperature."""
-        response = LC_RESPONSE_AT_40C_SECONDS * 2.0 ** ((40.0 - self.cell_temperature_celsius()) / 10.0)
+        cooling = 40.0 - self.cell_temperature_celsius()
+        response: float = LC_RESPONSE_AT_40C_SECONDS * 2.0 ** (cooling / 10.0)
         return 3.0 * response + HOLOGRAM_LOAD_SECONDS
 
     def _switch_to(self, wanted: dict[int, int], *, start: float | None = None) -> None:
         """Make the map exactly ``wanted``; changed paths settle after one reconfiguration."""
         now = self.clock.now()
-        changed = {i for i, e in wanted.items() if i not in self._paths or self._paths[i].egress != e}
+        changed = {i for i, e in wanted.items()
+                   if i not in self._paths or self._paths[i].egress != e}
         removed = set(self._paths) - set(wanted)
         if not changed and not removed:
             return

@@ -90,7 +90,8 @@ def make_interpreter(device: OcsDevice) -> ScpiInterpreter:
             raise ScpiError(-109, "ingress and egress lists differ in length")
         device.check_ports(ingress, want="ingress")
         device.check_ports(egress, want="egress")
-        return ",".join(f"{device.factory_loss_db(i, e):.3f}" for i, e in zip(ingress, egress))
+        pairs = zip(ingress, egress, strict=True)
+        return ",".join(f"{device.factory_loss_db(i, e):.3f}" for i, e in pairs)
 
     def event_status_enable_set(params: list[Param]) -> None:
         value = params[0]

@@ -11,4 +11,13 @@ from emulators.optics.model import (
     dbm_sum,
 )
 
-__all__ = ["NO_LIGHT_DBM", "Element", "Fiber", "OpticalModel", "Receiver", "Source", "Transceivers", "dbm_sum"]
+__all__ = [
+    "NO_LIGHT_DBM",
+    "Element",
+    "Fiber",
+    "OpticalModel",
+    "Receiver",
+    "Source",
+    "Transceivers",
+    "dbm_sum",
+]

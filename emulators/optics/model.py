@@ -70,11 +70,11 @@ class Source(Element):
         return self._power_dbm.keys()
 
     def set_enabled(self, port: str, enabled: bool) -> None:
-        self._power_dbm[port]  # noqa: B018 - KeyError for an unknown port
+        self._power_dbm[port]
         self._enabled[port] = enabled
 
     def set_power(self, port: str, power_dbm: float) -> None:
-        self._power_dbm[port]  # noqa: B018
+        self._power_dbm[port]
         self._power_dbm[port] = power_dbm
 
     def output_power(self, port: str, input_power: InputPower, now: float) -> float:

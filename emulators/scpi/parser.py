@@ -139,7 +139,9 @@ _MNEMONIC = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 def split_outside(text: str, separator: str) -> list[str]:
     """Split on ``separator`` where it is not inside parentheses or quotes."""
-    parts, depth, quote, current = [], 0, "", []
+    parts: list[str] = []
+    current: list[str] = []
+    depth, quote = 0, ""
     for ch in text:
         if quote:
             if ch == quote:
@@ -238,7 +240,7 @@ class ScpiInterpreter:
         """Run every unit of ``line``; the joined query replies, or ``None``."""
         replies: list[str] = []
         try:
-            if any(ord(ch) < 32 and ch != "\t" or ord(ch) > 126 for ch in line):
+            if any((ord(ch) < 32 and ch != "\t") or ord(ch) > 126 for ch in line):
                 raise ScpiError(-101)
             branch: list[str] = []
             for unit in split_outside(line, ";"):
