@@ -1,0 +1,86 @@
+"""Shared fixtures: an emulated lab per test, OCS drivers over every transport, the CLI."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from drivers.ocs import OcsDriver
+from drivers.ocs.connect import open_ocs
+from emulators.lab import Lab
+from msoctl.cli import run
+
+# Every OCS conformance test runs over each of these: the network port through
+# pyvisa (pyvisa-py), and the serial console through pyserial and through pyvisa.
+OCS_TRANSPORTS = ("visa-tcp", "serial-pty", "visa-asrl")
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[Lab]:
+    with Lab(tmp_path / "lab") as running:
+        yield running
+
+
+def ocs_endpoint(lab: Lab, name: str, transport: str) -> tuple[str, str]:
+    if transport == "visa-tcp":
+        return "visa", f"TCPIP::127.0.0.1::{lab.tcp[name].port}::SOCKET"
+    if transport == "serial-pty":
+        return "serial", lab.consoles[name].path
+    if transport == "visa-asrl":
+        return "visa", f"ASRL{lab.consoles[name].path}::INSTR"
+    raise ValueError(transport)
+
+
+@pytest.fixture(params=OCS_TRANSPORTS)
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def ocs(lab: Lab, transport: str) -> Iterator[OcsDriver]:
+    """A driver for ocs-a over the parametrised transport, 2 s timeout."""
+    kind, address = ocs_endpoint(lab, "ocs-a", transport)
+    driver = open_ocs("ocs-a", kind, address, timeout_seconds=2.0)
+    try:
+        yield driver
+    finally:
+        driver.close()
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def msoctl(lab: Lab, capsys: pytest.CaptureFixture[str],
+           monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    """Run ``msoctl ARGS`` in-process against the lab's inventory."""
+    monkeypatch.setenv("MSOCTL_INVENTORY", str(lab.state_dir / "inventory.yaml"))
+    monkeypatch.delenv("MSOCTL_JOURNAL", raising=False)
+
+    def call(*args: str) -> Result:
+        capsys.readouterr()
+        code = run(list(args))
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    yield call
+
+
+@pytest.fixture
+def journal_path(lab: Lab) -> Path:
+    return lab.state_dir / "journal.jsonl"
+
+
+def subprocess_env(lab: Lab) -> dict[str, str]:
+    env = dict(os.environ)
+    env["MSOCTL_INVENTORY"] = str(lab.state_dir / "inventory.yaml")
+    env.pop("MSOCTL_JOURNAL", None)
+    return env
