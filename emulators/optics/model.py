@@ -229,6 +229,9 @@ class Transceivers(Element):
     def set_enabled(self, lane: int, enabled: bool) -> None:
         self._enabled[lane - 1] = enabled
 
+    def set_power(self, lane: int, power_dbm: float) -> None:
+        self._power_dbm[lane - 1] = power_dbm
+
     def output_power(self, port: str, input_power: InputPower, now: float) -> float:
         if not port.startswith("tx"):
             raise KeyError(port)
