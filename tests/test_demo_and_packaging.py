@@ -1,0 +1,60 @@
+"""`msoctl demo` runs to the end, and a wheel installed outside the repository works."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_demo_runs_to_the_end(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", "from msoctl.cli import main; main()", "demo"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    for landmark in ("$ msoctl ocs apply", "light verified on 4 lit path(s)",
+                     "(exit code 2, as expected)", "demo finished"):
+        assert landmark in result.stdout
+
+
+@pytest.mark.slow
+def test_wheel_installed_outside_the_repo(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "--quiet", "-w", str(dist), str(REPO)], check=True, timeout=300,
+                   cwd=tmp_path)
+    (wheel,) = dist.glob("msoctl-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    for shipped in ("mibs/README.md", "yang/README.md", "emulators/lab/default.yaml",
+                    "drivers/ocs/commands.py", "msoctl/cli.py"):
+        assert shipped in names
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path"
+                           "('purelib'))"], capture_output=True, text=True, check=True).stdout
+    # The dependencies come from this test run's environment; msoctl itself only from the wheel.
+    Path(site.strip(), "deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps",
+                    "--disable-pip-version-check", str(wheel)], check=True, timeout=300)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MSOCTL_INVENTORY")}
+    where = subprocess.run(
+        [str(python), "-c", "import msoctl, mibs; print(msoctl.__file__);"
+         "print(mibs.directory().joinpath('README.md').is_file())"],
+        capture_output=True, text=True, cwd=elsewhere, env=env, check=True).stdout.split()
+    assert str(REPO) not in where[0] and where[1] == "True"
+    demo = subprocess.run([str(venv / "bin" / "msoctl"), "demo"], capture_output=True,
+                          text=True, cwd=elsewhere, env=env, timeout=120)
+    assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr
