@@ -345,8 +345,10 @@ class OcsDevice:
     # ---- the optical element -------------------------------------------------------------
 
     def egress_power_dbm(self, egress: int, input_power: InputPower, now: float) -> float:
-        if self._down_until is not None or egress in self._failed or egress in self._disabled:
+        if egress in self._failed or egress in self._disabled:
             return NO_LIGHT_DBM
+        if self._down_until is not None and self._pending_boot_power_loss:
+            return NO_LIGHT_DBM  # without power the LC cells relax; a warm restart holds them
         contributions: list[float] = []
         for ingress, path in self._paths.items():
             offset = abs(path.egress - egress)
