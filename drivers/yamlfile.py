@@ -64,16 +64,24 @@ def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> LinedList:
     return result
 
 
-# YAML 1.1 reads 1:21 as the sexagesimal integer 81; for port pairs written IN:OUT that
-# is a silent corruption, so integers here are plain decimal (or 0x/0o) only.
+# YAML 1.1 reads 1:21 as the sexagesimal integer 81 (and 1:30.5 as the float 90.5); for
+# port pairs written IN:OUT that is a silent corruption, so integers here are plain decimal
+# (or 0x/0o) only, and floats have no sexagesimal form.
 _Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:int"]
+    first: [(tag, regexp) for tag, regexp in resolvers
+            if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:int",
     re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$"),
     list("-+0123456789"),
+)
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
+               r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    list("-+0123456789."),
 )
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)

@@ -24,6 +24,8 @@ from msoctl.inventory import Device, Inventory, find_inventory, load_inventory
 from msoctl.journal import DeviceBusy, Journal, JournalError, default_journal_path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SAFETY = 0, 1, 2, 3
+_NO_ARGS_IS_HELP: type[Exception] | tuple[()] = getattr(
+    click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2
 
 
 @dataclass
@@ -118,7 +120,13 @@ def run(argv: list[str] | None = None) -> int:
     except click.UsageError as error:
         hint = f" (see 'msoctl {error.ctx.command_path.partition(' ')[2]} --help')".replace(
             "msoctl  --help", "msoctl --help") if error.ctx else ""
-        return _fail(f"{error.format_message()}{hint}", EXIT_USAGE, verbose=verbose)
+        message = error.format_message()
+        if isinstance(error, _NO_ARGS_IS_HELP) and isinstance(error.ctx, click.Context):
+            # click >= 8.2 puts the whole help text in this error; the contract is one line
+            group = error.ctx.command
+            names = group.list_commands(error.ctx) if isinstance(group, click.Group) else []
+            message = "missing command" + (f"; one of: {', '.join(names)}" if names else "")
+        return _fail(f"{message}{hint}", EXIT_USAGE, verbose=verbose)
     except click.ClickException as error:
         return _fail(error.format_message(), EXIT_USAGE, verbose=verbose)
     except SafetyInterlock as error:
