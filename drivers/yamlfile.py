@@ -69,12 +69,13 @@ def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> LinedList:
 # (or 0x/0o) only, and floats have no sexagesimal form.
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers
-            if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")]
+            if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+                           "tag:yaml.org,2002:bool")]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:int",
-    re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$"),
+    re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?0o[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$"),
     list("-+0123456789"),
 )
 _Loader.add_implicit_resolver(
@@ -82,6 +83,10 @@ _Loader.add_implicit_resolver(
     re.compile(r"^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
                r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
     list("-+0123456789."),
+)
+# Only true/false are booleans: YAML 1.1's yes/no/on/off turn a label "no" into False.
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
 )
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
@@ -111,6 +116,19 @@ def load_file(path: Path) -> Any:
 _MISSING: Any = object()
 
 
+def yaml_type(value: Any) -> str:
+    """What a YAML value is, in the words of the file (not of Python)."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return "true or false"
+    for kind, name in ((dict, "a mapping"), (list, "a list"), (str, "text"),
+                       (int, "an integer"), (float, "a number")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
+
+
 def describe_type(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     names = {str: "text", int: "an integer", float: "a number", bool: "true or false",
@@ -127,7 +145,7 @@ class Section:
         if not isinstance(data, dict):
             where = f"{source}:{getattr(data, 'line', line)}" if line or hasattr(data, "line") \
                 else source
-            raise YamlFileError(f"{where}: {owner}: expected a mapping, got {type(data).__name__}")
+            raise YamlFileError(f"{where}: {owner}: expected a mapping, got {yaml_type(data)}")
         self.data = data
 
     def error(self, key: str | None, message: str) -> YamlFileError:

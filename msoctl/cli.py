@@ -47,10 +47,10 @@ class Context:
         if self.journal_option:
             return Journal(Path(self.journal_option).expanduser())
         try:
-            configured = self.inventory.journal_path
+            find_inventory(self.inventory_option)
         except YamlFileError:
-            configured = None  # history works without an inventory
-        return Journal(configured or default_journal_path())
+            return Journal(default_journal_path())  # history works without an inventory
+        return Journal(self.inventory.journal_path or default_journal_path())
 
     def device(self, name: str, kind: str | None = None) -> Device:
         return self.inventory.device(name, kind)
@@ -111,8 +111,8 @@ def run(argv: list[str] | None = None) -> int:
     verbose = "-v" in args or "--verbose" in args or "--debug" in args
     debug = "--debug" in args
     try:
-        cli.main(args=args, prog_name="msoctl", standalone_mode=False)
-        return EXIT_OK
+        code = cli.main(args=args, prog_name="msoctl", standalone_mode=False)
+        return code if isinstance(code, int) else EXIT_OK
     except click.exceptions.Exit as done:
         return int(done.exit_code)
     except click.Abort:

@@ -53,19 +53,22 @@ class SecretRef:
 
     reference: str
     base: Path
+    where: str = "inventory"
 
     def resolve(self) -> str:
         scheme, _, target = self.reference.partition(":")
         if scheme == "env":
             value = os.environ.get(target)
             if value is None:
-                raise InventoryError(f"secret {self.reference}: environment variable not set")
+                raise InventoryError(
+                    f"{self.where}: secret {self.reference}: environment variable not set")
             return value
         path = Path(target) if Path(target).is_absolute() else self.base / target
         try:
             return path.read_text(encoding="utf-8").strip()
         except OSError as error:
-            raise InventoryError(f"secret {self.reference}: {error.strerror}: {path}") from None
+            raise InventoryError(
+                f"{self.where}: secret {self.reference}: {error.strerror}: {path}") from None
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,8 @@ class Inventory:
                 f"{self.path}: no device named {name!r} (devices: {known})"
             ) from None
         if kind is not None and device.kind != kind:
-            raise InventoryError(f"{self.path}: device {name!r} is a {device.kind}, not an {kind}")
+            raise InventoryError(f"{self.path}: device {name!r} is of kind {device.kind!r}, "
+                                 f"not {kind!r}")
         return device
 
 
@@ -108,13 +112,14 @@ def _endpoint(section: Section, kind: str) -> Endpoint:
 
 
 def _secret(section: Section, key: str, base: Path) -> SecretRef:
-    value = section.get(key, str)
-    scheme, sep, target = value.partition(":")
+    value = section.data.get(key)
+    scheme, sep, target = value.partition(":") if isinstance(value, str) else ("", "", "")
     if not sep or scheme not in ("env", "file") or not target:
+        # The value is not repeated: it may be the secret itself.
         raise section.error(
             key, "secrets are never written in the inventory; use env:NAME or file:PATH"
         )
-    return SecretRef(value, base)
+    return SecretRef(value, base, f"{section.source}: {section.owner}: field '{key}'")
 
 
 def parse_inventory(data: Any, path: Path) -> Inventory:
