@@ -147,6 +147,7 @@ def check_light(driver: OcsDriver, paths: Mapping[int, int]) -> list[PathLight]:
     """Does the light entering each path's ingress leave at its egress?"""
     if not paths:
         return []
+    driver.wait_settled()
     ports = sorted({*paths.keys(), *paths.values()})
     powers = driver.power(ports)
     losses = {c.ingress: c.insertion_loss_db for c in driver.connections()}

@@ -133,9 +133,15 @@ class OcsDriver:
             raise ProtocolError(f"bad port reply {reply!r}", device=self.name) from None
 
     def _change(self, command: str, what: str) -> None:
-        self.session.write(command)
-        self.session.fence()
-        self.session.check_errors(what)
+        self.session.change(command, what)
+
+    def wait_settled(self) -> None:
+        """Wait until every reconfiguration the switch has accepted is complete.
+
+        A change made by someone else (or by an msoctl that was killed) may
+        still be switching when we look; its paths are dark until it settles.
+        """
+        self.session.fence(COMMANDS["operation_complete"].short())
 
     def connect(self, pairs: Mapping[int, int]) -> PortMap:
         """Add connections (bulk). Each named port must be free or already so connected."""

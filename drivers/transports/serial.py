@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import serial
 
 from drivers.errors import DeviceTimeout, DeviceUnreachable
@@ -19,6 +21,7 @@ class SerialTransport:
         self.baudrate = baudrate
         self.timeout_seconds = timeout_seconds
         self._port: serial.SerialBase | None = None
+        self._pending = bytearray()
 
     @property
     def address(self) -> str:
@@ -43,6 +46,7 @@ class SerialTransport:
         self.discard_input()
 
     def close(self) -> None:
+        self._pending.clear()
         port, self._port = self._port, None
         if port is not None:
             try:
@@ -70,19 +74,35 @@ class SerialTransport:
 
     def read_until(self, terminator: bytes) -> bytes:
         port = self._require()
-        try:
-            data = bytes(port.read_until(terminator))
-        except (serial.SerialException, OSError) as error:
-            self.close()
-            raise DeviceUnreachable(f"serial link {self._address} lost: {error}") from None
-        if not data.endswith(terminator):
-            raise DeviceTimeout(
-                f"no reply from {self._address} within {self.timeout_seconds:g} s",
-                detail=f"partial reply {data!r}" if data else None,
-            )
-        return data
+        deadline = time.monotonic() + self.timeout_seconds
+        while terminator not in self._pending:
+            if time.monotonic() >= deadline:
+                raise self._timed_out()
+            try:
+                # Block for the first byte (up to the port timeout), then take
+                # everything already buffered: pyserial's read_until reads one
+                # byte per call, which costs milliseconds on long replies.
+                chunk = bytes(port.read(max(1, port.in_waiting)))
+            except (serial.SerialException, OSError) as error:
+                self.close()
+                raise DeviceUnreachable(f"serial link {self._address} lost: {error}") from None
+            if not chunk:
+                raise self._timed_out()
+            self._pending.extend(chunk)
+        end = self._pending.index(terminator) + len(terminator)
+        line = bytes(self._pending[:end])
+        del self._pending[:end]
+        return line
+
+    def _timed_out(self) -> DeviceTimeout:
+        partial, self._pending = bytes(self._pending), bytearray()
+        return DeviceTimeout(
+            f"no reply from {self._address} within {self.timeout_seconds:g} s",
+            detail=f"partial reply {partial!r}" if partial else None,
+        )
 
     def discard_input(self) -> None:
+        self._pending.clear()
         if self._port is None:
             return
         try:
