@@ -119,7 +119,7 @@ def _secret(section: Section, key: str, base: Path) -> SecretRef:
         raise section.error(
             key, "secrets are never written in the inventory; use env:NAME or file:PATH"
         )
-    return SecretRef(value, base, f"{section.source}: {section.owner}: field '{key}'")
+    return SecretRef(str(value), base, f"{section.source}: {section.owner}: field '{key}'")
 
 
 def parse_inventory(data: Any, path: Path) -> Inventory:

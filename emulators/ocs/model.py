@@ -38,6 +38,7 @@ import math
 import os
 import random
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,7 +115,7 @@ class OcsDevice:
         self._failed: set[int] = set()
         self.boot_mode = "restore"
         self.busy_until = self.clock.now()
-        self.last_switch_seconds: float | None = None
+        self._reconfigurations: deque[tuple[float, float]] = deque(maxlen=16)  # (done, took)
         self._powered_since = self.clock.now() - 10 * CELL_WARMUP_SECONDS  # starts warm
         self._down_until: float | None = None
         self._pending_boot_power_loss = False
@@ -218,6 +219,7 @@ class OcsDevice:
 
     def cell_temperature_celsius(self) -> float:
         with self.lock:
+            self._finish_boot_if_due()
             if not self.heater_on:
                 return self.ambient_celsius
             elapsed = max(0.0, self.clock.now() - self._powered_since)
@@ -232,6 +234,7 @@ class OcsDevice:
 
     def _switch_to(self, wanted: dict[int, int], *, start: float | None = None) -> None:
         """Make the map exactly ``wanted``; changed paths settle after one reconfiguration."""
+        self._finish_boot_if_due()
         now = self.clock.now()
         changed = {i for i, e in wanted.items()
                    if i not in self._paths or self._paths[i].egress != e}
@@ -249,17 +252,27 @@ class OcsDevice:
             loss = self.factory_loss_db(ingress, egress) + repeat
             self._paths[ingress] = _Path(egress, done, loss)
         self.busy_until = done
-        self.last_switch_seconds = duration
+        self._reconfigurations.append((done, duration))
         self._save_nvram()
+
+    @property
+    def last_switch_seconds(self) -> float | None:
+        """Duration of the last *completed* reconfiguration (one in progress does not count)."""
+        with self.lock:
+            now = self.clock.now()
+            done = [took for finished, took in self._reconfigurations if finished <= now]
+            return done[-1] if done else None
 
     # ---- operations the SCPI handlers call ------------------------------------------------
 
     def connection_map(self) -> dict[int, int]:
         with self.lock:
+            self._finish_boot_if_due()
             return {i: p.egress for i, p in sorted(self._paths.items())}
 
     def pending_until(self) -> float:
         with self.lock:
+            self._finish_boot_if_due()
             return self.busy_until
 
     def _check_pairs(self, ingress: tuple[int, ...], egress: tuple[int, ...]) -> dict[int, int]:
@@ -321,6 +334,7 @@ class OcsDevice:
     def connected_to(self, port: int) -> int:
         with self.lock:
             self.check_ports([port])
+            self._finish_boot_if_due()
             for ingress, path in self._paths.items():
                 if ingress == port:
                     return path.egress
@@ -345,6 +359,7 @@ class OcsDevice:
     # ---- the optical element -------------------------------------------------------------
 
     def egress_power_dbm(self, egress: int, input_power: InputPower, now: float) -> float:
+        self._finish_boot_if_due()  # a boot completes when it is due, not when someone asks
         if egress in self._failed or egress in self._disabled:
             return NO_LIGHT_DBM
         if self._down_until is not None and self._pending_boot_power_loss:
@@ -388,16 +403,25 @@ class OcsDevice:
                 saved = None  # a corrupt NVRAM boots dark, as real units do
         if not saved:
             return
-        self.boot_mode = str(saved.get("boot_mode", "restore"))
-        disabled = saved.get("disabled", [])
-        self._disabled = {int(p) for p in disabled} if isinstance(disabled, list) else set()
-        stored = saved.get("map", {})
-        if isinstance(stored, dict):
-            now = self.clock.now()
-            self._paths = {
-                int(i): _Path(int(e), now, self.factory_loss_db(int(i), int(e)))
-                for i, e in stored.items()
-            }
+        try:  # valid JSON of the wrong shape is as corrupt as a torn write
+            boot_mode = str(saved.get("boot_mode", "restore"))
+            disabled = saved.get("disabled", [])
+            disabled_ports = {int(p) for p in disabled} if isinstance(disabled, list) else set()
+            stored = saved.get("map", {})
+            stored_map = ({int(i): int(e) for i, e in stored.items()}
+                          if isinstance(stored, dict) else {})
+            if (boot_mode not in ("restore", "dark")
+                    or not all(1 <= p <= 2 * self.size for p in disabled_ports)
+                    or not all(self.is_ingress(i) and self.is_egress(e)
+                               for i, e in stored_map.items())
+                    or len(set(stored_map.values())) != len(stored_map)):
+                raise ValueError("NVRAM contents out of range")
+        except (AttributeError, TypeError, ValueError):
+            return
+        self.boot_mode = boot_mode
+        self._disabled = disabled_ports
+        now = self.clock.now()
+        self._paths = {i: _Path(e, now, self.factory_loss_db(i, e)) for i, e in stored_map.items()}
 
 
 class _OcsEngine(Element):
