@@ -118,8 +118,7 @@ def run(argv: list[str] | None = None) -> int:
     except click.Abort:
         return _fail("interrupted", 130, verbose=verbose)
     except click.UsageError as error:
-        hint = f" (see 'msoctl {error.ctx.command_path.partition(' ')[2]} --help')".replace(
-            "msoctl  --help", "msoctl --help") if error.ctx else ""
+        hint = f" (see '{error.ctx.command_path} --help')" if error.ctx else ""
         message = error.format_message()
         if isinstance(error, _NO_ARGS_IS_HELP) and isinstance(error.ctx, click.Context):
             # click >= 8.2 puts the whole help text in this error; the contract is one line
@@ -128,7 +127,7 @@ def run(argv: list[str] | None = None) -> int:
             message = "missing command" + (f"; one of: {', '.join(names)}" if names else "")
         return _fail(f"{message}{hint}", EXIT_USAGE, verbose=verbose)
     except click.ClickException as error:
-        return _fail(error.format_message(), EXIT_USAGE, verbose=verbose)
+        return _fail(error.format_message(), error.exit_code, verbose=verbose)
     except SafetyInterlock as error:
         return _fail(str(error), EXIT_SAFETY, error.detail, verbose=verbose)
     except ValidationError as error:

@@ -1,4 +1,4 @@
-"""The inventory: one YAML file of devices (and, later, the fabric links between them).
+"""The inventory: one YAML file of devices.
 
 Secrets are never written in it, only referred to: ``env:NAME`` or
 ``file:PATH`` (relative paths are relative to the inventory file). Every
@@ -127,7 +127,7 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
     if data is None:
         raise InventoryError(f"{source}: the file is empty")
     top = Section(data, source, "inventory")
-    top.reject_unknown({"journal", "devices", "links"})
+    top.reject_unknown({"journal", "devices"})
     journal = top.get("journal", str, default=None)
     base = path.parent
     devices: dict[str, Device] = {}
