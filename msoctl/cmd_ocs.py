@@ -273,8 +273,8 @@ def ports(ctx: Context, device: str, console: bool, output: str) -> None:
         states = driver.port_states()
         readings = driver.power()
         current = driver.port_map()
-    peer = {**{i: e for i, e in current.items()}, **{e: i for i, e in current.items()}}
-    rows = [{"port": port, "direction": "ingress" if port <= len(states) // 2 else "egress",
+    peer = {**current, **{e: i for i, e in current.items()}}
+    rows = [{"port": port, "direction": _direction(driver, port),
              "state": state.value, "connected_to": peer.get(port),
              "power_dbm": readings.get(port)} for port, state in states.items()]
     if output == "json":
