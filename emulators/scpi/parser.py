@@ -68,7 +68,9 @@ class ErrorQueue:
 
 
 def format_error(code: int, text: str) -> str:
-    return f'{code},"{text}"'
+    # IEEE 488.2 string data: a quote inside the string is doubled.
+    escaped = text.replace('"', '""')
+    return f'{code},"{escaped}"'
 
 
 @dataclass
@@ -133,6 +135,8 @@ class CommandTree:
         return key, (path + tokens)[:-1]
 
 
+MAX_CHANNELS = 4096  # far more ports than any instrument has; refuses (@1:999999999)
+
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _MNEMONIC = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
@@ -178,6 +182,8 @@ def parse_channel_list(text: str) -> ChannelList:
                 raise ScpiError(-104, f"bad channel {item.strip()!r}")
             start = int(first)
             stop = int(last) if sep else start
+            if len(channels) + abs(stop - start) + 1 > MAX_CHANNELS:
+                raise ScpiError(-223, f"a channel list holds at most {MAX_CHANNELS} channels")
             step = 1 if stop >= start else -1
             channels.extend(range(start, stop + step, step))
     return ChannelList(tuple(channels))
@@ -247,7 +253,8 @@ class ScpiInterpreter:
                 unit = unit.strip()
                 if not unit:
                     raise ScpiError(-102, "empty command")
-                header, _, rest = unit.partition(" ")
+                header, *more = unit.split(maxsplit=1)  # any white space, tab included
+                rest = more[0] if more else ""
                 key, branch = self.tree.resolve(header.strip(), branch)
                 command = self.tree.table[key]
                 params = [parse_param(p) for p in split_outside(rest, ",")] if rest.strip() else []

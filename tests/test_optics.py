@@ -1,0 +1,271 @@
+"""The optical physical model (emulators/optics): dBm arithmetic, propagation, patching."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import pytest
+
+from emulators.clock import SteppedClock
+from emulators.ocs.model import OcsDevice
+from emulators.optics.model import (
+    NO_LIGHT_DBM,
+    Element,
+    Fiber,
+    OpticalModel,
+    Receiver,
+    Source,
+    Transceivers,
+    dbm_sum,
+    dbm_to_mw,
+    mw_to_dbm,
+)
+
+
+@pytest.fixture
+def optics() -> OpticalModel:
+    return OpticalModel(SteppedClock())
+
+
+def _line(optics: OpticalModel, *fibers: Fiber, power_dbm: float = 0.0) -> None:
+    """laser:out -> fibers in order -> pd:in."""
+    optics.add(Source("laser", {"out": power_dbm}))
+    optics.add(Receiver("pd", ["in"]))
+    previous = "laser:out"
+    for fiber in fibers:
+        optics.add(fiber)
+        optics.patch(previous, f"{fiber.name}:in")
+        previous = f"{fiber.name}:out"
+    optics.patch(previous, "pd:in")
+
+
+# ---- dBm arithmetic ------------------------------------------------------------------
+
+
+def test_two_equal_powers_add_up_to_3_01_db_more() -> None:
+    assert dbm_sum([0.0, 0.0]) == pytest.approx(3.0103, abs=1e-4)
+    assert dbm_sum([-20.0, -20.0]) == pytest.approx(-16.9897, abs=1e-4)
+
+
+def test_dbm_sum_of_unequal_powers() -> None:
+    # 1 mW + 0.1 mW = 1.1 mW
+    assert dbm_sum([0.0, -10.0]) == pytest.approx(10 * math.log10(1.1), abs=1e-9)
+    assert dbm_sum([5.0]) == pytest.approx(5.0)
+
+
+def test_darkness_adds_nothing() -> None:
+    assert dbm_sum([]) == NO_LIGHT_DBM
+    assert dbm_sum([NO_LIGHT_DBM, NO_LIGHT_DBM]) == NO_LIGHT_DBM
+    assert dbm_sum([-7.0, NO_LIGHT_DBM]) == pytest.approx(-7.0)
+
+
+def test_dbm_and_milliwatts() -> None:
+    assert dbm_to_mw(0.0) == pytest.approx(1.0)
+    assert dbm_to_mw(10.0) == pytest.approx(10.0)
+    assert dbm_to_mw(-30.0) == pytest.approx(0.001)
+    assert dbm_to_mw(NO_LIGHT_DBM) == 0.0
+    assert mw_to_dbm(0.0) == NO_LIGHT_DBM
+    assert mw_to_dbm(100.0) == pytest.approx(20.0)
+
+
+# ---- propagation -----------------------------------------------------------------------
+
+
+def test_a_fiber_loses_length_times_loss_per_km_plus_connectors(optics: OpticalModel) -> None:
+    fiber = Fiber("span", 30.0, loss_db_per_km=0.22, connector_loss_db=0.5)
+    _line(optics, fiber, power_dbm=3.0)
+    assert fiber.loss_db == pytest.approx(7.1)
+    assert optics.power_dbm("span:in") == pytest.approx(3.0)
+    assert optics.power_dbm("span:out") == pytest.approx(3.0 - 7.1)
+    assert optics.power_dbm("pd:in") == pytest.approx(-4.1)
+
+
+def test_fiber_defaults_and_a_zero_length_patch(optics: OpticalModel) -> None:
+    fiber = Fiber("f", 10.0)
+    assert fiber.loss_db == pytest.approx(10 * 0.22 + 0.5)
+    patch = Fiber("jumper", 0.0, connector_loss_db=0.3)
+    _line(optics, fiber, patch, power_dbm=0.0)
+    assert optics.power_dbm("pd:in") == pytest.approx(-(2.7 + 0.3))
+
+
+def test_losses_in_series_add_up(optics: OpticalModel) -> None:
+    fibers = [Fiber(f"f{n}", 5.0 * n, loss_db_per_km=0.2, connector_loss_db=0.25)
+              for n in range(1, 4)]
+    _line(optics, *fibers, power_dbm=1.0)
+    expected = 1.0 - sum(5.0 * n * 0.2 + 0.25 for n in range(1, 4))
+    assert optics.power_dbm("pd:in") == pytest.approx(expected)
+
+
+def test_a_fiber_cut_darkens_everything_downstream(optics: OpticalModel) -> None:
+    first, second = Fiber("a", 1.0), Fiber("b", 1.0)
+    _line(optics, first, second)
+    lit = optics.power_dbm("pd:in")
+    assert math.isfinite(lit)
+    first.cut = True
+    assert optics.power_dbm("a:in") == pytest.approx(0.0)  # upstream of the cut: still lit
+    assert optics.power_dbm("a:out") == NO_LIGHT_DBM
+    assert optics.power_dbm("b:out") == NO_LIGHT_DBM
+    assert optics.power_dbm("pd:in") == NO_LIGHT_DBM
+    first.cut = False
+    assert optics.power_dbm("pd:in") == pytest.approx(lit)
+
+
+def test_a_disabled_source_is_dark_and_power_changes_are_seen(optics: OpticalModel) -> None:
+    fiber = Fiber("f", 0.0, connector_loss_db=1.0)
+    _line(optics, fiber)
+    laser = optics.element("laser")
+    assert isinstance(laser, Source)
+    laser.set_power("out", -5.0)
+    assert optics.power_dbm("pd:in") == pytest.approx(-6.0)
+    laser.set_enabled("out", False)
+    assert optics.power_dbm("pd:in") == NO_LIGHT_DBM
+    laser.set_enabled("out", True)
+    assert optics.power_dbm("pd:in") == pytest.approx(-6.0)
+
+
+def test_an_unfed_input_is_dark(optics: OpticalModel) -> None:
+    optics.add(Receiver("pd", ["in"]))
+    assert optics.power_dbm("pd:in") == NO_LIGHT_DBM
+
+
+def test_transceivers_emit_on_tx_and_receive_on_rx(optics: OpticalModel) -> None:
+    bank = Transceivers("sw", 2, power_dbm=2.0)
+    optics.add(bank)
+    optics.add(Fiber("loopback", 0.0, connector_loss_db=0.5))
+    optics.patch("sw:tx1", "loopback:in")
+    optics.patch("loopback:out", "sw:rx2")
+    assert optics.power_dbm("sw:rx2") == pytest.approx(1.5)
+    assert optics.power_dbm("sw:rx1") == NO_LIGHT_DBM
+    bank.set_enabled(1, False)
+    assert optics.power_dbm("sw:rx2") == NO_LIGHT_DBM
+    assert optics.power_dbm("sw:tx2") == pytest.approx(2.0)
+
+
+# ---- loops -----------------------------------------------------------------------------
+
+
+def test_a_ring_of_fibers_is_dark_not_a_recursion_error(optics: OpticalModel) -> None:
+    optics.add(Fiber("a", 1.0))
+    optics.add(Fiber("b", 1.0))
+    optics.patch("a:out", "b:in")
+    optics.patch("b:out", "a:in")
+    assert optics.power_dbm("a:out") == NO_LIGHT_DBM
+    assert optics.power_dbm("b:in") == NO_LIGHT_DBM
+
+
+def test_light_fed_back_into_an_ocs_is_cut_at_the_loop() -> None:
+    # Light enters ocs:1 -> egress 9; egress 9 is looped back into ingress 2,
+    # which is steered to egress 10, whose crosstalk leaks back into egress 9:
+    # a loop. The light that went round once is cut, so egress 9 carries exactly
+    # what it carries when ingress 2 is shut.
+    clock = SteppedClock()
+    optics = OpticalModel(clock)
+    device = OcsDevice("ocs", optics, size=8)
+    optics.add(Source("laser", {"out": 0.0}))
+    optics.add(Fiber("loop", 0.0, connector_loss_db=0.0))
+    optics.patch("laser:out", "ocs:1")
+    optics.patch("ocs:9", "loop:in")
+    optics.patch("loop:out", "ocs:2")
+    device.add((1, 2), (9, 10))
+    clock.advance(1.0)
+    looped = optics.power_dbm("ocs:9")
+    assert looped == pytest.approx(-device.factory_loss_db(1, 9), abs=0.11)
+    assert math.isfinite(optics.power_dbm("ocs:10"))  # the loop's own light arrives there
+    device.set_enabled([2], False)
+    assert optics.power_dbm("ocs:10") < looped - 49.0  # only 1->9's crosstalk is left
+    assert optics.power_dbm("ocs:9") == pytest.approx(looped, rel=1e-12, abs=0.0)
+
+
+# ---- building the graph ----------------------------------------------------------------
+
+
+def test_patch_validation(optics: OpticalModel) -> None:
+    optics.add(Source("laser", {"out": 0.0}))
+    optics.add(Fiber("f", 1.0))
+    optics.add(Receiver("pd", ["in"]))
+    with pytest.raises(KeyError, match="no optical element 'ghost'"):
+        optics.patch("ghost:out", "f:in")
+    with pytest.raises(KeyError, match="no optical element 'ghost'"):
+        optics.patch("laser:out", "ghost:in")
+    with pytest.raises(ValueError, match="laser:nope is not an output port"):
+        optics.patch("laser:nope", "f:in")
+    with pytest.raises(ValueError, match="f:out is not an input port"):
+        optics.patch("laser:out", "f:out")  # an output cannot be fed
+    with pytest.raises(ValueError, match="pd:in is not an output port"):
+        optics.patch("pd:in", "f:in")
+    with pytest.raises(ValueError, match="element:port"):
+        optics.patch("laser", "f:in")
+    with pytest.raises(ValueError, match="element:port"):
+        optics.patch("laser:out", "f:")
+    optics.patch("laser:out", "f:in")
+    optics.add(Source("other", {"out": 0.0}))
+    with pytest.raises(ValueError, match="f:in is already fed by laser:out"):
+        optics.patch("other:out", "f:in")
+    assert optics.upstream_of("f:in") == "laser:out"
+    assert optics.downstream_of("laser:out") == "f:in"
+    assert optics.downstream_of("other:out") is None
+
+
+def test_element_names_are_checked(optics: OpticalModel) -> None:
+    optics.add(Fiber("f", 1.0))
+    with pytest.raises(ValueError, match="already exists"):
+        optics.add(Fiber("f", 2.0))
+    with pytest.raises(ValueError, match="may not contain ':'"):
+        Element("a:b")
+    with pytest.raises(ValueError, match="must not be negative"):
+        Fiber("neg", -1.0)
+    with pytest.raises(ValueError, match="must not be negative"):
+        Fiber("neg", 1.0, connector_loss_db=-0.1)
+    assert [e.name for e in optics.elements()] == ["f"]
+
+
+# ---- threads ---------------------------------------------------------------------------
+
+
+def test_concurrent_readers_writers_and_builders(optics: OpticalModel) -> None:
+    fiber = Fiber("span", 10.0, loss_db_per_km=0.2, connector_loss_db=0.0)
+    _line(optics, fiber, power_dbm=0.0)
+    lit = optics.power_dbm("pd:in")
+    errors: list[BaseException] = []
+    seen: set[float] = set()
+    seen_lock = threading.Lock()
+
+    def read() -> None:
+        try:
+            for _ in range(300):
+                value = optics.power_dbm("pd:in")
+                with seen_lock:
+                    seen.add(value)
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    def toggle() -> None:
+        try:
+            for n in range(300):
+                fiber.cut = n % 2 == 0
+        except BaseException as error:  # pragma: no cover
+            errors.append(error)
+
+    def build(worker: int) -> None:
+        try:
+            for n in range(50):
+                name = f"w{worker}-{n}"
+                optics.add(Fiber(name, 1.0))
+                optics.add(Receiver(f"{name}-pd", ["in"]))
+                optics.patch(f"{name}:out", f"{name}-pd:in")
+        except BaseException as error:  # pragma: no cover
+            errors.append(error)
+
+    threads = [threading.Thread(target=read) for _ in range(6)]
+    threads += [threading.Thread(target=toggle)]
+    threads += [threading.Thread(target=build, args=(w,)) for w in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert seen <= {lit, NO_LIGHT_DBM}
+    assert len(optics.elements()) == 3 + 3 * 50 * 2
+    fiber.cut = False
+    assert optics.power_dbm("pd:in") == pytest.approx(lit)
