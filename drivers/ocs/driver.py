@@ -141,7 +141,7 @@ class OcsDriver:
         A change made by someone else (or by an msoctl that was killed) may
         still be switching when we look; its paths are dark until it settles.
         """
-        self.session.fence(COMMANDS["operation_complete"].short())
+        self.session.fence()
 
     def connect(self, pairs: Mapping[int, int]) -> PortMap:
         """Add connections (bulk). Each named port must be free or already so connected."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 import random
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import TracebackType
 
 from drivers.errors import DeviceError, DeviceRejected, DeviceTimeout, ProtocolError
@@ -53,11 +54,15 @@ class ScpiSession:
         device: str,
         write_termination: bytes = b"\n",
         read_termination: bytes = b"\n",
+        fence_query: str = "*OPC?",
+        error_query: str = ":SYST:ERR:ALL?",
     ):
         self.transport = transport
         self.device = device
         self.write_termination = write_termination
         self.read_termination = read_termination
+        self.fence_query = fence_query
+        self.error_query = error_query
         self._lock = threading.RLock()
         self._suspect = False
         self._marker = random.Random()
@@ -84,42 +89,52 @@ class ScpiSession:
 
     # ---- requests -------------------------------------------------------------------
 
-    def write(self, command: str) -> None:
+    @contextmanager
+    def _exchange(self) -> Iterator[None]:
+        """One request/reply exchange: one at a time, resynchronised if the last went wrong.
+
+        A timeout or a garbled reply leaves the stream suspect: the next
+        exchange reconnects and resynchronises first.
+        """
         with self._lock:
-            self._ready()
-            data = command.encode("ascii") + self.write_termination
-            self._tag(lambda: self.transport.write(data))
+            try:
+                self._ready()
+                yield
+            except (DeviceTimeout, ProtocolError) as error:
+                self._suspect = True
+                raise self._named(error) from None
+            except DeviceError as error:
+                raise self._named(error) from None
+
+    def _send(self, *messages: str) -> None:
+        """Send program messages in one write (one segment on TCP, no Nagle stall)."""
+        self.transport.write(b"".join(m.encode("ascii") + self.write_termination
+                                      for m in messages))
+
+    def write(self, command: str) -> None:
+        with self._exchange():
+            self._send(command)
 
     def query(self, command: str) -> str:
         """Send a query and return its reply line without the terminator."""
-        with self._lock:
-            self._ready()
-            try:
-                self.transport.write(command.encode("ascii") + self.write_termination)
-                return self._read_line(command)
-            except (DeviceTimeout, ProtocolError):
-                self._suspect = True
-                raise
-            except DeviceError as error:
-                raise self._named(error) from None
+        with self._exchange():
+            self._send(command)
+            return self._read_line(command)
 
     def _read_line(self, command: str) -> str:
         try:
             raw = self.transport.read_until(self.read_termination)
         except DeviceError as error:
             error.detail = error.detail or f"waiting for the reply to {command}"
-            raise self._named(error) from None
-        body = raw[: -len(self.read_termination)]
+            raise
         # A serial console answering CR may be read with LF stripping or vice versa.
-        body = body.strip(b"\r\n")
+        body = raw[: -len(self.read_termination)].strip(b"\r\n")
         try:
             text = body.decode("ascii")
         except UnicodeDecodeError:
-            raise ProtocolError(f"garbled reply to {command}", device=self.device,
-                                detail=f"raw reply {body[:80]!r}") from None
+            text = "\x00"
         if any(ord(ch) < 32 for ch in text):
-            raise ProtocolError(f"garbled reply to {command}", device=self.device,
-                                detail=f"raw reply {body[:80]!r}")
+            raise ProtocolError(f"garbled reply to {command}", detail=f"raw reply {body[:80]!r}")
         return text
 
     def query_if_supported(self, command: str) -> str | None:
@@ -129,83 +144,49 @@ class ScpiSession:
         travels with an error-queue query behind it: the first line is then
         either the value (and the error queue follows) or the error queue itself.
         """
-        with self._lock:
-            self._ready()
-            errors_query = ":SYST:ERR:ALL?"
-            try:
-                self.transport.write(
-                    command.encode("ascii") + self.write_termination
-                    + errors_query.encode("ascii") + self.write_termination
-                )
-                first = self._read_line(command)
-                if _ERROR_ENTRY.match(first) and first.lstrip().startswith("-"):
-                    entries = parse_error_queue(first)
-                    if [code for code, _ in entries] == [UNDEFINED_HEADER]:
-                        return None
-                    raise self._rejected(command, entries)
-                entries = parse_error_queue(self._read_line(errors_query))
-            except (DeviceTimeout, ProtocolError):
-                self._suspect = True
-                raise
-            if entries:
-                raise self._rejected(command, entries)
-            return first
-
-    def query_command(self, command: ScpiCommand, *args: str) -> str:
-        return self.query(render(command, *args))
-
-    def write_command(self, command: ScpiCommand, *args: str) -> None:
-        self.write(render(command, *args))
+        with self._exchange():
+            self._send(command, self.error_query)
+            first = self._read_line(command)
+            if _ERROR_ENTRY.match(first) and first.lstrip().startswith("-"):
+                entries = parse_error_queue(first)
+                if [code for code, _ in entries] == [UNDEFINED_HEADER]:
+                    return None
+            else:
+                entries = parse_error_queue(self._read_line(self.error_query))
+        if entries:
+            raise self._rejected(command, entries)
+        return first
 
     # ---- completion and errors ------------------------------------------------------------
 
-    def errors(self, query: str = ":SYST:ERR:ALL?") -> list[tuple[int, str]]:
-        reply = self.query(query)
-        try:
-            return parse_error_queue(reply)
-        except ProtocolError as error:
-            self._suspect = True
-            raise self._named(error) from None
+    def errors(self) -> list[tuple[int, str]]:
+        """Empty the error queue; every entry but "No error"."""
+        with self._exchange():
+            self._send(self.error_query)
+            return parse_error_queue(self._read_line(self.error_query))
 
-    def fence(self, query: str = "*OPC?") -> None:
+    def fence(self) -> None:
         """Wait until every pending operation has completed."""
-        reply = self.query(query)
+        with self._exchange():
+            self._send(self.fence_query)
+            self._expect_done(self._read_line(self.fence_query))
+
+    def _expect_done(self, reply: str) -> None:
         if reply.strip() != "1":
-            self._suspect = True
-            raise ProtocolError(f"unexpected reply {reply!r} to {query}", device=self.device)
+            raise ProtocolError(f"unexpected reply {reply!r} to {self.fence_query}")
 
     def change(self, command: str, context: str) -> None:
         """Send a change, wait for it to complete, and raise if the device refused it.
 
-        The change, ``*OPC?`` and the error-queue query leave in one write, as
-        three program messages: one round trip instead of three, and no Nagle
-        delay between small writes. They are separate messages so that a
-        refused change cannot swallow the fence (an error discards the rest
-        of its own message only).
+        The change, the fence and the error-queue query leave in one write, as
+        three program messages: one round trip instead of three. They are
+        separate messages so that a refused change cannot swallow the fence
+        (an error discards the rest of its own message only).
         """
-        fence, errors_query = "*OPC?", ":SYST:ERR:ALL?"
-        with self._lock:
-            self._ready()
-            payload = b"".join(text.encode("ascii") + self.write_termination
-                               for text in (command, fence, errors_query))
-            try:
-                self.transport.write(payload)
-                done = self._read_line(fence)
-                if done.strip() != "1":
-                    raise ProtocolError(f"unexpected reply {done!r} to {fence} after {context}",
-                                        device=self.device)
-                entries = parse_error_queue(self._read_line(errors_query))
-            except (DeviceTimeout, ProtocolError) as error:
-                self._suspect = True
-                raise self._named(error) from None
-            except DeviceError as error:
-                raise self._named(error) from None
-        if entries:
-            raise self._rejected(context, entries)
-
-    def check_errors(self, context: str) -> None:
-        """Raise :class:`DeviceRejected` if the error queue holds anything."""
-        entries = self.errors()
+        with self._exchange():
+            self._send(command, self.fence_query, self.error_query)
+            self._expect_done(self._read_line(self.fence_query))
+            entries = parse_error_queue(self._read_line(self.error_query))
         if entries:
             raise self._rejected(context, entries)
 
@@ -230,7 +211,7 @@ class ScpiSession:
             self._tag(self.transport.open)
             marker = self._marker.randrange(1, 256)
             probe = f"*ESE {marker};*ESE?"
-            self._tag(lambda: self.transport.write(probe.encode("ascii") + self.write_termination))
+            self._tag(lambda: self._send(probe))
             for _ in range(_MAX_RESYNC_LINES):
                 try:
                     line = self._read_line(probe)
