@@ -11,7 +11,6 @@ from emulators.faults import TRANSPORT_FAULTS, Fault, FaultError, FaultInjector
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
 from emulators.optics.model import OpticalModel
-from emulators.scpi.parser import ScpiError
 from emulators.scpi.server import _Session
 
 
@@ -146,8 +145,10 @@ def test_a_clear_handler_is_optional() -> None:
 
 def test_a_refused_device_fault_is_not_recorded_as_active() -> None:
     device = OcsDevice("ocs", OpticalModel(SteppedClock()), size=4)
-    with pytest.raises(ScpiError):
+    with pytest.raises(FaultError, match=r"port 1\.\.8"):
         device.faults.inject(Fault("port", target="99"))  # no such port on a 4x4
+    with pytest.raises(FaultError):
+        device.faults.inject(Fault("port", target="abc"))
     assert device.faults.active() == []
 
 

@@ -11,7 +11,7 @@ header" reply to it as "not available".
 
 | key               | meaning                                                     |
 |-------------------|-------------------------------------------------------------|
-| connect_add       | add connections; refused (-221) if a named port is in use   |
+| connect_add       | add connections; refused (202) if a named port is in use    |
 | connect_only      | make the map exactly this; unchanged paths stay lit         |
 | connect_subtract  | remove every connection of the listed ports                 |
 | connect_state     | the map: ``(@1,2),(@65,66)``; empty ``(@),(@)``             |

@@ -21,7 +21,8 @@ What is modelled, and why:
 - Crosstalk: every lit beam leaks into the two neighbouring egress ports,
   around -50 dB below its own output.
 - Port states: enabled, disabled (the port's shutter is closed) and failed
-  (the fault; light stops and commands naming the port are refused).
+  (the fault; light stops, and commands that would switch light through
+  the port or change its shutter are refused; removing its connection is not).
 - Monitors on every port read the optical model: an ingress monitor sees the
   light arriving, an egress monitor the light leaving. Accuracy within
   +-0.5 dB per port (a fixed calibration offset), 0.02 dB reading noise,
@@ -45,7 +46,7 @@ from pathlib import Path
 
 from drivers.ocs.commands import DEVICE_ERRORS
 from emulators.clock import Clock
-from emulators.faults import Fault, FaultInjector
+from emulators.faults import Fault, FaultError, FaultInjector
 from emulators.optics.model import NO_LIGHT_DBM, Element, InputPower, OpticalModel, dbm_sum
 from emulators.scpi.parser import ErrorQueue, ScpiError
 
@@ -206,8 +207,11 @@ class OcsDevice:
         self.reboot(power_loss=fault.power_loss, seconds=fault.seconds)
 
     def _fault_port(self, fault: Fault) -> None:
-        port = int(fault.target or "0")
-        self.check_ports([port])
+        target = fault.target or ""
+        if not target.isdigit() or not 1 <= int(target) <= 2 * self.size:
+            raise FaultError(f"{self.name}: a port fault needs a port 1..{2 * self.size}, "
+                             f"got {fault.target!r}")
+        port = int(target)
         with self.lock:
             self._failed.add(port)
 
