@@ -6,6 +6,7 @@ Resource strings: ``TCPIP::host::5025::SOCKET`` (raw SCPI socket),
 
 from __future__ import annotations
 
+import errno
 import threading
 from typing import Any
 
@@ -14,6 +15,9 @@ from pyvisa import constants
 from pyvisa.errors import VisaIOError
 
 from drivers.errors import DeviceError, DeviceTimeout, DeviceUnreachable
+
+_CLOSED_BY_PEER = frozenset({errno.EPIPE, errno.ECONNRESET, errno.ECONNABORTED,
+                             errno.ECONNREFUSED})
 
 _manager: pyvisa.ResourceManager | None = None
 _manager_lock = threading.Lock()
@@ -79,6 +83,11 @@ class VisaTransport:
         if code == constants.StatusCode.error_timeout:
             return DeviceTimeout(f"no reply from {self._address} within {self.timeout_seconds:g} s")
         self.close()
+        if isinstance(error, OSError) and error.errno in _CLOSED_BY_PEER:
+            # pyvisa-py connects lazily: a refused connection shows up at the first write.
+            return DeviceUnreachable(
+                f"{doing} {self._address} failed: connection refused or closed by the device",
+                detail=str(error))
         reason = getattr(error, "description", None) or str(error) or type(error).__name__
         return DeviceUnreachable(f"{doing} {self._address} failed: {reason}")
 
