@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,12 +58,11 @@ class Result:
     err: str
 
 
-@pytest.fixture
-def msoctl(lab: Lab, capsys: pytest.CaptureFixture[str],
-           monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
-    """Run ``msoctl ARGS`` in-process against the lab's inventory."""
-    monkeypatch.setenv("MSOCTL_INVENTORY", str(lab.state_dir / "inventory.yaml"))
-    monkeypatch.delenv("MSOCTL_JOURNAL", raising=False)
+Msoctl = Callable[..., Result]
+
+
+def in_process(capsys: pytest.CaptureFixture[str]) -> Msoctl:
+    """``msoctl ARGS`` run in this process, with its exit code and captured output."""
 
     def call(*args: str) -> Result:
         capsys.readouterr()
@@ -71,7 +70,32 @@ def msoctl(lab: Lab, capsys: pytest.CaptureFixture[str],
         captured = capsys.readouterr()
         return Result(code, captured.out, captured.err)
 
-    yield call
+    return call
+
+
+@pytest.fixture
+def msoctl(lab: Lab, capsys: pytest.CaptureFixture[str],
+           monkeypatch: pytest.MonkeyPatch) -> Msoctl:
+    """Run ``msoctl ARGS`` in-process against the lab's inventory."""
+    monkeypatch.setenv("MSOCTL_INVENTORY", str(lab.state_dir / "inventory.yaml"))
+    monkeypatch.delenv("MSOCTL_JOURNAL", raising=False)
+    return in_process(capsys)
+
+
+def dead_pid() -> int:
+    """A pid with no process behind it (checked, not guessed)."""
+    try:
+        pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
+    except OSError:
+        pid_max = 32768
+    for pid in range(pid_max - 1, 300, -1):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return pid
+        except PermissionError:
+            continue
+    raise RuntimeError("every pid is in use")
 
 
 @pytest.fixture

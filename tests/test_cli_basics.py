@@ -7,21 +7,19 @@ journal are written by hand.
 from __future__ import annotations
 
 import json
-import os
 import re
 import socket
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from msoctl.cli import run
 from msoctl.journal import Journal
+from tests.conftest import Msoctl, Result, dead_pid, in_process
 
 INVENTORY = """\
 journal: journal.jsonl
@@ -43,16 +41,6 @@ devices:
 SNAKE_CASE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-
-Msoctl = Callable[..., Result]
-
-
 @pytest.fixture
 def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty current directory, no inventory or journal from the environment."""
@@ -66,14 +54,8 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def msoctl(workdir: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Msoctl]:
-    def call(*args: str) -> Result:
-        capsys.readouterr()
-        code = run(list(args))
-        captured = capsys.readouterr()
-        return Result(code, captured.out, captured.err)
-
-    yield call
+def msoctl(workdir: Path, capsys: pytest.CaptureFixture[str]) -> Msoctl:
+    return in_process(capsys)
 
 
 @pytest.fixture
@@ -256,15 +238,6 @@ def fill_journal(path: Path) -> Journal:
     return journal
 
 
-def dead_pid() -> int:
-    for pid in range(32767, 300, -1):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return pid
-        except PermissionError:
-            continue
-    pytest.skip("no free pid found")
 
 
 def test_history_of_an_empty_journal(msoctl: Msoctl, workdir: Path) -> None:

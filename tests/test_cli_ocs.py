@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +12,7 @@ from emulators.faults import Fault
 from emulators.lab import Lab
 from emulators.optics.model import Transceivers
 from msoctl.journal import Journal
-from tests.conftest import Result
-
-Msoctl = Callable[..., Result]
+from tests.conftest import Msoctl, Result
 
 
 def _journal(lab: Lab) -> list[dict[str, Any]]:

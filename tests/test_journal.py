@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from msoctl.journal import DeviceBusy, DeviceLock, Journal, JournalError
+from tests.conftest import dead_pid
 
 
 @pytest.fixture
@@ -21,20 +22,6 @@ def lines(journal: Journal) -> list[str]:
     return journal.path.read_text(encoding="utf-8").split("\n")
 
 
-def dead_pid() -> int:
-    """A pid with no process behind it (checked, not guessed)."""
-    try:
-        pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
-    except OSError:
-        pid_max = 32768
-    for pid in range(pid_max - 1, 300, -1):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return pid
-        except PermissionError:
-            continue
-    pytest.skip("no free pid found")
 
 
 def intent_by_hand(journal: Journal, op: str, pid: int, *, host: str | None = None,
