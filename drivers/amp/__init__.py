@@ -1,0 +1,1 @@
+"""Pluggable optical amplifier (EDFA) driver over CMIS."""

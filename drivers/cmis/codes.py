@@ -1,0 +1,67 @@
+"""CMIS code tables: raw values to names (CMIS 5.x)."""
+
+from __future__ import annotations
+
+IDENTIFIERS: dict[int, str] = {
+    0x18: "QSFP-DD",
+    0x19: "OSFP",
+    0x1E: "QSFP+ (CMIS)",
+}
+
+MODULE_STATES: dict[int, str] = {
+    1: "ModuleLowPwr",
+    2: "ModulePwrUp",
+    3: "ModuleReady",
+    4: "ModulePwrDn",
+    5: "ModuleFault",
+}
+"""Lower page byte 3 bits 3-1."""
+
+MODULE_STATE_CODES: dict[str, int] = {name: code for code, name in MODULE_STATES.items()}
+
+FAULT_CAUSES: dict[int, str] = {
+    0: "no fault",
+    1: "TEC runaway",
+    2: "data memory corrupted",
+    3: "program memory corrupted",
+}
+"""Lower page byte 41; 32..63 are custom (see the amplifier's vendor page)."""
+
+DURATION_SECONDS: dict[int, float] = {
+    0x0: 0.001,
+    0x1: 0.005,
+    0x2: 0.010,
+    0x3: 0.050,
+    0x4: 0.100,
+    0x5: 0.500,
+    0x6: 1.0,
+    0x7: 5.0,
+    0x8: 10.0,
+    0x9: 60.0,
+    0xA: 300.0,
+    0xB: 600.0,
+    0xC: 3000.0,
+}
+"""Page 01h duration codes (CMIS 5.2 table 8-43): the upper bound of each band, seconds.
+
+Code 0xD means "50 min or more"; 0xE-0xF are reserved. A host waits the upper
+bound of the advertised band, never a fixed sleep.
+"""
+
+DATA_PATH_STATES: dict[int, str] = {
+    1: "DPDeactivated",
+    2: "DPInit",
+    3: "DPDeinit",
+    4: "DPActivated",
+    5: "DPTxTurnOn",
+    6: "DPTxTurnOff",
+    7: "DPInitialized",
+}
+"""Page 11h bytes 128-131, one nibble per lane."""
+
+
+def name_of(table: dict[int, str], value: int | None) -> str | None:
+    """The name of ``value``, ``reserved (0x..)`` if unknown, ``None`` if no value."""
+    if value is None:
+        return None
+    return table.get(value, f"reserved (0x{value:02x})")

@@ -1,0 +1,175 @@
+"""The one I/O seam of the CMIS layer, and page selection over a raw I2C bus.
+
+Everything above this module speaks ``read(page, offset, length)`` and
+``write(page, offset, data)``; ``page`` is :data:`~drivers.cmis.fields.LOWER`
+for bytes 0-127. Below it are two kinds of transport:
+
+- a linear file in which the kernel selects pages itself (Linux optoe), which
+  implements :class:`CmisIo` directly;
+- a raw two-wire bus to the module's address (Linux i2c-dev, the USB-serial
+  bridge), an :class:`I2cBus`, wrapped in :class:`PagedIo`, which writes the
+  bank and page select bytes (126-127, in one write) and checks them.
+
+Page selection is verified on every upper-page read: a read that starts at
+byte 128 starts two bytes early instead, at 126, and so returns the bank and
+page select along with the data in the same transaction. If they are not
+what we selected (the module reset and fell back to page 00h, say) the read
+is repeated after selecting again, so another page's bytes are never taken
+as data. A read that starts further in, where starting early would cross
+latched clear-on-read bytes or cost more than a small transaction, checks
+the select bytes with a separate two-byte read first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from drivers.cmis.fields import LOWER, Field
+from drivers.errors import ProtocolError, ValidationError
+
+MAX_TRANSFER = 128
+"""Bytes one transaction moves at most (one page; i2c_rdwr and the bridge both allow it)."""
+
+EARLY_START_LIMIT = 8
+"""Start a read at most this many bytes early to verify the page in the same transaction."""
+
+
+@dataclass
+class IoStats:
+    """What the bus did: the figures the status-poll benchmark reports."""
+
+    transactions: int = 0
+    bytes_read: int = 0
+    bytes_written: int = 0
+
+
+class CmisIo(Protocol):
+    stats: IoStats
+
+    @property
+    def address(self) -> str:
+        """Where the module is, for messages."""
+
+    def read(self, page: int, offset: int, length: int, *, bank: int = 0) -> bytes:
+        """``length`` bytes of ``page`` (LOWER for 0-127) from byte address ``offset``."""
+
+    def write(self, page: int, offset: int, data: bytes, *, bank: int = 0) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class I2cBus(Protocol):
+    """One device address on a two-wire bus. Raises DeviceRejected on NACK,
+    DeviceTimeout on a hung bus, DeviceUnreachable when the adapter is gone."""
+
+    timeout_seconds: float
+    stats: IoStats
+
+    @property
+    def address(self) -> str: ...
+
+    def read(self, offset: int, length: int) -> bytes:
+        """Set the address pointer to ``offset`` and read ``length`` bytes (one transaction)."""
+
+    def write(self, offset: int, data: bytes) -> None:
+        """Write ``data`` from ``offset`` (one transaction)."""
+
+    def close(self) -> None: ...
+
+
+def check_range(page: int, offset: int, length: int) -> None:
+    low, high = (0, 127) if page == LOWER else (128, 255)
+    if length < 1 or not (low <= offset and offset + length - 1 <= high):
+        where = "lower memory" if page == LOWER else f"page {page:02X}h"
+        raise ValidationError(f"bytes {offset}..{offset + length - 1} are outside {where} "
+                              f"({low}..{high})")
+    if not (page == LOWER or 0 <= page <= 0xFF):
+        raise ValidationError(f"page {page} is not 00h..FFh")
+
+
+@dataclass
+class PagedIo:
+    """:class:`CmisIo` over an :class:`I2cBus`: page and bank selection, tracked and verified."""
+
+    bus: I2cBus
+    latched: frozenset[tuple[int, int]] = frozenset()
+    """(page, byte) of clear-on-read bytes, which no early start may cross."""
+    stats: IoStats = field(init=False)
+    _selected: tuple[int, int] | None = field(default=None, init=False)  # (bank, page)
+
+    def __post_init__(self) -> None:
+        self.stats = self.bus.stats
+
+    @property
+    def address(self) -> str:
+        return self.bus.address
+
+    def forget_page(self) -> None:
+        """The module may have changed its page select (a reset): select again next time."""
+        self._selected = None
+
+    def _select(self, page: int, bank: int) -> None:
+        if self._selected != (bank, page):
+            self.bus.write(126, bytes((bank, page)))
+            self._selected = (bank, page)
+
+    def _early_start_ok(self, page: int, offset: int) -> bool:
+        if offset - 128 > EARLY_START_LIMIT:
+            return False
+        return not any((page, byte) in self.latched for byte in range(128, offset))
+
+    def read(self, page: int, offset: int, length: int, *, bank: int = 0) -> bytes:
+        check_range(page, offset, length)
+        if page == LOWER:
+            return b"".join(self.bus.read(start, size)
+                            for start, size in _chunks(offset, length))
+        for attempt in range(2):
+            self._select(page, bank)
+            data = self._read_verified(page, bank, offset, length)
+            if data is not None:
+                return data
+            self.forget_page()
+        raise ProtocolError(f"{self.address}: the module does not keep page {page:02X}h "
+                            f"bank {bank} selected")
+
+    def _read_verified(self, page: int, bank: int, offset: int, length: int) -> bytes | None:
+        if self._early_start_ok(page, offset) and offset + length - 126 <= MAX_TRANSFER + 2:
+            skip = offset - 126
+            data = self.bus.read(126, skip + length)
+            if tuple(data[:2]) != (bank, page):
+                return None
+            return data[skip:]
+        if tuple(self.bus.read(126, 2)) != (bank, page):
+            return None
+        return b"".join(self.bus.read(start, size) for start, size in _chunks(offset, length))
+
+    def write(self, page: int, offset: int, data: bytes, *, bank: int = 0) -> None:
+        check_range(page, offset, len(data))
+        if page != LOWER:
+            self._select(page, bank)
+            if tuple(self.bus.read(126, 2)) != (bank, page):
+                self.forget_page()
+                self._select(page, bank)
+                if tuple(self.bus.read(126, 2)) != (bank, page):
+                    raise ProtocolError(f"{self.address}: page {page:02X}h bank {bank} "
+                                        "cannot be selected")
+        for start, size in _chunks(offset, len(data)):
+            self.bus.write(start, data[start - offset:start - offset + size])
+        if page == LOWER and offset <= 127 < offset + len(data):
+            self.forget_page()
+
+    def close(self) -> None:
+        self.bus.close()
+
+
+def _chunks(offset: int, length: int) -> list[tuple[int, int]]:
+    return [(start, min(MAX_TRANSFER, offset + length - start))
+            for start in range(offset, offset + length, MAX_TRANSFER)]
+
+
+def latched_bytes(fields: Iterable[Field]) -> frozenset[tuple[int, int]]:
+    """(page, byte) of every clear-on-read byte in ``fields``."""
+    return frozenset((f.page, byte) for f in fields if f.access == "cor"
+                     for byte in range(f.offset, f.end))
