@@ -6,44 +6,44 @@ Multi-byte values are big-endian like the rest of CMIS. Powers are signed
 temperatures signed 1/256 degC, times as stated. A power of -32768 (0x8000)
 means "no reading".
 
-| bytes   | access | field                    | meaning                                             |
-|---------|--------|--------------------------|-----------------------------------------------------|
-| 128-129 | ro     | input_power              | s16, 0.01 dBm, total input                          |
-| 130-131 | ro     | output_power             | s16, 0.01 dBm, total output                         |
-| 132-133 | ro     | actual_gain              | s16, 0.01 dB                                        |
-| 134-135 | ro     | actual_tilt              | s16, 0.01 dB                                        |
-| 136-137 | ro     | pump1_current            | u16, 0.1 mA                                         |
-| 138-139 | ro     | pump2_current            | u16, 0.1 mA (0 with one pump)                       |
-| 140-141 | ro     | pump_temperature         | s16, 1/256 degC                                     |
-| 142-143 | ro     | back_reflection          | s16, 0.01 dB, reflected relative to output          |
-| 144     | ro     | als_state                | 0 normal, 1 LOS soak, 2 shut down, 3 restart pulse, |
-|         |        |                          | 4 output disabled (by control or low power)         |
-| 145     | ro     | amp_status               | live conditions, same bits as amp_flags, not latched |
-| 146     | rw     | amp_control              | bit 0 output enable; bits 2-1 mode: 0 constant gain, |
-|         |        |                          | 1 constant output power                             |
-| 147-148 | rw     | target_gain              | u16, 0.01 dB                                        |
-| 149-150 | rw     | target_output_power      | s16, 0.01 dBm                                       |
-| 151-152 | rw     | target_tilt              | s16, 0.01 dB across the band                        |
-| 153     | rw     | als_mode                 | 0 disabled, 1 automatic restart, 2 manual restart   |
-| 154     | wo     | als_command              | bit 0 restart now; self-clearing, reads 0           |
-| 155-156 | rw     | als_los_soak             | u16, ms of lost input before the output shuts       |
-| 157-158 | rw     | als_restart_interval     | u16, s between automatic restart pulses             |
-| 159-160 | rw     | als_restart_pulse        | u16, ms a restart pulse lasts                       |
-| 161-162 | rw     | los_threshold            | s16, 0.01 dBm: input below this is loss of signal   |
-| 163-164 | rw     | pump_current_limit       | u16, 0.1 mA: over-current flag threshold            |
-| 165-166 | rw     | pump_temperature_limit   | s16, 1/256 degC: over-temperature flag threshold    |
-| 167-168 | rw     | back_reflection_limit    | s16, 0.01 dB (reflected/output): flag threshold     |
-| 176-177 | ro     | gain_min                 | u16, 0.01 dB: the module's gain range ...           |
-| 178-179 | ro     | gain_max                 | u16, 0.01 dB                                        |
-| 180-181 | ro     | output_power_max         | s16, 0.01 dBm: total output never exceeds this      |
-| 182-183 | ro     | tilt_min                 | s16, 0.01 dB                                        |
-| 184-185 | ro     | tilt_max                 | s16, 0.01 dB                                        |
-| 186     | ro     | pump_count               | number of pumps (1 or 2)                            |
-| 187-188 | ro     | pump_current_max         | u16, 0.1 mA: the pump driver's hardware limit       |
-| 224     | cor    | amp_flags                | latched, cleared when read: bit 0 input LOS, 1 ALS  |
-|         |        |                          | shut down, 2 gain out of range, 3 pump over-current, |
-|         |        |                          | 4 pump over-temperature, 5 back-reflection high     |
-| 225     | rw     | amp_flag_mask            | 1 masks the flag from the interrupt                 |
+| bytes   | access | field                  | meaning                                              |
+|---------|--------|------------------------|------------------------------------------------------|
+| 128-129 | ro     | input_power            | s16, 0.01 dBm, total input                           |
+| 130-131 | ro     | output_power           | s16, 0.01 dBm, total output                          |
+| 132-133 | ro     | actual_gain            | s16, 0.01 dB                                         |
+| 134-135 | ro     | actual_tilt            | s16, 0.01 dB                                         |
+| 136-137 | ro     | pump1_current          | u16, 0.1 mA                                          |
+| 138-139 | ro     | pump2_current          | u16, 0.1 mA (0 with one pump)                        |
+| 140-141 | ro     | pump_temperature       | s16, 1/256 degC                                      |
+| 142-143 | ro     | back_reflection        | s16, 0.01 dB, reflected relative to output           |
+| 144     | ro     | als_state              | 0 normal, 1 LOS soak, 2 shut down, 3 restart pulse,  |
+|         |        |                        | 4 output disabled (by control or low power)          |
+| 145     | ro     | amp_status             | live conditions, same bits as amp_flags, not latched |
+| 146     | rw     | amp_control            | bit 0 output enable; bits 2-1 mode: 0 constant gain, |
+|         |        |                        | 1 constant output power                              |
+| 147-148 | rw     | target_gain            | u16, 0.01 dB                                         |
+| 149-150 | rw     | target_output_power    | s16, 0.01 dBm                                        |
+| 151-152 | rw     | target_tilt            | s16, 0.01 dB across the band                         |
+| 153     | rw     | als_mode               | 0 disabled, 1 automatic restart, 2 manual restart    |
+| 154     | wo     | als_command            | bit 0 restart now; self-clearing, reads 0            |
+| 155-156 | rw     | als_los_soak           | u16, ms of lost input before the output shuts        |
+| 157-158 | rw     | als_restart_interval   | u16, s between automatic restart pulses              |
+| 159-160 | rw     | als_restart_pulse      | u16, ms a restart pulse lasts                        |
+| 161-162 | rw     | los_threshold          | s16, 0.01 dBm: input below this is loss of signal    |
+| 163-164 | rw     | pump_current_limit     | u16, 0.1 mA: over-current flag threshold             |
+| 165-166 | rw     | pump_temperature_limit | s16, 1/256 degC: over-temperature flag threshold     |
+| 167-168 | rw     | back_reflection_limit  | s16, 0.01 dB (reflected/output): flag threshold      |
+| 176-177 | ro     | gain_min               | u16, 0.01 dB: the module's gain range ...            |
+| 178-179 | ro     | gain_max               | u16, 0.01 dB                                         |
+| 180-181 | ro     | output_power_max       | s16, 0.01 dBm: total output never exceeds this       |
+| 182-183 | ro     | tilt_min               | s16, 0.01 dB                                         |
+| 184-185 | ro     | tilt_max               | s16, 0.01 dB                                         |
+| 186     | ro     | pump_count             | number of pumps (1 or 2)                             |
+| 187-188 | ro     | pump_current_max       | u16, 0.1 mA: the pump driver's hardware limit        |
+| 224     | cor    | amp_flags              | latched, cleared when read: bit 0 input LOS, 1 ALS   |
+|         |        |                        | shut down, 2 gain out of range, 3 pump over-current, |
+|         |        |                        | 4 pump over-temperature, 5 back-reflection high      |
+| 225     | rw     | amp_flag_mask          | 1 masks the flag from the interrupt                  |
 
 Monitors come first and controls right after them, so that a status poll
 reads both in one transaction starting at byte 126 (bank and page select,

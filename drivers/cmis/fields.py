@@ -43,7 +43,8 @@ class Field:
                              f"outside {low}..{high}")
         if self.kind == "bits" and self.size != 1:
             raise ValueError(f"{self.name}: bit fields are one byte")
-        if self.kind in ("u16", "s16") and self.size != 2 or self.kind == "u32" and self.size != 4:
+        expected = {"u16": 2, "s16": 2, "u32": 4}.get(self.kind)
+        if expected is not None and self.size != expected:
             raise ValueError(f"{self.name}: size {self.size} does not fit kind {self.kind}")
 
     @property

@@ -125,7 +125,7 @@ class PagedIo:
         if page == LOWER:
             return b"".join(self.bus.read(start, size)
                             for start, size in _chunks(offset, length))
-        for attempt in range(2):
+        for _attempt in range(2):
             self._select(page, bank)
             data = self._read_verified(page, bank, offset, length)
             if data is not None:
