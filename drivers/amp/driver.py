@@ -1,0 +1,212 @@
+"""The pluggable EDFA driver: the amplifier's meaning on top of the CMIS module API.
+
+A status poll is three bus transactions (module state; temperature and Vcc;
+the vendor page's monitors and controls, which sit side by side from byte 128
+so that one read also verifies the page select). Every write is read back.
+Gain changes larger than ``max_step_db`` are ramped so downstream receivers
+see no transient.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from drivers.amp import vendor_page as vp
+from drivers.amp.types import AmpCapabilities, AmpMonitors, AmpSettings, AmpStatus
+from drivers.cmis.fields import Field
+from drivers.cmis.module import CmisModule
+from drivers.errors import ValidationError, VerificationFailed
+
+DEFAULT_SLEW_DB_PER_SECOND = 10.0
+DEFAULT_MAX_STEP_DB = 0.5
+
+
+def _bits(raw: Any, names: dict[int, str]) -> tuple[str, ...]:
+    if not isinstance(raw, int):
+        return ()
+    return tuple(name for bit, name in names.items() if raw >> bit & 1)
+
+
+class AmpDriver:
+    def __init__(self, module: CmisModule):
+        self.module = module
+        self.name = module.name
+        self._capabilities: AmpCapabilities | None = None
+
+    def close(self) -> None:
+        self.module.close()
+
+    def __enter__(self) -> AmpDriver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- reading -------------------------------------------------------------------
+
+    def capabilities(self) -> AmpCapabilities:
+        if self._capabilities is None:
+            v = self.module.read_fields(vp.CAPABILITIES)
+            pumps = v["pump_count"]
+            self._capabilities = AmpCapabilities(
+                gain_min_db=v["gain_min"], gain_max_db=v["gain_max"],
+                output_power_max_dbm=v["output_power_max"],
+                tilt_min_db=v["tilt_min"], tilt_max_db=v["tilt_max"],
+                pump_count=pumps if isinstance(pumps, int) and 1 <= pumps <= 8 else None,
+                pump_current_max_ma=v["pump_current_max"],
+            )
+        return self._capabilities
+
+    SETTINGS_FIELDS = (vp.OUTPUT_ENABLE, vp.MODE, vp.TARGET_GAIN, vp.TARGET_OUTPUT_POWER,
+                       vp.TARGET_TILT, vp.ALS_MODE, vp.ALS_LOS_SOAK, vp.ALS_RESTART_INTERVAL,
+                       vp.ALS_RESTART_PULSE, vp.LOS_THRESHOLD)
+
+    def status(self) -> AmpStatus:
+        """One poll: module state, temperature, Vcc, amplifier monitors and settings."""
+        values = self.module.read_fields(
+            [*CmisModule.STATUS_FIELDS, *vp.MONITORS, *self.SETTINGS_FIELDS])
+        return AmpStatus(
+            module=self.module.status_from(values),
+            identity=self.module.identity(),
+            settings=self._settings(values),
+            monitors=self._monitors(values),
+        )
+
+    def settings(self) -> AmpSettings:
+        return self._settings(self.module.read_fields(self.SETTINGS_FIELDS))
+
+    def _settings(self, v: dict[str, Any]) -> AmpSettings:
+        enabled = v["output_enable"]
+        return AmpSettings(
+            mode=vp.MODES.get(v["mode"]) if isinstance(v["mode"], int) else None,
+            output_enabled=None if enabled is None else bool(enabled),
+            target_gain_db=v["target_gain"],
+            target_output_power_dbm=v["target_output_power"],
+            target_tilt_db=v["target_tilt"],
+            als_mode=vp.ALS_MODES.get(v["als_mode"]) if isinstance(v["als_mode"], int) else None,
+            als_los_soak_seconds=v["als_los_soak"],
+            als_restart_interval_seconds=v["als_restart_interval"],
+            als_restart_pulse_seconds=v["als_restart_pulse"],
+            los_threshold_dbm=v["los_threshold"],
+        )
+
+    def _monitors(self, v: dict[str, Any]) -> AmpMonitors:
+        pumps = self.capabilities().pump_count or 2
+        currents = (v["pump1_current"], v["pump2_current"])[:pumps]
+        state = v["als_state"]
+        return AmpMonitors(
+            input_power_dbm=v["input_power"],
+            output_power_dbm=v["output_power"],
+            gain_db=v["actual_gain"],
+            tilt_db=v["actual_tilt"],
+            pump_currents_ma=tuple(currents),
+            pump_temperature_celsius=v["pump_temperature"],
+            back_reflection_db=v["back_reflection"],
+            als_state=vp.ALS_STATES.get(state) if isinstance(state, int) else None,
+            conditions=_bits(v["amp_status"], vp.FLAG_BITS),
+        )
+
+    def read_and_clear_flags(self) -> dict[str, bool]:
+        """Every latched flag of the module and the amplifier; reading clears them."""
+        return self.module.read_and_clear_flags([(vp.AMP_FLAGS, vp.FLAG_BITS)])
+
+    # ---- writing -----------------------------------------------------------------------
+
+    def _write(self, changes: list[tuple[Field, float | int]]) -> None:
+        """Write numeric fields and read them back."""
+        for item, value in changes:
+            self.module.write_raw(item.page, item.offset, item.encode(value))
+        back = self.module.read_fields([f for f, _ in changes])
+        for item, value in changes:
+            got = back[item.name]
+            if got is None or not math.isclose(float(got), float(value), abs_tol=item.scale):
+                raise VerificationFailed(f"{item.name} reads back {got}, wrote {value}",
+                                         device=self.name)
+
+    def _control_byte(self) -> int:
+        raw = self.module.read_fields([vp.AMP_CONTROL])["amp_control"]
+        if not isinstance(raw, int):
+            raise VerificationFailed("amplifier control byte unreadable", device=self.name)
+        return raw
+
+    def check_targets(self, *, gain_db: float | None = None,
+                      output_power_dbm: float | None = None,
+                      tilt_db: float | None = None) -> None:
+        """Refuse (ValidationError) targets outside what the module advertises."""
+        caps = self.capabilities()
+        for what, value, low, high, unit in (
+            ("gain", gain_db, caps.gain_min_db, caps.gain_max_db, "dB"),
+            ("output power", output_power_dbm, None, caps.output_power_max_dbm, "dBm"),
+            ("tilt", tilt_db, caps.tilt_min_db, caps.tilt_max_db, "dB"),
+        ):
+            if value is None:
+                continue
+            if not math.isfinite(value):
+                raise ValidationError(f"{what} {value} is not a number", device=self.name)
+            if (low is not None and value < low) or (high is not None and value > high):
+                span = f"{low if low is not None else '-inf'}..{high} {unit}"
+                raise ValidationError(f"{what} {value:g} {unit} is outside the module's "
+                                      f"range {span}", device=self.name)
+
+    def set_mode(self, mode: str) -> None:
+        code = next((c for c, name in vp.MODES.items() if name == mode), None)
+        if code is None:
+            raise ValidationError(f"mode must be one of {', '.join(vp.MODES.values())}")
+        control = self._control_byte()
+        wanted = control & ~vp.MODE.mask | code << vp.MODE.shift
+        self.module.write_raw(vp.PAGE, vp.AMP_CONTROL.offset, bytes((wanted & 0xFF,)))
+        if self._control_byte() != wanted:
+            raise VerificationFailed(f"mode did not change to {mode}", device=self.name)
+
+    def set_output_enabled(self, enabled: bool) -> None:
+        control = self._control_byte()
+        wanted = control | vp.OUTPUT_ENABLE.mask if enabled else control & ~vp.OUTPUT_ENABLE.mask
+        self.module.write_raw(vp.PAGE, vp.AMP_CONTROL.offset, bytes((wanted & 0xFF,)))
+        if self._control_byte() != wanted:
+            raise VerificationFailed("output enable did not change", device=self.name)
+
+    def ramp_steps(self, start_db: float, target_db: float, max_step_db: float) -> list[float]:
+        """The gain set points from ``start_db`` to ``target_db``, none further apart than
+        ``max_step_db``."""
+        if max_step_db <= 0:
+            raise ValidationError("the gain step must be positive")
+        count = max(1, math.ceil(abs(target_db - start_db) / max_step_db - 1e-9))
+        return [round(start_db + (target_db - start_db) * (i + 1) / count, 2)
+                for i in range(count)]
+
+    def set_gain(self, gain_db: float, *, slew_db_per_second: float = DEFAULT_SLEW_DB_PER_SECOND,
+                 max_step_db: float = DEFAULT_MAX_STEP_DB) -> list[float]:
+        """Move the target gain to ``gain_db`` in steps; return the set points written."""
+        self.check_targets(gain_db=gain_db)
+        if slew_db_per_second <= 0:
+            raise ValidationError("the slew must be positive")
+        start = self.settings().target_gain_db
+        steps = [gain_db] if start is None else self.ramp_steps(start, gain_db, max_step_db)
+        for index, point in enumerate(steps):
+            if index:
+                self.module.sleep(abs(point - steps[index - 1]) / slew_db_per_second)
+            self._write([(vp.TARGET_GAIN, point)])
+        return steps
+
+    def set_output_power(self, output_power_dbm: float) -> None:
+        self.check_targets(output_power_dbm=output_power_dbm)
+        self._write([(vp.TARGET_OUTPUT_POWER, output_power_dbm)])
+
+    def set_tilt(self, tilt_db: float) -> None:
+        self.check_targets(tilt_db=tilt_db)
+        self._write([(vp.TARGET_TILT, tilt_db)])
+
+    def set_als_mode(self, mode: str) -> None:
+        """Write the ALS mode. Refusing "disabled" without an override is msoctl's rule."""
+        code = next((c for c, name in vp.ALS_MODES.items() if name == mode), None)
+        if code is None:
+            raise ValidationError(f"ALS mode must be one of {', '.join(vp.ALS_MODES.values())}")
+        self._write([(vp.ALS_MODE, code)])
+
+    def restart(self) -> None:
+        """Ask for one ALS restart pulse (the manual restart)."""
+        self.module.write_raw(vp.PAGE, vp.ALS_COMMAND.offset, bytes((vp.ALS_RESTART_NOW,)))
+
+    def dump(self, page: int) -> bytes:
+        return self.module.dump(page)

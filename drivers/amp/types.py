@@ -1,0 +1,53 @@
+"""Typed values the amplifier driver returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from drivers.cmis.module import ModuleIdentity, ModuleStatus
+
+
+@dataclass(frozen=True)
+class AmpCapabilities:
+    gain_min_db: float | None
+    gain_max_db: float | None
+    output_power_max_dbm: float | None
+    tilt_min_db: float | None
+    tilt_max_db: float | None
+    pump_count: int | None
+    pump_current_max_ma: float | None
+
+
+@dataclass(frozen=True)
+class AmpSettings:
+    mode: str | None  # "gain" (constant gain) or "power" (constant output power)
+    output_enabled: bool | None
+    target_gain_db: float | None
+    target_output_power_dbm: float | None
+    target_tilt_db: float | None
+    als_mode: str | None  # "auto", "manual", "disabled"
+    als_los_soak_seconds: float | None
+    als_restart_interval_seconds: float | None
+    als_restart_pulse_seconds: float | None
+    los_threshold_dbm: float | None
+
+
+@dataclass(frozen=True)
+class AmpMonitors:
+    input_power_dbm: float | None
+    output_power_dbm: float | None
+    gain_db: float | None
+    tilt_db: float | None
+    pump_currents_ma: tuple[float | None, ...]
+    pump_temperature_celsius: float | None
+    back_reflection_db: float | None
+    als_state: str | None
+    conditions: tuple[str, ...]  # live, not latched: names from FLAG_BITS
+
+
+@dataclass(frozen=True)
+class AmpStatus:
+    module: ModuleStatus
+    identity: ModuleIdentity
+    settings: AmpSettings
+    monitors: AmpMonitors
