@@ -204,6 +204,25 @@ class AmpDriver:
             raise ValidationError(f"ALS mode must be one of {', '.join(vp.ALS_MODES.values())}")
         self._write([(vp.ALS_MODE, code)])
 
+    def set_als_timings(self, *, los_soak_seconds: float | None = None,
+                        restart_interval_seconds: float | None = None,
+                        restart_pulse_seconds: float | None = None) -> None:
+        """LOS soak before shutdown, time between automatic restart pulses, pulse length."""
+        changes: list[tuple[Field, float | int]] = []
+        for item, value, low, high in (
+            (vp.ALS_LOS_SOAK, los_soak_seconds, 0.001, 60.0),
+            (vp.ALS_RESTART_INTERVAL, restart_interval_seconds, 1, 65535),
+            (vp.ALS_RESTART_PULSE, restart_pulse_seconds, 0.001, 60.0),
+        ):
+            if value is None:
+                continue
+            if not low <= value <= high:
+                raise ValidationError(f"{item.name} must be {low:g}..{high:g} s, got {value:g}",
+                                      device=self.name)
+            changes.append((item, value))
+        if changes:
+            self._write(changes)
+
     def restart(self) -> None:
         """Ask for one ALS restart pulse (the manual restart)."""
         self.module.write_raw(vp.PAGE, vp.ALS_COMMAND.offset, bytes((vp.ALS_RESTART_NOW,)))
