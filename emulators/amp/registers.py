@@ -1,0 +1,296 @@
+"""The amplifier's CMIS registers: identity, thresholds, control defaults, live values.
+
+Everything is written through the declarative field tables (drivers/cmis/pages
+and drivers/amp/vendor_page), so an offset lives in exactly one place. This
+module maps the model's typed values to and from bytes; it holds no state.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from drivers.amp import vendor_page as vendor
+from drivers.cmis.codes import DURATION_SECONDS
+from drivers.cmis.fields import LOWER, Field
+from drivers.cmis.pages import lower, page00, page01, page02, page10, page11
+from emulators.amp.edfa import EdfaDesign
+from emulators.amp.memory import PagedMemory
+
+FIELDS: tuple[Field, ...] = (*lower.FIELDS, *page00.FIELDS, *page01.FIELDS, *page02.FIELDS,
+                             *page10.FIELDS, *page11.FIELDS, *vendor.FIELDS)
+PAGES = (0x00, 0x01, 0x02, 0x10, 0x11, vendor.PAGE)
+
+MONITOR_FLOOR_DBM = -40.0
+MONITOR_CEILING_DBM = 30.0
+FAULT_CAUSE_PUMP = 32
+"""Lower byte 41, first code of the custom range: the pump failed."""
+
+STATUS_INPUT_LOS = 0x01
+STATUS_ALS_SHUTDOWN = 0x02
+STATUS_GAIN_OUT_OF_RANGE = 0x04
+STATUS_PUMP_OVER_CURRENT = 0x08
+STATUS_PUMP_OVER_TEMPERATURE = 0x10
+STATUS_BACK_REFLECTION_HIGH = 0x20
+
+
+def duration_code(seconds: float) -> int:
+    """The smallest page 01h duration code whose band holds ``seconds``."""
+    for code, bound in sorted(DURATION_SECONDS.items()):
+        if seconds <= bound:
+            return code
+    return 0xD
+
+
+def new_memory() -> PagedMemory:
+    return PagedMemory(FIELDS, PAGES)
+
+
+@dataclass(frozen=True)
+class Identity:
+    serial: str
+    vendor_name: str = "MegaScaleOut"
+    part_number: str = "MSO-EDFA-C20"
+    revision: str = "A1"
+    date_code: str = "25011501"  # YYMMDD and a two-character lot
+    firmware: tuple[int, int] = (1, 3)
+    hardware: tuple[int, int] = (1, 0)
+    max_power_watts: float = 4.0
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Page 02h: (high alarm, low alarm, high warning, low warning)."""
+
+    temperature_celsius: tuple[float, float, float, float] = (75.0, -5.0, 70.0, 0.0)
+    vcc_volts: tuple[float, float, float, float] = (3.63, 2.97, 3.465, 3.135)
+
+
+def write_identity(memory: PagedMemory, identity: Identity, design: EdfaDesign,
+                   pwr_up_seconds: float, pwr_dn_seconds: float) -> None:
+    m = memory
+    m.set_field(lower.IDENTIFIER, 0x18)  # QSFP-DD
+    m.set_field(lower.REVISION_MAJOR, 5)
+    m.set_field(lower.REVISION_MINOR, 2)
+    m.set_field(lower.FLAT_MEMORY, 0)
+    m.set_field(lower.FIRMWARE_MAJOR, identity.firmware[0])
+    m.set_field(lower.FIRMWARE_MINOR, identity.firmware[1])
+    m.set_field(page00.IDENTIFIER_COPY, 0x18)
+    m.set_field(page00.VENDOR_NAME, identity.vendor_name)
+    m.poke(0x00, page00.VENDOR_OUI.offset, bytes(3))  # no registered OUI
+    m.set_field(page00.PART_NUMBER, identity.part_number)
+    m.set_field(page00.REVISION, identity.revision)
+    m.set_field(page00.SERIAL, identity.serial)
+    m.set_field(page00.DATE_CODE, identity.date_code)
+    m.set_field(page00.CLEI, "")
+    power_class = next((c for c, w in enumerate((1.5, 3.5, 7.0, 8.0, 10.0, 12.0, 14.0))
+                        if identity.max_power_watts <= w), 7)
+    m.set_field(page00.POWER_CLASS, power_class)
+    m.set_field(page00.MAX_POWER, identity.max_power_watts)
+    m.set_field(page01.INACTIVE_FIRMWARE_MAJOR, identity.firmware[0])
+    m.set_field(page01.INACTIVE_FIRMWARE_MINOR, identity.firmware[1])
+    m.set_field(page01.HARDWARE_MAJOR, identity.hardware[0])
+    m.set_field(page01.HARDWARE_MINOR, identity.hardware[1])
+    m.set_field(page01.SUPPORTED_PAGES, 0x00)  # bank 0 only, no page 03h, no VDM
+    m.set_field(page01.MONITOR_SUPPORT, 0x03)  # temperature and Vcc, as the table defines it
+    m.set_field(page01.PWR_UP_DURATION, duration_code(pwr_up_seconds))
+    m.set_field(page01.PWR_DN_DURATION, duration_code(pwr_dn_seconds))
+    m.set_field(vendor.GAIN_MIN, design.gain_min_db)
+    m.set_field(vendor.GAIN_MAX, design.gain_max_db)
+    m.set_field(vendor.OUTPUT_POWER_MAX, design.output_power_max_dbm)
+    m.set_field(vendor.TILT_MIN, design.tilt_min_db)
+    m.set_field(vendor.TILT_MAX, design.tilt_max_db)
+    m.set_field(vendor.PUMP_COUNT, design.pump_count)
+    m.set_field(vendor.PUMP_CURRENT_MAX, design.pump_current_max_ma)
+
+
+def write_thresholds(memory: PagedMemory, thresholds: Thresholds) -> None:
+    for fields, values in ((page02.TEMPERATURE, thresholds.temperature_celsius),
+                           (page02.VCC, thresholds.vcc_volts)):
+        for f, value in zip(fields, values, strict=True):
+            memory.set_field(f, value)
+
+
+@dataclass
+class Controls:
+    """What the host has asked for, decoded from the rw bytes."""
+
+    low_power_request: bool = False
+    output_enable: bool = True
+    constant_power: bool = False
+    target_gain_db: float = 20.0
+    target_output_dbm: float = 10.0
+    target_tilt_db: float = 0.0
+    als_mode: int = 1
+    als_los_soak_seconds: float = 0.5
+    als_restart_interval_seconds: float = 100.0
+    als_restart_pulse_seconds: float = 2.0
+    los_threshold_dbm: float = -30.0
+    pump_current_limit_ma: float = 350.0
+    pump_temperature_limit_celsius: float = 35.0
+    back_reflection_limit_db: float = -25.0
+    tx_disable: bool = False
+    data_path_deinit: bool = False
+
+
+DEFAULTS = Controls()
+
+_NUMERIC = (
+    (vendor.TARGET_GAIN, "target_gain_db"),
+    (vendor.TARGET_OUTPUT_POWER, "target_output_dbm"),
+    (vendor.TARGET_TILT, "target_tilt_db"),
+    (vendor.ALS_MODE, "als_mode"),
+    (vendor.ALS_LOS_SOAK, "als_los_soak_seconds"),
+    (vendor.ALS_RESTART_INTERVAL, "als_restart_interval_seconds"),
+    (vendor.ALS_RESTART_PULSE, "als_restart_pulse_seconds"),
+    (vendor.LOS_THRESHOLD, "los_threshold_dbm"),
+    (vendor.PUMP_CURRENT_LIMIT, "pump_current_limit_ma"),
+    (vendor.PUMP_TEMPERATURE_LIMIT, "pump_temperature_limit_celsius"),
+    (vendor.BACK_REFLECTION_LIMIT, "back_reflection_limit_db"),
+)
+
+
+def write_controls(memory: PagedMemory, controls: Controls) -> None:
+    """Put ``controls`` in the rw bytes (at power-up and reset: the defaults)."""
+    m = memory
+    m.poke(LOWER, lower.MODULE_CONTROL.offset,
+           bytes((lower.LOW_POWER_REQUEST_SW if controls.low_power_request else 0,)))
+    m.poke(LOWER, lower.MASKS.offset, bytes(lower.MASKS.size))
+    m.poke(LOWER, lower.BANK_SELECT.offset, bytes(2))
+    m.set_field(vendor.OUTPUT_ENABLE, int(controls.output_enable))
+    m.set_field(vendor.MODE, int(controls.constant_power))
+    for f, name in _NUMERIC:
+        m.set_field(f, getattr(controls, name))
+    m.set_field(vendor.AMP_FLAG_MASK, 0)
+    m.set_field(page10.DATA_PATH_DEINIT, int(controls.data_path_deinit))
+    m.set_field(page10.TX_DISABLE, int(controls.tx_disable))
+
+
+def _value(memory: PagedMemory, f: Field) -> float:
+    return memory.raw(f) * f.scale
+
+
+def read_controls(memory: PagedMemory) -> Controls:
+    m = memory
+    controls = Controls(
+        low_power_request=bool(m.raw(lower.MODULE_CONTROL) & lower.LOW_POWER_REQUEST_SW),
+        output_enable=bool(m.raw(vendor.OUTPUT_ENABLE)),
+        constant_power=m.raw(vendor.MODE) == 1,
+        tx_disable=bool(m.raw(page10.TX_DISABLE) & 0x01),
+        data_path_deinit=bool(m.raw(page10.DATA_PATH_DEINIT) & 0x01),
+    )
+    for f, name in _NUMERIC:
+        setattr(controls, name, _value(m, f))
+    controls.als_mode = int(controls.als_mode)
+    return controls
+
+
+def refuse_invalid(memory: PagedMemory, previous: Controls) -> None:
+    """Put back controls the host set to a value the module does not implement.
+
+    The amplifier mode has two values (bits 2-1 = 2 or 3 are refused), ALS
+    three modes, and a restart interval or pulse of 0 is refused. Targets
+    outside the module's range are accepted as written: the module does its
+    best and flags gain_out_of_range, as CMIS amplifiers do.
+    """
+    m = memory
+    if m.raw(vendor.MODE) not in vendor.MODES:
+        m.set_field(vendor.MODE, int(previous.constant_power))
+    if m.raw(vendor.ALS_MODE) not in vendor.ALS_MODES:
+        m.set_field(vendor.ALS_MODE, previous.als_mode)
+    if m.raw(vendor.ALS_RESTART_INTERVAL) == 0:
+        m.set_field(vendor.ALS_RESTART_INTERVAL, previous.als_restart_interval_seconds)
+    if m.raw(vendor.ALS_RESTART_PULSE) == 0:
+        m.set_field(vendor.ALS_RESTART_PULSE, previous.als_restart_pulse_seconds)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The live values the module shows at one instant."""
+
+    module_state: int
+    interrupt: bool
+    fault_cause: int
+    temperature_celsius: float
+    vcc_volts: float
+    input_dbm: float
+    output_dbm: float
+    gain_db: float | None
+    tilt_db: float | None
+    pump_currents_ma: tuple[float, float]
+    pump_temperature_celsius: float | None
+    back_reflection_db: float | None
+    als_state: int
+    status: int
+    data_path_active: bool
+
+
+def _clamped(f: Field, value: float) -> float:
+    limit = (1 << (8 * f.size)) - 1
+    low, high = ((-(limit + 1) // 2 + 1) * f.scale, (limit // 2) * f.scale) if f.kind == "s16" \
+        else (0.0, limit * f.scale)
+    return min(max(value, low), high)
+
+
+def _set_reading(memory: PagedMemory, f: Field, value: float | None) -> None:
+    if value is None or math.isnan(value):
+        memory.poke(f.page, f.offset, (vendor.NO_READING & 0xFFFF).to_bytes(2, "big"))
+    else:
+        memory.set_field(f, _clamped(f, value))
+
+
+def _milliwatts(dbm: float) -> float:
+    return 0.0 if dbm == -math.inf else 10.0 ** (dbm / 10.0)
+
+
+def write_snapshot(memory: PagedMemory, snap: Snapshot) -> None:
+    m = memory
+    m.set_field(lower.MODULE_STATE, snap.module_state)
+    m.set_field(lower.INTERRUPT_DEASSERTED, 0 if snap.interrupt else 1)
+    m.set_field(lower.FAULT_CAUSE, snap.fault_cause)
+    m.set_field(lower.TEMPERATURE, _clamped(lower.TEMPERATURE, snap.temperature_celsius))
+    m.set_field(lower.VCC, _clamped(lower.VCC, snap.vcc_volts))
+    control = m.raw(lower.MODULE_CONTROL)
+    m.poke(LOWER, lower.MODULE_CONTROL.offset,
+           bytes((control & ~lower.SOFTWARE_RESET,)))  # self-clearing
+    _set_reading(m, vendor.INPUT_POWER, snap.input_dbm)
+    _set_reading(m, vendor.OUTPUT_POWER, snap.output_dbm)
+    _set_reading(m, vendor.ACTUAL_GAIN, snap.gain_db)
+    _set_reading(m, vendor.ACTUAL_TILT, snap.tilt_db)
+    m.set_field(vendor.PUMP1_CURRENT, _clamped(vendor.PUMP1_CURRENT, snap.pump_currents_ma[0]))
+    m.set_field(vendor.PUMP2_CURRENT, _clamped(vendor.PUMP2_CURRENT, snap.pump_currents_ma[1]))
+    _set_reading(m, vendor.PUMP_TEMPERATURE, snap.pump_temperature_celsius)
+    _set_reading(m, vendor.BACK_REFLECTION, snap.back_reflection_db)
+    m.set_field(vendor.ALS_STATE, snap.als_state)
+    m.set_field(vendor.AMP_STATUS, snap.status)
+    # Lane 1 of pages 10h/11h stands for the amplifier's one optical path.
+    m.set_field(page11.DATA_PATH_STATE_LANE1, 4 if snap.data_path_active else 1)
+    m.set_field(page11.TX_POWER_LANE1,
+                _clamped(page11.TX_POWER_LANE1, _milliwatts(snap.output_dbm)))
+    m.set_field(page11.RX_POWER_LANE1,
+                _clamped(page11.RX_POWER_LANE1, _milliwatts(snap.input_dbm)))
+
+
+def flags_temperature_vcc(memory: PagedMemory, temperature: float, vcc: float) -> int:
+    """Byte 9 bits for these readings against the page 02h thresholds."""
+    bits = 0
+    for base, fields, value in ((0, page02.TEMPERATURE, temperature), (4, page02.VCC, vcc)):
+        high_alarm, low_alarm, high_warning, low_warning = (_value(memory, f) for f in fields)
+        bits |= (value > high_alarm) << base
+        bits |= (value < low_alarm) << (base + 1)
+        bits |= (value > high_warning) << (base + 2)
+        bits |= (value < low_warning) << (base + 3)
+    return bits
+
+
+def interrupt_asserted(memory: PagedMemory) -> bool:
+    """Whether any latched flag is set and not masked (byte 3 bit 0 is its inverse)."""
+    m = memory
+    masks = m.peek(LOWER, lower.MASKS.offset, 4)
+    module_flags = m.peek(LOWER, lower.FLAGS_MODULE.offset, 4)
+    if any(flag & ~mask for flag, mask in zip(module_flags, masks, strict=True)):
+        return True
+    if m.raw(vendor.AMP_FLAGS) & ~m.raw(vendor.AMP_FLAG_MASK):
+        return True
+    lane = page11.LANE_FLAGS
+    return any(m.peek(lane.page, lane.offset, lane.size))
