@@ -12,8 +12,9 @@ from __future__ import annotations
 from drivers.cmis.io import CmisIo, PagedIo
 from drivers.errors import ValidationError
 from drivers.transports.i2c_bridge import BridgeBus
+from drivers.transports.i2c_bus import check_device_address
 from drivers.transports.i2c_optoe import OptoeIo
-from drivers.transports.i2c_smbus import SmbusBus, check_device_address
+from drivers.transports.i2c_smbus import SmbusBus
 
 TRANSPORTS = ("optoe", "i2c-dev", "i2c-bridge")
 DEFAULT_DEVICE_ADDRESS = 0x50

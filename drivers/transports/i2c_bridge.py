@@ -56,7 +56,7 @@ from drivers.errors import (
     ProtocolError,
     ValidationError,
 )
-from drivers.transports.i2c_smbus import check_device_address, check_transfer
+from drivers.transports.i2c_bus import check_device_address, check_transfer, read_transfers
 from drivers.transports.serial import SerialTransport
 
 PROTOCOL_VERSION = 1
@@ -120,17 +120,11 @@ class BridgeBus:
         self._link.close()
 
     def read(self, offset: int, length: int) -> bytes:
-        """``length`` bytes from ``offset``: one ``R`` request per 128 bytes.
-
-        A read longer than 128 bytes (page checks start two bytes early, at the
-        select bytes) is more than the protocol moves at once and takes two.
-        """
+        """``length`` bytes from ``offset`` in one ``R`` request (two when ``length`` is
+        over 128: see :func:`~drivers.transports.i2c_bus.read_transfers`)."""
         check_transfer(offset, length)
-        parts = []
-        for start in range(offset, offset + length, MAX_TRANSFER):
-            size = min(MAX_TRANSFER, offset + length - start)
-            parts.append(self._read_once(start, size))
-        return b"".join(parts)
+        return b"".join(self._read_once(start, size)
+                        for start, size in read_transfers(offset, length))
 
     def write(self, offset: int, data: bytes) -> None:
         """Write ``data`` (1..128 bytes) from ``offset``, in one transfer."""

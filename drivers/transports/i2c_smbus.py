@@ -15,30 +15,20 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from smbus2 import I2cFunc, SMBus, i2c_msg
 
 from drivers.cmis.io import IoStats
-from drivers.errors import (
-    DeviceError,
-    DeviceRejected,
-    DeviceTimeout,
-    DeviceUnreachable,
-    ValidationError,
-)
+from drivers.errors import DeviceError, DeviceRejected, DeviceTimeout, DeviceUnreachable
 from drivers.transports.deadline import CallTimedOut, DeadlineWorker
-
-R = TypeVar("R")
+from drivers.transports.i2c_bus import check_device_address, check_transfer, read_transfers
 
 NACK_ERRNOS = frozenset({errno.ENXIO, errno.EREMOTEIO, errno.EIO})
 """What adapter drivers return when the addressed device does not acknowledge."""
 
 HANG_ERRNOS = frozenset({errno.ETIMEDOUT, errno.EAGAIN})
 """What adapter drivers return when the bus is stuck (SDA held low, arbitration lost)."""
-
-MEMORY_SIZE = 256
-"""Byte addresses 0..255: lower memory and the selected upper page."""
 
 
 class RdwrBus(Protocol):
@@ -47,27 +37,14 @@ class RdwrBus(Protocol):
     def i2c_rdwr(self, *i2c_msgs: i2c_msg) -> None: ...
 
 
-def check_device_address(device_address: int) -> None:
-    if not 0x03 <= device_address <= 0x77:
-        raise ValidationError(f"I2C address {device_address:#04x} is not a 7-bit device "
-                              "address (0x03..0x77)")
-
-
-def check_transfer(offset: int, length: int) -> None:
-    """Byte address 0..255 and a length that stays inside them (no wrap-around)."""
-    if not 0 <= offset < MEMORY_SIZE or length < 1 or offset + length > MEMORY_SIZE:
-        raise ValidationError(f"I2C transfer of {length} bytes at byte {offset} is outside "
-                              f"byte addresses 0..{MEMORY_SIZE - 1}")
-
-
 class SmbusBus:
     """One device address on a Linux i2c-dev bus.
 
     ``bus`` is a bus number (``1`` or ``"1"`` for ``/dev/i2c-1``) or a device
     path; ``smbus`` replaces the bus that would be opened with any object that
     has smbus2's ``i2c_rdwr``, which tests use to put an emulated module on the
-    wire (whoever passes it in closes it). ``timeout_seconds`` bounds every transfer, however
-    long the adapter driver keeps it blocked in the kernel.
+    wire (whoever passes it in closes it). ``timeout_seconds`` bounds every
+    transfer, however long the adapter driver keeps it blocked in the kernel.
 
     Raises :class:`DeviceRejected` on a NACK (ENXIO, EREMOTEIO, EIO),
     :class:`DeviceTimeout` on a hung bus (ETIMEDOUT, EAGAIN) or after
@@ -125,8 +102,14 @@ class SmbusBus:
             self._worker.close()
 
     def read(self, offset: int, length: int) -> bytes:
-        """Set the address pointer to ``offset`` and read ``length`` bytes, in one transfer."""
+        """Set the address pointer to ``offset`` and read ``length`` bytes, in one transfer
+        (two when ``length`` is over 128: see :func:`~drivers.transports.i2c_bus.read_transfers`).
+        """
         check_transfer(offset, length)
+        return b"".join(self._read_once(start, size)
+                        for start, size in read_transfers(offset, length))
+
+    def _read_once(self, offset: int, length: int) -> bytes:
         smbus = self._require()
         pointer = i2c_msg.write(self.device_address, [offset])
         incoming = i2c_msg.read(self.device_address, length)
