@@ -242,6 +242,11 @@ class ScpiInterpreter:
         self.errors = errors
         self.messages = messages
 
+    def line_too_long(self) -> str | None:
+        """A line too long to buffer is an error in the queue, not a reply."""
+        self.errors.push(-223, "Too much data")
+        return None
+
     async def execute(self, line: str) -> str | None:
         """Run every unit of ``line``; the joined query replies, or ``None``."""
         replies: list[str] = []

@@ -1,7 +1,9 @@
-"""Line servers for SCPI instruments: raw TCP socket (port 5025 style) and a pty console.
+"""Line servers: raw TCP socket (port 5025 style) and a pty console.
 
-Both feed whole lines to a :class:`ScpiInterpreter` one at a time, in order,
-and carry out the transport faults of :mod:`emulators.faults`. A device that
+Used by the SCPI instruments and by the amplifier's serial I2C bridge. Both
+feed whole lines to a :class:`LineInterpreter` (a :class:`ScpiInterpreter`,
+say) one at a time, in order, and carry out the transport faults of
+:mod:`emulators.faults` (those the server is told to honour). A device that
 loses power takes its TCP listener and connections down with it (clients see
 the connection drop, then refusal until it has booted); the serial console's
 cable stays attached, but nothing is read or answered while the device is down.
@@ -21,8 +23,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from emulators.clock import Clock
-from emulators.faults import FaultInjector
-from emulators.scpi.parser import ScpiInterpreter
+from emulators.faults import TRANSPORT_FAULTS, FaultInjector
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,14 @@ class LineDevice(Protocol):
     def is_up(self) -> bool: ...
 
     def seconds_until_up(self) -> float: ...
+
+
+class LineInterpreter(Protocol):
+    async def execute(self, line: str) -> str | None:
+        """The reply to one line (without terminator), or ``None`` for no reply."""
+
+    def line_too_long(self) -> str | None:
+        """The reply to a line longer than the server buffers, or ``None``."""
 
 
 def split_lines(buffer: bytearray) -> list[bytes]:
@@ -58,12 +67,15 @@ class _Session:
     def __init__(
         self,
         device: LineDevice,
-        interpreter: ScpiInterpreter,
+        interpreter: LineInterpreter,
         terminator: bytes,
         send: Callable[[bytes], None],
         reset: Callable[[], None],
+        *,
+        transport_faults: frozenset[str] = TRANSPORT_FAULTS,
     ):
         self.device = device
+        self.transport_faults = transport_faults
         self.interpreter = interpreter
         self.terminator = terminator
         self.send = send
@@ -81,50 +93,59 @@ class _Session:
         for line in lines:
             if self.overflowed:  # the tail of an overlong line
                 self.overflowed = False
-                self.interpreter.errors.push(-223, "Too much data")
+                reply = self.interpreter.line_too_long()
+                if reply is not None:
+                    self.send(reply.encode("ascii", "replace") + self.terminator)
                 continue
             await self.handle(line)
 
+    def _fault(self, kind: str) -> bool:
+        return kind in self.transport_faults and self.device.faults.consume(kind) is not None
+
     async def handle(self, raw: bytes) -> None:
         faults = self.device.faults
-        if faults.is_active("freeze") or not self.device.is_up():
+        frozen = "freeze" in self.transport_faults and faults.is_active("freeze")
+        if frozen or not self.device.is_up():
             return
-        if faults.consume("drop"):
+        if self._fault("drop"):
             return
-        if faults.consume("reset"):
+        if self._fault("reset"):
             self.reset()
             return
         reply = await self.interpreter.execute(raw.decode("latin-1"))
         if reply is None:
             return
-        latency = faults.consume("latency")
+        latency = faults.consume("latency") if "latency" in self.transport_faults else None
         if latency and latency.seconds:
             await asyncio.sleep(latency.seconds)
-        if not self.device.is_up() or faults.is_active("freeze"):
+        frozen = "freeze" in self.transport_faults and faults.is_active("freeze")
+        if not self.device.is_up() or frozen:
             return
         data = reply.encode("ascii", "replace")
-        if faults.consume("garbage"):
+        if self._fault("garbage"):
             noise = bytes(self.garbage.randrange(256) for _ in range(max(8, len(data))))
             data = noise.replace(b"\n", b"\x00").replace(b"\r", b"\x00")
-        if faults.consume("truncate"):
+        if self._fault("truncate"):
             self.send(data[: max(1, len(data) // 2)])
             return
         self.send(data + self.terminator)
 
 
 class ScpiTcpServer:
-    """SCPI over a raw TCP socket; replies end in LF."""
+    """Lines over a raw TCP socket (SCPI, the I2C bridge); replies end in LF."""
 
     def __init__(
         self,
         device: LineDevice,
-        interpreter: ScpiInterpreter,
+        interpreter: LineInterpreter,
         *,
         host: str = "127.0.0.1",
         port: int = 0,
+        transport_faults: frozenset[str] = TRANSPORT_FAULTS,
     ):
         self.device = device
         self.interpreter = interpreter
+        self.transport_faults = transport_faults
         self.host = host
         self.port = port
         self._server: asyncio.Server | None = None
@@ -176,7 +197,8 @@ class ScpiTcpServer:
             return
         self._writers.add(writer)
         session = _Session(
-            self.device, self.interpreter, b"\n", writer.write, lambda: _abort(writer)
+            self.device, self.interpreter, b"\n", writer.write, lambda: _abort(writer),
+            transport_faults=self.transport_faults,
         )
         try:
             while not writer.is_closing():
@@ -206,13 +228,22 @@ def _abort(writer: asyncio.StreamWriter) -> None:
 
 
 class ScpiPtyServer:
-    """SCPI on a pseudo-terminal: a serial console at 38400 8N1; replies end in CR.
+    """Lines on a pseudo-terminal: a serial console, by default SCPI at 38400 8N1
+    with replies ending in CR.
 
     ``path`` is the slave side (``/dev/pts/N``) that a client opens with pyserial
     or a VISA ``ASRL`` resource.
     """
 
-    def __init__(self, device: LineDevice, interpreter: ScpiInterpreter, *, baud: int = 38400):
+    def __init__(
+        self,
+        device: LineDevice,
+        interpreter: LineInterpreter,
+        *,
+        baud: int = 38400,
+        terminator: bytes = b"\r",
+        transport_faults: frozenset[str] = TRANSPORT_FAULTS,
+    ):
         self.device = device
         self.interpreter = interpreter
         self.master, self._slave = os.openpty()
@@ -226,7 +257,8 @@ class ScpiPtyServer:
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._session = _Session(device, interpreter, b"\r", self._write, lambda: None)
+        self._session = _Session(device, interpreter, terminator, self._write, lambda: None,
+                                 transport_faults=transport_faults)
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
