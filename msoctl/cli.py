@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
+from drivers.transports.i2c import open_cmis_io
 
+from drivers.amp import vendor_page
+from drivers.amp.driver import AmpDriver
+from drivers.cmis.io import latched_bytes
+from drivers.cmis.module import STANDARD_FIELDS, CmisModule
 from drivers.errors import DeviceError, SafetyInterlock, ValidationError
 from drivers.ocs import OcsDriver
 from drivers.ocs.connect import open_ocs
@@ -24,6 +29,7 @@ from msoctl.inventory import Device, Inventory, find_inventory, load_inventory
 from msoctl.journal import DeviceBusy, Journal, JournalError, default_journal_path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SAFETY = 0, 1, 2, 3
+AMP_FIELDS = (*STANDARD_FIELDS, *vendor_page.FIELDS)
 _NO_ARGS_IS_HELP: type[Exception] | tuple[()] = getattr(
     click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2
 
@@ -66,6 +72,15 @@ class Context:
                           timeout_seconds=device.timeout_seconds)
         return device, driver
 
+    def amp(self, name: str) -> tuple[Device, AmpDriver]:
+        device = self.device(name, "amp")
+        io = open_cmis_io(device.endpoint.transport, device.endpoint.address,
+                          device_address=device.i2c_address,
+                          timeout_seconds=device.timeout_seconds,
+                          latched=latched_bytes(AMP_FIELDS))
+        module = CmisModule(io, name=name, extra_fields=vendor_page.FIELDS)
+        return device, AmpDriver(module)
+
 
 pass_context = click.make_pass_decorator(Context)
 
@@ -86,12 +101,13 @@ def cli(ctx: click.Context, inventory: str | None, journal: str | None, verbose:
 
 
 def _register() -> None:
+    from msoctl.cmd_amp import amp
     from msoctl.cmd_history import history
     from msoctl.cmd_inventory import inventory
     from msoctl.cmd_lab import demo, lab
     from msoctl.cmd_ocs import ocs
 
-    for command in (ocs, lab, demo, history, inventory):
+    for command in (ocs, amp, lab, demo, history, inventory):
         cli.add_command(command)
 
 

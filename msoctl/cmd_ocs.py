@@ -13,7 +13,7 @@ from drivers.errors import ValidationError
 from drivers.ocs import BootMode, OcsDriver, PortMap
 from msoctl.cli import Context, pass_context
 from msoctl.inventory import Device
-from msoctl.journal import DeviceLock
+from msoctl.journal import locked_change
 from msoctl.ocs_ops import (
     ApplyResult,
     OcsPlan,
@@ -298,9 +298,7 @@ def _set_ports(ctx: Context, device: str, ports: tuple[str, ...], enabled: bool,
             chosen = driver.check_ports(parse_port(p) for p in ports)
         except ValidationError as error:
             raise _refused(ctx, device, action, error) from None
-        with DeviceLock(ctx.journal, entry.name), ctx.journal.change(
-            device=device, action=action, ports=chosen
-        ):
+        with locked_change(ctx.journal, device=entry.name, action=action, ports=chosen):
             states = driver.set_ports_enabled(chosen, enabled)
     click.echo(f"{device}: ports {', '.join(map(str, states))} "
                f"{'enabled' if enabled else 'disabled'} (verified)")
@@ -335,9 +333,8 @@ def boot_mode(ctx: Context, device: str, mode: str | None, console: bool) -> Non
     """Show or set what the map is after a power loss: dark, or restore."""
     with _driver(ctx, device, console) as (entry, driver):
         if mode is not None:
-            with DeviceLock(ctx.journal, entry.name), ctx.journal.change(
-                device=device, action="ocs.boot-mode", boot_mode=mode
-            ):
+            with locked_change(ctx.journal, device=entry.name, action="ocs.boot-mode",
+                               boot_mode=mode):
                 driver.set_boot_mode(BootMode(mode))
         click.echo(f"{device}: boot mode {driver.boot_mode().value}")
 

@@ -30,8 +30,13 @@ from typing import Any
 
 from drivers.yamlfile import LinedList, Section, YamlFileError, load_file
 
-KINDS = ("ocs",)
-TRANSPORTS = {"ocs": ("visa", "serial")}
+KINDS = ("ocs", "amp")
+TRANSPORTS = {"ocs": ("visa", "serial"), "amp": ("i2c-bridge", "i2c-dev", "optoe")}
+KIND_FIELDS = {
+    "ocs": {"console", "max_switch_power_dbm"},
+    "amp": {"i2c_address", "gain_slew_db_per_second", "max_gain_step_db"},
+}
+DEFAULT_TIMEOUT_SECONDS = {"ocs": 5.0, "amp": 2.0}
 SECRET_FIELDS = frozenset({"password", "secret", "auth_key", "priv_key", "community"})
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 DEFAULT_MAX_SWITCH_POWER_DBM = 20.0
@@ -80,6 +85,9 @@ class Device:
     labels: dict[str, str] = field(default_factory=dict)
     console: Endpoint | None = None
     max_switch_power_dbm: float = DEFAULT_MAX_SWITCH_POWER_DBM
+    i2c_address: int = 0x50
+    gain_slew_db_per_second: float = 10.0
+    max_gain_step_db: float = 0.5
     secrets: dict[str, SecretRef] = field(default_factory=dict)
 
 
@@ -142,10 +150,9 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
         if name in devices:
             raise section.error("name", "is defined twice")
         kind = section.get("kind", str, choices=KINDS)
-        allowed = {"name", "kind", "transport", "address", "timeout_seconds", "labels",
-                   "console", "max_switch_power_dbm"} | SECRET_FIELDS
-        section.reject_unknown(allowed)
-        timeout = section.get("timeout_seconds", float, default=5.0)
+        allowed = {"name", "kind", "transport", "address", "timeout_seconds", "labels"}
+        section.reject_unknown(allowed | KIND_FIELDS[kind] | SECRET_FIELDS)
+        timeout = section.get("timeout_seconds", float, default=DEFAULT_TIMEOUT_SECONDS[kind])
         if not 0.05 <= timeout <= 600:
             raise section.error("timeout_seconds", "must be between 0.05 and 600 seconds")
         labels = section.get("labels", dict, default={})
@@ -160,6 +167,15 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
         limit = section.get("max_switch_power_dbm", float, default=DEFAULT_MAX_SWITCH_POWER_DBM)
         if not -10.0 <= limit <= 30.0:
             raise section.error("max_switch_power_dbm", "must be between -10 and 30 dBm")
+        i2c_address = section.get("i2c_address", int, default=0x50)
+        if not 0x03 <= i2c_address <= 0x77:
+            raise section.error("i2c_address", "must be a 7-bit address, 0x03..0x77")
+        slew = section.get("gain_slew_db_per_second", float, default=10.0)
+        if not 0.1 <= slew <= 1000:
+            raise section.error("gain_slew_db_per_second", "must be 0.1..1000 dB/s")
+        step = section.get("max_gain_step_db", float, default=0.5)
+        if not 0.01 <= step <= 10:
+            raise section.error("max_gain_step_db", "must be 0.01..10 dB")
         secrets = {key: _secret(section, key, base) for key in SECRET_FIELDS
                    if key in section.data}
         devices[name] = Device(
@@ -170,6 +186,9 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
             labels={str(k): str(v) for k, v in labels.items()},
             console=console,
             max_switch_power_dbm=limit,
+            i2c_address=i2c_address,
+            gain_slew_db_per_second=slew,
+            max_gain_step_db=step,
             secrets=secrets,
         )
     journal_path = None

@@ -243,3 +243,12 @@ class DeviceLock:
 
 class DeviceBusy(RuntimeError):
     """Another msoctl process is changing the device."""
+
+
+@contextmanager
+def locked_change(journal: Journal, *, device: str, action: str,
+                  **intent: Any) -> Iterator[Change]:
+    """A journaled change made while holding the device's lock."""
+    with DeviceLock(journal, device), journal.change(device=device, action=action,
+                                                     **intent) as change:
+        yield change
