@@ -103,7 +103,10 @@ class BridgeBus:
 
     @timeout_seconds.setter
     def timeout_seconds(self, seconds: float) -> None:
-        self._link.timeout_seconds = seconds
+        if seconds != self._link.timeout_seconds:
+            # The serial port takes its timeout when it opens: open it again.
+            self.close()
+            self._link.timeout_seconds = seconds
 
     @property
     def address(self) -> str:

@@ -79,13 +79,15 @@ class SmbusBus:
         """Open the bus device (once); every transfer opens it when needed."""
         if self._smbus is not None:
             return
+        smbus = SMBus()
         try:
-            smbus = SMBus(self._bus_path)
+            smbus.open(self._bus_path)  # opens, then asks the adapter what it can do
         except FileNotFoundError:
             raise DeviceUnreachable(f"{self._bus_path}: no such I2C bus (is i2c-dev loaded?)") \
                 from None
         except OSError as error:
-            raise DeviceUnreachable(f"cannot open {self._bus_path}: "
+            smbus.close()
+            raise DeviceUnreachable(f"cannot use {self._bus_path} as an I2C bus: "
                                     f"{error.strerror or error}") from None
         if not smbus.funcs & I2cFunc.I2C:
             smbus.close()
