@@ -136,7 +136,6 @@ class BridgeBus:
             raise ValidationError(f"{self.address}: a bridge write moves at most "
                                   f"{MAX_TRANSFER} bytes, not {len(data)}")
         what = f"write of {len(data)} bytes at byte {offset}"
-        self.stats.transactions += 1
         hex_data = bytes(data).hex().upper()
         reply = self._exchange(f"W {self.device_address:02X} {offset:02X} {hex_data}", what)
         if reply != "OK":
@@ -145,7 +144,6 @@ class BridgeBus:
 
     def _read_once(self, offset: int, length: int) -> bytes:
         what = f"read of {length} bytes at byte {offset}"
-        self.stats.transactions += 1
         reply = self._exchange(f"R {self.device_address:02X} {offset:02X} {length:02X}", what)
         digits = reply[3:] if reply.startswith("OK ") else None
         if digits is None or len(digits) != 2 * length or not _HEX.fullmatch(digits):
@@ -154,9 +152,10 @@ class BridgeBus:
         return bytes.fromhex(digits)
 
     def _exchange(self, request: str, what: str) -> str:
-        """Send one request line and return its reply line, without the line end."""
+        """Send one request line (one transaction) and return its reply, without the line end."""
         self.open()
         self._send(request)
+        self.stats.transactions += 1
         try:
             line = self._link.read_until(b"\n")
         except DeviceTimeout as error:

@@ -111,8 +111,8 @@ class OptoeIo:
         self._check_bank(bank)
         start = file_offset(page, offset)
         fd = self._require()
-        self.stats.transactions += chunk_count(start, length)
-        data = self._kernel(lambda: os.pread(fd, length, start), "read", page, offset)
+        data = self._kernel(lambda: os.pread(fd, length, start), chunk_count(start, length),
+                            "read", page, offset)
         if len(data) != length:
             raise ProtocolError(
                 f"{self._path}: read of {length} bytes at page {_page_name(page)} byte {offset} "
@@ -127,8 +127,8 @@ class OptoeIo:
         start = file_offset(page, offset)
         fd = self._require()
         payload = bytes(data)
-        self.stats.transactions += chunk_count(start, len(payload))
-        written = self._kernel(lambda: os.pwrite(fd, payload, start), "write", page, offset)
+        written = self._kernel(lambda: os.pwrite(fd, payload, start),
+                               chunk_count(start, len(payload)), "write", page, offset)
         if written != len(payload):
             raise ProtocolError(
                 f"{self._path}: write of {len(payload)} bytes at page {_page_name(page)} "
@@ -145,15 +145,22 @@ class OptoeIo:
         assert self._fd is not None
         return self._fd
 
-    def _kernel(self, call: Callable[[], R], what: str, page: int, offset: int) -> R:
+    def _kernel(self, call: Callable[[], R], chunks: int, what: str, page: int,
+                offset: int) -> R:
+        """Run ``call`` on the worker; count its ``chunks`` unless it never started."""
         where = f"{self._path}: {what} at page {_page_name(page)} byte {offset}"
         try:
-            return self._worker.call(call, self.timeout_seconds)
+            result = self._worker.call(call, self.timeout_seconds)
         except CallTimedOut as late:
+            if late.started:
+                self.stats.transactions += chunks
             raise DeviceTimeout(f"{where}: no answer within {self.timeout_seconds:g} s",
                                 detail=f"the kernel call {late}") from None
         except OSError as error:
+            self.stats.transactions += chunks
             raise self._os_error(error, where) from None
+        self.stats.transactions += chunks
+        return result
 
     def _os_error(self, error: OSError, where: str) -> DeviceError:
         text = error.strerror or str(error)

@@ -115,7 +115,6 @@ class SmbusBus:
         smbus = self._require()
         pointer = i2c_msg.write(self.device_address, [offset])
         incoming = i2c_msg.read(self.device_address, length)
-        self.stats.transactions += 1
         self._transfer(lambda: smbus.i2c_rdwr(pointer, incoming),
                        f"read of {length} bytes at byte {offset}")
         data = bytes(incoming)
@@ -127,7 +126,6 @@ class SmbusBus:
         check_transfer(offset, len(data))
         smbus = self._require()
         outgoing = i2c_msg.write(self.device_address, bytes((offset, *data)))
-        self.stats.transactions += 1
         self._transfer(lambda: smbus.i2c_rdwr(outgoing),
                        f"write of {len(data)} bytes at byte {offset}")
         self.stats.bytes_written += len(data)
@@ -138,14 +136,19 @@ class SmbusBus:
         return self._smbus
 
     def _transfer(self, call: Callable[[], None], what: str) -> None:
+        """Run one transfer on the worker; count it unless it never started."""
         try:
             self._worker.call(call, self.timeout_seconds)
         except CallTimedOut as late:
+            if late.started:
+                self.stats.transactions += 1
             raise DeviceTimeout(f"{self.address}: {what}: no answer within "
                                 f"{self.timeout_seconds:g} s", detail=f"the transfer {late}") \
                 from None
         except OSError as error:
+            self.stats.transactions += 1
             raise self._os_error(error, what) from None
+        self.stats.transactions += 1
 
     def _os_error(self, error: OSError, what: str) -> DeviceError:
         text = error.strerror or str(error)
