@@ -3,11 +3,17 @@
 The servers live on one asyncio event loop in a background thread, bound to
 loopback on ephemeral ports. Once all of them listen, the lab writes an
 inventory (atomically: write, then rename) that msoctl reads.
+
+Amplifier modules are reached through their USB-serial I2C bridge (TCP and a
+pty). A tick on the lab's loop brings every amplifier up to date every 50 ms
+of real time, so ALS shuts an output when its input goes dark even when
+nobody polls the module.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 from collections.abc import Coroutine
@@ -16,8 +22,11 @@ from typing import Any, TypeVar
 
 import yaml
 
+from emulators.amp.bridge import I2cBridge
+from emulators.amp.i2c import I2cSlave
+from emulators.amp.model import AmplifierModule
 from emulators.clock import Clock, RealClock
-from emulators.faults import Fault, FaultError
+from emulators.faults import Fault, FaultError, FaultInjector
 from emulators.lab.topology import Topology, load_topology
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
@@ -25,6 +34,9 @@ from emulators.optics.model import Fiber, OpticalModel, Transceivers
 from emulators.scpi.server import ScpiPtyServer, ScpiTcpServer
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+AMP_TICK_SECONDS = 0.05
 
 
 class Lab:
@@ -47,6 +59,10 @@ class Lab:
         self.fibers: dict[str, Fiber] = {}
         self.tcp: dict[str, ScpiTcpServer] = {}
         self.consoles: dict[str, ScpiPtyServer] = {}
+        self.amps: dict[str, AmplifierModule] = {}
+        self.i2c: dict[str, I2cSlave] = {}
+        self.bridges: dict[str, I2cBridge] = {}
+        self._tick: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._build()
@@ -64,6 +80,13 @@ class Lab:
                 boot_seconds=spec.boot_seconds,
                 nvram_path=self.state_dir / f"{spec.name}.nvram.json",
             )
+        for amp in self.topology.amplifiers:
+            module = AmplifierModule(
+                amp.name, self.optics, serial=amp.serial, gain_min_db=amp.gain_min_db,
+                gain_max_db=amp.gain_max_db, output_power_max_dbm=amp.output_power_max_dbm,
+            )
+            self.amps[amp.name] = module
+            self.i2c[amp.name] = I2cSlave(module)
         for bank in self.topology.transceivers:
             self.optics.add(Transceivers(bank.name, bank.count, power_dbm=bank.power_dbm))
         for link in self.topology.fibers():
@@ -71,7 +94,11 @@ class Lab:
                           connector_loss_db=link.connector_loss_db)
             self.optics.add(fiber)
             self.optics.patch(link.from_port, f"{link.name}:in")
-            self.optics.patch(f"{link.name}:out", link.to_port)
+            if link.amplifier is None:
+                self.optics.patch(f"{link.name}:out", link.to_port)
+            else:
+                self.optics.patch(f"{link.name}:out", f"{link.amplifier}:in")
+                self.optics.patch(f"{link.amplifier}:out", link.to_port)
             self.fibers[link.name] = fiber
 
     # ---- running ----------------------------------------------------------------
@@ -100,12 +127,33 @@ class Lab:
                 console = ScpiPtyServer(device, interpreter)
                 await console.start()
                 self.consoles[name] = console
+        for name, module in self.amps.items():
+            bridge = I2cBridge(name, [self.i2c[name]], clock=self.clock, faults=module.faults,
+                               serial_console=self.serial_consoles)
+            await bridge.start()
+            self.bridges[name] = bridge
+        if self.amps:
+            self._tick = asyncio.ensure_future(self._tick_amplifiers())
+
+    async def _tick_amplifiers(self) -> None:
+        # Real time, not the device clock: a stepped clock must not be pushed by the tick.
+        while True:
+            for module in self.amps.values():
+                try:
+                    module.update()
+                except Exception:  # one broken model must not stop ALS on the others
+                    log.exception("%s: update failed", module.name)
+            await asyncio.sleep(AMP_TICK_SECONDS)
 
     async def _stop_servers(self) -> None:
+        if self._tick is not None:
+            self._tick.cancel()
         for server in self.tcp.values():
             await server.stop()
         for console in self.consoles.values():
             await console.stop()
+        for bridge in self.bridges.values():
+            await bridge.stop()
 
     def call(self, coroutine: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
         """Run ``coroutine`` on the lab's loop and wait for its result."""
@@ -162,11 +210,15 @@ class Lab:
             raise FaultError(f"no fiber or cable named {name!r}")
         return found
 
-    def _device(self, name: str) -> OcsDevice:
-        try:
-            return self.ocs[name]
-        except KeyError:
-            raise FaultError(f"no device named {name!r}") from None
+    def _device(self, name: str) -> OcsDevice | AmplifierModule:
+        device: OcsDevice | AmplifierModule | None = self.ocs.get(name) or self.amps.get(name)
+        if device is None:
+            raise FaultError(f"no device named {name!r}")
+        return device
+
+    def faults(self, name: str) -> FaultInjector:
+        """The fault injector of device ``name``."""
+        return self._device(name).faults
 
     # ---- inventory -------------------------------------------------------------------
 
@@ -185,6 +237,20 @@ class Lab:
                 entry["console"] = {"transport": "serial",
                                     "address": self.consoles[spec.name].path}
             devices.append(entry)
+        spans = {f.amplifier: f.cable for f in self.topology.fibers() if f.amplifier}
+        for amp in self.topology.amplifiers:
+            labels = {"campus": amp.campus, "lab": self.topology.name}
+            if spans.get(amp.name):
+                labels["span"] = str(spans[amp.name])
+            devices.append({
+                "name": amp.name,
+                "kind": "amp",
+                "transport": "i2c-bridge",
+                "address": f"socket://127.0.0.1:{self.bridges[amp.name].port}",
+                "i2c_address": self.i2c[amp.name].address,
+                "timeout_seconds": 2.0,
+                "labels": labels,
+            })
         return {"journal": "journal.jsonl", "devices": devices}
 
     def write_inventory(self) -> Path:

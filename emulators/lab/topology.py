@@ -40,6 +40,16 @@ class TransceiverSpec:
 
 
 @dataclass(frozen=True)
+class AmplifierSpec:
+    name: str
+    campus: str
+    serial: str | None
+    gain_min_db: float
+    gain_max_db: float
+    output_power_max_dbm: float
+
+
+@dataclass(frozen=True)
 class FiberSpec:
     name: str
     from_port: str
@@ -48,6 +58,8 @@ class FiberSpec:
     loss_db_per_km: float
     connector_loss_db: float
     cable: str | None = None
+    amplifier: str | None = None
+    """An amplifier inserted at the far end: fiber out -> amplifier in, amplifier out -> to."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +76,7 @@ class Topology:
     source: str
     ocs: list[OcsSpec] = field(default_factory=list)
     transceivers: list[TransceiverSpec] = field(default_factory=list)
+    amplifiers: list[AmplifierSpec] = field(default_factory=list)
     patches: list[FiberSpec] = field(default_factory=list)
     cables: list[CableSpec] = field(default_factory=list)
 
@@ -104,7 +117,7 @@ def _expand_port(section: Section, key: str, offset: int, ports: dict[str, set[s
 
 def parse_topology(data: Any, source: str) -> Topology:
     top = Section(data, source, "topology")
-    top.reject_unknown({"name", "ocs", "transceivers", "patches", "cables"})
+    top.reject_unknown({"name", "ocs", "transceivers", "amplifiers", "patches", "cables"})
     topology = Topology(name=top.get("name", str, default="lab"), source=source)
     names: set[str] = set()
     inputs: dict[str, set[str]] = {}
@@ -150,6 +163,28 @@ def parse_topology(data: Any, source: str) -> Topology:
         )
         inputs[name] = {f"rx{n}" for n in range(1, count + 1)}
         outputs[name] = {f"tx{n}" for n in range(1, count + 1)}
+
+    for item, line in _items(top, "amplifiers"):
+        section = Section(item, source, "amplifiers entry", line=line)
+        section.reject_unknown({"name", "campus", "serial", "gain_min_db", "gain_max_db",
+                                "output_power_max_dbm"})
+        name = claim(section)
+        section.owner = f"amplifier {name!r}"
+        gain_min = section.get("gain_min_db", float, default=5.0)
+        gain_max = section.get("gain_max_db", float, default=25.0)
+        if not 0.0 <= gain_min <= 40.0:
+            raise section.error("gain_min_db", "must be 0..40 dB")
+        if not gain_min < gain_max <= 40.0:
+            raise section.error("gain_max_db", f"must be more than gain_min_db ({gain_min}) "
+                                "and at most 40 dB")
+        output_max = section.get("output_power_max_dbm", float, default=20.0)
+        if not -10.0 <= output_max <= 30.0:
+            raise section.error("output_power_max_dbm", "must be -10..30 dBm")
+        topology.amplifiers.append(AmplifierSpec(
+            name, section.get("campus", str, default=""), section.get("serial", str, default=None),
+            gain_min, gain_max, output_max))
+    amplifier_names = {a.name for a in topology.amplifiers}
+    placed: set[str] = set()
 
     fed: set[str] = set()
 
@@ -202,9 +237,20 @@ def parse_topology(data: Any, source: str) -> Topology:
         cable_fibers: list[FiberSpec] = []
         for sub, sub_line in _items(section, "fibers"):
             fiber_section = Section(sub, source, f"cable {name!r} fiber", line=sub_line)
-            fiber_section.reject_unknown({"from", "to", "connector_loss_db", "loss_db_per_km"})
+            fiber_section.reject_unknown({"from", "to", "connector_loss_db", "loss_db_per_km",
+                                          "amplifier"})
+            amplifier = fiber_section.get("amplifier", str, default=None)
+            if amplifier is not None:
+                if amplifier not in amplifier_names:
+                    raise fiber_section.error("amplifier", f"no amplifier {amplifier!r} in the "
+                                              "amplifiers section")
+                if amplifier in placed:
+                    raise fiber_section.error("amplifier", f"{amplifier} is already on "
+                                              "another fiber")
+                placed.add(amplifier)
             for made in fiber(fiber_section, defaults, name):
-                cable_fibers.append(replace(made, name=f"{name}/{len(cable_fibers) + 1}"))
+                cable_fibers.append(replace(made, name=f"{name}/{len(cable_fibers) + 1}",
+                                            amplifier=amplifier))
         if not cable_fibers:
             raise section.error("fibers", "a cable needs at least one fiber")
         role = section.get("role", str, default="working",
