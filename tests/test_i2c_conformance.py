@@ -13,7 +13,8 @@ The emulator is plugged in at the lowest seam each transport has (a file, the
 I2C_RDWR call, a serial line), so the transports' own framing and error
 mapping run. Tests of page selection run over the three raw buses (optoe
 selects pages in the kernel); a few tests at the end are specific to one
-transport (the optoe file layout, i2c-dev transfers, the bridge's resync).
+transport (the optoe file layout, i2c-dev transfers, the bridge's resync),
+and the last opens every amplifier of the lab the way its inventory says.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from smbus2 import i2c_msg
@@ -40,7 +42,7 @@ from smbus2.smbus2 import I2C_M_RD
 from drivers.amp import vendor_page as vendor
 from drivers.cmis.fields import LOWER
 from drivers.cmis.io import CmisIo, I2cBus, IoStats, PagedIo, latched_bytes
-from drivers.cmis.pages import lower
+from drivers.cmis.pages import lower, page00
 from drivers.errors import (
     DeviceError,
     DeviceRejected,
@@ -59,6 +61,7 @@ from emulators.amp.model import AmplifierModule
 from emulators.amp.registers import FIELDS, PAGES
 from emulators.clock import SteppedClock
 from emulators.faults import Fault
+from emulators.lab import Lab
 from emulators.optics.model import OpticalModel
 
 RIGS = ("optoe", "i2c-dev", "bridge-pty", "bridge-tcp")
@@ -845,3 +848,24 @@ def test_bridge_refusals_keep_the_line_in_step_and_wrong_lengths_resync() -> Non
     finally:
         bus.close()
         peer.close()
+
+
+# ---- the lab: what its inventory says opens ----------------------------------------------------
+
+
+def test_the_lab_inventory_opens_every_amplifier_over_both_bridge_lines(lab: Lab) -> None:
+    document = yaml.safe_load((lab.state_dir / "inventory.yaml").read_text())
+    amps = [d for d in document["devices"] if d["kind"] == "amp"]
+    assert {d["name"] for d in amps} == set(lab.amps)
+    for entry in amps:
+        name = entry["name"]
+        pty = lab.bridges[name].path
+        assert pty is not None
+        for address in (entry["address"], pty):
+            io = open_cmis_io(entry["transport"], address, device_address=entry["i2c_address"],
+                              timeout_seconds=entry["timeout_seconds"], latched=LATCHED)
+            try:
+                serial = io.read(page00.SERIAL.page, page00.SERIAL.offset, page00.SERIAL.size)
+                assert serial.decode().strip() == lab.amps[name].serial
+            finally:
+                io.close()
