@@ -19,6 +19,13 @@ pump failure) are handed to the model that registered a handler for them.
 | port      | device    | port ``target`` fails (state F, no light through it)            |
 | fiber_cut | optics    | fiber ``target`` carries no light                               |
 | pump      | device    | amplifier pump failure (amplifier emulators)                    |
+| nack      | device    | the amplifier does not acknowledge I2C transactions             |
+| bus_hang  | device    | I2C transactions to the amplifier fail with the bus held low    |
+| corrupt   | device    | one bit of an I2C read's data flips                             |
+| back_reflection | device | reflection into the amplifier's output rises above its limit |
+
+An amplifier takes ``reset`` as a module reset (CMIS software reset), not as
+a connection reset: its bridge keeps the connection.
 """
 
 from __future__ import annotations

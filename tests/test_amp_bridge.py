@@ -116,17 +116,21 @@ def test_lower_case_and_cr_lf_are_accepted(port: serial.SerialBase) -> None:
     assert ask(port, "v") == "OK MSO-I2C-BRIDGE 1 400"
 
 
-def test_lines_are_answered_in_order(port: serial.SerialBase) -> None:
-    port.write(b"V\nR 50 00 01\nX\nR 51 00 01\nW 50 7F 01\nR 50 7F 01\n")
-    replies = [port.readline() for _ in range(6)]
+def test_every_line_is_answered_once_in_order(port: serial.SerialBase) -> None:
+    port.write(b"V\nR 50 00 01\r\nX\n\nR 51 00 01\nW 50 7F 01\nR 50 7F 01\n")
+    replies = [port.readline() for _ in range(7)]
     assert replies == [b"OK MSO-I2C-BRIDGE 1 400\n", b"OK 18\n",
-                       b"ERR SYNTAX unknown command 'X'\n", b"NACK\n", b"OK\n", b"OK 01\n"]
+                       b"ERR SYNTAX unknown command 'X'\n", b"ERR SYNTAX empty line\n",
+                       b"NACK\n", b"OK\n", b"OK 01\n"]
 
 
 @pytest.mark.parametrize(("line", "reply"), [
     ("R 51 00 01", "NACK"),  # no device at 51h
     ("R 00 00 01", "NACK"),
     ("X", "ERR SYNTAX"),
+    ("", "ERR SYNTAX"),
+    ("   ", "ERR SYNTAX"),
+    ("V\rV", "ERR SYNTAX"),
     ("V 1", "ERR SYNTAX"),
     ("R 50 00", "ERR SYNTAX"),
     ("R 50 00 01 02", "ERR SYNTAX"),

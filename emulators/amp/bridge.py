@@ -8,9 +8,10 @@ amplifier module on it. It is served on a pty (``path``, a serial port at
 Protocol, version 1:
 
 - ASCII lines; the host ends lines with LF (CR LF accepted); the bridge
-  answers every line with exactly one line ending in LF, in order. Blank
-  lines carry no command and are not answered. Command letters and hex
-  digits may be upper or lower case; replies use upper case.
+  answers every line with exactly one line ending in LF, in order (a blank
+  line too: ``ERR SYNTAX empty line``). Fields are separated by spaces.
+  Command letters and hex digits may be upper or lower case; replies use
+  upper case.
 - ``V`` -> ``OK MSO-I2C-BRIDGE 1 400`` (protocol version 1, bus speed in kHz)
 - ``R AA OO NN`` (hex: 7-bit device address, start offset, byte count
   01-80) -> ``OK <2*NN hex digits>``: one combined transaction (offset
@@ -18,9 +19,9 @@ Protocol, version 1:
 - ``W AA OO DDDD…`` (hex data, 1..128 bytes) -> ``OK``: one write
   transaction.
 - errors: ``NACK`` (the device did not acknowledge), ``ERR BUS`` (bus hung),
-  ``ERR SYNTAX <text>`` (unknown command, wrong number of fields, a field
-  that is not hex, an odd number of data digits, a line over 1024
-  characters), ``ERR RANGE <text>`` (offset+count past 255, count 0 or over
+  ``ERR SYNTAX <text>`` (unknown command, empty line, wrong number of
+  fields, a field that is not hex, an odd number of data digits, a line over
+  1024 characters), ``ERR RANGE <text>`` (offset+count past 255, count 0 or over
   128, an address that is not a 7-bit address, a field over two digits).
 - A transaction to an address with no device gives ``NACK``.
 
@@ -41,7 +42,7 @@ from collections.abc import Callable, Iterable
 from emulators.amp.i2c import MAX_TRANSFER, I2cBusHang, I2cNack, I2cSlave
 from emulators.clock import Clock
 from emulators.faults import TRANSPORT_FAULTS, FaultInjector
-from emulators.scpi.server import ScpiPtyServer, ScpiTcpServer
+from emulators.scpi.server import ScpiPtyServer, ScpiTcpServer, split_lf_lines
 
 PROTOCOL_VERSION = 1
 IDENT = "MSO-I2C-BRIDGE"
@@ -91,18 +92,20 @@ class BridgeInterpreter:
 
     def _transact(self, line: str) -> tuple[str, float]:
         text = line.strip()
+        if not text:
+            raise _Refused("ERR SYNTAX empty line")
         if len(text) > MAX_LINE_CHARS:
             raise _Refused("ERR SYNTAX line too long")
         if not text.isascii() or not text.replace("\t", " ").isprintable():
             raise _Refused("ERR SYNTAX the line is not printable ASCII")
         fields = text.split()
-        command = fields[0].upper() if fields else ""
+        command = fields[0].upper()
         if command == "V":
             if len(fields) != 1:
                 raise _Refused("ERR SYNTAX V takes no arguments")
             return f"OK {IDENT} {PROTOCOL_VERSION} {self.bus_hz // 1000}", 0.0
         if command not in ("R", "W"):
-            raise _Refused(f"ERR SYNTAX unknown command {fields[0] if fields else ''!r}")
+            raise _Refused(f"ERR SYNTAX unknown command {fields[0]!r}")
         usage = "R AA OO NN" if command == "R" else "W AA OO DATA"
         if len(fields) != 4:
             raise _Refused(f"ERR SYNTAX usage: {usage}")
@@ -195,11 +198,11 @@ class I2cBridge:
         self.board = BridgeBoard(name, clock, faults)
         self.interpreter = BridgeInterpreter(slaves, clock=clock, bus_hz=bus_hz)
         self.tcp = ScpiTcpServer(self.board, self.interpreter, host=host, port=port,
-                                 transport_faults=BRIDGE_FAULTS)
+                                 transport_faults=BRIDGE_FAULTS, split=split_lf_lines)
         self.pty: ScpiPtyServer | None = None
         if serial_console:
             self.pty = ScpiPtyServer(self.board, self.interpreter, baud=BAUD, terminator=b"\n",
-                                     transport_faults=BRIDGE_FAULTS)
+                                     transport_faults=BRIDGE_FAULTS, split=split_lf_lines)
 
     @property
     def port(self) -> int:

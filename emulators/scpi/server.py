@@ -61,6 +61,20 @@ def split_lines(buffer: bytearray) -> list[bytes]:
     return [line for line in lines if line.strip()]
 
 
+def split_lf_lines(buffer: bytearray) -> list[bytes]:
+    """Take every complete LF-terminated line out of ``buffer``, blank ones too; a CR
+    before the LF is dropped (CR LF is accepted as a line end)."""
+    lines: list[bytes] = []
+    while (end := buffer.find(b"\n")) >= 0:
+        line = bytes(buffer[:end])
+        del buffer[:end + 1]
+        lines.append(line[:-1] if line.endswith(b"\r") else line)
+    return lines
+
+
+Splitter = Callable[[bytearray], list[bytes]]
+
+
 class _Session:
     """One client's line stream: faults, execution, reply."""
 
@@ -73,9 +87,11 @@ class _Session:
         reset: Callable[[], None],
         *,
         transport_faults: frozenset[str] = TRANSPORT_FAULTS,
+        split: Splitter = split_lines,
     ):
         self.device = device
         self.transport_faults = transport_faults
+        self.split = split
         self.interpreter = interpreter
         self.terminator = terminator
         self.send = send
@@ -86,7 +102,7 @@ class _Session:
 
     async def feed(self, data: bytes) -> None:
         self.buffer.extend(data)
-        lines = split_lines(self.buffer)
+        lines = self.split(self.buffer)
         if len(self.buffer) > MAX_LINE_BYTES:
             self.buffer.clear()
             self.overflowed = True
@@ -142,10 +158,12 @@ class ScpiTcpServer:
         host: str = "127.0.0.1",
         port: int = 0,
         transport_faults: frozenset[str] = TRANSPORT_FAULTS,
+        split: Splitter = split_lines,
     ):
         self.device = device
         self.interpreter = interpreter
         self.transport_faults = transport_faults
+        self.split = split
         self.host = host
         self.port = port
         self._server: asyncio.Server | None = None
@@ -198,7 +216,7 @@ class ScpiTcpServer:
         self._writers.add(writer)
         session = _Session(
             self.device, self.interpreter, b"\n", writer.write, lambda: _abort(writer),
-            transport_faults=self.transport_faults,
+            transport_faults=self.transport_faults, split=self.split,
         )
         try:
             while not writer.is_closing():
@@ -243,6 +261,7 @@ class ScpiPtyServer:
         baud: int = 38400,
         terminator: bytes = b"\r",
         transport_faults: frozenset[str] = TRANSPORT_FAULTS,
+        split: Splitter = split_lines,
     ):
         self.device = device
         self.interpreter = interpreter
@@ -258,7 +277,7 @@ class ScpiPtyServer:
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._session = _Session(device, interpreter, terminator, self._write, lambda: None,
-                                 transport_faults=transport_faults)
+                                 transport_faults=transport_faults, split=split)
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
