@@ -76,9 +76,9 @@ from dataclasses import replace
 from drivers.amp import vendor_page as vendor
 from drivers.cmis.codes import MODULE_STATE_CODES
 from drivers.cmis.fields import LOWER
-from drivers.cmis.pages import lower, page10, page11
+from drivers.cmis.pages import lower, page11
 from emulators.amp import edfa
-from emulators.amp.als import MODE_AUTO, RESTART_PULSE, SHUTDOWN, Als, AlsSettings
+from emulators.amp.als import RESTART_PULSE, SHUTDOWN, Als, AlsSettings
 from emulators.amp.edfa import EdfaDesign, GainTarget
 from emulators.amp.registers import (
     DEFAULTS,
@@ -516,8 +516,7 @@ class AmplifierModule:
             command = written.commands.get((vendor.PAGE, vendor.ALS_COMMAND.offset), 0)
             if command & vendor.ALS_RESTART_NOW:
                 self._als.restart(self._t, self._als_settings())
-            # page10.APPLY_DP_INIT: lane 1 has no staged settings to apply; accepted.
-            _ = written.commands.get((page10.P, page10.APPLY_DP_INIT.offset))
+            # Page 10h ApplyDPInit is accepted: lane 1 has no staged settings to apply.
             self._settle(self._t)
             self._refresh()
 
@@ -612,4 +611,4 @@ class _AmplifierElement(Element):
         return self.module.output_power_dbm(input_power("in"), now)
 
 
-__all__ = ["FAULT", "LOW_PWR", "MODE_AUTO", "PWR_DN", "PWR_UP", "READY", "AmplifierModule"]
+__all__ = ["FAULT", "LOW_PWR", "PWR_DN", "PWR_UP", "READY", "AmplifierModule"]
