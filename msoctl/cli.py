@@ -74,10 +74,14 @@ class Context:
 
     def amp(self, name: str) -> tuple[Device, AmpDriver]:
         device = self.device(name, "amp")
-        io = open_cmis_io(device.endpoint.transport, device.endpoint.address,
-                          device_address=device.i2c_address,
-                          timeout_seconds=device.timeout_seconds,
-                          latched=latched_bytes(AMP_FIELDS))
+        try:
+            io = open_cmis_io(device.endpoint.transport, device.endpoint.address,
+                              device_address=device.i2c_address,
+                              timeout_seconds=device.timeout_seconds,
+                              latched=latched_bytes(AMP_FIELDS))
+        except DeviceError as error:
+            error.device = error.device or name
+            raise
         module = CmisModule(io, name=name, extra_fields=vendor_page.FIELDS)
         return device, AmpDriver(module)
 

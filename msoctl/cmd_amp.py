@@ -254,7 +254,8 @@ def thresholds(ctx: Context, device: str, output: str) -> None:
              "low_alarm": t.low_alarm, "high_warning": t.high_warning,
              "low_warning": t.low_warning, "state": t.evaluate(values.get(group)) or
              ("ok" if values.get(group) is not None else None)}
-            for group, t in limits.items()]
+            for group, t in limits.items()
+            if any(v for v in (t.high_alarm, t.low_alarm, t.high_warning, t.low_warning))]
     if output == "json":
         emit_json({"device": device, "thresholds": rows})
         return

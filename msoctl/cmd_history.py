@@ -10,6 +10,9 @@ from msoctl.cli import Context, pass_context
 from msoctl.journal import Operation
 from msoctl.output import emit_json, table
 
+_RECORD_KEYS = frozenset({"ts", "op", "event", "device", "action", "user", "host", "pid",
+                          "before", "current", "wanted", "method"})
+
 
 def _summary(operation: Operation) -> str:
     intent = operation.intent
@@ -25,9 +28,8 @@ def _summary(operation: Operation) -> str:
         return text or "no change needed"
     if "ports" in intent:
         return "ports " + ",".join(map(str, intent["ports"]))
-    if "boot_mode" in intent:
-        return f"boot mode {intent['boot_mode']}"
-    return ""
+    settings = {k: v for k, v in intent.items() if k not in _RECORD_KEYS and v is not None}
+    return " ".join(f"{k}={v}" for k, v in settings.items() if not isinstance(v, dict | list))
 
 
 def _outcome(operation: Operation) -> str:
