@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
-from drivers.transports.i2c import open_cmis_io
 
 from drivers.amp import vendor_page
 from drivers.amp.driver import AmpDriver
@@ -23,6 +22,7 @@ from drivers.cmis.module import STANDARD_FIELDS, CmisModule
 from drivers.errors import DeviceError, SafetyInterlock, ValidationError
 from drivers.ocs import OcsDriver
 from drivers.ocs.connect import open_ocs
+from drivers.transports.i2c import open_cmis_io
 from drivers.yamlfile import YamlFileError
 from msoctl import __version__
 from msoctl.inventory import Device, Inventory, find_inventory, load_inventory
