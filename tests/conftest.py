@@ -108,3 +108,22 @@ def subprocess_env(lab: Lab) -> dict[str, str]:
     env["MSOCTL_INVENTORY"] = str(lab.state_dir / "inventory.yaml")
     env.pop("MSOCTL_JOURNAL", None)
     return env
+
+
+def wait_until(predicate: Callable[[], bool], what: str, seconds: float = 5.0) -> None:
+    """Wait (real time: the lab runs on the real clock) until ``predicate`` holds."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting: {what}"
+        time.sleep(0.01)
+
+
+def restart_amplifier(lab: Lab, name: str) -> None:
+    """Do what a host does after lighting a span: ask the amplifier for an ALS restart."""
+    from drivers.amp import vendor_page
+
+    module = lab.amps[name]
+    module.host_write(127, bytes((vendor_page.PAGE,)))
+    module.host_write(vendor_page.ALS_COMMAND.offset, bytes((vendor_page.ALS_RESTART_NOW,)))

@@ -12,7 +12,7 @@ from emulators.faults import Fault
 from emulators.lab import Lab
 from emulators.optics.model import Transceivers
 from msoctl.journal import Journal
-from tests.conftest import Msoctl, Result
+from tests.conftest import Msoctl, Result, restart_amplifier, wait_until
 
 
 def _journal(lab: Lab) -> list[dict[str, Any]]:
@@ -233,12 +233,14 @@ def test_serial_console(msoctl: Msoctl, lab: Lab) -> None:
 def test_light_check_reports_a_cut_fiber(msoctl: Msoctl, lab: Lab) -> None:
     lab.ocs["ocs-a"].add((1,), (121,))
     lab.ocs["ocs-b"].add((61,), (65,))
-    lab.inject("span-1", Fault("fiber_cut"))
-    document = json.loads(msoctl("ocs", "light", "ocs-b", "-o", "json").out)
-    assert document["paths"][0]["status"] == "dark input"
-    lab.clear("span-1")
+    restart_amplifier(lab, "amp-1")
+    wait_until(lambda: lab.optics.power_dbm("ocs-b:61") > 0, "amp-1 amplifies span-1")
     document = json.loads(msoctl("ocs", "light", "ocs-b", "-o", "json").out)
     assert document["paths"][0]["status"] == "ok"
+    lab.inject("span-1", Fault("fiber_cut"))
+    wait_until(lambda: lab.amps["amp-1"].als_state == 2, "ALS shuts amp-1")
+    document = json.loads(msoctl("ocs", "light", "ocs-b", "-o", "json").out)
+    assert document["paths"][0]["status"] == "dark input"
 
 
 @pytest.mark.parametrize("fault", [

@@ -13,6 +13,7 @@ from emulators.faults import Fault, FaultError
 from emulators.lab import Lab, load_topology
 from emulators.lab.topology import PATCH_CONNECTOR_LOSS_DB, PATCH_LENGTH_KM
 from emulators.optics.model import NO_LIGHT_DBM
+from tests.conftest import restart_amplifier, wait_until
 
 # Two 4x4 switches (ingress 1..4, egress 5..8), two hosts each, and a 10 km
 # cable with one fiber per direction between egress 8 and ingress 4.
@@ -271,6 +272,11 @@ def test_faults_on_unknown_targets_are_refused(mini: Lab) -> None:
         mini.inject("ocs-x", Fault("pump"))
 
 
+def _settled(lab: Lab) -> bool:
+    gain = lab.amps["amp-1"].gain_db
+    return gain is not None and abs(gain - 20.0) < 0.02
+
+
 def test_the_running_default_lab_cuts_a_span_both_ways(lab: Lab) -> None:
     inventory = (lab.state_dir / "inventory.yaml").read_text()
     assert "ocs-a" in inventory and "ocs-b" in inventory
@@ -280,12 +286,19 @@ def test_the_running_default_lab_cuts_a_span_both_ways(lab: Lab) -> None:
     # Wait for the switching to settle (device time is real time in this lab).
     settle = max(a.pending_until(), b.pending_until()) - lab.clock.now()
     time.sleep(max(0.0, settle) + 0.02)
+    restart_amplifier(lab, "amp-1")  # its ALS shut it while span-1 was dark
+    wait_until(lambda: _settled(lab), "amp-1 amplifies span-1 at its gain")
     arriving = (lab.optics.power_dbm("ocs-b:61"), lab.optics.power_dbm("ocs-a:61"))
     assert all(p > -15 for p in arriving), arriving
     lab.inject("span-1", Fault("fiber_cut"))
-    assert lab.optics.power_dbm("ocs-b:61") == NO_LIGHT_DBM
-    assert lab.optics.power_dbm("ocs-a:61") == NO_LIGHT_DBM
+    assert lab.optics.power_dbm("ocs-a:61") == NO_LIGHT_DBM  # no amplifier on B->A
+    # amp-1 passes only its own noise until ALS shuts it after the LOS soak
+    assert lab.optics.power_dbm("ocs-b:61") < -10
+    wait_until(lambda: lab.optics.power_dbm("ocs-b:61") == NO_LIGHT_DBM, "ALS shuts amp-1")
     assert not any(lab.fibers[f.name].cut for c in lab.topology.cables if c.name == "span-2"
                    for f in c.fibers)
     lab.clear("span-1")
-    assert (lab.optics.power_dbm("ocs-b:61"), lab.optics.power_dbm("ocs-a:61")) == arriving
+    assert lab.optics.power_dbm("ocs-a:61") == arriving[1]
+    restart_amplifier(lab, "amp-1")
+    wait_until(lambda: _settled(lab), "amp-1 back at its gain")
+    assert lab.optics.power_dbm("ocs-b:61") == pytest.approx(arriving[0], abs=0.05)
