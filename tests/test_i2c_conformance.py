@@ -27,6 +27,7 @@ import random
 import socket
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import astuple
 from pathlib import Path
@@ -155,33 +156,33 @@ class LoopThread:
         self.loop.close()
 
 
-class Rig:
+class Rig(ABC):
     """One transport to one emulated module, with the device-side levers the tests pull."""
 
     transport: str
     io: CmisIo
     bus: I2cBus | None = None
 
+    @abstractmethod
     def holds(self, page: int, offset: int, length: int) -> bytes:
         """What the device holds now at these bytes (no access rules applied)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def device_counts(self) -> tuple[int, int, int]:
         """(transactions, bytes read, bytes written) as the device side counted them."""
-        raise NotImplementedError
 
-    def nack_next(self) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def nack_next(self) -> None: ...
 
-    def hang_next(self) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def hang_next(self) -> None: ...
 
+    @abstractmethod
     def answer_late(self, seconds: float) -> None:
         """The next transaction's answer comes ``seconds`` late."""
-        raise NotImplementedError
 
-    def set_timeout(self, seconds: float) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def set_timeout(self, seconds: float) -> None: ...
 
     def close(self) -> None:
         self.io.close()
