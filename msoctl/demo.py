@@ -62,7 +62,8 @@ def run_demo(state_dir: Path | None = None) -> int:
         for stale in ("journal.jsonl", "ocs-a.nvram.json", "ocs-b.nvram.json"):
             (root / stale).unlink(missing_ok=True)
         _say("Starting the emulated lab: two campuses 30 km apart, a 64x64 LC optical "
-             "circuit switch in each, switch transceivers patched in, two 30 km spans.")
+             "circuit switch in each, switch transceivers patched in, two 30 km spans, "
+             "each with a pluggable EDFA managed over CMIS on I2C.")
         with Lab(root) as fabric:
             inventory = root / "inventory.yaml"
             os.environ["MSOCTL_INVENTORY"] = str(inventory)
@@ -88,19 +89,47 @@ def run_demo(state_dir: Path | None = None) -> int:
             _say("At campus B, connect the spans' far ends to sw-b's receivers.")
             _run("ocs connect ocs-b 61:65 62:66")
 
-            _say("Light that left sw-a now arrives at campus B after 30 km of fiber "
+            _say("The spans were dark when the lab started, so each amplifier's automatic "
+                 "laser shutdown (ALS) switched its output off. With light on the spans now, "
+                 "ask both for a restart; a restart pulse finds the light and the gain "
+                 "control loop brings the output back.")
+            _run("amp restart amp-1")
+            _run("amp restart amp-2")
+            time.sleep(0.3)
+            _run("amp status amp-1")
+
+            _say("Light that left sw-a arrives at campus B after 30 km of fiber and amp-1/amp-2 "
                  "(ports 61, 62 in; 65, 66 out towards sw-b):")
             _run("ocs power ocs-b 61 62 65 66")
+
+            _say("Lower amp-1's gain by 3 dB: msoctl ramps it in 0.5 dB steps so receivers "
+                 "downstream see no transient, and reads every step back.")
+            _run("amp set amp-1 --gain 17")
+            _say("A gain outside the module's advertised range is refused before anything is "
+                 "sent (exit 2), and so is disabling ALS without the explicit override "
+                 "(exit 3). Both refusals are journaled.")
+            _run("amp set amp-1 --gain 30", expect=2)
+            _run("amp als amp-1 --mode disabled", expect=3)
 
             _say("A map that feeds two ingress ports into one egress port is refused before "
                  "anything is sent (exit 2), and the refusal is journaled.")
             _run(f"ocs apply ocs-a {root / 'bad-map.yaml'}", expect=2)
 
-            _say("Cut the span-1 cable (a lab fault). The OCS monitors at campus B go dark on "
-                 "the working path; the protection path still carries light.")
+            _say("Cut the span-1 cable (a lab fault). amp-1 loses its input; after the 0.5 s "
+                 "loss-of-signal soak its ALS shuts the output. The OCS monitors at campus B "
+                 "go dark on the working path; the protection path still carries light.")
             fabric.inject("span-1", Fault("fiber_cut"))
+            time.sleep(0.8)
             _run("ocs power ocs-b 61 62")
+            _run("amp status amp-1 -o json")
+            _say("The latched flags tell what happened even after it is over; reading them "
+                 "clears them, and msoctl says so.")
+            _run("amp flags amp-1")
+            _say("Splice the cable and restart amp-1: light is back.")
             fabric.clear("span-1")
+            _run("amp restart amp-1")
+            time.sleep(0.3)
+            _run("ocs power ocs-b 61")
 
             _say("Pull the power on ocs-b. Its boot mode is 'restore', so the map comes back "
                  "from non-volatile memory once it has booted.")
