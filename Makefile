@@ -31,6 +31,7 @@ pytest: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/ocs_remap.py
+	$(BIN)/python bench/amp_poll.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache lab-state

@@ -38,8 +38,8 @@ EXPECTED_CALLS = {
 }
 
 
-def load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_ocs_remap", BENCH)
+def load_bench(path: Path = BENCH) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_{path.stem}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while being built
@@ -109,3 +109,15 @@ def test_table_renders(document: dict[str, Any]) -> None:
     table = load_bench().render_table(document)
     assert "bulk CONN:ONLY" in table
     assert "ratios of median wall time" in table
+
+
+def test_amp_poll_bench_reports_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    amp_poll = load_bench(BENCH.with_name("amp_poll.py"))
+    assert amp_poll.main(["--json", "--polls", "3"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    for key in ("poll", "lower_bound", "field_by_field"):
+        cost = document[key]
+        assert cost["transactions"] > 0 and cost["bytes"] > 0 and cost["bus_seconds"] > 0
+    # The floor is a floor: nothing the driver does can beat it.
+    assert document["poll"]["bus_seconds"] >= document["lower_bound"]["bus_seconds"]
+    assert document["ratios"]["poll_over_lower_bound"] >= 1.0
