@@ -135,7 +135,7 @@ class PagedIo:
                             f"bank {bank} selected")
 
     def _read_verified(self, page: int, bank: int, offset: int, length: int) -> bytes | None:
-        if self._early_start_ok(page, offset) and offset + length - 126 <= MAX_TRANSFER + 2:
+        if self._early_start_ok(page, offset) and offset + length - 126 <= MAX_TRANSFER:
             skip = offset - 126
             data = self.bus.read(126, skip + length)
             if tuple(data[:2]) != (bank, page):
