@@ -20,7 +20,6 @@ and the last opens every amplifier of the lab the way its inventory says.
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import errno
 import os
 import random
@@ -57,7 +56,8 @@ from drivers.transports.i2c_bridge import BridgeBus
 from drivers.transports.i2c_optoe import OptoeIo
 from drivers.transports.i2c_smbus import SmbusBus
 from emulators.amp.bridge import I2cBridge
-from emulators.amp.i2c import I2cBusHang, I2cNack, I2cSlave
+from emulators.amp.i2c import I2cSlave
+from emulators.amp.i2c_dev import EmulatedAdapter
 from emulators.amp.model import AmplifierModule
 from emulators.amp.registers import FIELDS, PAGES
 from emulators.clock import SteppedClock
@@ -98,17 +98,12 @@ def spec_offset(page: int, byte: int) -> int:
     return byte if page == LOWER else PAGE_SIZE * (page + 1) + (byte - PAGE_SIZE)
 
 
-class SlaveOnWire:
-    """A Linux I2C adapter with the emulated module on it, as i2c-dev's I2C_RDWR sees it.
-
-    A combined read is a one-byte write message (the offset) and a read
-    message, a write is one write message; the read message's buffer is
-    filled as the kernel would. A NACK comes back as ENXIO and a hung bus as
-    ETIMEDOUT, as adapter drivers report them. ``delay_next`` holds the next
-    transfer back, as a slow adapter would.
-    """
+class SlaveOnWire(EmulatedAdapter):
+    """The emulated adapter, recording each transfer and able to hold the next one back,
+    as a slow adapter would."""
 
     def __init__(self, slave: I2cSlave):
+        super().__init__(slave)
         self.slave = slave
         self.delay_next = 0.0
         self.calls: list[list[tuple[int, bool, int]]] = []  # (address, read?, length) per message
@@ -118,25 +113,7 @@ class SlaveOnWire:
         if self.delay_next:
             seconds, self.delay_next = self.delay_next, 0.0
             time.sleep(seconds)
-        try:
-            self._carry_out(msgs)
-        except I2cNack:
-            raise OSError(errno.ENXIO, os.strerror(errno.ENXIO)) from None
-        except I2cBusHang:
-            raise OSError(errno.ETIMEDOUT, os.strerror(errno.ETIMEDOUT)) from None
-
-    def _carry_out(self, msgs: tuple[i2c_msg, ...]) -> None:
-        if any(m.addr != self.slave.address for m in msgs):
-            raise I2cNack("nobody at that address")
-        reads = [bool(m.flags & I2C_M_RD) for m in msgs]
-        if reads == [False, True] and msgs[0].len == 1:
-            data = self.slave.read(bytes(msgs[0])[0], msgs[1].len)
-            ctypes.memmove(msgs[1].buf, data, len(data))
-        elif reads == [False] and msgs[0].len >= 2:
-            raw = bytes(msgs[0])
-            self.slave.write(raw[0], raw[1:])
-        else:
-            raise OSError(errno.EOPNOTSUPP, f"this bus carries no {reads} transfer")
+        super().i2c_rdwr(*msgs)
 
 
 class LoopThread:
