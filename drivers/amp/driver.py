@@ -114,13 +114,21 @@ class AmpDriver:
     # ---- writing -----------------------------------------------------------------------
 
     def _write(self, changes: list[tuple[Field, float | int]]) -> None:
-        """Write numeric fields and read them back."""
-        for item, value in changes:
-            self.module.write_raw(item.page, item.offset, item.encode(value))
+        """Write numeric fields and read them back: each must read back exactly what was
+        written (a raw step off is a different setting: ALS mode 1 is not 2).
+
+        Raises ValidationError, before writing anything, for a value the field cannot hold.
+        """
+        try:
+            encoded = [(item, value, item.encode(value)) for item, value in changes]
+        except (ValueError, OverflowError) as error:
+            raise ValidationError(str(error), device=self.name) from error
+        for item, _value, data in encoded:
+            self.module.write_raw(item.page, item.offset, data)
         back = self.module.read_fields([f for f, _ in changes])
-        for item, value in changes:
+        for item, value, data in encoded:
             got = back[item.name]
-            if got is None or not math.isclose(float(got), float(value), abs_tol=item.scale):
+            if got is None or got != item.decode(data, item.offset):
                 raise VerificationFailed(f"{item.name} reads back {got}, wrote {value}",
                                          device=self.name)
 
@@ -168,18 +176,21 @@ class AmpDriver:
 
     def ramp_steps(self, start_db: float, target_db: float, max_step_db: float) -> list[float]:
         """The gain set points from ``start_db`` to ``target_db``, none further apart than
-        ``max_step_db``."""
-        if max_step_db <= 0:
-            raise ValidationError("the gain step must be positive")
-        count = max(1, math.ceil(abs(target_db - start_db) / max_step_db - 1e-9))
-        return [round(start_db + (target_db - start_db) * (i + 1) / count, 2)
-                for i in range(count)]
+        ``max_step_db``. Computed on the register's 0.01 dB grid, so that rounding a set
+        point never makes a step larger than ``max_step_db`` (at least 0.01 dB)."""
+        if not (math.isfinite(max_step_db) and max_step_db >= 0.01):
+            raise ValidationError("the gain step must be at least 0.01 dB")
+        start, target = round(start_db * 100), round(target_db * 100)
+        step = math.floor(max_step_db * 100 + 1e-9)
+        count = max(1, math.ceil(abs(target - start) / step))
+        # floor division: consecutive points differ by floor or ceil of (target-start)/count
+        return [(start + (target - start) * (i + 1) // count) / 100 for i in range(count)]
 
     def set_gain(self, gain_db: float, *, slew_db_per_second: float = DEFAULT_SLEW_DB_PER_SECOND,
                  max_step_db: float = DEFAULT_MAX_STEP_DB) -> list[float]:
         """Move the target gain to ``gain_db`` in steps; return the set points written."""
         self.check_targets(gain_db=gain_db)
-        if slew_db_per_second <= 0:
+        if not slew_db_per_second > 0:  # NaN too
             raise ValidationError("the slew must be positive")
         start = self.settings().target_gain_db
         steps = [gain_db] if start is None else self.ramp_steps(start, gain_db, max_step_db)

@@ -25,7 +25,9 @@ FAULT_CAUSES: dict[int, str] = {
     2: "data memory corrupted",
     3: "program memory corrupted",
 }
-"""Lower page byte 41; 32..63 are custom (see the amplifier's vendor page)."""
+"""Lower page byte 41; 4..31 and 64..255 are reserved, 32..63 are custom (the vendor's)."""
+
+CUSTOM_FAULT_CAUSES = range(32, 64)
 
 DURATION_SECONDS: dict[int, float] = {
     0x0: 0.001,
@@ -65,3 +67,11 @@ def name_of(table: dict[int, str], value: int | None) -> str | None:
     if value is None:
         return None
     return table.get(value, f"reserved (0x{value:02x})")
+
+
+def fault_cause_name(cause: int | None) -> str | None:
+    """Byte 41: the name of a standard cause, ``custom fault 0x..`` for a vendor's code
+    (32..63), ``reserved (0x..)`` for any other value, ``None`` if no value."""
+    if cause is not None and cause in CUSTOM_FAULT_CAUSES:
+        return f"custom fault 0x{cause:02x}"
+    return name_of(FAULT_CAUSES, cause)

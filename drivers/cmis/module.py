@@ -35,6 +35,7 @@ class ModuleIdentity:
     vendor: str | None
     vendor_oui: str | None
     part_number: str | None
+    vendor_revision: str | None  # page 00h 164-165, the vendor's revision of the part number
     hardware_revision: str | None
     serial: str | None
     date_code: str | None
@@ -161,6 +162,7 @@ class CmisModule:
                 vendor=v["vendor_name"] or None,
                 vendor_oui=v["vendor_oui"],
                 part_number=v["part_number"] or None,
+                vendor_revision=v["revision"] or None,
                 hardware_revision=f"{v['hardware_major']}.{v['hardware_minor']}",
                 serial=v["serial"] or None,
                 date_code=v["date_code"] or None,
@@ -179,8 +181,7 @@ class CmisModule:
         fault = None
         if state == "ModuleFault":
             cause = self.read_fields([lower.FAULT_CAUSE])["fault_cause"]
-            fault = codes.FAULT_CAUSES.get(cause, f"custom fault 0x{cause:02x}") \
-                if isinstance(cause, int) else None
+            fault = codes.fault_cause_name(cause) if isinstance(cause, int) else None
         deasserted = values.get("interrupt_deasserted")
         return ModuleStatus(
             state=state,
