@@ -32,7 +32,8 @@ from drivers.amp import vendor_page as vp
 from drivers.amp.driver import AmpDriver
 from drivers.cmis.fields import Field
 from drivers.cmis.io import PagedIo, latched_bytes
-from drivers.cmis.module import STANDARD_FIELDS, CmisModule
+from drivers.cmis.module import CmisModule
+from drivers.cmis.pages import STANDARD_FIELDS
 from drivers.transports.i2c_smbus import SmbusBus
 from emulators.amp.i2c import BusStats, I2cSlave
 from emulators.amp.i2c_dev import EmulatedAdapter

@@ -18,7 +18,8 @@ import click
 from drivers.amp import vendor_page
 from drivers.amp.driver import AmpDriver
 from drivers.cmis.io import latched_bytes
-from drivers.cmis.module import STANDARD_FIELDS, CmisModule
+from drivers.cmis.module import CmisModule
+from drivers.cmis.pages import STANDARD_FIELDS
 from drivers.errors import DeviceError, SafetyInterlock, ValidationError
 from drivers.ocs import OcsDriver
 from drivers.ocs.connect import open_ocs

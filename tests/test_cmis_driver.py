@@ -21,7 +21,8 @@ from drivers.amp.driver import AmpDriver
 from drivers.cmis.fields import LOWER
 from drivers.cmis.image import ImageIo
 from drivers.cmis.io import PagedIo, latched_bytes
-from drivers.cmis.module import STANDARD_FIELDS, CmisModule
+from drivers.cmis.module import CmisModule
+from drivers.cmis.pages import STANDARD_FIELDS
 from drivers.errors import (
     DeviceTimeout,
     ProtocolError,
@@ -130,7 +131,7 @@ def test_without_the_latched_list_the_same_read_would_consume_flags() -> None:
     """Why PagedIo must be given the latched bytes: the early start would read 134-135."""
     pages = distinct_pages()
     bus = ModuleBus(pages, latched=LATCHED)
-    io = PagedIo(bus)  # latched not passed
+    io = PagedIo(bus, latched=frozenset())  # an empty latched list
     io.read(0x11, 136, 1)
     assert {(0x11, 134), (0x11, 135)} <= bus.latched_reads
 

@@ -26,8 +26,8 @@ from drivers.cmis import codes
 from drivers.cmis.fields import LOWER, Field
 from drivers.cmis.image import ImageIo
 from drivers.cmis.io import MAX_TRANSFER, PagedIo, latched_bytes
-from drivers.cmis.module import STANDARD_FIELDS, CmisModule
-from drivers.cmis.pages import lower
+from drivers.cmis.module import CmisModule
+from drivers.cmis.pages import STANDARD_FIELDS, lower
 from drivers.cmis.reads import plan_reads
 from drivers.errors import DeviceError
 from tests.cmis_doubles import ModuleBus

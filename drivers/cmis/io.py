@@ -94,8 +94,9 @@ class PagedIo:
     """:class:`CmisIo` over an :class:`I2cBus`: page and bank selection, tracked and verified."""
 
     bus: I2cBus
-    latched: frozenset[tuple[int, int]] = frozenset()
-    """(page, byte) of clear-on-read bytes, which no early start may cross."""
+    latched: frozenset[tuple[int, int]]
+    """(page, byte) of clear-on-read bytes, which no early start may cross. Required: without
+    it an early start could consume a latched flag (see :func:`latched_bytes`)."""
     stats: IoStats = field(init=False)
     _selected: tuple[int, int] | None = field(default=None, init=False)  # (bank, page)
 

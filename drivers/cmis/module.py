@@ -18,7 +18,7 @@ from typing import Any
 from drivers.cmis import codes
 from drivers.cmis.fields import LOWER, Field
 from drivers.cmis.io import CmisIo, latched_bytes
-from drivers.cmis.pages import STANDARD_PAGES, lower, page00, page01, page02
+from drivers.cmis.pages import STANDARD_FIELDS, lower, page00, page01, page02
 from drivers.cmis.reads import plan_reads
 from drivers.errors import DeviceError, DeviceTimeout, ProtocolError
 
@@ -80,7 +80,6 @@ class Durations:
     power_down_seconds: float
 
 
-STANDARD_FIELDS: tuple[Field, ...] = tuple(f for page in STANDARD_PAGES for f in page.FIELDS)
 
 
 class CmisModule:

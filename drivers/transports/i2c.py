@@ -9,7 +9,8 @@
 
 from __future__ import annotations
 
-from drivers.cmis.io import CmisIo, PagedIo
+from drivers.cmis.io import CmisIo, PagedIo, latched_bytes
+from drivers.cmis.pages import STANDARD_FIELDS
 from drivers.errors import ValidationError
 from drivers.transports.i2c_bridge import BridgeBus
 from drivers.transports.i2c_bus import check_device_address
@@ -26,14 +27,15 @@ def open_cmis_io(
     *,
     device_address: int = DEFAULT_DEVICE_ADDRESS,
     timeout_seconds: float = 2.0,
-    latched: frozenset[tuple[int, int]] = frozenset(),
+    latched: frozenset[tuple[int, int]] | None = None,
 ) -> CmisIo:
     """Open the module's memory and return it ready to use (close it when done).
 
     ``device_address`` is the module's 7-bit I2C address; the optoe driver is
     bound to its own, so with optoe only the default 0x50 is accepted.
     ``latched`` lists the (page, byte) of clear-on-read bytes, which page
-    checks must not read by accident (see :class:`~drivers.cmis.io.PagedIo`).
+    checks must not read by accident (see :class:`~drivers.cmis.io.PagedIo`);
+    by default those of the standard CMIS pages. Pass the vendor pages' too.
 
     Raises :class:`ValidationError` for an unknown transport or a bad
     address, :class:`DeviceUnreachable` when the file, bus or serial line
@@ -57,6 +59,8 @@ def open_cmis_io(
         raise ValidationError(f"unknown I2C transport {transport!r}; use one of "
                               f"{', '.join(TRANSPORTS)}")
     _open(bus)
+    if latched is None:
+        latched = latched_bytes(STANDARD_FIELDS)
     return PagedIo(bus, latched=latched)
 
 
