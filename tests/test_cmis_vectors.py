@@ -359,7 +359,8 @@ SPEC_FIELDS: tuple[tuple[str, int, int, int], ...] = (
     ("hardware_major", 0x01, 130, 1),
     ("hardware_minor", 0x01, 131, 1),
     ("supported_pages", 0x01, 142, 1),
-    ("monitor_support", 0x01, 160, 1),
+    ("module_monitor_support", 0x01, 159, 1),
+    ("lane_monitor_support", 0x01, 160, 1),
     ("module_pwr_dn_duration", 0x01, 167, 1),
     ("module_pwr_up_duration", 0x01, 167, 1),
     # page 02h: each group high alarm, low alarm, high warning, low warning, 2 bytes each

@@ -92,7 +92,8 @@ def write_identity(memory: PagedMemory, identity: Identity, design: EdfaDesign,
     m.set_field(page01.HARDWARE_MAJOR, identity.hardware[0])
     m.set_field(page01.HARDWARE_MINOR, identity.hardware[1])
     m.set_field(page01.SUPPORTED_PAGES, 0x00)  # bank 0 only, no page 03h, no VDM
-    m.set_field(page01.MONITOR_SUPPORT, 0x03)  # temperature and Vcc, as the table defines it
+    m.set_field(page01.MODULE_MONITOR_SUPPORT, 0x03)  # temperature and Vcc
+    m.set_field(page01.LANE_MONITOR_SUPPORT, 0x06)  # lane 1 Tx and Rx power (mirrored)
     m.set_field(page01.PWR_UP_DURATION, duration_code(pwr_up_seconds))
     m.set_field(page01.PWR_DN_DURATION, duration_code(pwr_dn_seconds))
     m.set_field(vendor.GAIN_MIN, design.gain_min_db)
