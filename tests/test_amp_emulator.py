@@ -24,7 +24,8 @@ from emulators.clock import SteppedClock
 from emulators.faults import Fault, FaultError
 from emulators.optics.model import NO_LIGHT_DBM, OpticalModel, Receiver, Source
 
-LOS, ALS_SHUT, GAIN_RANGE, OVER_CURRENT, OVER_TEMP, REFLECTION = (1 << n for n in range(6))
+LOS, ALS_SHUT, GAIN_RANGE, OVER_CURRENT, OVER_TEMP, REFLECTION, PUMP_FAILURE = (
+    1 << n for n in range(7))
 NORMAL, SOAK, SHUTDOWN, PULSE, DISABLED = range(5)
 
 
@@ -644,7 +645,8 @@ def test_pump_failure_faults_the_module_until_a_reset(bench: Bench) -> None:
     assert bench.out() == NO_LIGHT_DBM
     assert bench.number(vendor.PUMP1_CURRENT) == 0.0
     assert bench.number(vendor.PUMP2_CURRENT) == 0.0
-    assert int(bench.number(vendor.AMP_FLAGS)) & GAIN_RANGE
+    assert int(bench.number(vendor.AMP_FLAGS)) & (GAIN_RANGE | PUMP_FAILURE) == \
+        GAIN_RANGE | PUMP_FAILURE
     assert bench.raw(page11.FLAGS_TX_FAULT) == b"\x01"
     bench.amp.faults.clear("pump")
     bench.advance(1.0)
@@ -667,11 +669,13 @@ def test_one_failed_pump_saturates_the_other(bench: Bench) -> None:
     assert bench.number(vendor.PUMP2_CURRENT) == 0.0
     assert bench.number(vendor.PUMP1_CURRENT) == pytest.approx(400.0, abs=0.1)
     status = int(bench.number(vendor.AMP_STATUS))
-    assert status & (GAIN_RANGE | OVER_CURRENT | OVER_TEMP) == GAIN_RANGE | OVER_CURRENT | OVER_TEMP
+    wanted = GAIN_RANGE | OVER_CURRENT | OVER_TEMP | PUMP_FAILURE
+    assert status & wanted == wanted
     assert bench.number(vendor.PUMP_TEMPERATURE) == pytest.approx(40.0, abs=0.2)
     bench.amp.faults.clear("pump")
     bench.advance(0.3)
     assert bench.out() == pytest.approx(20.0, abs=1e-6)
+    assert not int(bench.number(vendor.AMP_STATUS)) & PUMP_FAILURE
 
 
 def test_back_reflection_fault(bench: Bench) -> None:

@@ -42,7 +42,8 @@ means "no reading".
 | 187-188 | ro     | pump_current_max       | u16, 0.1 mA: the pump driver's hardware limit        |
 | 224     | cor    | amp_flags              | latched, cleared when read: bit 0 input LOS, 1 ALS   |
 |         |        |                        | shut down, 2 gain out of range, 3 pump over-current, |
-|         |        |                        | 4 pump over-temperature, 5 back-reflection high      |
+|         |        |                        | 4 pump over-temperature, 5 back-reflection high,     |
+|         |        |                        | 6 pump failure (a pump gave out)                     |
 | 225     | rw     | amp_flag_mask          | 1 masks the flag from the interrupt                  |
 
 Monitors come first and controls right after them, so that a status poll
@@ -120,7 +121,8 @@ ALS_MODES = {0: "disabled", 1: "auto", 2: "manual"}
 ALS_STATES = {0: "normal", 1: "los-soak", 2: "shutdown", 3: "restart-pulse", 4: "output-disabled"}
 ALS_RESTART_NOW = 0x01
 FLAG_BITS = {0: "input_los", 1: "als_shutdown", 2: "gain_out_of_range",
-             3: "pump_over_current", 4: "pump_over_temperature", 5: "back_reflection_high"}
+             3: "pump_over_current", 4: "pump_over_temperature", 5: "back_reflection_high",
+             6: "pump_failure"}
 
 CONTROLS = (AMP_CONTROL, TARGET_GAIN, TARGET_OUTPUT_POWER, TARGET_TILT, ALS_MODE, ALS_COMMAND,
             ALS_LOS_SOAK, ALS_RESTART_INTERVAL, ALS_RESTART_PULSE, LOS_THRESHOLD,

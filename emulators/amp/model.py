@@ -89,6 +89,7 @@ from emulators.amp.registers import (
     STATUS_BACK_REFLECTION_HIGH,
     STATUS_GAIN_OUT_OF_RANGE,
     STATUS_INPUT_LOS,
+    STATUS_PUMP_FAILURE,
     STATUS_PUMP_OVER_CURRENT,
     STATUS_PUMP_OVER_TEMPERATURE,
     Controls,
@@ -427,6 +428,8 @@ class AmplifierModule:
             status |= STATUS_GAIN_OUT_OF_RANGE
         if not any(self._pumps_ok) and c.output_enable and not c.low_power_request:
             status |= STATUS_GAIN_OUT_OF_RANGE
+        if not all(self._pumps_ok):
+            status |= STATUS_PUMP_FAILURE
         if any(i > c.pump_current_limit_ma for i in currents):
             status |= STATUS_PUMP_OVER_CURRENT
         hottest = edfa.pump_temperature_celsius(self.design, max(currents))
