@@ -111,8 +111,9 @@ def _register() -> None:
     from msoctl.cmd_inventory import inventory
     from msoctl.cmd_lab import demo, lab
     from msoctl.cmd_ocs import ocs
+    from msoctl.cmd_switch import switch
 
-    for command in (ocs, amp, lab, demo, history, inventory):
+    for command in (ocs, amp, switch, lab, demo, history, inventory):
         cli.add_command(command)
 
 

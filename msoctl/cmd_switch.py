@@ -1,0 +1,64 @@
+"""``msoctl switch``: the deep-buffer switches' long-haul congestion control."""
+
+from __future__ import annotations
+
+import click
+
+from msoctl.headroom import LinkParameters, compute, parse_distance, parse_speed
+from msoctl.output import emit_json, output_option, table
+
+
+@click.group()
+def switch() -> None:
+    """Deep-buffer switches: PFC headroom, ECN, switch-generated congestion feedback."""
+
+
+@switch.command()
+@click.option("--distance", required=True, metavar="LENGTH", help="Cable length: 30km, 500m.")
+@click.option("--speed", required=True, metavar="SPEED", help="Port speed: 100G .. 800G.")
+@click.option("--mtu", type=click.IntRange(576, 16384), default=9216, show_default=True,
+              help="Port and lossless MTU, bytes.")
+@click.option("--cell-size", type=click.IntRange(16, 4096), default=144, show_default=True,
+              help="The chip's buffer cell, bytes.")
+@click.option("--small-packets", type=click.FloatRange(0, 100), default=45.0,
+              show_default=True, help="Share of lossless traffic in minimum-size packets, %.")
+@click.option("--pipeline-latency", type=click.IntRange(0), default=20480, show_default=True,
+              help="Bytes in the pipeline after XON (the xon threshold).")
+@click.option("--phy-delay", type=click.IntRange(0), default=1024, show_default=True,
+              help="Bytes in the MAC/PHY after XOFF is generated.")
+@click.option("--peer-response-quanta", type=click.FloatRange(min=0), default=None,
+              help="Pause quanta the peer takes to stop (default 905 at 400G, same time "
+                   "at other speeds).")
+@output_option
+def headroom(distance: str, speed: str, mtu: int, cell_size: int, small_packets: float,
+             pipeline_latency: int, phy_delay: int, peer_response_quanta: float | None,
+             output: str) -> None:
+    """PFC headroom, RTT, bandwidth-delay product and ECN thresholds for one link."""
+    result = compute(LinkParameters(
+        distance_m=parse_distance(distance), speed_bps=parse_speed(speed),
+        port_mtu_bytes=mtu, lossless_mtu_bytes=mtu, cell_bytes=cell_size,
+        small_packet_percent=small_packets, phy_delay_bytes=phy_delay,
+        pipeline_latency_bytes=pipeline_latency, peer_response_quanta=peer_response_quanta,
+    ))
+    if output == "json":
+        emit_json(result.as_dict())
+        return
+    mb = 1e6
+    rows = [
+        ["round-trip time", f"{result.rtt_seconds * 1e6:.1f} us", "2 x distance / 1.98e8 m/s"],
+        ["bandwidth-delay product", f"{result.bdp_bytes / mb:.3f} MB", "speed x RTT / 8"],
+        ["bytes on cable", f"{result.bytes_on_cable:,} B", "2 x L x speed / v / 8"],
+        ["peer response", f"{result.peer_response_bytes:,} B", "pause quanta x 512 / 8"],
+        ["port MTU", f"{mtu:,} B", ""],
+        ["PHY delay", f"{phy_delay:,} B", ""],
+        ["cell occupancy", f"{result.cell_occupancy:.4f}",
+         f"{cell_size} B cells, {small_packets:g}% small packets"],
+        ["xoff (headroom)", f"{result.xoff_bytes:,} B ({result.xoff_bytes / mb:.2f} MB)",
+         "lossless MTU + (port MTU + cable + peer + PHY) x occupancy"],
+        ["xon", f"{result.xon_bytes:,} B", "pipeline latency"],
+        ["ECN min threshold", f"{result.ecn_min_threshold_bytes:,} B", "0.25 x BDP"],
+        ["ECN max threshold", f"{result.ecn_max_threshold_bytes:,} B", "2 x BDP"],
+        ["ECN max marking", f"{result.ecn_max_probability_percent}%", ""],
+    ]
+    click.echo(f"link: {distance} at {speed}, per lossless priority per port")
+    click.echo(table(["term", "value", "how"], rows))
