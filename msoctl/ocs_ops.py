@@ -23,15 +23,21 @@ LIGHT_TOLERANCE_DB = 3.0
 """How far below (input - insertion loss) the egress may read: two monitors at +-1 dB, margin."""
 
 
+def _is_port_number(text: str) -> bool:
+    # ASCII digits only: str.isdigit() also accepts characters such as "²" that int() refuses
+    digits = text.strip()
+    return digits.isascii() and digits.isdigit()
+
+
 def parse_pair(text: str) -> tuple[int, int]:
     ingress, sep, egress = text.partition(":")
-    if not sep or not ingress.strip().isdigit() or not egress.strip().isdigit():
+    if not sep or not _is_port_number(ingress) or not _is_port_number(egress):
         raise ValidationError(f"connection {text!r} must be written IN:OUT, like 1:65")
     return int(ingress), int(egress)
 
 
 def parse_port(text: str) -> int:
-    if not text.strip().isdigit():
+    if not _is_port_number(text):
         raise ValidationError(f"port {text!r} must be a number")
     return int(text)
 

@@ -84,6 +84,7 @@ def test_connect_then_disconnect_journaled(msoctl: Msoctl, lab: Lab) -> None:
     (["1:300"], "out of range"),
     (["70:1"], "out of range"),
     (["1-65"], "must be written IN:OUT"),
+    (["\u00b2:65"], "must be written IN:OUT"),  # a superscript two: isdigit(), not int()
 ])
 def test_bad_connections_refused_before_sending(
     msoctl: Msoctl, lab: Lab, pairs: list[str], message: str
@@ -96,6 +97,13 @@ def test_bad_connections_refused_before_sending(
     if pairs != ["1-65"]:
         (record,) = _journal(lab)
         assert record["event"] == "refused" and record["exit_code"] == 2
+
+
+def test_a_port_that_is_not_a_decimal_number_is_bad_input(msoctl: Msoctl) -> None:
+    for command in (["power", "ocs-a"], ["disconnect", "ocs-a"]):
+        result = msoctl("ocs", *command, "\u00b2")
+        assert result.code == 2, result.err
+        assert "must be a number" in _one_error_line(result)
 
 
 def test_connect_onto_a_used_port_is_refused(msoctl: Msoctl, lab: Lab) -> None:
@@ -158,6 +166,7 @@ def test_apply_uses_the_fewest_commands(
     ("connection:\n  - 1:65\n", "unknown field"),
     ("connections: [1:65\n", "not valid YAML"),
     ("connections:\n  - {ingress: 1, egress: x}\n", "field 'egress': must be an integer"),
+    ('connections:\n  - "1:6\u00b2"\n', ":2: connection '1:6\u00b2' must be written IN:OUT"),
 ])
 def test_bad_map_files(msoctl: Msoctl, lab: Lab, tmp_path: Path, text: str,
                        message: str) -> None:
