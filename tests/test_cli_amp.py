@@ -72,6 +72,9 @@ def test_gain_is_ramped_and_read_back(msoctl: Msoctl, lab: Lab) -> None:
     (["--gain", "1"], "outside the module's range"),
     (["--output-power", "30"], "outside the module's range"),
     (["--gain", "nan"], "not a number"),
+    # below any range the module advertises, but too low for the 0.01 dBm register
+    (["--output-power", "-400"], "output power -400 dBm cannot be written"),
+    (["--output-power", "-1e308"], "output power -1e+308 dBm cannot be written"),
 ])
 def test_out_of_range_targets_are_refused_before_sending(
     msoctl: Msoctl, lab: Lab, args: list[str], message: str

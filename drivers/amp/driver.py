@@ -141,12 +141,14 @@ class AmpDriver:
     def check_targets(self, *, gain_db: float | None = None,
                       output_power_dbm: float | None = None,
                       tilt_db: float | None = None) -> None:
-        """Refuse (ValidationError) targets outside what the module advertises."""
+        """Refuse (ValidationError) targets outside what the module advertises or what
+        their register can hold."""
         caps = self.capabilities()
-        for what, value, low, high, unit in (
-            ("gain", gain_db, caps.gain_min_db, caps.gain_max_db, "dB"),
-            ("output power", output_power_dbm, None, caps.output_power_max_dbm, "dBm"),
-            ("tilt", tilt_db, caps.tilt_min_db, caps.tilt_max_db, "dB"),
+        for what, value, low, high, unit, register in (
+            ("gain", gain_db, caps.gain_min_db, caps.gain_max_db, "dB", vp.TARGET_GAIN),
+            ("output power", output_power_dbm, None, caps.output_power_max_dbm, "dBm",
+             vp.TARGET_OUTPUT_POWER),
+            ("tilt", tilt_db, caps.tilt_min_db, caps.tilt_max_db, "dB", vp.TARGET_TILT),
         ):
             if value is None:
                 continue
@@ -156,6 +158,13 @@ class AmpDriver:
                 span = f"{low if low is not None else '-inf'}..{high} {unit}"
                 raise ValidationError(f"{what} {value:g} {unit} is outside the module's "
                                       f"range {span}", device=self.name)
+            try:  # no advertised bound (output power has no minimum): the register's own
+                register.encode(value)
+            except (ValueError, OverflowError):
+                raise ValidationError(f"{what} {value:g} {unit} cannot be written: the "
+                                      f"{register.name} register holds {register.kind} in "
+                                      f"steps of {register.scale:g} {unit}",
+                                      device=self.name) from None
 
     def set_mode(self, mode: str) -> None:
         code = next((c for c, name in vp.MODES.items() if name == mode), None)
