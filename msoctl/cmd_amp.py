@@ -194,17 +194,22 @@ def als(ctx: Context, device: str, mode: str | None, los_soak: float | None,
                               "to do it anyway (journaled)", device=device)
     timings = {"los_soak_seconds": los_soak, "restart_interval_seconds": restart_interval,
                "restart_pulse_seconds": pulse}
-    with _driver(ctx, device) as (_, driver), locked_change(
-        ctx.journal, device=device, action="amp.als", als_mode=mode,
-        **{k: v for k, v in timings.items() if v is not None}
-    ) as change:
-        for violation in violations:
-            change.note("override", rule=violation.rule, reason=violation.message)
-            click.echo(f"warning: safety override: {violation.message}")
-        driver.set_als_timings(**timings)
-        if mode is not None:
-            driver.set_als_mode(mode)
-        after = driver.settings()
+    with _driver(ctx, device) as (_, driver):
+        try:
+            driver.check_als_timings(**timings)
+        except ValidationError as error:
+            raise _refuse(ctx, device, "amp.als", error) from None
+        with locked_change(
+            ctx.journal, device=device, action="amp.als", als_mode=mode,
+            **{k: v for k, v in timings.items() if v is not None}
+        ) as change:
+            for violation in violations:
+                change.note("override", rule=violation.rule, reason=violation.message)
+                click.echo(f"warning: safety override: {violation.message}")
+            driver.set_als_timings(**timings)
+            if mode is not None:
+                driver.set_als_mode(mode)
+            after = driver.settings()
     click.echo(f"{device}: ALS {after.als_mode}, soak {cell(after.als_los_soak_seconds, 3)} s, "
                f"restart every {cell(after.als_restart_interval_seconds, 0)} s, pulse "
                f"{cell(after.als_restart_pulse_seconds, 3)} s (read back)")

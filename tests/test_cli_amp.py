@@ -123,6 +123,18 @@ def test_als_timings_and_manual_restart(msoctl: Msoctl, lab: Lab) -> None:
     assert "restart pulse requested" in restart.out
 
 
+@pytest.mark.parametrize("args", [["--los-soak", "0"], ["--los-soak", "nan"],
+                                  ["--restart-interval", "0.5"], ["--pulse", "61"]])
+def test_bad_als_timings_are_refused_before_the_change(
+    msoctl: Msoctl, lab: Lab, args: list[str]
+) -> None:
+    result = msoctl("amp", "als", "amp-1", *args)
+    assert result.code == 2
+    assert " must be " in _one_error_line(result)
+    (refusal,) = _journal(lab)
+    assert refusal["event"] == "refused" and refusal["exit_code"] == 2
+
+
 def test_power_mode_waits_for_the_advertised_state(msoctl: Msoctl, lab: Lab) -> None:
     low = msoctl("amp", "power-mode", "amp-2", "low")
     assert low.code == 0, low.err

@@ -228,6 +228,17 @@ class AmpDriver:
                         restart_interval_seconds: float | None = None,
                         restart_pulse_seconds: float | None = None) -> None:
         """LOS soak before shutdown, time between automatic restart pulses, pulse length."""
+        changes = self.check_als_timings(los_soak_seconds=los_soak_seconds,
+                                         restart_interval_seconds=restart_interval_seconds,
+                                         restart_pulse_seconds=restart_pulse_seconds)
+        if changes:
+            self._write(changes)
+
+    def check_als_timings(self, *, los_soak_seconds: float | None = None,
+                          restart_interval_seconds: float | None = None,
+                          restart_pulse_seconds: float | None = None,
+                          ) -> list[tuple[Field, float | int]]:
+        """The writes the given timings make; ValidationError for one out of range."""
         changes: list[tuple[Field, float | int]] = []
         for item, value, low, high in (
             (vp.ALS_LOS_SOAK, los_soak_seconds, 0.001, 60.0),
@@ -240,8 +251,7 @@ class AmpDriver:
                 raise ValidationError(f"{item.name} must be {low:g}..{high:g} s, got {value:g}",
                                       device=self.name)
             changes.append((item, value))
-        if changes:
-            self._write(changes)
+        return changes
 
     def restart(self) -> None:
         """Ask for one ALS restart pulse (the manual restart)."""
