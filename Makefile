@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test peers lint typecheck pytest bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,29 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/msoctl demo
 
-test: lint typecheck pytest
+test: peers lint typecheck pytest
+
+# Third-party peers of the interop tests: Debian's netconfd (yuma123) and libyang
+# with its Python binding (the `yang` extra). Installed only when run as root and
+# missing; otherwise their tests skip, except in CI (CI=true), where they fail.
+PEER_DEBS := netconfd libyang2-dev
+
+peers: $(STAMP)
+	@missing=$$(for deb in $(PEER_DEBS); do \
+	    dpkg-query -W -f='$${Status}' $$deb 2>/dev/null | grep -q 'ok installed' || echo $$deb; \
+	  done); \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ]; then \
+	  log=$$(mktemp); \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      --no-install-recommends $$missing; } >"$$log" 2>&1 \
+	    || { cat "$$log" >&2; rm -f "$$log"; exit 1; }; \
+	  rm -f "$$log"; \
+	elif [ -n "$$missing" ]; then \
+	  echo "note: not root, so not installing" $$missing "(their tests will skip)" >&2; \
+	fi
+	@if [ -e /usr/include/libyang/libyang.h ] && ! $(BIN)/python -c 'import libyang' 2>/dev/null; then \
+	  $(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,yang]'; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check msoctl drivers emulators tests bench
@@ -26,7 +48,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 # pytest exits 5 when no test ran; make treats that as the failure it is.
-pytest: $(STAMP)
+pytest: $(STAMP) peers
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
