@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import click
+import yaml
 
+from drivers.errors import ValidationError
 from msoctl.headroom import LinkParameters, compute, parse_distance, parse_speed
 from msoctl.output import emit_json, output_option, table
+from msoctl.switch_plan import PortLink, derive, parse_size
 
 
 @click.group()
@@ -62,3 +65,44 @@ def headroom(distance: str, speed: str, mtu: int, cell_size: int, small_packets:
     ]
     click.echo(f"link: {distance} at {speed}, per lossless priority per port")
     click.echo(table(["term", "value", "how"], rows))
+
+
+@switch.command()
+@click.option("--port", "ports", multiple=True, required=True, metavar="NAME=LENGTH@SPEED",
+              help="A port and its link, e.g. Ethernet1=30km@400G (repeat per port).")
+@click.option("--lossless", default="3", show_default=True, metavar="P[,P...]",
+              help="Lossless (PFC) priorities.")
+@click.option("--lossless-pool", metavar="SIZE",
+              help="The chip's lossless buffer pool (e.g. 64MB): a plan that needs more "
+                   "headroom is refused.")
+@click.option("--fast-cnp/--no-fast-cnp", default=True, show_default=True,
+              help="Switch-generated CNPs on the lossless queues.")
+@click.option("--cnp-priority", type=click.IntRange(0, 7), default=6, show_default=True)
+@click.option("--cnp-dscp", type=click.IntRange(0, 63), default=48, show_default=True)
+@click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml",
+              show_default=True, help="The wanted configuration as YAML (a WANT file) or JSON.")
+def plan(ports: tuple[str, ...], lossless: str, lossless_pool: str | None, fast_cnp: bool,
+         cnp_priority: int, cnp_dscp: int, output: str) -> None:
+    """Derive the wanted congestion-control configuration from the switch's links."""
+    try:
+        priorities = tuple(int(p) for p in lossless.split(",") if p.strip())
+    except ValueError:
+        raise ValidationError(f"--lossless {lossless!r}: priorities like 3 or 3,4") from None
+    result = derive([PortLink.parse(p) for p in ports], lossless_priorities=priorities,
+                    lossless_pool_bytes=None if lossless_pool is None
+                    else parse_size(lossless_pool),
+                    fast_cnp=fast_cnp, cnp_priority=cnp_priority, cnp_dscp=cnp_dscp)
+    if output == "json":
+        emit_json({"config": result.config,
+                   "headroom_needed_bytes": result.headroom_needed_bytes,
+                   "lossless_pool_bytes": result.lossless_pool_bytes,
+                   "ports": {name: h.as_dict() for name, h in result.headroom.items()}})
+        return
+    pool = ("" if result.lossless_pool_bytes is None
+            else f" of the {result.lossless_pool_bytes / 1e6:.2f} MB lossless pool")
+    click.echo(f"# msoctl switch plan: {len(result.headroom)} port(s), headroom "
+               f"{result.headroom_needed_bytes / 1e6:.2f} MB{pool}")
+    for name, h in result.headroom.items():
+        click.echo(f"# {name}: {h.distance_m / 1000:g} km, RTT {h.rtt_seconds * 1e6:.0f} us, "
+                   f"BDP {h.bdp_bytes / 1e6:.2f} MB, xoff {h.xoff_bytes / 1e6:.2f} MB")
+    click.echo(yaml.safe_dump(result.config, sort_keys=False), nl=False)

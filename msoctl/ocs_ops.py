@@ -48,7 +48,11 @@ def load_map_file(path: Path) -> list[tuple[int, int]]:
         data = load_file(path)
         top = Section(data, str(path), "map file")
         top.reject_unknown({"connections"})
-        items = top.get("connections", list, default=[])
+        if top.data.get("connections") is None:
+            # A map is the whole map: an absent list would disconnect everything.
+            raise top.error(None, "no 'connections' list; write 'connections: []' to clear "
+                                  "the whole map on purpose")
+        items = top.get("connections", list)
     except YamlFileError as error:
         raise ValidationError(str(error)) from None
     lines = items.item_lines if isinstance(items, LinedList) else [0] * len(items)

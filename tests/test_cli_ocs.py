@@ -295,3 +295,27 @@ def test_verbose_adds_detail(msoctl: Msoctl, lab: Lab) -> None:
     assert result.code == 1
     assert result.err.startswith("error: ocs-a: no reply")
     assert "detail:" in result.err and "Traceback" not in result.err
+
+
+@pytest.mark.parametrize("text", [
+    "connections:\n", "{}\n", "# nothing but a comment\nconnections: ~\n",
+])
+def test_a_map_file_without_its_list_is_refused(
+    msoctl: Msoctl, lab: Lab, tmp_path: Path, text: str
+) -> None:
+    lab.ocs["ocs-a"].add((1,), (65,))
+    mapfile = tmp_path / "map.yaml"
+    mapfile.write_text(text)
+    result = msoctl("ocs", "apply", "ocs-a", str(mapfile))
+    assert result.code == 2
+    assert "connections: []" in _one_error_line(result)
+    assert lab.ocs["ocs-a"].connection_map() == {1: 65}
+
+
+def test_an_explicit_empty_map_clears_the_switch(msoctl: Msoctl, lab: Lab, tmp_path: Path) -> None:
+    lab.ocs["ocs-a"].add((1,), (65,))
+    mapfile = tmp_path / "map.yaml"
+    mapfile.write_text("connections: []\n")
+    result = msoctl("ocs", "apply", "ocs-a", str(mapfile))
+    assert result.code == 0, result.err
+    assert lab.ocs["ocs-a"].connection_map() == {}

@@ -238,6 +238,8 @@ class CmisModule:
         control = self.read_fields([lower.MODULE_CONTROL])["module_control"]
         if not isinstance(control, int):
             raise ProtocolError("module control byte unreadable", device=self.name)
+        # Never write back a reset bit that a glitch on the bus may have set in our read.
+        control &= ~lower.SOFTWARE_RESET
         wanted = control | lower.LOW_POWER_REQUEST_SW if low else \
             control & ~lower.LOW_POWER_REQUEST_SW
         self.write_raw(LOWER, lower.MODULE_CONTROL.offset, bytes((wanted & 0xFF,)))
