@@ -109,6 +109,10 @@ def status(ctx: Context, device: str, output: str) -> None:
     ]))
 
 
+def _pick(wanted: float | None, current: float | None) -> float | None:
+    return current if wanted is None else wanted
+
+
 def _refuse(ctx: Context, device: str, action: str, error: ValidationError) -> ValidationError:
     ctx.journal.refuse(device=device, action=action, reason=error.message, exit_code=2)
     return error
@@ -185,13 +189,6 @@ def als(ctx: Context, device: str, mode: str | None, los_soak: float | None,
     if mode is None and los_soak is None and restart_interval is None and pulse is None:
         raise ValidationError("nothing to set: give --mode, --los-soak, --restart-interval "
                               "or --pulse")
-    violations = safety.amp_als_mode(mode or "")
-    if violations and not override_laser_safety:
-        ctx.device(device, "amp")
-        ctx.journal.refuse(device=device, action="amp.als", reason=violations[0].message,
-                           exit_code=3, rule=violations[0].rule, als_mode=mode)
-        raise SafetyInterlock(f"{violations[0].message}; use --override-laser-safety "
-                              "to do it anyway (journaled)", device=device)
     timings = {"los_soak_seconds": los_soak, "restart_interval_seconds": restart_interval,
                "restart_pulse_seconds": pulse}
     with _driver(ctx, device) as (_, driver):
@@ -199,6 +196,18 @@ def als(ctx: Context, device: str, mode: str | None, los_soak: float | None,
             driver.check_als_timings(**timings)
         except ValidationError as error:
             raise _refuse(ctx, device, "amp.als", error) from None
+        now = driver.settings()
+        violations = [*safety.amp_als_mode(mode or ""), *safety.amp_als_timings(
+            los_soak_seconds=_pick(los_soak, now.als_los_soak_seconds),
+            restart_interval_seconds=_pick(restart_interval, now.als_restart_interval_seconds),
+            restart_pulse_seconds=_pick(pulse, now.als_restart_pulse_seconds),
+        )]
+        if violations and not override_laser_safety:
+            ctx.journal.refuse(device=device, action="amp.als", reason=violations[0].message,
+                               exit_code=3, rule=violations[0].rule, als_mode=mode,
+                               **{k: v for k, v in timings.items() if v is not None})
+            raise SafetyInterlock(f"{violations[0].message}; use --override-laser-safety "
+                                  "to do it anyway (journaled)", device=device)
         with locked_change(
             ctx.journal, device=device, action="amp.als", als_mode=mode,
             **{k: v for k, v in timings.items() if v is not None}

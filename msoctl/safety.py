@@ -5,7 +5,9 @@ caller refuses (exit 3) unless the operator gave the explicit override, and
 journals the refusal or the override either way.
 
 Rules so far:
-- Amplifier: ALS may not be disabled (``amp_als_mode``). Gain outside the
+- Amplifier: ALS may not be disabled (``amp_als_mode``), nor its timings set so that
+  the output stays lit into a cut fiber (``amp_als_timings``: soak at most 1 s,
+  restart pulses lit at most a tenth of the time). Gain outside the
   module's advertised range is refused as bad input before anything is sent.
 - OCS: switching a port (making, moving or breaking its connection) while it
   carries more than the device's ``max_switch_power_dbm`` (default +20 dBm,
@@ -47,3 +49,29 @@ def amp_als_mode(mode: str) -> list[Violation]:
     return [Violation("amp-als-disabled", None,
                       "disabling ALS leaves the output lit after a fiber cut "
                       "(a laser-safety hazard)")]
+
+
+MAX_LOS_SOAK_SECONDS = 1.0
+"""ALS shuts the output after about 0.5 s of lost input (550 +- 50 ms in one manual)."""
+
+MAX_RESTART_DUTY = 0.1
+"""Restart pulses of about 2 s every 100-300 s: on a cut fiber the output is lit 1-2% of
+the time. More than a tenth of the time is continuous exposure in all but name."""
+
+
+def amp_als_timings(*, los_soak_seconds: float | None, restart_interval_seconds: float | None,
+                    restart_pulse_seconds: float | None) -> list[Violation]:
+    """ALS timings that would keep the output lit into a cut fiber."""
+    violations = []
+    if los_soak_seconds is not None and los_soak_seconds > MAX_LOS_SOAK_SECONDS:
+        violations.append(Violation(
+            "amp-als-soak", None,
+            f"a loss-of-signal soak of {los_soak_seconds:g} s keeps the output lit into a cut "
+            f"fiber for longer than ALS allows ({MAX_LOS_SOAK_SECONDS:g} s)"))
+    if (restart_interval_seconds and restart_pulse_seconds is not None
+            and restart_pulse_seconds > MAX_RESTART_DUTY * restart_interval_seconds):
+        violations.append(Violation(
+            "amp-als-restart-duty", None,
+            f"restart pulses of {restart_pulse_seconds:g} s every {restart_interval_seconds:g} s "
+            f"keep the output lit more than {MAX_RESTART_DUTY:.0%} of the time on a cut fiber"))
+    return violations

@@ -183,3 +183,24 @@ def test_nack_is_reported_as_refused(msoctl: Msoctl, lab: Lab) -> None:
     lab.clear("amp-1", "nack")
     assert result.code == 1
     assert "NACK" in _one_error_line(result)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--los-soak", "5"], "soak of 5 s keeps the output lit"),
+    (["--pulse", "20"], "restart pulses of 20 s every 100 s"),
+    (["--restart-interval", "10", "--pulse", "2"], "more than 10% of the time"),
+])
+def test_als_timings_that_defeat_als_need_the_override(
+    msoctl: Msoctl, lab: Lab, args: list[str], message: str
+) -> None:
+    before = json.loads(msoctl("amp", "status", "amp-1", "-o", "json").out)
+    result = msoctl("amp", "als", "amp-1", *args)
+    assert result.code == 3
+    line = _one_error_line(result)
+    assert message in line and "--override-laser-safety" in line
+    after = json.loads(msoctl("amp", "status", "amp-1", "-o", "json").out)
+    keys = ("als_los_soak_seconds", "als_restart_interval_seconds", "als_restart_pulse_seconds")
+    assert [after[k] for k in keys] == [before[k] for k in keys]
+    forced = msoctl("amp", "als", "amp-1", *args, "--override-laser-safety")
+    assert forced.code == 0, forced.err
+    assert [r["event"] for r in _journal(lab)] == ["refused", "intent", "override", "result"]
