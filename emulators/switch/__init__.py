@@ -1,0 +1,1 @@
+"""The deep-buffer switch: its congestion model (:mod:`.model`); protocol servers live beside it."""
