@@ -26,7 +26,7 @@ What is modelled, and why:
   egress: a simplification).
 - Time: counters are integrated lazily over the injected clock (``clock.now()``
   when something is read or changed) in steps of at most 5 us, and no more
-  than a quarter of the shortest physical pause loop; queues with nothing to
+  than a quarter of the shortest pause loop of a busy port; queues with nothing to
   do are skipped.
 - ECN/WRED: with thresholds configured, the marking probability is 0 below
   ``min-threshold``, rises linearly to ``max-drop-probability-percent`` at
@@ -98,6 +98,7 @@ DEFAULT_TOTAL_BYTES = 8_000_000_000
 DEFAULT_LOSSLESS_POOL_BYTES = 4_000_000_000
 DEFAULT_FLOW_TABLE_SIZE = 4096
 MAX_STEP_SECONDS = 5e-6
+MIN_STEP_SECONDS = 0.25e-6
 SPEEDS_BPS = {"100G": 100e9, "200G": 200e9, "400G": 400e9, "800G": 800e9}
 
 __all__ = ["COUNTER_NAMES", "ConfigError", "PhysicalPort", "SwitchModel"]
@@ -158,8 +159,6 @@ class SwitchModel:
                                          for q in range(QUEUES_PER_PORT)])
             for port_name, port in ports.items()
         }
-        shortest = min((p.pause_loop_seconds for p in ports.values()), default=1.0)
-        self.step_seconds = max(0.25e-6, min(MAX_STEP_SECONDS, shortest / 4))
         self._time = clock.now()
         self._bursts: dict[tuple[str, int], tuple[int, float | None]] = {}
         self.faults = FaultInjector(name)
@@ -258,9 +257,15 @@ class SwitchModel:
             if not active:
                 self._time = min(now, self._next_burst_end(now))
                 continue
-            dt = min(self.step_seconds, now - self._time)
+            dt = min(self._step_seconds(active), now - self._time)
             self._step(active, dt)
             self._time += dt
+
+    @staticmethod
+    def _step_seconds(active: list[tuple[str, _PortState, QueueState]]) -> float:
+        """A quarter of the shortest pause loop among busy ports, at most 5 us."""
+        shortest = min(port.physical.pause_loop_seconds for _, port, _ in active)
+        return max(MIN_STEP_SECONDS, min(MAX_STEP_SECONDS, shortest / 4))
 
     def _step(self, active: list[tuple[str, _PortState, QueueState]], dt: float) -> None:
         lossless_used = 0.0
