@@ -1,0 +1,82 @@
+"""One NETCONF session: its id, the client's hello, its framing, its SSH channel."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import asyncssh
+
+from emulators.netconf.framing import Decoder, Framing, encode
+
+READ_BYTES = 64 * 1024
+
+
+class NetconfSession:
+    """The state the protocol layer keeps for one client session.
+
+    ``session_id`` is unique within the server (from 1). ``client_capabilities``
+    is empty until the client's hello has arrived; ``framing`` becomes chunked
+    after the hellos when both list base:1.1. Layers above keep their own
+    per-session state keyed by ``session_id`` (locks, say) and drop it in the
+    server's ``on_session_end`` hook.
+    """
+
+    def __init__(self, session_id: int, username: str,
+                 process: asyncssh.SSHServerProcess[bytes]):
+        self.session_id = session_id
+        self.username = username
+        self.client_capabilities: tuple[str, ...] = ()
+        self.decoder = Decoder()
+        self._process = process
+        self._task: asyncio.Task[None] | None = None
+        self.ended = False
+
+    @property
+    def framing(self) -> Framing:
+        return self.decoder.framing
+
+    @framing.setter
+    def framing(self, framing: Framing) -> None:
+        self.decoder.framing = framing
+
+    def bind_task(self, task: asyncio.Task[None] | None) -> None:
+        """The task that serves this session (the one ``kill`` cancels)."""
+        self._task = task
+
+    async def read(self) -> bytes:
+        """The next bytes from the client, ``b""`` when the channel is closed."""
+        return await self._process.stdin.read(READ_BYTES)
+
+    async def send_message(self, message: bytes) -> None:
+        await self.send_raw(encode(message, self.framing))
+
+    async def send_raw(self, data: bytes) -> None:
+        self._process.stdout.write(data)
+        await self._process.stdout.drain()
+
+    def close(self) -> None:
+        """End the SSH connection politely (a disconnect message)."""
+        self._process.exit(0)
+        connection = self._connection()
+        if connection is not None:
+            connection.close()
+
+    def abort(self) -> None:
+        """Drop the SSH connection's TCP stream at once, as a crashed server would."""
+        connection = self._connection()
+        if connection is not None:
+            connection.abort()
+
+    async def kill(self) -> None:
+        """Stop serving this session (kill-session) and wait until it has ended."""
+        self.close()
+        task = self._task
+        if task is not None and task is not asyncio.current_task() and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait({task})
+
+    def _connection(self) -> asyncssh.SSHServerConnection | None:
+        connection = self._process.get_extra_info("connection")
+        return connection if isinstance(connection, asyncssh.SSHServerConnection) else None
