@@ -309,12 +309,13 @@ def test_hello_negotiates_chunked_framing_and_lists_capabilities(switch: Switch)
     with netconf(switch.server.port) as session:
         assert session._session._base == NetconfBase.BASE_11
         assert MODULE_CAPABILITY in session.server_capabilities
-        served = switch.server.sessions[int(session.session_id)]
-        assert served.framing is Framing.CHUNKED
-        assert BASE_1_1 in served.client_capabilities
         reply = session.get_config(source="running")
         assert reply.ok
         assert reply.data.find(f"{{{TEST_NS}}}switch/{{{TEST_NS}}}name").text == "sw-a"
+        # connect() returns once the client's hello is sent; the reply proves it was read.
+        served = switch.server.sessions[int(session.session_id)]
+        assert served.framing is Framing.CHUNKED
+        assert BASE_1_1 in served.client_capabilities
 
 
 def test_a_1_0_server_keeps_end_of_message_framing(loop: Loop) -> None:
@@ -322,9 +323,9 @@ def test_a_1_0_server_keeps_end_of_message_framing(loop: Loop) -> None:
     try:
         with netconf(switch.server.port) as session:
             assert session._session._base == NetconfBase.BASE_10
+            assert session.get_config(source="running").ok
             assert switch.server.sessions[int(session.session_id)].framing \
                 is Framing.END_OF_MESSAGE
-            assert session.get_config(source="running").ok
     finally:
         switch.stop()
 
