@@ -190,13 +190,16 @@ def close_interrupted(journal: Journal, device: str, current: PortMap, change: C
     closed = []
     for operation in journal.interrupted(device):
         wanted = operation.intent.get("wanted")
-        matches = isinstance(wanted, dict) and {int(k): v for k, v in wanted.items()} == dict(
-            current)
+        matches: bool | None = None
+        if isinstance(wanted, dict):
+            matches = {int(k): v for k, v in wanted.items()} == dict(current)
+            found = ("the wanted map was in place" if matches
+                     else "the map differed from the wanted map")
+        else:  # not a map change (a port or boot-mode change): say what the map is now
+            found = f"the map had {len(current)} connection(s)"
         journal.append({"op": operation.op, "event": "result", "device": device,
                         "action": operation.action, "status": "interrupted",
-                        "resolved_by": change.op,
-                        "found": "the wanted map was in place" if matches
-                        else "the map differed from the wanted map"})
+                        "resolved_by": change.op, "found": found})
         change.note("recovered", interrupted_op=operation.op, interrupted_at=operation.started,
                     wanted_map_in_place=matches)
         closed.append(operation.op)
