@@ -1,0 +1,397 @@
+"""NETCONF datastores and operations of the switch emulator (RFC 6241, 1.1 capabilities).
+
+running, candidate and startup are ``<config>`` trees holding the module's
+``<switch>`` (yang/msoctl-congestion.yang). :meth:`Datastores.register` puts
+the operations on a :class:`NetconfServer` built with :data:`CAPABILITIES`:
+get-config (subtree filter), get (configuration and the operational state of
+a callback), edit-config (every operation, default-operation, error-option),
+copy-config, delete-config, lock/unlock, discard-changes, validate, commit,
+confirmed commit (:confirmed-commit:1.1, on the injected clock) and
+cancel-commit. Every change of running calls ``on_commit`` with the
+plain-dict tree emulators/switch/config.py reads.
+
+A confirmed commit's timeout is watched twice: every operation first rolls an
+expired one back (so a test that steps the clock sees the rollback on its
+next RPC), and a task sleeping on the clock does it when nobody asks (give a
+``SteppedClock(jump_on_sleep=False)``, whose sleeps wait for ``advance``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lxml import etree
+from lxml.etree import _Element
+
+from emulators.clock import Clock, RealClock
+from emulators.netconf import messages
+from emulators.netconf.edit import (
+    DEFAULT_OPERATIONS,
+    ERROR_OPTIONS,
+    apply_edit,
+    subtree_filter,
+)
+from emulators.netconf.messages import RpcError, RpcErrors, qname
+from emulators.netconf.server import NetconfServer
+from emulators.netconf.session import NetconfSession
+from emulators.netconf.validation import Validator, check_structure, default_validator
+from emulators.netconf.yangdata import CAPABILITY, to_tree
+
+log = logging.getLogger(__name__)
+
+CANDIDATE = "urn:ietf:params:netconf:capability:candidate:1.0"
+CONFIRMED_COMMIT = "urn:ietf:params:netconf:capability:confirmed-commit:1.1"
+VALIDATE = "urn:ietf:params:netconf:capability:validate:1.1"
+ROLLBACK_ON_ERROR = "urn:ietf:params:netconf:capability:rollback-on-error:1.0"
+STARTUP = "urn:ietf:params:netconf:capability:startup:1.0"
+WRITABLE_RUNNING = "urn:ietf:params:netconf:capability:writable-running:1.0"
+CAPABILITIES = (CANDIDATE, CONFIRMED_COMMIT, VALIDATE, ROLLBACK_ON_ERROR, STARTUP, CAPABILITY)
+DATASTORES = ("running", "candidate", "startup")
+DEFAULT_CONFIRM_TIMEOUT_SECONDS = 600  # RFC 6241 8.4.5.1
+
+CommitHook = Callable[[dict[str, Any]], None]
+StateSource = Callable[[], "_Element | None"]
+
+
+def capabilities(*, candidate: bool = True) -> tuple[str, ...]:
+    """The capabilities to give the server: with :candidate, or writable-running without."""
+    if candidate:
+        return CAPABILITIES
+    return (WRITABLE_RUNNING, VALIDATE, ROLLBACK_ON_ERROR, STARTUP, CAPABILITY)
+
+
+def empty() -> _Element:
+    return etree.Element(qname("config"), nsmap={None: messages.NETCONF_NS})
+
+
+@dataclass
+class PendingCommit:
+    """A confirmed commit waiting for its confirmation."""
+
+    rollback: _Element  # running before the first confirmed commit
+    deadline: float
+    session_id: int
+    persist: str | None
+
+
+class Datastores:
+    """The three datastores, their locks and the pending confirmed commit.
+
+    ``state()`` gives the operational state as a ``<switch>`` element (merged
+    into get's reply); ``on_commit(tree)`` receives running after each change.
+    ``candidate=False`` serves writable-running instead of :candidate.
+    """
+
+    def __init__(self, *, clock: Clock | None = None, on_commit: CommitHook | None = None,
+                 state: StateSource | None = None, validator: Validator | None = None,
+                 candidate: bool = True):
+        self.clock: Clock = clock if clock is not None else RealClock()
+        self.on_commit = on_commit
+        self.state = state
+        self.validator = validator if validator is not None else default_validator()
+        self.use_candidate = candidate
+        self.stores: dict[str, _Element] = {name: empty() for name in DATASTORES}
+        self.locks: dict[str, int] = {}
+        self.pending: PendingCommit | None = None
+        self._watch: asyncio.Task[None] | None = None
+
+    # ---- wiring ----------------------------------------------------------------------
+
+    def register(self, server: NetconfServer) -> None:
+        for name, handler in (
+            ("get-config", self.get_config), ("get", self.get),
+            ("edit-config", self.edit_config), ("copy-config", self.copy_config),
+            ("delete-config", self.delete_config), ("lock", self.lock),
+            ("unlock", self.unlock), ("discard-changes", self.discard_changes),
+            ("validate", self.validate), ("commit", self.commit),
+            ("cancel-commit", self.cancel_commit),
+        ):
+            server.handle(name, self._guarded(handler))
+
+    def _guarded(self, handler: Callable[[NetconfSession, _Element], _Element | None]
+                 ) -> Callable[[NetconfSession, _Element], _Element | None]:
+        def run(session: NetconfSession, rpc: _Element) -> _Element | None:
+            self.expire()
+            return handler(session, _operation(rpc))
+        return run
+
+    def session_ended(self, session: NetconfSession) -> None:
+        """Release the session's locks (discarding a locked candidate's changes) and roll
+        back its confirmed commit unless that one was given a persist token."""
+        for name, holder in list(self.locks.items()):
+            if holder == session.session_id:
+                del self.locks[name]
+                if name == "candidate":
+                    self.stores["candidate"] = copy.deepcopy(self.stores["running"])
+        pending = self.pending
+        if pending is not None and pending.persist is None and \
+                pending.session_id == session.session_id:
+            self._roll_back("the session of the confirmed commit ended")
+
+    # ---- reading ---------------------------------------------------------------------
+
+    def get_config(self, session: NetconfSession, operation: _Element) -> _Element:
+        source = self._datastore_name(operation, "source", DATASTORES)
+        return messages.data(*subtree_filter(self.stores[source], _filter(operation)))
+
+    def get(self, session: NetconfSession, operation: _Element) -> _Element:
+        whole = copy.deepcopy(self.stores["running"])
+        state = self.state() if self.state is not None else None
+        if state is not None:
+            state_root = empty()
+            state_root.append(copy.deepcopy(state))
+            whole, _ = apply_edit(whole, state_root, default_operation="merge",
+                                  error_option="continue-on-error")
+        return messages.data(*subtree_filter(whole, _filter(operation)))
+
+    # ---- changing --------------------------------------------------------------------
+
+    def edit_config(self, session: NetconfSession, operation: _Element) -> None:
+        writable = ("candidate",) if self.use_candidate else ("running",)
+        target = self._datastore_name(operation, "target", writable)
+        self._check_lock(session, target)
+        default_operation = _choice(operation, "default-operation", DEFAULT_OPERATIONS, "merge")
+        error_option = _choice(operation, "error-option", ERROR_OPTIONS, "stop-on-error")
+        config = operation.find(qname("config"))
+        if config is None:
+            raise RpcError("missing-element", "edit-config needs <config>",
+                           error_type="protocol", info={"bad-element": "config"})
+        structure = check_structure(config)
+        if structure:
+            raise RpcErrors(structure)
+        changed, errors = apply_edit(self.stores[target], config,
+                                     default_operation=default_operation,
+                                     error_option=error_option)
+        if target == "running" and not errors:
+            errors = self.validator.must_errors(changed)
+            if errors:
+                raise RpcErrors(errors)  # running never holds an invalid configuration
+        if not errors or error_option != "rollback-on-error":
+            self._store(target, changed)
+        if errors:
+            raise RpcErrors(errors)
+
+    def copy_config(self, session: NetconfSession, operation: _Element) -> None:
+        target = self._datastore_name(operation, "target", DATASTORES)
+        self._check_lock(session, target)
+        source = self._source_tree(operation)
+        if target == "running":
+            self._require_valid(source)
+        self._store(target, source)
+
+    def delete_config(self, session: NetconfSession, operation: _Element) -> None:
+        target = self._datastore_name(operation, "target", ("startup",))
+        self._check_lock(session, target)
+        self._store(target, empty())
+
+    def discard_changes(self, session: NetconfSession, operation: _Element) -> None:
+        self._check_lock(session, "candidate")
+        self.stores["candidate"] = copy.deepcopy(self.stores["running"])
+
+    def validate(self, session: NetconfSession, operation: _Element) -> None:
+        self._require_valid(self._source_tree(operation))
+
+    # ---- locks -----------------------------------------------------------------------
+
+    def lock(self, session: NetconfSession, operation: _Element) -> None:
+        target = self._datastore_name(operation, "target", DATASTORES)
+        holder = self.locks.get(target)
+        if holder is not None:
+            raise RpcError("lock-denied", f"{target} is locked by session {holder}",
+                           error_type="protocol", info={"session-id": str(holder)})
+        if target == "candidate" and not _same(self.stores["candidate"],
+                                               self.stores["running"]):
+            raise RpcError("lock-denied", "candidate has changes not committed",
+                           error_type="protocol", info={"session-id": "0"})
+        self.locks[target] = session.session_id
+
+    def unlock(self, session: NetconfSession, operation: _Element) -> None:
+        target = self._datastore_name(operation, "target", DATASTORES)
+        if self.locks.get(target) != session.session_id:
+            raise RpcError("operation-failed", f"{target} is not locked by this session",
+                           error_type="protocol")
+        del self.locks[target]
+
+    def _check_lock(self, session: NetconfSession, target: str) -> None:
+        holder = self.locks.get(target)
+        if holder is not None and holder != session.session_id:
+            raise RpcError("in-use", f"{target} is locked by session {holder}",
+                           error_type="protocol", info={"session-id": str(holder)})
+
+    # ---- commit ----------------------------------------------------------------------
+
+    def commit(self, session: NetconfSession, operation: _Element) -> None:
+        if not self.use_candidate:
+            raise RpcError("operation-not-supported", "commit needs :candidate",
+                           error_type="protocol")
+        self._check_lock(session, "running")
+        self._check_lock(session, "candidate")
+        confirmed = operation.find(qname("confirmed")) is not None
+        persist = _text(operation, "persist")
+        persist_id = _text(operation, "persist-id")
+        pending = self.pending
+        if pending is not None:
+            self._check_owner(session, pending, persist_id)
+        elif persist_id is not None:
+            raise RpcError("invalid-value", "no confirmed commit is pending",
+                           error_type="protocol", info={"bad-element": "persist-id"})
+        candidate = copy.deepcopy(self.stores["candidate"])
+        self._require_valid(candidate)
+        if not confirmed:
+            self.pending = None
+            self._stop_watch()
+            self._store("running", candidate)
+            return
+        timeout = _timeout(operation)
+        rollback = pending.rollback if pending is not None else self.stores["running"]
+        owner_persist = persist if persist is not None else (
+            pending.persist if pending is not None and persist_id is not None else None)
+        self.pending = PendingCommit(rollback=copy.deepcopy(rollback),
+                                     deadline=self.clock.now() + timeout,
+                                     session_id=session.session_id, persist=owner_persist)
+        self._store("running", candidate)
+        self._start_watch()
+
+    def cancel_commit(self, session: NetconfSession, operation: _Element) -> None:
+        pending = self.pending
+        if pending is None:
+            raise RpcError("invalid-value", "no confirmed commit is pending",
+                           error_type="protocol")
+        self._check_owner(session, pending, _text(operation, "persist-id"))
+        self._roll_back("cancel-commit")
+
+    def expire(self) -> None:
+        """Roll back a confirmed commit whose timeout has passed on the clock."""
+        pending = self.pending
+        if pending is not None and self.clock.now() >= pending.deadline:
+            self._roll_back("the confirmed commit timed out")
+
+    def _check_owner(self, session: NetconfSession, pending: PendingCommit,
+                     persist_id: str | None) -> None:
+        if pending.persist is not None:
+            if persist_id != pending.persist:
+                raise RpcError("invalid-value",
+                               "persist-id does not match the pending confirmed commit",
+                               error_type="protocol", info={"bad-element": "persist-id"})
+        elif session.session_id != pending.session_id:
+            raise RpcError("in-use", "a confirmed commit of another session is pending",
+                           error_type="protocol",
+                           info={"session-id": str(pending.session_id)})
+
+    def _roll_back(self, why: str) -> None:
+        pending = self.pending
+        if pending is None:
+            return
+        log.info("rolling back the confirmed commit: %s", why)
+        self.pending = None
+        self._stop_watch()
+        self._store("running", copy.deepcopy(pending.rollback))
+        self.stores["candidate"] = copy.deepcopy(pending.rollback)
+
+    def _start_watch(self) -> None:
+        self._stop_watch()
+        with contextlib.suppress(RuntimeError):  # no running loop: the lazy check only
+            self._watch = asyncio.get_running_loop().create_task(self._watch_deadline())
+
+    def _stop_watch(self) -> None:
+        task, self._watch = self._watch, None
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+
+    async def _watch_deadline(self) -> None:
+        while (pending := self.pending) is not None:
+            left = pending.deadline - self.clock.now()
+            if left <= 0:
+                self._watch = None  # expire() must not cancel this very task
+                self.expire()
+                return
+            await self.clock.sleep(left)
+
+    # ---- helpers ---------------------------------------------------------------------
+
+    def _store(self, name: str, tree: _Element) -> None:
+        self.stores[name] = tree
+        if name == "running":
+            if not self.use_candidate:
+                self.stores["candidate"] = copy.deepcopy(tree)
+            if self.on_commit is not None:
+                self.on_commit(to_tree(tree))
+
+    def _require_valid(self, tree: _Element) -> None:
+        errors = check_structure(tree) or self.validator.must_errors(tree)
+        if errors:
+            raise RpcErrors(errors)
+
+    def _datastore_name(self, operation: _Element, role: str,
+                        allowed: tuple[str, ...]) -> str:
+        holder = operation.find(qname(role))
+        chosen = [] if holder is None else [
+            str(etree.QName(child).localname) for child in holder if isinstance(child.tag, str)]
+        if len(chosen) != 1:
+            raise RpcError("missing-element", f"<{role}> must name one datastore",
+                           error_type="protocol", info={"bad-element": role})
+        if chosen[0] not in allowed:
+            raise RpcError("invalid-value", f"{chosen[0]} is not a {role} here (only "
+                           f"{', '.join(allowed)})", error_type="protocol",
+                           info={"bad-element": role})
+        return chosen[0]
+
+    def _source_tree(self, operation: _Element) -> _Element:
+        holder = operation.find(qname("source"))
+        inline = None if holder is None else holder.find(qname("config"))
+        if inline is not None:
+            tree = empty()
+            for child in inline:
+                if isinstance(child.tag, str):
+                    tree.append(copy.deepcopy(child))
+            return tree
+        name = self._datastore_name(operation, "source", DATASTORES)
+        return copy.deepcopy(self.stores[name])
+
+
+def _operation(rpc: _Element) -> _Element:
+    return next(child for child in rpc if isinstance(child.tag, str))
+
+
+def _filter(operation: _Element) -> _Element | None:
+    spec = operation.find(qname("filter"))
+    if spec is not None and spec.get("type", "subtree") != "subtree":
+        raise RpcError("operation-not-supported", "only subtree filters are supported",
+                       error_type="protocol", info={"bad-attribute": "type"})
+    return spec
+
+
+def _text(operation: _Element, name: str) -> str | None:
+    element = operation.find(qname(name))
+    return None if element is None else (element.text or "").strip()
+
+
+def _choice(operation: _Element, name: str, allowed: tuple[str, ...], default: str) -> str:
+    value = _text(operation, name)
+    if value is None:
+        return default
+    if value not in allowed:
+        raise RpcError("invalid-value", f"{name} {value!r} is not one of "
+                       f"{', '.join(allowed)}", error_type="protocol",
+                       info={"bad-element": name})
+    return value
+
+
+def _timeout(operation: _Element) -> int:
+    text = _text(operation, "confirm-timeout")
+    if text is None:
+        return DEFAULT_CONFIRM_TIMEOUT_SECONDS
+    if not text.isdigit() or not 1 <= int(text) <= 2**32 - 1:
+        raise RpcError("invalid-value", f"confirm-timeout {text!r} is not 1..4294967295",
+                       error_type="protocol", info={"bad-element": "confirm-timeout"})
+    return int(text)
+
+
+def _same(left: _Element, right: _Element) -> bool:
+    return bool(etree.tostring(left, method="c14n") == etree.tostring(right, method="c14n"))
