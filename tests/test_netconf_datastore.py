@@ -52,12 +52,13 @@ def leaf(session: Manager, path: str, source: str = "running") -> str | None:
 
 
 class Switch:
-    def __init__(self, loop: Loop, *, candidate: bool = True):
+    def __init__(self, loop: Loop, *, candidate: bool = True, validator: Any = None):
         self.loop = loop
         self.clock = SteppedClock(jump_on_sleep=False)
         self.commits: list[dict[str, Any]] = []
         self.datastores = Datastores(clock=self.clock, on_commit=self.commits.append,
-                                     state=self.state, candidate=candidate)
+                                     state=self.state, candidate=candidate,
+                                     validator=validator)
         self.server = NetconfServer(name="sw-ds", users={USER: PASSWORD},
                                     capabilities=capabilities(candidate=candidate),
                                     on_session_end=self.datastores.session_ended)
@@ -76,6 +77,7 @@ class Switch:
 
     def stop(self) -> None:
         self.loop.run(self.server.stop())
+        self.loop.loop.call_soon_threadsafe(self.datastores.close)
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +90,14 @@ def loop() -> Iterator[Loop]:
 @pytest.fixture
 def switch(loop: Loop) -> Iterator[Switch]:
     running = Switch(loop)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(params=["default", "fallback"])
+def any_switch(loop: Loop, request: pytest.FixtureRequest) -> Iterator[Switch]:
+    """The emulator with libyang when it imports, and with the fallback must rules."""
+    running = Switch(loop, validator=MustRules() if request.param == "fallback" else None)
     yield running
     running.stop()
 
@@ -231,8 +241,9 @@ def candidate_document(case: Case) -> str:
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.app_tag], ids=lambda c: c.name)
-def test_a_must_violation_is_reported_by_validate_and_commit(switch: Switch, case: Case) -> None:
-    with netconf(switch.server.port) as session:
+def test_a_must_violation_is_reported_by_validate_and_commit(any_switch: Switch,
+                                                             case: Case) -> None:
+    with netconf(any_switch.server.port) as session:
         session.lock("candidate")
         session.edit_config(target="candidate", config=candidate_document(case),
                             error_option="rollback-on-error")
@@ -264,6 +275,17 @@ def test_fallback_and_libyang_agree_with_netconfd(validator: Any, case: Case) ->
 def test_libyang_paths_are_written_in_the_module_prefix() -> None:
     assert prefixed("/msoctl-congestion:switch/ports/port[name='E1']/lossless-priorities[.='6']") \
         == "/msocc:switch/msocc:ports/msocc:port[msocc:name='E1']/msocc:lossless-priorities[.='6']"
+
+
+def test_test_only_edit_checks_the_must_rules_and_changes_nothing(switch: Switch) -> None:
+    broken = next(case for case in CASES if case.app_tag == "ecn-without-thresholds")
+    with netconf(switch.server.port) as session:
+        with pytest.raises(RPCError) as refused:
+            session.edit_config(target="candidate", config=candidate_document(broken),
+                                test_option="test-only")
+        assert refused.value.app_tag == "ecn-without-thresholds"
+        session.edit_config(target="candidate", config=FAST_CNP_ON, test_option="test-only")
+        assert switch_text(session, "candidate") == ""
 
 
 def test_validate_an_inline_config(switch: Switch) -> None:

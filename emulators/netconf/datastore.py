@@ -4,7 +4,7 @@ running, candidate and startup are ``<config>`` trees holding the module's
 ``<switch>`` (yang/msoctl-congestion.yang). :meth:`Datastores.register` puts
 the operations on a :class:`NetconfServer` built with :data:`CAPABILITIES`:
 get-config (subtree filter), get (configuration and the operational state of
-a callback), edit-config (every operation, default-operation, error-option),
+a callback), edit-config (every operation, default-operation, error-option, test-option),
 copy-config, delete-config, lock/unlock, discard-changes, validate, commit,
 confirmed commit (:confirmed-commit:1.1, on the injected clock) and
 cancel-commit. Every change of running calls ``on_commit`` with the
@@ -53,6 +53,7 @@ STARTUP = "urn:ietf:params:netconf:capability:startup:1.0"
 WRITABLE_RUNNING = "urn:ietf:params:netconf:capability:writable-running:1.0"
 CAPABILITIES = (CANDIDATE, CONFIRMED_COMMIT, VALIDATE, ROLLBACK_ON_ERROR, STARTUP, CAPABILITY)
 DATASTORES = ("running", "candidate", "startup")
+TEST_OPTIONS = ("test-then-set", "set", "test-only")  # :validate:1.1 adds test-only
 DEFAULT_CONFIRM_TIMEOUT_SECONDS = 600  # RFC 6241 8.4.5.1
 
 CommitHook = Callable[[dict[str, Any]], None]
@@ -134,6 +135,10 @@ class Datastores:
                 pending.session_id == session.session_id:
             self._roll_back("the session of the confirmed commit ended")
 
+    def close(self) -> None:
+        """Stop watching a confirmed commit's timeout (the server is going away)."""
+        self._stop_watch()
+
     # ---- reading ---------------------------------------------------------------------
 
     def get_config(self, session: NetconfSession, operation: _Element) -> _Element:
@@ -158,6 +163,7 @@ class Datastores:
         self._check_lock(session, target)
         default_operation = _choice(operation, "default-operation", DEFAULT_OPERATIONS, "merge")
         error_option = _choice(operation, "error-option", ERROR_OPTIONS, "stop-on-error")
+        test_option = _choice(operation, "test-option", TEST_OPTIONS, "test-then-set")
         config = operation.find(qname("config"))
         if config is None:
             raise RpcError("missing-element", "edit-config needs <config>",
@@ -168,10 +174,14 @@ class Datastores:
         changed, errors = apply_edit(self.stores[target], config,
                                      default_operation=default_operation,
                                      error_option=error_option)
-        if target == "running" and not errors:
+        if (target == "running" or test_option == "test-only") and not errors:
             errors = self.validator.must_errors(changed)
             if errors:
                 raise RpcErrors(errors)  # running never holds an invalid configuration
+        if test_option == "test-only":
+            if errors:
+                raise RpcErrors(errors)
+            return
         if not errors or error_option != "rollback-on-error":
             self._store(target, changed)
         if errors:
@@ -394,4 +404,5 @@ def _timeout(operation: _Element) -> int:
 
 
 def _same(left: _Element, right: _Element) -> bool:
-    return bool(etree.tostring(left, method="c14n") == etree.tostring(right, method="c14n"))
+    """The same configuration, whatever whitespace or prefixes the XML carries."""
+    return to_tree(left) == to_tree(right)
