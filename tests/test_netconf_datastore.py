@@ -324,6 +324,16 @@ def test_a_lock_held_by_another_session(switch: Switch) -> None:
         assert switch_text(third, "candidate") == ""  # ... and its changes discarded
 
 
+def test_killing_the_holder_releases_its_lock(switch: Switch) -> None:
+    with netconf(switch.server.port) as holder, netconf(switch.server.port) as other:
+        holder.lock("running")
+        with pytest.raises(RPCError):
+            other.lock("running")
+        other.kill_session(holder.session_id)
+        other.lock("running")
+        other.unlock("running")
+
+
 def test_a_changed_candidate_cannot_be_locked(switch: Switch) -> None:
     with netconf(switch.server.port) as first, netconf(switch.server.port) as second:
         first.edit_config(target="candidate", config=FAST_CNP_ON)
