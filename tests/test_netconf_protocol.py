@@ -43,7 +43,7 @@ USER, PASSWORD = "admin", "s3cret"
 TEST_NS = "urn:msoctl:test"
 # A capability URI with a query string: the & must reach the client intact.
 MODULE_CAPABILITY = (
-    "urn:megascaleout:yang:msoctl-congestion?module=msoctl-congestion&revision=2024-06-01"
+    "urn:megascaleout:yang:msoctl-congestion?module=msoctl-congestion&revision=2026-11-30"
 )
 
 
