@@ -27,13 +27,14 @@ import re
 from dataclasses import asdict, dataclass
 
 from drivers.errors import ValidationError
+from drivers.switch.link import (
+    FIBER_VELOCITY_M_PER_S,
+    PAUSE_QUANTUM_BITS,
+    PEER_RESPONSE_QUANTA_400G,
+    PORT_SPEEDS_BPS,
+)
 
-FIBER_VELOCITY_M_PER_S = 1.98e8
-PAUSE_QUANTUM_BITS = 512
-PEER_RESPONSE_QUANTA_400G = 905
-"""IEEE 802.3 pause response allowance at 400G; other speeds keep the same time (verify)."""
-
-SPEEDS_BPS = {"100G": 100e9, "200G": 200e9, "400G": 400e9, "800G": 800e9}
+SPEEDS_BPS = PORT_SPEEDS_BPS
 
 
 @dataclass(frozen=True)

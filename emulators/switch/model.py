@@ -82,6 +82,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from drivers.switch.link import PEER_RESPONSE_SECONDS, PORT_SPEEDS_BPS
 from emulators.clock import Clock
 from emulators.faults import Fault, FaultError, FaultInjector
 from emulators.switch.config import (
@@ -91,7 +92,7 @@ from emulators.switch.config import (
     SwitchConfig,
     parse,
 )
-from emulators.switch.physics import PEER_RESPONSE_SECONDS, cable_rtt_seconds
+from emulators.switch.physics import cable_rtt_seconds
 from emulators.switch.queue import COUNTER_NAMES, QueueState, QueueStep
 
 DEFAULT_TOTAL_BYTES = 8_000_000_000
@@ -99,7 +100,7 @@ DEFAULT_LOSSLESS_POOL_BYTES = 4_000_000_000
 DEFAULT_FLOW_TABLE_SIZE = 4096
 MAX_STEP_SECONDS = 5e-6
 MIN_STEP_SECONDS = 0.25e-6
-SPEEDS_BPS = {"100G": 100e9, "200G": 200e9, "400G": 400e9, "800G": 800e9}
+SPEEDS_BPS = PORT_SPEEDS_BPS
 
 __all__ = ["COUNTER_NAMES", "ConfigError", "PhysicalPort", "SwitchModel"]
 

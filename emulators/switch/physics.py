@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import math
 
-FIBER_VELOCITY_M_PER_S = 1.98e8
-"""Light in fiber, as the PFC headroom formula of the open switch OS takes it."""
-
-PAUSE_QUANTUM_BITS = 512
-PEER_RESPONSE_SECONDS = 905 * PAUSE_QUANTUM_BITS / 400e9
-"""How long the link partner keeps sending after a pause frame reaches it: the IEEE
-802.3 allowance of 905 quanta at 400G (57,920 B), about 1.16 us at every speed."""
+from drivers.switch.link import (
+    FIBER_VELOCITY_M_PER_S,
+    PAUSE_QUANTUM_BITS,
+    PEER_RESPONSE_SECONDS,
+)
 
 MAX_PAUSE_QUANTA = 65535
 """Pause frames carry the longest pause time; the port refreshes them at half of it."""

@@ -1,0 +1,1 @@
+"""Deep-buffer switches: long-haul congestion control (ECN, PFC headroom, fast CNP)."""
