@@ -15,11 +15,12 @@ from lxml import etree
 from ncclient.manager import Manager
 from ncclient.operations.rpc import RPCError
 
+from drivers.switch.schema import NAMESPACE
 from emulators.clock import SteppedClock
 from emulators.netconf import NetconfServer
 from emulators.netconf.datastore import CAPABILITIES, Datastores, capabilities
 from emulators.netconf.validation import MustRules, check_structure, default_validator, prefixed
-from emulators.netconf.yangdata import NAMESPACE, to_tree
+from emulators.netconf.yangdata import to_tree
 from emulators.switch.config import parse
 from tests.test_netconf_protocol import PASSWORD, USER, Loop, netconf
 from tests.test_yang import CASES, Case, document, unprefixed

@@ -29,6 +29,7 @@ from typing import Any
 from lxml import etree
 from lxml.etree import _Element
 
+from drivers.switch.schema import CAPABILITY
 from emulators.clock import Clock, RealClock
 from emulators.netconf import messages
 from emulators.netconf.edit import (
@@ -41,7 +42,7 @@ from emulators.netconf.messages import RpcError, RpcErrors, qname
 from emulators.netconf.server import NetconfServer
 from emulators.netconf.session import NetconfSession
 from emulators.netconf.validation import Validator, check_structure, default_validator
-from emulators.netconf.yangdata import CAPABILITY, to_tree
+from emulators.netconf.yangdata import to_tree
 
 log = logging.getLogger(__name__)
 

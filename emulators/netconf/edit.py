@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from lxml import etree
 from lxml.etree import _Element
 
+from drivers.switch.schema import SCHEMA, Node
 from emulators.netconf.messages import RpcError
 from emulators.netconf.validation import OPERATION
 from emulators.netconf.yangdata import (
     PATH_NAMESPACES,
-    SCHEMA,
-    Node,
     instance_path,
     key_values,
     schema_path,

@@ -26,12 +26,10 @@ from typing import Any, Protocol
 from lxml import etree
 from lxml.etree import _Element
 
+from drivers.switch.schema import NAMESPACE, PREFIX, SCHEMA
 from emulators.netconf.messages import RpcError
 from emulators.netconf.yangdata import (
-    NAMESPACE,
     PATH_NAMESPACES,
-    PREFIX,
-    SCHEMA,
     clark,
     instance_path,
     local_name,
