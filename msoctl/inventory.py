@@ -18,6 +18,14 @@ Example::
         console:                    # optional second way in
           transport: serial
           address: /dev/ttyUSB0
+      - name: sw-a
+        kind: switch
+        transport: netconf          # NETCONF over SSH
+        address: 10.0.1.2           # host, host:port or [v6]:port; port 830 by default
+        username: msoctl
+        password: file:secrets/sw-a.password   # and/or key_file: PATH
+        known_hosts: known_hosts    # default ~/.ssh/known_hosts; host keys are verified
+        accept_unknown_host_keys: false        # true only in labs
 """
 
 from __future__ import annotations
@@ -30,13 +38,18 @@ from typing import Any
 
 from drivers.yamlfile import LinedList, Section, YamlFileError, load_file
 
-KINDS = ("ocs", "amp")
-TRANSPORTS = {"ocs": ("visa", "serial"), "amp": ("i2c-bridge", "i2c-dev", "optoe")}
+KINDS = ("ocs", "amp", "switch")
+TRANSPORTS = {"ocs": ("visa", "serial"), "amp": ("i2c-bridge", "i2c-dev", "optoe"),
+              "switch": ("netconf",)}
 KIND_FIELDS = {
     "ocs": {"console", "max_switch_power_dbm"},
     "amp": {"i2c_address", "gain_slew_db_per_second", "max_gain_step_db"},
+    "switch": {"username", "key_file", "known_hosts", "accept_unknown_host_keys"},
 }
-DEFAULT_TIMEOUT_SECONDS = {"ocs": 5.0, "amp": 2.0}
+DEFAULT_TIMEOUT_SECONDS = {"ocs": 5.0, "amp": 2.0, "switch": 10.0}
+NETCONF_PORT = 830
+_HOST_PORT = re.compile(
+    r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[^\s:\[\]]+))(?::(?P<port>\d{1,5}))?$")
 SECRET_FIELDS = frozenset({"password", "secret", "auth_key", "priv_key", "community"})
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 DEFAULT_MAX_SWITCH_POWER_DBM = 20.0
@@ -77,6 +90,18 @@ class SecretRef:
 
 
 @dataclass(frozen=True)
+class NetconfAccess:
+    """How to reach a switch's NETCONF server, and how to trust it."""
+
+    host: str
+    port: int
+    username: str
+    key_file: Path | None = None
+    known_hosts: Path | None = None  # None: the user's ~/.ssh/known_hosts
+    accept_unknown_host_keys: bool = False
+
+
+@dataclass(frozen=True)
 class Device:
     name: str
     kind: str
@@ -89,6 +114,7 @@ class Device:
     gain_slew_db_per_second: float = 10.0
     max_gain_step_db: float = 0.5
     secrets: dict[str, SecretRef] = field(default_factory=dict)
+    netconf: NetconfAccess | None = None
 
 
 @dataclass
@@ -128,6 +154,32 @@ def _secret(section: Section, key: str, base: Path) -> SecretRef:
             key, "secrets are never written in the inventory; use env:NAME or file:PATH"
         )
     return SecretRef(str(value), base, f"{section.source}: {section.owner}: field '{key}'")
+
+
+def _netconf_access(section: Section, address: str, base: Path) -> NetconfAccess:
+    match = _HOST_PORT.match(address.strip())
+    port = int(match["port"]) if match and match["port"] else NETCONF_PORT
+    if match is None or not 1 <= port <= 65535:
+        raise section.error("address", f"{address!r} is not host, host:port or [v6addr]:port")
+    username = section.get("username", str)
+    if not username.strip():
+        raise section.error("username", "must not be empty")
+
+    def local_path(key: str) -> Path | None:
+        value = section.get(key, str, default=None)
+        if value is None:
+            return None
+        found = Path(value).expanduser()
+        return found if found.is_absolute() else base / found
+
+    key_file = local_path("key_file")
+    if key_file is None and "password" not in section.data:
+        raise section.error(None, "a switch needs password (env:NAME or file:PATH) or key_file")
+    return NetconfAccess(
+        host=match["v6"] or match["host"], port=port, username=username, key_file=key_file,
+        known_hosts=local_path("known_hosts"),
+        accept_unknown_host_keys=section.get("accept_unknown_host_keys", bool, default=False),
+    )
 
 
 def parse_inventory(data: Any, path: Path) -> Inventory:
@@ -178,10 +230,13 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
             raise section.error("max_gain_step_db", "must be 0.01..10 dB")
         secrets = {key: _secret(section, key, base) for key in SECRET_FIELDS
                    if key in section.data}
+        endpoint = _endpoint(section, kind)
+        netconf = (_netconf_access(section, endpoint.address, base) if kind == "switch"
+                   else None)
         devices[name] = Device(
             name=name,
             kind=kind,
-            endpoint=_endpoint(section, kind),
+            endpoint=endpoint,
             timeout_seconds=timeout,
             labels={str(k): str(v) for k, v in labels.items()},
             console=console,
@@ -190,6 +245,7 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
             gain_slew_db_per_second=slew,
             max_gain_step_db=step,
             secrets=secrets,
+            netconf=netconf,
         )
     journal_path = None
     if journal is not None:
