@@ -8,7 +8,8 @@ a callback), edit-config (every operation, default-operation, error-option, test
 copy-config, delete-config, lock/unlock, discard-changes, validate, commit,
 confirmed commit (:confirmed-commit:1.1, on the injected clock) and
 cancel-commit. Every change of running calls ``on_commit`` with the
-plain-dict tree emulators/switch/config.py reads.
+plain-dict tree emulators/switch/config.py reads, before running changes: a
+``ValueError`` from it refuses the change (``operation-failed``).
 
 A confirmed commit's timeout is watched twice: every operation first rolls an
 expired one back (so a test that steps the clock sees the rollback on its
@@ -86,7 +87,8 @@ class Datastores:
     """The three datastores, their locks and the pending confirmed commit.
 
     ``state()`` gives the operational state as a ``<switch>`` element (merged
-    into get's reply); ``on_commit(tree)`` receives running after each change.
+    into get's reply); ``on_commit(tree)`` receives running before each change
+    (a ``ValueError`` from it refuses the change).
     ``candidate=False`` serves writable-running instead of :candidate.
     """
 
@@ -255,18 +257,18 @@ class Datastores:
         candidate = copy.deepcopy(self.stores["candidate"])
         self._require_valid(candidate)
         if not confirmed:
+            self._store("running", candidate)
             self.pending = None
             self._stop_watch()
-            self._store("running", candidate)
             return
         timeout = _timeout(operation)
         rollback = pending.rollback if pending is not None else self.stores["running"]
         owner_persist = persist if persist is not None else (
             pending.persist if pending is not None and persist_id is not None else None)
-        self.pending = PendingCommit(rollback=copy.deepcopy(rollback),
-                                     deadline=self.clock.now() + timeout,
-                                     session_id=session.session_id, persist=owner_persist)
+        rollback = copy.deepcopy(rollback)
         self._store("running", candidate)
+        self.pending = PendingCommit(rollback=rollback, deadline=self.clock.now() + timeout,
+                                     session_id=session.session_id, persist=owner_persist)
         self._start_watch()
 
     def cancel_commit(self, session: NetconfSession, operation: _Element) -> None:
@@ -327,12 +329,15 @@ class Datastores:
     # ---- helpers ---------------------------------------------------------------------
 
     def _store(self, name: str, tree: _Element) -> None:
-        self.stores[name] = tree
-        if name == "running":
-            if not self.use_candidate:
-                self.stores["candidate"] = copy.deepcopy(tree)
-            if self.on_commit is not None:
+        if name == "running" and self.on_commit is not None:
+            try:
                 self.on_commit(to_tree(tree))
+            except ValueError as error:  # the device cannot run it: running stays as it was
+                raise RpcError("operation-failed", f"the device cannot apply it: {error}",
+                               error_type="application") from None
+        self.stores[name] = tree
+        if name == "running" and not self.use_candidate:
+            self.stores["candidate"] = copy.deepcopy(tree)
 
     def _require_valid(self, tree: _Element) -> None:
         errors = check_structure(tree) or self.validator.must_errors(tree)
