@@ -19,10 +19,12 @@ demo: $(STAMP)
 
 test: peers lint typecheck pytest
 
-# Third-party peers of the interop tests: Debian's netconfd (yuma123) and libyang
-# with its Python binding (the `yang` extra). Installed only when run as root and
-# missing; otherwise their tests skip, except in CI (CI=true), where they fail.
-PEER_DEBS := netconfd libyang2-dev smitools snmp
+# Third-party peers of the interop tests: Debian's netconfd (yuma123) with
+# openssh-server (a private sshd on loopback carries its netconf subsystem; no system
+# sshd is started or needed), and libyang with its Python binding (the `yang` extra).
+# Installed only when run as root and missing; otherwise their tests skip, except in
+# CI (CI=true), where they fail.
+PEER_DEBS := netconfd openssh-server libyang2-dev smitools snmp
 
 peers: $(STAMP)
 	@missing=$$(for deb in $(PEER_DEBS); do \
