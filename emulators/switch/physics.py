@@ -86,6 +86,11 @@ class Sender:
         self.rate_bps = min(self.rate_bps, wanted_bps)
         self.target_bps = min(self.target_bps, wanted_bps)
 
+    def coast(self, steps: int, dt: float) -> None:
+        """``steps`` steps of ``dt`` without CNPs at the wanted rate: only alpha moves,
+        decaying as :meth:`step` decays it, in closed form."""
+        self.alpha *= (1 - dt / ALPHA_TIMER_SECONDS * ALPHA_GAIN) ** steps
+
     def step(self, cnps_per_flow_per_second: float, dt: float) -> None:
         """Advance ``dt`` seconds receiving CNPs at the given rate per flow."""
         cuts = min(cnps_per_flow_per_second, 1 / RATE_DECREASE_PERIOD_SECONDS) * dt
