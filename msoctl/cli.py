@@ -23,6 +23,7 @@ from drivers.cmis.pages import STANDARD_FIELDS
 from drivers.errors import DeviceError, SafetyInterlock, ValidationError
 from drivers.ocs import OcsDriver
 from drivers.ocs.connect import open_ocs
+from drivers.switch.netconf import NetconfTarget
 from drivers.transports.i2c import open_cmis_io
 from drivers.yamlfile import YamlFileError
 from msoctl import __version__
@@ -85,6 +86,32 @@ class Context:
             raise
         module = CmisModule(io, name=name, extra_fields=vendor_page.FIELDS)
         return device, AmpDriver(module)
+
+    def switch_target(self, name: str) -> NetconfTarget:
+        """How to reach switch ``name`` over NETCONF (its password read now)."""
+        device = self.device(name, "switch")
+        access = device.netconf
+        assert access is not None  # the inventory gives every switch one
+        password = device.secrets.get("password")
+        return NetconfTarget(
+            name=name, host=access.host, port=access.port, username=access.username,
+            password=None if password is None else password.resolve(),
+            key_file=access.key_file, known_hosts=access.known_hosts,
+            accept_unknown_host_keys=access.accept_unknown_host_keys,
+            timeout_seconds=device.timeout_seconds,
+        )
+
+    def devices_labelled(self, kind: str, labels: tuple[str, ...]) -> list[str]:
+        """Devices of ``kind`` carrying every ``key=value`` label, in inventory order."""
+        wanted: dict[str, str] = {}
+        for label in labels:
+            key, sep, value = label.partition("=")
+            if not sep or not key:
+                raise ValidationError(f"--label {label!r}: write key=value")
+            wanted[key] = value
+        return [name for name, device in self.inventory.devices.items()
+                if device.kind == kind
+                and all(device.labels.get(k) == v for k, v in wanted.items())]
 
 
 pass_context = click.make_pass_decorator(Context)

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
 import click
 import yaml
 
-from drivers.errors import ValidationError
+from drivers.errors import DeviceError, ValidationError
+from drivers.switch.netconf import SwitchSession
+from drivers.switch.tree import Change
+from msoctl.cli import Context, pass_context
 from msoctl.headroom import LinkParameters, compute, parse_distance, parse_speed
-from msoctl.output import emit_json, output_option, table
+from msoctl.output import cell, emit_json, output_option, table
+from msoctl.switch_ops import CANCEL, CONFIRM, DEFAULT_PARALLEL, Fleet, Outcome, load_want
 from msoctl.switch_plan import PortLink, derive, parse_size
+
+
+class OperationFailed(DeviceError):
+    """Some switches of a fleet change failed; the table above says which and why."""
 
 
 @click.group()
@@ -106,3 +118,313 @@ def plan(ports: tuple[str, ...], lossless: str, lossless_pool: str | None, fast_
         click.echo(f"# {name}: {h.distance_m / 1000:g} km, RTT {h.rtt_seconds * 1e6:.0f} us, "
                    f"BDP {h.bdp_bytes / 1e6:.2f} MB, xoff {h.xoff_bytes / 1e6:.2f} MB")
     click.echo(yaml.safe_dump(result.config, sort_keys=False), nl=False)
+
+
+# ---- congestion control on a switch, over NETCONF -------------------------------------
+
+
+@switch.group()
+def cc() -> None:
+    """Congestion-control configuration of switches: show, plan, apply, confirm, cancel."""
+
+
+def _yes(value: Any) -> str:
+    return "-" if value is None else ("on" if value else "off")
+
+
+def config_document(name: str, source: str, tree: Mapping[str, Any],
+                    pending: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A configuration tree in the JSON contract: snake_case, units in the names."""
+    top = tree.get("switch") or {}
+    fast = top.get("fast-cnp") or {}
+    ports = []
+    for port in (top.get("ports") or {}).get("port", []):
+        pfc = port.get("pfc") or {}
+        watchdog = pfc.get("watchdog") or {}
+        queues = []
+        for queue in (port.get("queues") or {}).get("queue", []):
+            wred = queue.get("wred") or {}
+            queues.append({
+                "queue_id": queue.get("queue-id"),
+                "ecn_enabled": wred.get("enable-ecn"),
+                "ecn_min_threshold_bytes": wred.get("min-threshold"),
+                "ecn_max_threshold_bytes": wred.get("max-threshold"),
+                "ecn_max_probability_percent": wred.get("max-drop-probability-percent"),
+                "fast_cnp_enabled": (queue.get("fast-cnp") or {}).get("enabled"),
+            })
+        ports.append({
+            "name": port.get("name"),
+            "speed": port.get("speed"),
+            "cable_length_meters": port.get("cable-length-meters"),
+            "lossless_priorities": sorted(port.get("lossless-priorities") or []),
+            "pfc_xoff_bytes": pfc.get("xoff-bytes"),
+            "pfc_xon_bytes": pfc.get("xon-bytes"),
+            "pfc_watchdog_enabled": watchdog.get("enabled"),
+            "pfc_watchdog_detection_ms": watchdog.get("detection-time-ms"),
+            "pfc_watchdog_restoration_ms": watchdog.get("restoration-time-ms"),
+            "pfc_watchdog_action": watchdog.get("action"),
+            "queues": queues,
+        })
+    return {
+        "device": name,
+        "source": source,
+        "fast_cnp": {
+            "enabled": fast.get("enabled"),
+            "cnp_dscp": fast.get("cnp-dscp"),
+            "cnp_priority": fast.get("cnp-priority"),
+            "min_interval_microseconds": fast.get("min-interval-microseconds"),
+            "flow_table_size": fast.get("flow-table-size"),
+            "flow_aging_seconds": fast.get("flow-aging-seconds"),
+        },
+        "ports": ports,
+        "pending": None if pending is None else {
+            "persist_id": pending.get("persist_id"),
+            "confirm_deadline": pending.get("confirm_deadline"),
+        },
+    }
+
+
+@cc.command("show")
+@click.argument("device")
+@click.option("--port", metavar="NAME", help="Only this port.")
+@click.option("--source", type=click.Choice(["running", "candidate", "startup"]),
+              default="running", show_default=True, help="The datastore to read.")
+@output_option
+@pass_context
+def cc_show(ctx: Context, device: str, port: str | None, source: str, output: str) -> None:
+    """The congestion-control configuration of a switch."""
+    target = ctx.switch_target(device)
+    with SwitchSession(target) as session:
+        tree = session.get_config(source)
+    pending = Fleet(ctx.journal, ctx.switch_target).pending(device)
+    document = config_document(device, source, tree, pending)
+    if port is not None:
+        document["ports"] = [p for p in document["ports"] if p["name"] == port]
+        if not document["ports"]:
+            raise ValidationError(f"{device} has no configuration for port {port!r} in "
+                                  f"{source}")
+    if output == "json":
+        emit_json(document)
+        return
+    fast = document["fast_cnp"]
+    click.echo(f"{device} {source}: fast CNP {_yes(fast['enabled'])}, CNP DSCP "
+               f"{cell(fast['cnp_dscp'])}, priority {cell(fast['cnp_priority'])}, "
+               f"min interval {cell(fast['min_interval_microseconds'])} us")
+    if pending is not None:
+        click.echo(f"pending: confirmed commit {pending.get('persist_id')} until "
+                   f"{pending.get('confirm_deadline')} (msoctl switch cc confirm|cancel "
+                   f"{device})")
+    click.echo(table(
+        ["port", "speed", "cable m", "lossless", "xoff bytes", "xon bytes", "watchdog"],
+        [[p["name"], p["speed"], p["cable_length_meters"],
+          ",".join(map(str, p["lossless_priorities"])) or "-", p["pfc_xoff_bytes"],
+          p["pfc_xon_bytes"], _yes(p["pfc_watchdog_enabled"])] for p in document["ports"]]))
+    queues = [(p["name"], q) for p in document["ports"] for q in p["queues"]]
+    if queues:
+        click.echo()
+        click.echo(table(
+            ["port", "queue", "ecn", "min bytes", "max bytes", "max %", "fast cnp"],
+            [[name, q["queue_id"], _yes(q["ecn_enabled"]), q["ecn_min_threshold_bytes"],
+              q["ecn_max_threshold_bytes"], q["ecn_max_probability_percent"],
+              _yes(q["fast_cnp_enabled"])] for name, q in queues]))
+
+
+def _render_change(change: Change) -> str:
+    if change.kind == "add":
+        return f"  + {change.path} = {_value(change.after)}"
+    if change.kind == "remove":
+        return f"  - {change.path} (was {_value(change.before)})"
+    return f"  ~ {change.path}: {_value(change.before)} -> {_value(change.after)}"
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_value, value)) + "]"
+    return str(value)
+
+
+@cc.command("plan")
+@click.argument("device")
+@click.option("--file", "want_file", required=True, type=click.Path(path_type=Path),
+              metavar="WANT.yaml", help="The wanted configuration (msoctl switch plan writes one).")
+@output_option
+@pass_context
+def cc_plan(ctx: Context, device: str, want_file: Path, output: str) -> None:
+    """What applying WANT.yaml would change on a switch (validated there; changes nothing)."""
+    want = load_want(want_file)
+    with SwitchSession(ctx.switch_target(device)) as session:
+        plan = session.plan(want)
+    if output == "json":
+        emit_json({"device": device, "method": plan.method,
+                   "changes": [c.as_dict() for c in plan.changes]})
+        return
+    how = ("the switch's own diff of running and candidate" if plan.method == "candidate"
+           else "computed here: the switch has no candidate")
+    if not plan.changes:
+        click.echo(f"{device}: no change: running already holds {want_file}")
+        return
+    click.echo(f"{device}: {len(plan.changes)} change(s) ({how})")
+    for change in plan.changes:
+        click.echo(_render_change(change))
+
+
+@cc.command("apply")
+@click.argument("devices", nargs=-1)
+@click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
+              help="Every switch with this label (repeat to narrow).")
+@click.option("--file", "want_file", required=True, type=click.Path(path_type=Path),
+              metavar="WANT.yaml", help="The wanted configuration.")
+@click.option("--confirm-timeout", type=click.IntRange(1, 86_400), default=120,
+              show_default=True, metavar="SECONDS",
+              help="The switch rolls the change back unless confirmed within this.")
+@click.option("--no-confirm", is_flag=True,
+              help="Leave the change pending: msoctl switch cc confirm|cancel settles it.")
+@click.option("--all-or-nothing", is_flag=True,
+              help="Confirm only when every switch verified; any failure cancels them all.")
+@click.option("--parallel", type=click.IntRange(1, 256), default=DEFAULT_PARALLEL,
+              show_default=True, help="Switches changed at the same time.")
+@output_option
+@pass_context
+def cc_apply(ctx: Context, devices: tuple[str, ...], labels: tuple[str, ...], want_file: Path,
+             confirm_timeout: int, no_confirm: bool, all_or_nothing: bool, parallel: int,
+             output: str) -> None:
+    """Apply WANT.yaml: confirmed commit, read back in a new session, then confirm."""
+    names = list(devices)
+    if labels:
+        labelled = ctx.devices_labelled("switch", labels)
+        if not labelled:
+            raise ValidationError(f"no switch in the inventory has {' '.join(labels)}")
+        names += [name for name in labelled if name not in names]
+    if not names:
+        raise ValidationError("name the switches, or select them with --label KEY=VALUE")
+    for name in names:
+        ctx.device(name, "switch")
+    want = load_want(want_file)
+    fleet = Fleet(ctx.journal, ctx.switch_target)
+    outcomes = fleet.apply(names, want, confirm_timeout_seconds=confirm_timeout,
+                           confirm=not no_confirm, all_or_nothing=all_or_nothing,
+                           parallel=parallel, source=str(want_file.resolve()))
+    if output == "json":
+        emit_json({"file": str(want_file), "all_or_nothing": all_or_nothing,
+                   "devices": [o.as_dict() for o in outcomes]})
+    else:
+        _print_outcomes(outcomes, verbose=ctx.verbose or len(outcomes) == 1,
+                        timeout=confirm_timeout)
+    failed = [o for o in outcomes if o.status == "failed"]
+    if failed:
+        first = failed[0]
+        more = f" ({len(failed)} of {len(outcomes)} switches failed)" if len(outcomes) > 1 \
+            else ""
+        raise OperationFailed(f"{first.device}: {first.error}{more}")
+    if any(o.status == "cancelled" for o in outcomes):
+        raise OperationFailed("every pending change was cancelled")
+
+
+def _print_outcomes(outcomes: list[Outcome], *, verbose: bool, timeout: int) -> None:
+    notes = {
+        "ok": "confirmed",
+        "unchanged": "running already held it",
+        "pending": f"pending: confirm within {timeout} s or the switch rolls it back",
+        "cancelled": "cancelled: running is what it was",
+    }
+    rows = []
+    for o in outcomes:
+        detail = o.error if o.status == "failed" else notes.get(o.status, "")
+        rows.append([o.device, o.status, len(o.changes), f"{o.seconds:.2f}", detail])
+    if verbose:
+        for o in outcomes:
+            for change in o.changes:
+                click.echo(f"{o.device}:{_render_change(change)[1:]}")
+    click.echo(table(["switch", "status", "changes", "seconds", "detail"], rows))
+
+
+def _settle_command(ctx: Context, device: str, persist_id: str | None, action: str) -> None:
+    fleet = Fleet(ctx.journal, ctx.switch_target)
+    token = fleet.settle(device, action, persist_id)
+    what = "confirmed: the change stays" if action == CONFIRM else \
+        "cancelled: running is back to what it was"
+    click.echo(f"{device}: {token} {what}")
+
+
+@cc.command("confirm")
+@click.argument("device")
+@click.option("--persist-id", metavar="TOKEN",
+              help="The pending commit's token (default: the journal's pending change).")
+@pass_context
+def cc_confirm(ctx: Context, device: str, persist_id: str | None) -> None:
+    """Confirm the pending change on a switch."""
+    _settle_command(ctx, device, persist_id, CONFIRM)
+
+
+@cc.command("cancel")
+@click.argument("device")
+@click.option("--persist-id", metavar="TOKEN",
+              help="The pending commit's token (default: the journal's pending change).")
+@pass_context
+def cc_cancel(ctx: Context, device: str, persist_id: str | None) -> None:
+    """Cancel the pending change on a switch: running goes back to what it was."""
+    _settle_command(ctx, device, persist_id, CANCEL)
+
+
+COUNTERS = (
+    ("ecn-marked-packets", "ecn_marked_packets", "ecn marked"),
+    ("switch-generated-cnps", "switch_generated_cnps", "switch cnps"),
+    ("pfc-pause-frames-sent", "pfc_pause_frames_sent", "pfc sent"),
+    ("pfc-pause-frames-received", "pfc_pause_frames_received", "pfc received"),
+    ("dropped-packets", "dropped_packets", "drops"),
+    ("buffer-watermark-bytes", "buffer_watermark_bytes", "watermark bytes"),
+)
+
+
+def _counters(raw: Mapping[str, Any] | None) -> dict[str, int | None]:
+    raw = raw or {}
+    return {snake: raw.get(name) for name, snake, _ in COUNTERS}
+
+
+@switch.command()
+@click.argument("device")
+@click.option("--port", metavar="NAME", help="Only this port.")
+@click.option("--all-queues", is_flag=True, help="Also queues whose counters are all zero.")
+@output_option
+@pass_context
+def counters(ctx: Context, device: str, port: str | None, all_queues: bool,
+             output: str) -> None:
+    """Congestion counters per port and queue: ECN marks, switch CNPs, PFC, drops."""
+    with SwitchSession(ctx.switch_target(device)) as session:
+        state = session.get_state(port)
+    top = state.get("switch") or {}
+    buffer = top.get("buffer") or {}
+    ports = []
+    for entry in (top.get("ports") or {}).get("port", []):
+        if "counters" not in entry:
+            continue  # configured, but the chip has no such port
+        ports.append({
+            "name": entry.get("name"),
+            "counters": _counters(entry.get("counters")),
+            "queues": [{"queue_id": q.get("queue-id"), "counters": _counters(q.get("counters"))}
+                       for q in (entry.get("queues") or {}).get("queue", [])
+                       if "counters" in q],
+        })
+    if port is not None and not ports:
+        raise ValidationError(f"{device} has no port {port!r}")
+    document = {"device": device,
+                "buffer": {"total_bytes": buffer.get("total-bytes"),
+                           "lossless_pool_bytes": buffer.get("lossless-pool-bytes")},
+                "ports": ports}
+    if output == "json":
+        emit_json(document)
+        return
+    total, pool = buffer.get("total-bytes"), buffer.get("lossless-pool-bytes")
+    if total is not None:
+        click.echo(f"{device}: buffer {total / 1e9:.2f} GB, lossless pool "
+                   f"{(pool or 0) / 1e9:.2f} GB")
+    rows = []
+    for p in ports:
+        rows.append([p["name"], "all", *(p["counters"][snake] for _, snake, _ in COUNTERS)])
+        for q in p["queues"]:
+            values = [q["counters"][snake] for _, snake, _ in COUNTERS]
+            if all_queues or any(values):
+                rows.append([p["name"], q["queue_id"], *values])
+    click.echo(table(["port", "queue", *(title for _, _, title in COUNTERS)], rows))

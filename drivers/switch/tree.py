@@ -72,14 +72,25 @@ def _check_container(value: Any, path: Path, steps: list[str], source: str) -> d
     for name, child in value.items():
         child_path = (*path, str(name))
         node = SCHEMA.get(child_path)
+        at = _at(value, str(name), source)
         if node is None:
             known = sorted(p[-1] for p in SCHEMA if p[:-1] == path and SCHEMA[p].config)
-            raise ValidationError(f"{source}: {where}/{name}: unknown; known here: "
+            raise ValidationError(f"{at}: {where}/{name}: unknown; known here: "
                                   f"{', '.join(known)}")
         if not node.config:
-            raise ValidationError(f"{source}: {where}/{name}: is state data, not configuration")
-        result[str(name)] = _check_node(child, node, child_path, [*steps, str(name)], source)
+            raise ValidationError(f"{at}: {where}/{name}: is state data, not configuration")
+        result[str(name)] = _check_node(child, node, child_path, [*steps, str(name)], at)
     return result
+
+
+def _at(mapping: Mapping[str, Any], key: str, source: str) -> str:
+    """``source`` with the line of ``key`` when the tree came from a file that knows it
+    (:class:`drivers.yamlfile.LinedDict`): ``want.yaml:12``."""
+    line_of = getattr(mapping, "line_of", None)
+    if line_of is None:
+        return source
+    base = source.rsplit(":", 1)[0] if source.rsplit(":", 1)[-1].isdigit() else source
+    return f"{base}:{line_of(key)}"
 
 
 def _check_node(value: Any, node: Node, path: Path, steps: list[str], source: str) -> Any:

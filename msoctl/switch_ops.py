@@ -1,0 +1,272 @@
+"""Congestion-control changes on switches: one device or a fleet, journaled, confirmed.
+
+An apply on one switch, in order:
+
+1. the journal's intent (the WANT file's digest, the persist token, the timeout);
+2. session 1: lock candidate, edit, validate, diff; a confirmed commit with a
+   persist token; the session ends (the change is running, and pending);
+3. session 2, a new one: running is read back and must hold the WANT tree —
+   that this session can be opened at all shows management survived the change;
+4. the confirming commit (persist-id), unless ``--no-confirm`` leaves it pending
+   for ``msoctl switch cc confirm`` / ``cancel``, or the server's timeout.
+
+A fleet runs that on each device in parallel, at most ``parallel`` at a time.
+With ``all_or_nothing`` nobody confirms until everybody has verified; if any
+device fails, every pending commit is cancelled and the fleet is where it was.
+
+Pending changes are found again in the journal: the result of an apply
+records ``status: pending``, its persist id and its deadline; a later confirm
+or cancel records what became of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from drivers.errors import DeviceError, ValidationError
+from drivers.switch.netconf import NetconfRejected, NetconfTarget, SwitchSession
+from drivers.switch.tree import Change, check
+from drivers.yamlfile import YamlFileError, load_file
+from msoctl.journal import Change as JournalChange
+from msoctl.journal import Journal, locked_change
+
+APPLY = "switch.cc.apply"
+CONFIRM = "switch.cc.confirm"
+CANCEL = "switch.cc.cancel"
+DEFAULT_PARALLEL = 8
+
+Connect = Callable[[str], NetconfTarget]
+
+
+def load_want(path: Path) -> dict[str, Any]:
+    """A WANT file: YAML or JSON holding ``switch:`` (or ``config: {switch: ...}``,
+    what ``msoctl switch plan -o json`` prints), checked against the module."""
+    try:
+        data = load_file(path)
+    except YamlFileError as error:
+        raise ValidationError(str(error)) from None
+    if isinstance(data, Mapping) and "config" in data and "switch" not in data:
+        data = data["config"]
+    return check(data, source=str(path))
+
+
+def want_digest(want: Mapping[str, Any]) -> str:
+    text = json.dumps(want, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass
+class Outcome:
+    """What happened on one device."""
+
+    device: str
+    status: str = "ok"  # ok | pending | unchanged | cancelled | failed
+    changes: list[Change] = field(default_factory=list)
+    persist_id: str | None = None
+    error: str | None = None
+    error_type: str | None = None
+    rpc_errors: list[dict[str, str | None]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"device": self.device, "status": self.status,
+                "changes": [c.as_dict() for c in self.changes], "persist_id": self.persist_id,
+                "error": self.error, "rpc_errors": self.rpc_errors,
+                "duration_seconds": round(self.seconds, 3)}
+
+
+def _failed(outcome: Outcome, error: DeviceError) -> Outcome:
+    outcome.status = "failed"
+    outcome.error = str(error)
+    outcome.error_type = type(error).__name__
+    if isinstance(error, NetconfRejected):
+        outcome.rpc_errors = [e.as_dict() for e in error.rpc_errors]
+    return outcome
+
+
+def _deadline(seconds: int) -> str:
+    moment = datetime.now(UTC) + timedelta(seconds=seconds)
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class Fleet:
+    """Applies one WANT tree to switches, journaled, each through :class:`SwitchSession`."""
+
+    def __init__(self, journal: Journal, connect: Connect, *,
+                 session_factory: Callable[[NetconfTarget], SwitchSession] = SwitchSession):
+        self.journal = journal
+        self.connect = connect
+        self.session = session_factory
+
+    # ---- apply ------------------------------------------------------------------------
+
+    def apply(self, devices: Sequence[str], want: Mapping[str, Any], *,
+              confirm_timeout_seconds: int = 120, confirm: bool = True,
+              all_or_nothing: bool = False, parallel: int = DEFAULT_PARALLEL,
+              source: str | None = None) -> list[Outcome]:
+        """Apply ``want`` to every device; outcomes in the order of ``devices``."""
+        if not devices:
+            raise ValidationError("no switch to apply to")
+        if len(set(devices)) != len(devices):
+            raise ValidationError("a switch is named twice")
+        if not 1 <= parallel <= 256:
+            raise ValidationError("--parallel is 1..256")
+        targets = {name: self.connect(name) for name in devices}  # inventory errors first
+        digest = want_digest(want)
+        stage_confirm = confirm and not all_or_nothing
+
+        def one(name: str) -> Outcome:
+            return self._apply_one(targets[name], want, digest, source,
+                                   confirm_timeout_seconds, stage_confirm)
+
+        outcomes = self._each(devices, one, parallel)
+
+        def outcome_of(name: str) -> Outcome:
+            return next(o for o in outcomes if o.device == name)
+
+        if all_or_nothing:
+            pending = [o for o in outcomes if o.status == "pending"]
+            if any(o.status == "failed" for o in outcomes):
+                self._each([o.device for o in pending],
+                           lambda name: self._settle(targets[name], outcome_of(name), CANCEL,
+                                                     "all-or-nothing: another switch failed"),
+                           parallel)
+            elif confirm:
+                self._each([o.device for o in pending],
+                           lambda name: self._settle(targets[name], outcome_of(name), CONFIRM,
+                                                     "all-or-nothing: every switch verified"),
+                           parallel)
+        return outcomes
+
+    @staticmethod
+    def _each(names: Sequence[str], work: Callable[[str], Outcome],
+              parallel: int) -> list[Outcome]:
+        if len(names) <= 1 or parallel == 1:
+            return [work(name) for name in names]
+        with ThreadPoolExecutor(max_workers=min(parallel, len(names)),
+                                thread_name_prefix="switch") as pool:
+            return list(pool.map(work, names))
+
+    def _apply_one(self, target: NetconfTarget, want: Mapping[str, Any], digest: str,
+                   source: str | None, timeout: int, confirm: bool) -> Outcome:
+        outcome = Outcome(target.name)
+        started = time.monotonic()
+        token = f"msoctl-{uuid.uuid4().hex[:16]}"
+        try:
+            with locked_change(self.journal, device=target.name, action=APPLY,
+                               want=source, want_sha256=digest, persist_id=token,
+                               confirm_timeout_seconds=timeout) as change:
+                with self.session(target) as first:
+                    applied = first.apply(want, confirm_timeout_seconds=timeout,
+                                          persist_id=token)
+                outcome.changes = applied.changes
+                change.outcome["changes"] = len(applied.changes)
+                change.outcome["method"] = applied.method
+                if not applied.changes:
+                    outcome.status = change.status = "unchanged"
+                elif applied.pending:
+                    outcome.persist_id = token
+                    self._verify_and_settle(target, want, token, confirm, timeout, outcome,
+                                            change)
+                else:
+                    outcome.status = "ok"
+        except DeviceError as error:
+            _failed(outcome, error)
+        outcome.seconds = time.monotonic() - started
+        return outcome
+
+    def _verify_and_settle(self, target: NetconfTarget, want: Mapping[str, Any], token: str,
+                           confirm: bool, timeout: int, outcome: Outcome,
+                           change: JournalChange) -> None:
+        """Read back in a new session; confirm, or leave pending; cancel if it fails."""
+        try:
+            with self.session(target) as second:
+                second.verify(want)
+                if confirm:
+                    second.confirm(token)
+        except DeviceError:
+            self._cancel_quietly(target, token, change)
+            raise
+        if confirm:
+            outcome.status = change.status = "ok"
+        else:
+            outcome.status = change.status = "pending"
+            change.outcome["persist_id"] = token
+            change.outcome["confirm_deadline"] = _deadline(timeout)
+
+    def _cancel_quietly(self, target: NetconfTarget, token: str,
+                        change: JournalChange) -> None:
+        try:
+            with self.session(target) as third:
+                third.cancel(token)
+            change.outcome["cancelled"] = True
+        except DeviceError as error:  # the server's timeout rolls it back anyway
+            change.outcome["cancel_error"] = str(error)
+
+    def _settle(self, target: NetconfTarget, outcome: Outcome, action: str,
+                why: str) -> Outcome:
+        """Confirm or cancel one pending commit of this run (all-or-nothing)."""
+        token = outcome.persist_id
+        assert token is not None
+        try:
+            with locked_change(self.journal, device=target.name, action=action,
+                               persist_id=token, reason=why), self.session(target) as s:
+                if action == CONFIRM:
+                    s.confirm(token)
+                    outcome.status = "ok"
+                else:
+                    s.cancel(token)
+                    outcome.status = "cancelled"
+        except DeviceError as error:
+            _failed(outcome, error)
+        return outcome
+
+    # ---- later confirm / cancel -------------------------------------------------------
+
+    def pending(self, device: str) -> dict[str, Any] | None:
+        """The newest pending change of ``device`` in the journal, not yet settled."""
+        settled: set[str] = set()
+        latest: dict[str, Any] | None = None
+        for op in self.journal.operations(device):
+            if op.action in (CONFIRM, CANCEL) and op.status == "ok":
+                settled.add(str(op.intent.get("persist_id")))
+            elif op.action == APPLY and op.result is not None and op.status == "pending":
+                latest = op.result
+        if latest is None or str(latest.get("persist_id")) in settled:
+            return None
+        return latest
+
+    def settle(self, device: str, action: str, persist_id: str | None = None) -> str:
+        """Confirm or cancel the pending change of ``device``; returns its persist id."""
+        if persist_id is None:
+            found = self.pending(device)
+            if found is None:
+                raise ValidationError(f"{device}: no pending change in the journal "
+                                      "(give --persist-id to settle one made elsewhere)")
+            persist_id = str(found["persist_id"])
+        target = self.connect(device)
+        with locked_change(self.journal, device=device, action=action,
+                           persist_id=persist_id), self.session(target) as s:
+            try:
+                if action == CONFIRM:
+                    s.confirm(persist_id)
+                else:
+                    s.cancel(persist_id)
+            except NetconfRejected as refused:
+                if "invalid-value" in refused.tags:
+                    raise ValidationError(
+                        f"{device}: the switch has no pending commit {persist_id} (its "
+                        "confirm timeout may have passed: the switch then rolled it back)",
+                        device=device) from None
+                raise
+        return persist_id
+
