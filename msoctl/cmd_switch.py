@@ -87,22 +87,30 @@ def headroom(distance: str, speed: str, mtu: int, cell_size: int, small_packets:
 @click.option("--lossless-pool", metavar="SIZE",
               help="The chip's lossless buffer pool (e.g. 64MB): a plan that needs more "
                    "headroom is refused.")
+@click.option("--device", metavar="SWITCH",
+              help="Read the lossless pool from this switch's chip (over NETCONF).")
 @click.option("--fast-cnp/--no-fast-cnp", default=True, show_default=True,
               help="Switch-generated CNPs on the lossless queues.")
 @click.option("--cnp-priority", type=click.IntRange(0, 7), default=6, show_default=True)
 @click.option("--cnp-dscp", type=click.IntRange(0, 63), default=48, show_default=True)
 @click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml",
               show_default=True, help="The wanted configuration as YAML (a WANT file) or JSON.")
-def plan(ports: tuple[str, ...], lossless: str, lossless_pool: str | None, fast_cnp: bool,
-         cnp_priority: int, cnp_dscp: int, output: str) -> None:
+@click.pass_obj
+def plan(ctx: Context, ports: tuple[str, ...], lossless: str, lossless_pool: str | None,
+         device: str | None, fast_cnp: bool, cnp_priority: int, cnp_dscp: int,
+         output: str) -> None:
     """Derive the wanted congestion-control configuration from the switch's links."""
     try:
         priorities = tuple(int(p) for p in lossless.split(",") if p.strip())
     except ValueError:
         raise ValidationError(f"--lossless {lossless!r}: priorities like 3 or 3,4") from None
-    result = derive([PortLink.parse(p) for p in ports], lossless_priorities=priorities,
-                    lossless_pool_bytes=None if lossless_pool is None
-                    else parse_size(lossless_pool),
+    links = [PortLink.parse(p) for p in ports]
+    pool = None if lossless_pool is None else parse_size(lossless_pool)
+    if device is not None:
+        if pool is not None:
+            raise ValidationError("give --lossless-pool or --device, not both")
+        pool = _chip_lossless_pool(ctx, device)
+    result = derive(links, lossless_priorities=priorities, lossless_pool_bytes=pool,
                     fast_cnp=fast_cnp, cnp_priority=cnp_priority, cnp_dscp=cnp_dscp)
     if output == "json":
         emit_json({"config": result.config,
@@ -110,14 +118,24 @@ def plan(ports: tuple[str, ...], lossless: str, lossless_pool: str | None, fast_
                    "lossless_pool_bytes": result.lossless_pool_bytes,
                    "ports": {name: h.as_dict() for name, h in result.headroom.items()}})
         return
-    pool = ("" if result.lossless_pool_bytes is None
-            else f" of the {result.lossless_pool_bytes / 1e6:.2f} MB lossless pool")
+    of_pool = ("" if result.lossless_pool_bytes is None
+               else f" of the {result.lossless_pool_bytes / 1e6:.2f} MB lossless pool")
     click.echo(f"# msoctl switch plan: {len(result.headroom)} port(s), headroom "
-               f"{result.headroom_needed_bytes / 1e6:.2f} MB{pool}")
+               f"{result.headroom_needed_bytes / 1e6:.2f} MB{of_pool}")
     for name, h in result.headroom.items():
         click.echo(f"# {name}: {h.distance_m / 1000:g} km, RTT {h.rtt_seconds * 1e6:.0f} us, "
                    f"BDP {h.bdp_bytes / 1e6:.2f} MB, xoff {h.xoff_bytes / 1e6:.2f} MB")
     click.echo(yaml.safe_dump(result.config, sort_keys=False), nl=False)
+
+
+def _chip_lossless_pool(ctx: Context, device: str) -> int:
+    with SwitchSession(ctx.switch_target(device)) as session:
+        buffer = (session.get_state().get("switch") or {}).get("buffer") or {}
+    pool = buffer.get("lossless-pool-bytes")
+    if not isinstance(pool, int):
+        raise ValidationError(f"{device} does not report its lossless pool "
+                              "(switch/buffer/lossless-pool-bytes); give --lossless-pool")
+    return pool
 
 
 # ---- congestion control on a switch, over NETCONF -------------------------------------

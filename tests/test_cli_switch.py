@@ -292,3 +292,14 @@ def test_counters_json_contract(msoctl: Msoctl) -> None:
     document: dict[str, Any] = json.loads(result.out)
     assert document["device"] == "sw-1"
     assert document["buffer"]["total_bytes"] == 8589934592
+
+
+def test_plan_reads_the_chips_lossless_pool(msoctl: Msoctl, fleet: dict[str, Switch]) -> None:
+    """The emulated chip of this fixture reports no pool: the plan says so; a real one
+    (the lab's) is read — tests/test_switch_lab.py."""
+    result = msoctl("switch", "plan", "--port", "Ethernet1=30km@400G", "--device", "sw-1")
+    assert result.code == 2
+    assert "does not report its lossless pool" in one_error_line(result.err)
+    both = msoctl("switch", "plan", "--port", "Ethernet1=30km@400G", "--device", "sw-1",
+                  "--lossless-pool", "1GB")
+    assert both.code == 2 and "not both" in both.err
