@@ -42,11 +42,13 @@ def up(ctx: Context, topology: Path | None, state_dir: Path) -> None:
     try:
         inventory = emulated.start()
         click.echo(f"lab {spec.name!r} is up: {len(emulated.ocs)} OCS, "
-                   f"{len(emulated.fibers)} fibers")
+                   f"{len(emulated.switches)} switches, {len(emulated.fibers)} fibers")
         for name, server in emulated.tcp.items():
             console = emulated.consoles.get(name)
             click.echo(f"  {name:<8} scpi 127.0.0.1:{server.port}"
                        + (f"  console {console.path}" if console else ""))
+        for name, switch in emulated.switches.items():
+            click.echo(f"  {name:<8} netconf 127.0.0.1:{switch.port}")
         click.echo(f"inventory: {inventory}")
         click.echo(f"  export MSOCTL_INVENTORY={inventory.resolve()}")
         click.echo("stop with Ctrl-C")

@@ -302,3 +302,108 @@ def test_the_running_default_lab_cuts_a_span_both_ways(lab: Lab) -> None:
     restart_amplifier(lab, "amp-1")
     wait_until(lambda: _settled(lab), "amp-1 back at its gain")
     assert lab.optics.power_dbm("ocs-b:61") == pytest.approx(arriving[0], abs=0.05)
+
+
+# ---- switches ------------------------------------------------------------------------------
+
+# One 4x4 OCS and a two-port switch patched into it.
+MINI_SWITCH = """\
+name: mini-switch
+ocs:
+  - {name: ocs-x, size: 4, campus: x}
+switches:
+  - {name: sw-x, campus: x, ports: 2, speed: 100G, cable_length_km: 10,
+     buffer_bytes: 2_000_000_000, lossless_pool_bytes: 500_000_000, power_dbm: 0.5}
+patches:
+  - {from: sw-x:tx1, to: ocs-x:1, count: 2}
+  - {from: ocs-x:5, to: sw-x:rx1, count: 2}
+"""
+
+
+def test_the_default_switches() -> None:
+    switches = {s.name: s for s in load_topology().switches}
+    assert list(switches) == ["sw-a", "sw-b"]
+    for switch, campus in zip(switches.values(), "ab", strict=True):
+        assert switch.campus == campus
+        assert switch.port_names == [f"Ethernet{n}" for n in range(1, 9)]
+        assert switch.speed == "400G"
+        assert switch.cable_length_km == pytest.approx(30.01)  # two patches and a span
+        assert (switch.buffer_bytes, switch.lossless_pool_bytes) == (8_000_000_000,
+                                                                     4_000_000_000)
+
+
+def test_a_switch_is_also_its_transceiver_bank(tmp_path: Path) -> None:
+    topology = load_topology(_write(tmp_path, MINI_SWITCH))
+    [switch] = topology.switches
+    assert (switch.ports, switch.speed, switch.cable_length_km) == (2, "100G", 10.0)
+    assert (switch.buffer_bytes, switch.lossless_pool_bytes) == (2_000_000_000, 500_000_000)
+    [bank] = topology.transceivers
+    assert (bank.name, bank.count, bank.power_dbm, bank.campus) == ("sw-x", 2, 0.5, "x")
+    assert ("sw-x:tx2", "ocs-x:2") in {(f.from_port, f.to_port) for f in topology.patches}
+
+
+def test_switch_defaults(tmp_path: Path) -> None:
+    text = "ocs:\n  - {name: ocs-x}\nswitches:\n  - {name: sw-x, cable_length_km: 2}\n"
+    [switch] = load_topology(_write(tmp_path, text)).switches
+    assert (switch.ports, switch.speed, switch.power_dbm) == (8, "400G", 1.0)
+    assert (switch.buffer_bytes, switch.lossless_pool_bytes) == (8_000_000_000,
+                                                                 4_000_000_000)
+
+
+SWITCH_BROKEN = [
+    ("unknown switch field", "campus: x, ports", "campus: x, colour: red, ports", "colour: red",
+     "colour", "unknown field"),
+    ("speed the model lacks", "speed: 100G", "speed: 300G", "300G", "speed", "must be one of"),
+    ("no ports", "ports: 2,", "ports: 0,", "ports: 0", "ports", "1..1024"),
+    ("ports as text", "ports: 2,", "ports: two,", "ports: two", "ports", "must be an integer"),
+    ("no cable length", "cable_length_km: 10,", "", "- {name: sw-x", "cable_length_km",
+     "is required"),
+    ("zero cable length", "cable_length_km: 10,", "cable_length_km: 0,", "cable_length_km: 0",
+     "cable_length_km", "more than 0"),
+    ("pool larger than the buffer", "lossless_pool_bytes: 500_000_000",
+     "lossless_pool_bytes: 3_000_000_000", "lossless_pool_bytes: 3_000", "lossless_pool_bytes",
+     "0..buffer_bytes (2000000000)"),
+    ("buffer too small", "buffer_bytes: 2_000_000_000", "buffer_bytes: 1000", "buffer_bytes: 1000",
+     "buffer_bytes", "1 MB"),
+    ("switch named like the ocs", "name: sw-x", "name: ocs-x", "- {name: ocs-x, campus",
+     "name", "defined twice"),
+    ("a port the switch lacks", "from: ocs-x:5, to: sw-x:rx1, count: 2",
+     "from: ocs-x:5, to: sw-x:rx2, count: 2", "to: sw-x:rx2", "to", "sw-x has no port rx3"),
+    ("optical power out of range", "power_dbm: 0.5", "power_dbm: 30", "power_dbm: 30",
+     "power_dbm", "-20..20"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "fragment", "field", "message"),
+                         [case[1:] for case in SWITCH_BROKEN],
+                         ids=[case[0] for case in SWITCH_BROKEN])
+def test_switch_errors_name_the_file_the_line_and_the_field(
+    tmp_path: Path, old: str, new: str, fragment: str, field: str, message: str
+) -> None:
+    assert old in MINI_SWITCH
+    text = MINI_SWITCH.replace(old, new, 1)
+    path = _write(tmp_path, text)
+    with pytest.raises(YamlFileError) as caught:
+        load_topology(path)
+    error = str(caught.value)
+    assert f"{path}:{_line_of(text, fragment)}:" in error
+    assert f"field '{field}'" in error
+    assert message in error
+    assert "\n" not in error
+
+
+def test_a_lab_switch_is_built_from_its_topology(tmp_path: Path) -> None:
+    lab = Lab(tmp_path / "state", load_topology(_write(tmp_path, MINI_SWITCH)),
+              clock=SteppedClock(), serial_consoles=False)
+    device = lab.switches["sw-x"]
+    tree = device.model.state_tree()["switch"]
+    assert tree["buffer"] == {"total-bytes": 2_000_000_000, "lossless-pool-bytes": 500_000_000}
+    assert [p["name"] for p in tree["ports"]["port"]] == ["Ethernet1", "Ethernet2"]
+    assert lab.optics.element("sw-x") is not None  # its optics are in the optical model
+    lab.inject("sw-x", Fault("congestion", target="Ethernet2@0", seconds=0.001))
+    assert isinstance(lab.clock, SteppedClock)
+    lab.clock.advance(0.002)
+    assert device.model.counters("Ethernet2", 0)["buffer-watermark-bytes"] > 0
+    assert [f.kind for f in lab.faults("sw-x").active()] == ["congestion"]
+    lab.clear("sw-x")
+    assert lab.faults("sw-x").active() == []

@@ -8,6 +8,13 @@ Amplifier modules are reached through their USB-serial I2C bridge (TCP and a
 pty). A tick on the lab's loop brings every amplifier up to date every 50 ms
 of real time, so ALS shuts an output when its input goes dark even when
 nobody polls the module.
+
+Switches (emulators/switch/device.py) serve NETCONF over SSH. Each start
+generates a new random password per switch, written to
+``secrets/<name>.password`` (mode 0600, the directory 0700) and referred to
+from the inventory as ``file:secrets/<name>.password`` (user ``msoctl``), and
+new host keys, whose lines go to ``known_hosts`` beside the inventory, which
+the inventory names: host keys are verified, never accepted blindly.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import secrets
 import threading
 from collections.abc import Coroutine
 from pathlib import Path
@@ -32,11 +40,17 @@ from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
 from emulators.optics.model import Fiber, OpticalModel, Transceivers
 from emulators.scpi.server import ScpiPtyServer, ScpiTcpServer
+from emulators.switch.device import SwitchDevice
+from emulators.switch.model import PhysicalPort
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 AMP_TICK_SECONDS = 0.05
+SWITCH_USERNAME = "msoctl"
+SWITCH_TIMEOUT_SECONDS = 10.0
+KNOWN_HOSTS = "known_hosts"
+SECRETS_DIR = "secrets"
 
 
 class Lab:
@@ -62,6 +76,7 @@ class Lab:
         self.amps: dict[str, AmplifierModule] = {}
         self.i2c: dict[str, I2cSlave] = {}
         self.bridges: dict[str, I2cBridge] = {}
+        self.switches: dict[str, SwitchDevice] = {}
         self._tick: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -87,7 +102,13 @@ class Lab:
             )
             self.amps[amp.name] = module
             self.i2c[amp.name] = I2cSlave(module)
-        for bank in self.topology.transceivers:
+        for switch in self.topology.switches:
+            ports = {name: PhysicalPort(switch.speed, switch.cable_length_km * 1000)
+                     for name in switch.port_names}
+            self.switches[switch.name] = SwitchDevice(
+                switch.name, ports, clock=self.clock, total_bytes=switch.buffer_bytes,
+                lossless_pool_bytes=switch.lossless_pool_bytes)
+        for bank in self.topology.transceivers:  # a switch's optics among them
             self.optics.add(Transceivers(bank.name, bank.count, power_dbm=bank.power_dbm))
         for link in self.topology.fibers():
             fiber = Fiber(link.name, link.length_km, loss_db_per_km=link.loss_db_per_km,
@@ -134,6 +155,33 @@ class Lab:
             self.bridges[name] = bridge
         if self.amps:
             self._tick = asyncio.ensure_future(self._tick_amplifiers())
+        for name, switch in self.switches.items():
+            switch.users = {SWITCH_USERNAME: self._new_password(name)}
+            await switch.start()
+        if self.switches:
+            self._write_private(self.state_dir / KNOWN_HOSTS, "".join(
+                f"{switch.known_hosts_line()}\n" for switch in self.switches.values()), 0o644)
+
+    def _new_password(self, name: str) -> str:
+        """A random password for switch ``name``, written to secrets/<name>.password."""
+        directory = self.state_dir / SECRETS_DIR
+        directory.mkdir(mode=0o700, exist_ok=True)
+        directory.chmod(0o700)
+        password = secrets.token_urlsafe(24)
+        self._write_private(directory / f"{name}.password", password + "\n", 0o600)
+        return password
+
+    @staticmethod
+    def _write_private(path: Path, text: str, mode: int) -> None:
+        """Write ``text`` to ``path`` atomically, the file never readable beyond ``mode``."""
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        try:
+            os.fchmod(fd, mode)
+            os.write(fd, text.encode("utf-8"))
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
 
     async def _tick_amplifiers(self) -> None:
         # Real time, not the device clock: a stepped clock must not be pushed by the tick.
@@ -154,6 +202,8 @@ class Lab:
             await console.stop()
         for bridge in self.bridges.values():
             await bridge.stop()
+        for switch in self.switches.values():
+            await switch.stop()
 
     def call(self, coroutine: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
         """Run ``coroutine`` on the lab's loop and wait for its result."""
@@ -210,8 +260,9 @@ class Lab:
             raise FaultError(f"no fiber or cable named {name!r}")
         return found
 
-    def _device(self, name: str) -> OcsDevice | AmplifierModule:
-        device: OcsDevice | AmplifierModule | None = self.ocs.get(name) or self.amps.get(name)
+    def _device(self, name: str) -> OcsDevice | AmplifierModule | SwitchDevice:
+        device: OcsDevice | AmplifierModule | SwitchDevice | None = (
+            self.ocs.get(name) or self.amps.get(name) or self.switches.get(name))
         if device is None:
             raise FaultError(f"no device named {name!r}")
         return device
@@ -250,6 +301,18 @@ class Lab:
                 "i2c_address": self.i2c[amp.name].address,
                 "timeout_seconds": 2.0,
                 "labels": labels,
+            })
+        for switch in self.topology.switches:
+            devices.append({
+                "name": switch.name,
+                "kind": "switch",
+                "transport": "netconf",
+                "address": f"127.0.0.1:{self.switches[switch.name].port}",
+                "username": SWITCH_USERNAME,
+                "password": f"file:{SECRETS_DIR}/{switch.name}.password",
+                "known_hosts": KNOWN_HOSTS,
+                "timeout_seconds": SWITCH_TIMEOUT_SECONDS,
+                "labels": {"campus": switch.campus, "lab": self.topology.name, "role": "switch"},
             })
         return {"journal": "journal.jsonl", "devices": devices}
 

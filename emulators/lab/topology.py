@@ -3,6 +3,13 @@
 Validated like inventories: every error names the file, the line and the field.
 The built-in default (``default.yaml`` beside this module) is the two-campus
 fabric of DESIGN.md.
+
+A switch (``switches:``) is one device with two faces: its NETCONF-managed
+congestion model (ports ``Ethernet1..N``, a line rate, buffer sizes, and the
+physical length of the fiber its long-haul ports reach the far campus over)
+and its optics, a transceiver bank of the same name (``sw-a:tx1`` is
+Ethernet1's transmitter) that :attr:`Topology.transceivers` lists too, so
+patches name a switch's ports like any other transceivers'.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from drivers.switch.link import PORT_SPEEDS_BPS
 from drivers.yamlfile import LinedList, Section, YamlFileError, load_file, load_text
 
 _NAME = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
@@ -20,6 +28,9 @@ _PORT = re.compile(r"^(?P<element>[a-z][a-z0-9-]*):(?P<local>[A-Za-z]*)(?P<numbe
 
 PATCH_LENGTH_KM = 0.005
 PATCH_CONNECTOR_LOSS_DB = 0.3
+SWITCH_PORT_PREFIX = "Ethernet"
+DEFAULT_SWITCH_BUFFER_BYTES = 8_000_000_000
+DEFAULT_SWITCH_LOSSLESS_POOL_BYTES = 4_000_000_000
 
 
 @dataclass(frozen=True)
@@ -37,6 +48,24 @@ class TransceiverSpec:
     count: int
     power_dbm: float
     campus: str
+
+
+@dataclass(frozen=True)
+class SwitchSpec:
+    name: str
+    campus: str
+    ports: int
+    speed: str
+    cable_length_km: float
+    """The fiber from each port to its partner at the far campus (patches, OCS, span)."""
+    buffer_bytes: int
+    lossless_pool_bytes: int
+    power_dbm: float
+
+    @property
+    def port_names(self) -> list[str]:
+        """``Ethernet1..N``; port n's optics are the bank's ``txN`` and ``rxN``."""
+        return [f"{SWITCH_PORT_PREFIX}{n}" for n in range(1, self.ports + 1)]
 
 
 @dataclass(frozen=True)
@@ -76,6 +105,8 @@ class Topology:
     source: str
     ocs: list[OcsSpec] = field(default_factory=list)
     transceivers: list[TransceiverSpec] = field(default_factory=list)
+    """Every transceiver bank, a switch's optics included."""
+    switches: list[SwitchSpec] = field(default_factory=list)
     amplifiers: list[AmplifierSpec] = field(default_factory=list)
     patches: list[FiberSpec] = field(default_factory=list)
     cables: list[CableSpec] = field(default_factory=list)
@@ -117,7 +148,8 @@ def _expand_port(section: Section, key: str, offset: int, ports: dict[str, set[s
 
 def parse_topology(data: Any, source: str) -> Topology:
     top = Section(data, source, "topology")
-    top.reject_unknown({"name", "ocs", "transceivers", "amplifiers", "patches", "cables"})
+    top.reject_unknown({"name", "ocs", "transceivers", "switches", "amplifiers", "patches",
+                        "cables"})
     topology = Topology(name=top.get("name", str, default="lab"), source=source)
     names: set[str] = set()
     inputs: dict[str, set[str]] = {}
@@ -161,6 +193,37 @@ def parse_topology(data: Any, source: str) -> Topology:
         topology.transceivers.append(
             TransceiverSpec(name, count, power, section.get("campus", str, default=""))
         )
+        inputs[name] = {f"rx{n}" for n in range(1, count + 1)}
+        outputs[name] = {f"tx{n}" for n in range(1, count + 1)}
+
+    for item, line in _items(top, "switches"):
+        section = Section(item, source, "switches entry", line=line)
+        section.reject_unknown({"name", "campus", "ports", "speed", "cable_length_km",
+                                "buffer_bytes", "lossless_pool_bytes", "power_dbm"})
+        name = claim(section)
+        section.owner = f"switch {name!r}"
+        count = section.get("ports", int, default=8)
+        if not 1 <= count <= 1024:
+            raise section.error("ports", "must be 1..1024")
+        speed = section.get("speed", str, default="400G", choices=tuple(PORT_SPEEDS_BPS))
+        length = section.get("cable_length_km", float)
+        if not 0 < length <= 200:
+            raise section.error("cable_length_km", "must be more than 0 and at most 200 km")
+        buffer = section.get("buffer_bytes", int, default=DEFAULT_SWITCH_BUFFER_BYTES)
+        if not 1_000_000 <= buffer <= 2**48:
+            raise section.error("buffer_bytes", "must be 1 MB..256 TB (1000000..2^48)")
+        pool = section.get("lossless_pool_bytes", int,
+                           default=min(DEFAULT_SWITCH_LOSSLESS_POOL_BYTES, buffer // 2))
+        if not 0 <= pool <= buffer:
+            raise section.error("lossless_pool_bytes",
+                                f"must be 0..buffer_bytes ({buffer})")
+        power = section.get("power_dbm", float, default=1.0)
+        if not -20.0 <= power <= 20.0:
+            raise section.error("power_dbm", "must be -20..20 dBm")
+        campus = section.get("campus", str, default="")
+        topology.switches.append(SwitchSpec(name, campus, count, speed, length, buffer, pool,
+                                            power))
+        topology.transceivers.append(TransceiverSpec(name, count, power, campus))
         inputs[name] = {f"rx{n}" for n in range(1, count + 1)}
         outputs[name] = {f"tx{n}" for n in range(1, count + 1)}
 
