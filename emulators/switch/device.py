@@ -24,18 +24,19 @@ to the model's own injector, and clearing them here clears them there.
 
 A congestion fault is always a finite burst here. The model integrates in steps
 of at most 5 us; while DCQCN senders keep reacting to CNPs there is no steady
-state to take in closed form, and on this kind of machine a second of such
-congestion costs about 2.8 s of CPU (measured: one queue of a 400G port on
-30 km, the planner's configuration, fast CNP on; 0.2 s when the queue just
-fills and drops, as with the factory configuration). On the lab's real clock a
-sustained fault would fall further behind with every read, and the read would
-hold the lab's event loop meanwhile. So a congestion fault without ``seconds``
-lasts :data:`DEFAULT_CONGESTION_SECONDS` (50 ms: the whole DCQCN reaction and
-the queue's peak fit in it, about 0.15 s of CPU), and one asking for more than
-:data:`MAX_CONGESTION_SECONDS` is refused with :class:`FaultError`; inject it
-again for another burst. A ``pfc_storm`` stays until cleared: against a queue
-that holds nothing, or once the watchdog drops, it is a steady state and costs
-next to nothing.
+state to take in closed form, and a second of such congestion costs about
+2.8 s of CPU (measured on the 2-core lab machine: one queue of a 400G port on
+30 km, the planner's configuration, with or without fast CNP; 0.2 s when the
+queue just fills and drops, as with the factory configuration). On the lab's
+real clock a sustained fault would fall further behind with every read, and
+the read would hold the lab's event loop meanwhile. So a congestion fault
+without ``seconds`` lasts :data:`DEFAULT_CONGESTION_SECONDS` (50 ms: the
+queue's peak and the senders' reaction fit in it; the ``<get>`` that
+integrates it takes about 0.3 s), and one asking for more than
+:data:`MAX_CONGESTION_SECONDS` (whose ``<get>`` takes about 0.9 s) is refused
+with :class:`FaultError`; inject it again for another burst. A ``pfc_storm``
+stays until cleared: against a queue that holds nothing, or once the watchdog
+drops, it is a steady state and costs next to nothing.
 """
 
 from __future__ import annotations
