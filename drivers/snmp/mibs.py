@@ -116,7 +116,8 @@ class MibObject:
     Unsigned32, Gauge32, Counter32, Counter64, TimeTicks, OCTET STRING, BITS,
     OBJECT IDENTIFIER, IpAddress, Opaque). ``value_range`` is the integer range, or
     the size range of a string. ``index`` (rows) and ``members`` (notifications,
-    groups, compliances) name other objects as ``(module, name)`` pairs.
+    groups, compliances) name other objects as ``(module, name)`` pairs; a row that
+    AUGMENTS another names that row in ``augments`` and has no ``index`` of its own.
     """
 
     module: str
@@ -135,6 +136,7 @@ class MibObject:
     bits: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
     index: tuple[tuple[str, str], ...] = ()
     members: tuple[tuple[str, str], ...] = ()
+    augments: tuple[str, str] | None = None
 
     def __hash__(self) -> int:  # the mappings are not hashable; a node is its name
         return hash((self.module, self.name))
@@ -270,7 +272,10 @@ class Mibs:
         nodes = self._module(module).values()
         entry = next(node for node in nodes
                      if node.kind == "row" and node.oid[:-1] == table.oid)
-        index = tuple(self.object(*part) for part in entry.index)
+        row = entry
+        while not row.index and row.augments is not None:  # AUGMENTS: the base row's index
+            row = self.object(*row.augments)
+        index = tuple(self.object(*part) for part in row.index)
         for part in index:
             if part.base_type not in INTEGER_TYPES:
                 raise MibError(f"{table.qualified_name}: index {part.qualified_name} is "
@@ -320,6 +325,8 @@ class Mibs:
             index=tuple((part["module"], part["object"]) for part in node.get("indices", ())),
             members=tuple((part["module"], part["object"])
                           for part in node.get("objects", node.get("modulecompliance", ()))),
+            augments=((node["augmention"]["module"], node["augmention"]["object"])
+                      if "augmention" in node else None),
             **fields,
         )
 
