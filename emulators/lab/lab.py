@@ -159,7 +159,7 @@ class Lab:
             switch.users = {SWITCH_USERNAME: self._new_password(name)}
             await switch.start()
         if self.switches:
-            self._write_private(self.state_dir / KNOWN_HOSTS, "".join(
+            self._write_atomically(self.state_dir / KNOWN_HOSTS, "".join(
                 f"{switch.known_hosts_line()}\n" for switch in self.switches.values()), 0o644)
 
     def _new_password(self, name: str) -> str:
@@ -168,12 +168,13 @@ class Lab:
         directory.mkdir(mode=0o700, exist_ok=True)
         directory.chmod(0o700)
         password = secrets.token_urlsafe(24)
-        self._write_private(directory / f"{name}.password", password + "\n", 0o600)
+        self._write_atomically(directory / f"{name}.password", password + "\n", 0o600)
         return password
 
     @staticmethod
-    def _write_private(path: Path, text: str, mode: int) -> None:
-        """Write ``text`` to ``path`` atomically, the file never readable beyond ``mode``."""
+    def _write_atomically(path: Path, text: str, mode: int) -> None:
+        """Write ``text`` to ``path`` atomically (write, then rename), never readable beyond
+        ``mode`` while it is written."""
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
         try:
