@@ -273,10 +273,14 @@ class Datastores:
 
     def cancel_commit(self, session: NetconfSession, operation: _Element) -> None:
         pending = self.pending
-        if pending is None:
+        persist_id = _text(operation, "persist-id")
+        if pending is None and persist_id is not None:  # RFC 6241 8.4.4.1: no match
             raise RpcError("invalid-value", "no confirmed commit is pending",
+                           error_type="protocol", info={"bad-element": "persist-id"})
+        if pending is None:  # no parameter is wrong: the operation has nothing to do
+            raise RpcError("operation-failed", "no confirmed commit is pending",
                            error_type="protocol")
-        self._check_owner(session, pending, _text(operation, "persist-id"))
+        self._check_owner(session, pending, persist_id)
         self._roll_back("cancel-commit")
 
     def expire(self) -> None:
@@ -288,6 +292,10 @@ class Datastores:
     def _check_owner(self, session: NetconfSession, pending: PendingCommit,
                      persist_id: str | None) -> None:
         if pending.persist is not None:
+            if persist_id is None:  # RFC 6241 8.4.1: it MUST be given once persist was
+                raise RpcError("missing-element",
+                               "a persistent confirmed commit is pending: give its persist-id",
+                               error_type="protocol", info={"bad-element": "persist-id"})
             if persist_id != pending.persist:
                 raise RpcError("invalid-value",
                                "persist-id does not match the pending confirmed commit",

@@ -121,14 +121,14 @@ def _node(target: _Element, element: _Element, inherited: str, edit: Edit) -> No
                 _keys_into(inserted, element, node)
                 _children(inserted, element, operation, edit)
         return
-    if existing is None:  # operation none: only a deeper operation may create it
-        if leafy:
+    if existing is None:  # operation none
+        if leafy:  # a leaf under none only says where the edit goes: left alone
             return
-        holder = etree.SubElement(target, element.tag)
-        _keys_into(holder, element, node)
-        _children(holder, element, operation, edit)
-        if len(holder) == len(node.keys if node is not None else ()):
-            target.remove(holder)
+        # RFC 6241 7.2: under "none", data with no corresponding level in the target
+        # is data-missing (reported at the first missing level, as netconfd does);
+        # "none" never creates the hierarchy a deeper operation would need.
+        edit.fail(_path_error("data-missing", "default-operation none: this node is not "
+                              "in the datastore", target, element))
         return
     if leafy:
         if operation == "merge":

@@ -3,9 +3,9 @@
 Two layers:
 
 - :func:`check_structure` (always): every element is a configuration node of the
-  module and every leaf value is of its type (ranges, enumerations, booleans),
-  from the schema table in :mod:`emulators.netconf.yangdata`. edit-config runs it
-  on what it is given.
+  module, every list entry has its keys, and every leaf value is of its type
+  (ranges, enumerations, booleans), from the schema table in
+  :mod:`emulators.netconf.yangdata`. edit-config runs it on what it is given.
 - The ``must`` rules, at validate and commit: with libyang (CESNET, the ``yang``
   extra) when it imports, the real YANG library evaluating the module itself;
   otherwise **the fallback** :class:`MustRules`, the module's six ``must`` rules
@@ -89,6 +89,13 @@ def _check(element: _Element, errors: list[RpcError]) -> None:
         if why is not None:
             errors.append(_error("invalid-value", f"{name}: {why}", element, bad_element=name))
     else:
+        if node.kind == "list":
+            missing_keys = [key for key in node.keys if element.find(clark(key)) is None]
+            if missing_keys:  # RFC 7950 8.3.1: a list entry without all its keys
+                errors.append(_error("missing-element", f"{name} needs its key "
+                                     f"{', '.join(missing_keys)}", element,
+                                     bad_element=missing_keys[0]))
+                return
         for child in element:
             if isinstance(child.tag, str):
                 _check(child, errors)

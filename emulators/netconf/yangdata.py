@@ -61,13 +61,20 @@ def key_values(element: _Element, node: Node) -> tuple[str, ...]:
 
 def instance_path(element: _Element) -> str:
     """The absolute XPath of a data element in the module's prefix
-    (``/msocc:switch/msocc:ports/msocc:port[msocc:name='Ethernet1']/...``)."""
+    (``/msocc:switch/msocc:ports/msocc:port[msocc:name='Ethernet1']/...``); a list
+    entry without all its keys (only in a request) by its position among its
+    siblings (``msocc:port[2]``), as netconfd writes it."""
     steps: list[str] = []
     node: _Element | None = element
     while node is not None and etree.QName(node).namespace == NAMESPACE:
         step = f"{PREFIX}:{local_name(node)}"
         schema = SCHEMA.get(schema_path(node))
-        if schema is not None and schema.kind == "list":
+        if schema is not None and schema.kind == "list" and \
+                any(node.find(clark(key)) is None for key in schema.keys):
+            parent = node.getparent()
+            siblings = [node] if parent is None else list(parent.iterfind(node.tag))
+            step += f"[{siblings.index(node) + 1}]"
+        elif schema is not None and schema.kind == "list":
             for key, value in zip(schema.keys, key_values(node, schema), strict=True):
                 step += f"[{PREFIX}:{key}='{value}']"
         elif schema is not None and schema.kind == "leaf-list":
