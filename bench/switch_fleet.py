@@ -1,0 +1,218 @@
+"""Applying one congestion-control plan to a fleet of switches: parallel against sequential.
+
+N emulated switches (emulators/switch/device.py: the congestion model behind
+the NETCONF datastores and an asyncssh server) run in a second process, so
+their CPU does not compete with the client's for the same interpreter; each
+answers every RPC ``--latency-ms`` late (the emulator's latency fault), as a
+switch across a campus would. The client is msoctl's own fleet apply
+(msoctl/switch_ops.py ``Fleet.apply``): per switch a session that locks,
+edits, validates, diffs and makes a confirmed commit with a persist token,
+then a new session that reads running back and confirms.
+
+Side by side in one run, the same plan (two plans, alternated, so every run
+changes something):
+
+- sequential: one switch at a time (``--parallel 1``);
+- parallel: ``--parallel`` switches at a time (8 by default, msoctl's default),
+  and all N at once.
+
+Reported: wall time, time per switch, client CPU seconds, RPCs per switch and
+the floor the added latency alone sets (RPCs x latency per switch), and the
+ratio sequential / parallel.
+
+Usage: python bench/switch_fleet.py [--switches 50] [--latency-ms 5] [--parallel 8]
+                                    [--rounds 1] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import secrets
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from drivers.switch.netconf import SwitchSession
+from msoctl.cli import Context
+from msoctl.journal import Journal
+from msoctl.switch_ops import Fleet
+from msoctl.switch_plan import PortLink, derive
+
+PORTS = 8
+USER = "msoctl"
+
+
+# ---- the emulated fleet, in its own process -------------------------------------------
+
+
+def _serve(count: int, latency_seconds: float, password: str,
+           ready: Any, stop: Any) -> None:
+    from emulators.clock import RealClock
+    from emulators.faults import Fault
+    from emulators.switch.device import SwitchDevice
+    from emulators.switch.model import PhysicalPort
+
+    async def main() -> None:
+        clock = RealClock()
+        ports = {f"Ethernet{i}": PhysicalPort("400G", 30_010.0) for i in range(1, PORTS + 1)}
+        devices = [SwitchDevice(f"sw-{i:03d}", ports, clock=clock, users={USER: password})
+                   for i in range(count)]
+        for device in devices:
+            await device.start()
+            if latency_seconds:
+                device.faults.inject(Fault("latency", seconds=latency_seconds))
+        ready.send([(d.name, d.port, d.known_hosts_line()) for d in devices])
+        await asyncio.get_running_loop().run_in_executor(None, stop.recv)
+        for device in devices:
+            await device.stop()
+
+    asyncio.run(main())
+
+
+class EmulatedFleet:
+    def __init__(self, count: int, latency_seconds: float, directory: Path):
+        self.password = secrets.token_urlsafe(16)
+        context = multiprocessing.get_context("spawn")
+        self._ready, child_ready = context.Pipe()
+        self._stop, child_stop = context.Pipe()
+        self._process = context.Process(target=_serve, daemon=True, args=(
+            count, latency_seconds, self.password, child_ready, child_stop))
+        self._process.start()
+        if not self._ready.poll(120):
+            raise RuntimeError("the emulated switches did not start")
+        self.switches: list[tuple[str, int, str]] = self._ready.recv()
+        self.inventory = self._write_inventory(directory)
+
+    def _write_inventory(self, directory: Path) -> Path:
+        secret = directory / "switch.password"
+        secret.write_text(self.password)
+        secret.chmod(0o600)
+        (directory / "known_hosts").write_text("".join(f"{line}\n"
+                                                      for _, _, line in self.switches))
+        devices = [{"name": name, "kind": "switch", "transport": "netconf",
+                    "address": f"127.0.0.1:{port}", "username": USER,
+                    "password": "file:switch.password", "known_hosts": "known_hosts",
+                    "timeout_seconds": 30, "labels": {"bench": "fleet"}}
+                   for name, port, _ in self.switches]
+        path = directory / "inventory.yaml"
+        path.write_text(yaml.safe_dump({"journal": "journal.jsonl", "devices": devices}))
+        return path
+
+    def close(self) -> None:
+        self._stop.send("stop")
+        self._process.join(30)
+        if self._process.is_alive():
+            self._process.kill()
+
+
+# ---- the client side --------------------------------------------------------------------
+
+
+class CountingSession(SwitchSession):
+    rpcs = 0
+
+    def _rpc(self, operation: str, call: Any, *args: Any, **kwargs: Any) -> Any:
+        CountingSession.rpcs += 1
+        return super()._rpc(operation, call, *args, **kwargs)
+
+
+def plans() -> list[dict[str, Any]]:
+    links = [PortLink(f"Ethernet{i}", "30km", "400G") for i in range(1, PORTS + 1)]
+    return [derive(links, cnp_dscp=dscp).config for dscp in (48, 46)]
+
+
+def run_once(fleet: Fleet, names: list[str], want: dict[str, Any],
+             parallel: int) -> dict[str, float]:
+    CountingSession.rpcs = 0
+    cpu = time.process_time()
+    started = time.perf_counter()
+    outcomes = fleet.apply(names, want, parallel=parallel, confirm_timeout_seconds=120)
+    wall = time.perf_counter() - started
+    failed = [o for o in outcomes if o.status not in ("ok",)]
+    if failed:
+        raise RuntimeError(f"{failed[0].device}: {failed[0].status}: {failed[0].error}")
+    return {"wall_seconds": wall, "cpu_seconds": time.process_time() - cpu,
+            "rpcs": CountingSession.rpcs,
+            "mean_switch_seconds": statistics.fmean(o.seconds for o in outcomes)}
+
+
+def measure(switches: int, latency_ms: float, parallel: int, rounds: int,
+            progress: Callable[[str], None]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="msoctl-bench-") as tmp:
+        emulated = EmulatedFleet(switches, latency_ms / 1000, Path(tmp))
+        try:
+            context = Context(inventory_option=str(emulated.inventory))
+            fleet = Fleet(Journal(Path(tmp) / "journal.jsonl"), context.switch_target,
+                          session_factory=CountingSession)
+            names = [name for name, _, _ in emulated.switches]
+            wants = plans()
+            variants = {"sequential": 1, f"parallel_{parallel}": parallel,
+                        f"parallel_{switches}": switches}
+            samples: dict[str, list[dict[str, float]]] = {key: [] for key in variants}
+            turn = 0
+            for round_index in range(rounds):
+                for label, width in variants.items():
+                    progress(f"round {round_index + 1}/{rounds}: {label}")
+                    samples[label].append(run_once(fleet, names, wants[turn % 2], width))
+                    turn += 1
+        finally:
+            emulated.close()
+    result: dict[str, Any] = {"switches": switches, "latency_ms": latency_ms,
+                              "ports_per_switch": PORTS, "rounds": rounds, "variants": {}}
+    for label, runs in samples.items():
+        rpcs_per_switch = statistics.median(r["rpcs"] for r in runs) / switches
+        result["variants"][label] = {
+            "parallel": variants[label],
+            "median_wall_seconds": statistics.median(r["wall_seconds"] for r in runs),
+            "median_cpu_seconds": statistics.median(r["cpu_seconds"] for r in runs),
+            "median_switch_seconds": statistics.median(r["mean_switch_seconds"] for r in runs),
+            "rpcs_per_switch": rpcs_per_switch,
+            "latency_floor_per_switch_seconds": rpcs_per_switch * latency_ms / 1000,
+        }
+    sequential = result["variants"]["sequential"]["median_wall_seconds"]
+    for figures in result["variants"].values():
+        figures["sequential_over_this"] = sequential / figures["median_wall_seconds"]
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--switches", type=int, default=50)
+    parser.add_argument("--latency-ms", type=float, default=5.0)
+    parser.add_argument("--parallel", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    if args.switches < 2 or args.rounds < 1 or args.parallel < 1 or args.latency_ms < 0:
+        parser.error("--switches >= 2, --rounds >= 1, --parallel >= 1, --latency-ms >= 0")
+    quiet = args.json or not sys.stderr.isatty()
+    result = measure(args.switches, args.latency_ms, args.parallel, args.rounds,
+                     (lambda _: None) if quiet else
+                     (lambda text: print(f"  {text}", file=sys.stderr)))
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"apply one plan ({PORTS} ports) to {args.switches} emulated switches, "
+          f"{args.latency_ms:g} ms added per RPC, {os.cpu_count()} CPUs")
+    print(f"{'variant':<14}{'wall s':>9}{'per switch s':>14}{'client cpu s':>14}"
+          f"{'rpcs/switch':>13}{'latency floor s':>17}{'seq/this':>10}")
+    for label, f in result["variants"].items():
+        print(f"{label:<14}{f['median_wall_seconds']:>9.2f}{f['median_switch_seconds']:>14.3f}"
+              f"{f['median_cpu_seconds']:>14.2f}{f['rpcs_per_switch']:>13.0f}"
+              f"{f['latency_floor_per_switch_seconds']:>17.3f}"
+              f"{f['sequential_over_this']:>9.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
