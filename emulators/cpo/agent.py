@@ -212,6 +212,15 @@ class CpoAgent:
             self._boots_pending += 1
 
     @property
+    def engine_boots(self) -> int | None:
+        """snmpEngineBoots as the SNMP engine counts it (None before :meth:`start`)."""
+        if self._engine is None:
+            return None
+        (boots,) = self._engine.get_mib_builder().import_symbols(
+            "__SNMP-FRAMEWORK-MIB", "snmpEngineBoots")
+        return int(boots.syntax)
+
+    @property
     def is_up(self) -> bool:
         return self.clock.now() >= self._boot_time
 
