@@ -17,9 +17,10 @@ from drivers.snmp import mibs
 from emulators.clock import SteppedClock
 from emulators.cpo import copper, physics
 from emulators.cpo.mibview import encode
-from emulators.cpo.model import SwitchTelemetry, TelemetrySpec
+from emulators.cpo.model import SwitchTelemetry, TelemetrySpec, receiver_source
 from emulators.cpo.optical import LASER_RAMP_SECONDS, NO_LIGHT_DBM
 from emulators.faults import Fault, FaultError
+from emulators.optics.model import Fiber, OpticalModel, Transceivers
 
 SMALL = TelemetrySpec(ports=(1, 2, 3, 4), optical_lanes_per_port=8, electrical_lanes_per_port=2,
                       lanes_per_engine=16, lanes_per_laser=4, lasers_per_els_module=4)
@@ -327,6 +328,28 @@ def test_receive_power_comes_from_the_source_given() -> None:
     assert rows[1, 1].rx_power_dbm == pytest.approx(-7.25, abs=0.1)
     assert rows[2, 3].rx_power_dbm == NO_LIGHT_DBM
     assert rows[4, 8].rx_power_dbm == pytest.approx(-1.0, abs=0.1)
+
+
+def test_receive_power_can_come_from_the_optical_model() -> None:
+    clock = SteppedClock()
+    optics = OpticalModel(clock)
+    optics.add(Transceivers("sw-t", 4, power_dbm=1.0))
+    fiber = Fiber("loop", 10.0, loss_db_per_km=0.25, connector_loss_db=0.5)
+    optics.add(fiber)
+    optics.patch("sw-t:tx1", "loop:in")
+    optics.patch("loop:out", "sw-t:rx3")
+    spec = TelemetrySpec(ports=(5, 7), optical_lanes_per_port=4, electrical_lanes_per_port=1)
+    # ifIndex 5 and 7 are the bank's ports 1 and 3
+    source = receiver_source(optics, "sw-t", port_numbers={5: 1, 7: 3})
+    telemetry = SwitchTelemetry("sw-t", clock, spec, rx_power_dbm=source)
+    rows = telemetry.read().optical_lanes
+    assert all(row.rx_power_dbm == pytest.approx(1.0 - 3.0, abs=0.1) for row in rows
+               if row.port == 7)
+    assert all(row.rx_power_dbm == NO_LIGHT_DBM for row in rows if row.port == 5)
+    fiber.cut = True
+    clock.advance(1.0)
+    telemetry.update()
+    assert all(row.rx_power_dbm == NO_LIGHT_DBM for row in telemetry.read().optical_lanes)
 
 
 def test_spec_refuses_impossible_shapes() -> None:

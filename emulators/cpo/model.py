@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from emulators.clock import Clock
@@ -56,6 +56,7 @@ from emulators.cpo.optical import (
     RxPowerSource,
 )
 from emulators.faults import Fault, FaultError, FaultInjector
+from emulators.optics.model import OpticalModel
 
 
 @dataclass(frozen=True)
@@ -316,3 +317,21 @@ class SwitchTelemetry:
             for number in self._engines_of(fault, "overheat"):
                 self._changed()
                 self.optics.engines[number - 1].overheating = False
+
+
+def receiver_source(optics: OpticalModel, bank: str, *,
+                    port_numbers: Mapping[int, int] | None = None) -> RxPowerSource:
+    """Receive power from the lab's optical model: what reaches ``bank:rxN`` now.
+
+    ``N`` is ``port_numbers[ifIndex]`` (default: the ifIndex itself), the way the
+    lab names a switch's optics (:class:`~emulators.optics.model.Transceivers`, one
+    receiver per port). Every lane of a port reads its port's power: the lanes' fibers
+    run side by side through the same path, so a cut or a switched OCS port darkens
+    them all at once.
+    """
+    numbers = dict(port_numbers or {})
+
+    def source(port: int, lane: int) -> float:
+        return optics.power_dbm(f"{bank}:rx{numbers.get(port, port)}")
+
+    return source
