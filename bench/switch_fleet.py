@@ -12,13 +12,17 @@ then a new session that reads running back and confirms.
 Side by side in one run, the same plan (two plans, alternated, so every run
 changes something):
 
-- sequential: one switch at a time (``--parallel 1``);
+- sequential: one switch at a time (``parallel=1``);
 - parallel: ``--parallel`` switches at a time (8 by default, msoctl's default),
   and all N at once.
 
-Reported: wall time, time per switch, client CPU seconds, RPCs per switch and
-the floor the added latency alone sets (RPCs x latency per switch), and the
-ratio sequential / parallel.
+Reported: wall time, time per switch, CPU seconds of the client and of the
+emulated switches, RPCs per switch, the ratio sequential / parallel, and the
+run's floor: the larger of the CPU both sides need spread over the machine's
+cores, and the added latency (RPCs x latency, once per wave of ``parallel``
+switches). On a small machine the emulated switches' CPU, not the client,
+bounds how much parallelism can gain; wall/floor shows how close the client
+comes to that.
 
 Usage: python bench/switch_fleet.py [--switches 50] [--latency-ms 5] [--parallel 8]
                                     [--rounds 1] [--json]
@@ -72,7 +76,9 @@ def _serve(count: int, latency_seconds: float, password: str,
             if latency_seconds:
                 device.faults.inject(Fault("latency", seconds=latency_seconds))
         ready.send([(d.name, d.port, d.known_hosts_line()) for d in devices])
-        await asyncio.get_running_loop().run_in_executor(None, stop.recv)
+        loop = asyncio.get_running_loop()
+        while await loop.run_in_executor(None, stop.recv) == "cpu":
+            stop.send(time.process_time())
         for device in devices:
             await device.stop()
 
@@ -108,6 +114,11 @@ class EmulatedFleet:
         path.write_text(yaml.safe_dump({"journal": "journal.jsonl", "devices": devices}))
         return path
 
+    def cpu_seconds(self) -> float:
+        """CPU time the emulated switches' process has used so far."""
+        self._stop.send("cpu")
+        return float(self._stop.recv())
+
     def close(self) -> None:
         self._stop.send("stop")
         self._process.join(30)
@@ -131,17 +142,20 @@ def plans() -> list[dict[str, Any]]:
     return [derive(links, cnp_dscp=dscp).config for dscp in (48, 46)]
 
 
-def run_once(fleet: Fleet, names: list[str], want: dict[str, Any],
+def run_once(fleet: Fleet, emulated: EmulatedFleet, names: list[str], want: dict[str, Any],
              parallel: int) -> dict[str, float]:
     CountingSession.rpcs = 0
+    server_cpu = emulated.cpu_seconds()
     cpu = time.process_time()
     started = time.perf_counter()
     outcomes = fleet.apply(names, want, parallel=parallel, confirm_timeout_seconds=120)
     wall = time.perf_counter() - started
+    server_cpu = emulated.cpu_seconds() - server_cpu
     failed = [o for o in outcomes if o.status not in ("ok",)]
     if failed:
         raise RuntimeError(f"{failed[0].device}: {failed[0].status}: {failed[0].error}")
     return {"wall_seconds": wall, "cpu_seconds": time.process_time() - cpu,
+            "server_cpu_seconds": server_cpu,
             "rpcs": CountingSession.rpcs,
             "mean_switch_seconds": statistics.fmean(o.seconds for o in outcomes)}
 
@@ -163,7 +177,8 @@ def measure(switches: int, latency_ms: float, parallel: int, rounds: int,
             for round_index in range(rounds):
                 for label, width in variants.items():
                     progress(f"round {round_index + 1}/{rounds}: {label}")
-                    samples[label].append(run_once(fleet, names, wants[turn % 2], width))
+                    samples[label].append(run_once(fleet, emulated, names, wants[turn % 2],
+                                                   width))
                     turn += 1
         finally:
             emulated.close()
@@ -176,9 +191,20 @@ def measure(switches: int, latency_ms: float, parallel: int, rounds: int,
             "median_wall_seconds": statistics.median(r["wall_seconds"] for r in runs),
             "median_cpu_seconds": statistics.median(r["cpu_seconds"] for r in runs),
             "median_switch_seconds": statistics.median(r["mean_switch_seconds"] for r in runs),
+            "median_server_cpu_seconds": statistics.median(r["server_cpu_seconds"]
+                                                           for r in runs),
             "rpcs_per_switch": rpcs_per_switch,
             "latency_floor_per_switch_seconds": rpcs_per_switch * latency_ms / 1000,
         }
+        figures = result["variants"][label]
+        # Neither side can go faster than its CPU allows, nor than the added latency:
+        # the machine's floor for this run is the larger of the two.
+        cpu_floor = (figures["median_cpu_seconds"] + figures["median_server_cpu_seconds"]) / (
+            os.cpu_count() or 1)
+        waves = -(-switches // variants[label])
+        figures["floor_seconds"] = max(cpu_floor,
+                                       waves * figures["latency_floor_per_switch_seconds"])
+        figures["wall_over_floor"] = figures["median_wall_seconds"] / figures["floor_seconds"]
     sequential = result["variants"]["sequential"]["median_wall_seconds"]
     for figures in result["variants"].values():
         figures["sequential_over_this"] = sequential / figures["median_wall_seconds"]
@@ -204,13 +230,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"apply one plan ({PORTS} ports) to {args.switches} emulated switches, "
           f"{args.latency_ms:g} ms added per RPC, {os.cpu_count()} CPUs")
-    print(f"{'variant':<14}{'wall s':>9}{'per switch s':>14}{'client cpu s':>14}"
-          f"{'rpcs/switch':>13}{'latency floor s':>17}{'seq/this':>10}")
+    print(f"{'variant':<14}{'wall s':>8}{'per switch s':>14}{'client cpu s':>14}"
+          f"{'switch cpu s':>14}{'rpcs/switch':>13}{'floor s':>9}{'wall/floor':>12}"
+          f"{'seq/this':>10}")
     for label, f in result["variants"].items():
-        print(f"{label:<14}{f['median_wall_seconds']:>9.2f}{f['median_switch_seconds']:>14.3f}"
-              f"{f['median_cpu_seconds']:>14.2f}{f['rpcs_per_switch']:>13.0f}"
-              f"{f['latency_floor_per_switch_seconds']:>17.3f}"
-              f"{f['sequential_over_this']:>9.1f}x")
+        print(f"{label:<14}{f['median_wall_seconds']:>8.2f}{f['median_switch_seconds']:>14.3f}"
+              f"{f['median_cpu_seconds']:>14.2f}{f['median_server_cpu_seconds']:>14.2f}"
+              f"{f['rpcs_per_switch']:>13.0f}{f['floor_seconds']:>9.2f}"
+              f"{f['wall_over_floor']:>11.2f}x{f['sequential_over_this']:>9.1f}x")
+    print("floor: the larger of (client + switch CPU) / CPUs and the added latency "
+          "(RPCs x latency x waves of --parallel)")
     return 0
 
 
