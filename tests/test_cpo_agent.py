@@ -438,7 +438,13 @@ def test_a_rebooting_agent_answers_nothing_until_it_is_back(tiny: AgentUnderTest
     error, _ = run(Client(tiny, timeout=0.3).get(up_time))
     assert _timed_out(error)
     tiny.step(31.0)
-    assert int(run(_get_one(tiny, up_time))) == 100
+    counted = [_lane_counter("msoCpcLaneFecCorrected"), _lane_counter("msoCpcLaneFecUncorrectable"),
+               mibs.table("MSO-CPC-MIB", "msoCpcHistogramTable").instance(
+                   "msoCpcHistogramCodewords", (1, 1, 0))]
+    error, values = run(Client(tiny).get(up_time, *counted))
+    assert error is None and int(values[0][1]) == 100
+    # counting from when the agent came back, not from when it went down
+    assert sum(int(value) for _, value in values[1:]) == physics.CODEWORDS_PER_SECOND
     with pytest.raises(FaultError):
         tiny.telemetry.faults.inject(Fault("reboot", target="1"))
 
@@ -481,9 +487,11 @@ def test_a_slow_agent_answers_late_and_a_frozen_one_not_at_all(tiny: AgentUnderT
 def test_an_els_fault_shows_in_the_laser_and_port_lane_tables(tiny: AgentUnderTest) -> None:
     els = mibs.table("MSO-CPO-MIB", "msoCpoElsTable")
     lanes = mibs.table("MSO-CPO-MIB", "msoCpoLaneTable")
-    tiny.telemetry.faults.inject(Fault("els", target="1/2"))
-    tiny.step(1.0)
-    oids = [els.instance("msoCpoElsState", (1, 2)), els.instance("msoCpoElsFaults", (1, 2)),
+    state = els.instance("msoCpoElsState", (1, 2))
+    tiny.step(0.5)
+    assert els.column("msoCpoElsState").enum_name(int(run(_get_one(tiny, state)))) == "on"
+    tiny.telemetry.faults.inject(Fault("els", target="1/2"))  # seen at once, no refresh wait
+    oids = [state, els.instance("msoCpoElsFaults", (1, 2)),
             els.instance("msoCpoElsOutputPower", (1, 2)),
             lanes.instance("msoCpoLaneTxPower", (2, 1)),  # fed by laser 1/2
             lanes.instance("msoCpoLaneTxPower", (1, 1))]  # fed by laser 1/1

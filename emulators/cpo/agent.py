@@ -130,6 +130,7 @@ class CpoAgent:
         self._lock = threading.RLock()
         self._boot_time = self.clock.now()
         self._boots_pending = 0
+        self._reset_pending = False
         self._snapshot: Snapshot | None = None
         self._wire: dict[int, Any] = {}
         self._names: dict[int, rfc1902.ObjectName] = {}
@@ -199,13 +200,14 @@ class CpoAgent:
     def restart(self, down_seconds: float = 0.0) -> None:
         """Restart the agent: down ``down_seconds`` of device time, then everything anew.
 
-        The model's FEC counters start again from zero, sysUpTime from zero (when the
-        agent is back), every lane's discontinuity time is 0 again, and the SNMP
-        engine counts one more boot (snmpEngineBoots) with its engine time from zero.
+        When the agent is back, the FEC counters and sysUpTime start from zero, every
+        lane's discontinuity time is 0 again, and the SNMP engine counts one more boot
+        (snmpEngineBoots) with its engine time from zero.
         """
         with self._lock:
-            self.telemetry.reset_counters()
             self._boot_time = self.clock.now() + down_seconds
+            self._reset_pending = True
+            self._reset_counters_when_up()
             self._snapshot = None
             self._wire.clear()
             self._sizes.clear()
@@ -229,19 +231,30 @@ class CpoAgent:
 
     # ---- values ----------------------------------------------------------------------
 
+    def _reset_counters_when_up(self) -> None:
+        """A restarted agent's counters start from zero when it is back up, not before."""
+        if self._reset_pending and self.clock.now() >= self._boot_time:
+            self.telemetry.reset_counters(self._boot_time)
+            self._reset_pending = False
+
     def snapshot(self) -> Snapshot:
-        """The snapshot requests read now, refreshed from the model when it is old enough."""
+        """The snapshot requests read now.
+
+        The model is brought up to the clock when the snapshot is ``refresh_seconds``
+        old; a change made to it meanwhile (a fault) shows at once.
+        """
         with self._lock:
+            self._reset_counters_when_up()
             now = self.clock.now()
             current = self._snapshot
             if current is None or now - current.reading.at >= self.refresh_seconds:
                 self.telemetry.update(now)
-                reading = self.telemetry.read()
-                if current is None or reading is not current.reading:
-                    current = Snapshot(reading, self._boot_time, 0)
-                    self._snapshot = current
-                    self._wire.clear()
-                    self._sizes.clear()
+            reading = self.telemetry.read()
+            if current is None or reading is not current.reading:
+                current = Snapshot(reading, self._boot_time, 0)
+                self._snapshot = current
+                self._wire.clear()
+                self._sizes.clear()
             current.uptime_ticks = self.uptime_ticks()
             return current
 

@@ -175,10 +175,11 @@ class SwitchTelemetry:
                     fec_degrade_threshold_ber=self.spec.fec_degrade_threshold_ber)
             return self._reading
 
-    def reset_counters(self) -> None:
-        """A restarted agent: every FEC counter from 0, no discontinuity recorded since."""
+    def reset_counters(self, at: float | None = None) -> None:
+        """A restarted agent: every FEC counter from 0 at ``at`` (default: now), and no
+        discontinuity recorded since."""
         with self._lock:
-            self.update()
+            self.update(at)
             for lane in self.copper:
                 lane.reset_counters(None)
             self._reading = None
