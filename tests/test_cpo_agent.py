@@ -484,6 +484,27 @@ def test_a_slow_agent_answers_late_and_a_frozen_one_not_at_all(tiny: AgentUnderT
     assert run(_get_one(tiny, up_time)) is not None
 
 
+@pytest.mark.parametrize("kind", ["garbage", "truncate", "reset"])
+def test_spoiled_responses_are_ignored_by_the_client_which_retries(tiny: AgentUnderTest,
+                                                                  kind: str) -> None:
+    up_time = (*mibs.oid("SNMPv2-MIB", "sysUpTime"), 0)
+
+    async def scenario() -> tuple[Any, Any]:
+        client = Client(tiny, timeout=0.3, retries=0)
+        await client.get(up_time)  # discovery out of the way
+        tiny.telemetry.faults.inject(Fault(kind))
+        spoiled, _ = await client.get(up_time)
+        tiny.telemetry.faults.clear(kind)
+        tiny.telemetry.faults.inject(Fault(kind, count=1))
+        client.retries = 1
+        retried, _ = await client.get(up_time)
+        return spoiled, retried
+
+    spoiled, retried = run(scenario())
+    assert _timed_out(spoiled) and retried is None
+    assert not tiny.telemetry.faults.is_active(kind)
+
+
 def test_an_els_fault_shows_in_the_laser_and_port_lane_tables(tiny: AgentUnderTest) -> None:
     els = mibs.table("MSO-CPO-MIB", "msoCpoElsTable")
     lanes = mibs.table("MSO-CPO-MIB", "msoCpoLaneTable")

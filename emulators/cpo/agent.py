@@ -30,6 +30,9 @@ Faults, on the telemetry's :class:`~emulators.faults.FaultInjector`:
 |         | them), or a fraction (target ``"0.3"``), drawn from the agent's seeded RNG   |
 | latency | each request is answered ``seconds`` (real time) late: a slow agent         |
 | freeze  | nothing is answered until cleared                                           |
+| reset   | as drop (UDP has no connection to reset)                                    |
+| garbage | the response is replaced by random bytes of its length                      |
+| truncate| the response is cut to its first half                                       |
 | reboot  | the agent restarts: down for ``seconds`` of device time (default 0), then   |
 |         | counters from zero, sysUpTime from zero, snmpEngineBoots + 1                |
 
@@ -136,6 +139,7 @@ class CpoAgent:
         self._names: dict[int, rfc1902.ObjectName] = {}
         self._sizes: dict[int, int] = {}
         self._drop_rng = random.Random(f"{seed}:drop")
+        self._garbage_rng = random.Random(f"{seed}:garbage")
         self.requests_received = 0
         self.requests_dropped = 0
         self._engine: engine.SnmpEngine | None = None
@@ -307,6 +311,8 @@ class CpoAgent:
         faults = self.telemetry.faults
         if not self.is_up or faults.is_active("freeze"):
             return True
+        if faults.consume("reset") is not None:  # UDP has no connection to reset
+            return True
         for fault in faults.active():
             if fault.kind != "drop":
                 continue
@@ -316,6 +322,10 @@ class CpoAgent:
                 return True
             return False
         return False
+
+    def garbage(self, length: int) -> bytes:
+        """Line noise to send instead of a response (the garbage fault)."""
+        return self._garbage_rng.randbytes(length)
 
     def apply_pending_boots(self, snmp_engine: engine.SnmpEngine) -> None:
         """On the loop: a restart counts one more snmpEngineBoots and resets engine time."""
@@ -357,6 +367,14 @@ class _FaultyUdpTransport(udp.UdpAsyncioTransport):  # type: ignore[misc]
     async def ready(self) -> None:
         if self._lport is not None:
             await self._lport
+
+    def send_message(self, outgoingMessage: bytes, transportAddress: Any) -> None:
+        faults = self.agent.telemetry.faults
+        if faults.consume("garbage") is not None:
+            outgoingMessage = self.agent.garbage(len(outgoingMessage))
+        elif faults.consume("truncate") is not None:
+            outgoingMessage = outgoingMessage[:len(outgoingMessage) // 2]
+        super().send_message(outgoingMessage, transportAddress)
 
     def datagram_received(self, datagram: bytes, transportAddress: Any) -> None:
         agent = self.agent
