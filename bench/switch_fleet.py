@@ -31,7 +31,6 @@ Usage: python bench/switch_fleet.py [--switches 50] [--latency-ms 5] [--parallel
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import multiprocessing
 import os
@@ -47,6 +46,7 @@ from typing import Any
 import yaml
 
 from drivers.switch.netconf import SwitchSession
+from emulators.switch.fleet import serve_fleet
 from msoctl.cli import Context
 from msoctl.journal import Journal
 from msoctl.switch_ops import Fleet
@@ -59,40 +59,16 @@ USER = "msoctl"
 # ---- the emulated fleet, in its own process -------------------------------------------
 
 
-def _serve(count: int, latency_seconds: float, password: str,
-           ready: Any, stop: Any) -> None:
-    from emulators.clock import RealClock
-    from emulators.faults import Fault
-    from emulators.switch.device import SwitchDevice
-    from emulators.switch.model import PhysicalPort
-
-    async def main() -> None:
-        clock = RealClock()
-        ports = {f"Ethernet{i}": PhysicalPort("400G", 30_010.0) for i in range(1, PORTS + 1)}
-        devices = [SwitchDevice(f"sw-{i:03d}", ports, clock=clock, users={USER: password})
-                   for i in range(count)]
-        for device in devices:
-            await device.start()
-            if latency_seconds:
-                device.faults.inject(Fault("latency", seconds=latency_seconds))
-        ready.send([(d.name, d.port, d.known_hosts_line()) for d in devices])
-        loop = asyncio.get_running_loop()
-        while await loop.run_in_executor(None, stop.recv) == "cpu":
-            stop.send(time.process_time())
-        for device in devices:
-            await device.stop()
-
-    asyncio.run(main())
-
-
 class EmulatedFleet:
     def __init__(self, count: int, latency_seconds: float, directory: Path):
         self.password = secrets.token_urlsafe(16)
         context = multiprocessing.get_context("spawn")
         self._ready, child_ready = context.Pipe()
         self._stop, child_stop = context.Pipe()
-        self._process = context.Process(target=_serve, daemon=True, args=(
-            count, latency_seconds, self.password, child_ready, child_stop))
+        self._process = context.Process(
+            target=serve_fleet, daemon=True,
+            args=(count, latency_seconds, self.password, child_ready, child_stop),
+            kwargs={"ports": PORTS, "user": USER})
         self._process.start()
         if not self._ready.poll(120):
             raise RuntimeError("the emulated switches did not start")
