@@ -95,10 +95,12 @@ def headroom(distance: str, speed: str, mtu: int, cell_size: int, small_packets:
 @click.option("--cnp-dscp", type=click.IntRange(0, 63), default=48, show_default=True)
 @click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml",
               show_default=True, help="The wanted configuration as YAML (a WANT file) or JSON.")
+@click.option("--file", "out_file", type=click.Path(dir_okay=False, path_type=Path),
+              metavar="WANT.yaml", help="Write the WANT file here (the summary still prints).")
 @click.pass_obj
 def plan(ctx: Context, ports: tuple[str, ...], lossless: str, lossless_pool: str | None,
          device: str | None, fast_cnp: bool, cnp_priority: int, cnp_dscp: int,
-         output: str) -> None:
+         output: str, out_file: Path | None) -> None:
     """Derive the wanted congestion-control configuration from the switch's links."""
     try:
         priorities = tuple(int(p) for p in lossless.split(",") if p.strip())
@@ -125,7 +127,15 @@ def plan(ctx: Context, ports: tuple[str, ...], lossless: str, lossless_pool: str
     for name, h in result.headroom.items():
         click.echo(f"# {name}: {h.distance_m / 1000:g} km, RTT {h.rtt_seconds * 1e6:.0f} us, "
                    f"BDP {h.bdp_bytes / 1e6:.2f} MB, xoff {h.xoff_bytes / 1e6:.2f} MB")
-    click.echo(yaml.safe_dump(result.config, sort_keys=False), nl=False)
+    text = yaml.safe_dump(result.config, sort_keys=False)
+    if out_file is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        out_file.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise ValidationError(f"cannot write {out_file}: {error.strerror}") from None
+    click.echo(f"# wrote {out_file}")
 
 
 def _chip_lossless_pool(ctx: Context, device: str) -> int:
@@ -324,13 +334,13 @@ def cc_apply(ctx: Context, devices: tuple[str, ...], labels: tuple[str, ...], wa
     outcomes = fleet.apply(names, want, confirm_timeout_seconds=confirm_timeout,
                            confirm=not no_confirm, all_or_nothing=all_or_nothing,
                            parallel=parallel, source=str(want_file.resolve()))
+    failed = [o for o in outcomes if o.status == "failed"]
     if output == "json":
         emit_json({"file": str(want_file), "all_or_nothing": all_or_nothing,
                    "devices": [o.as_dict() for o in outcomes]})
-    else:
+    elif len(outcomes) > 1 or not failed:  # one switch that failed: the error line says it
         _print_outcomes(outcomes, verbose=ctx.verbose or len(outcomes) == 1,
                         timeout=confirm_timeout)
-    failed = [o for o in outcomes if o.status == "failed"]
     if failed:
         first = failed[0]
         more = f" ({len(failed)} of {len(outcomes)} switches failed)" if len(outcomes) > 1 \

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import click
+import yaml
 
 from emulators.faults import Fault
 from emulators.lab import Lab
@@ -62,8 +63,9 @@ def run_demo(state_dir: Path | None = None) -> int:
         for stale in ("journal.jsonl", "ocs-a.nvram.json", "ocs-b.nvram.json"):
             (root / stale).unlink(missing_ok=True)
         _say("Starting the emulated lab: two campuses 30 km apart, a 64x64 LC optical "
-             "circuit switch in each, switch transceivers patched in, two 30 km spans, "
-             "each with a pluggable EDFA managed over CMIS on I2C.")
+             "circuit switch in each, a deep-buffer switch in each (NETCONF over SSH) with "
+             "its transceivers patched in, two 30 km spans, each with a pluggable EDFA "
+             "managed over CMIS on I2C.")
         with Lab(root) as fabric:
             inventory = root / "inventory.yaml"
             os.environ["MSOCTL_INVENTORY"] = str(inventory)
@@ -110,6 +112,38 @@ def run_demo(state_dir: Path | None = None) -> int:
                  "(exit 3). Both refusals are journaled.")
             _run("amp set amp-1 --gain 30", expect=2)
             _run("amp als amp-1 --mode disabled", expect=3)
+
+            _say("The switches at each end carry RoCEv2 over the 30 km links. PFC must hold "
+                 "what is still on the fiber when a pause goes out: the headroom, term by "
+                 "term, for one 400G port:")
+            _run("switch headroom --distance 30.01km --speed 400G")
+            _say("Derive the wanted congestion control for sw-a's two long-haul ports: PFC "
+                 "headroom, ECN thresholds from the bandwidth-delay product, switch-generated "
+                 "CNPs; the chip's lossless pool is read from the switch over NETCONF.")
+            want = root / "want-cc.yaml"
+            _run("switch plan --port Ethernet1=30.01km@400G --port Ethernet2=30.01km@400G "
+                 f"--device sw-a --file {want}")
+            _say("What it would change on sw-a: validated by the switch in its candidate "
+                 "datastore, diffed against running, then discarded.")
+            _run(f"switch cc plan sw-a --file {want}")
+            _say("Apply it to both switches at once, all or nothing: a confirmed commit on "
+                 "each, read back over a new SSH session, then confirmed; had either failed, "
+                 "both would have been cancelled.")
+            _run(f"switch cc apply sw-a sw-b --file {want} --all-or-nothing")
+            _say("An incast on sw-a's Ethernet1 (a lab fault: 4 senders into one queue for "
+                 "50 ms). The queue marks ECN and the switch sends CNPs back to the senders "
+                 "itself, half a round trip sooner than the receivers could: the senders slow "
+                 "down before the queue reaches the PFC pause point. No pause, no drop.")
+            fabric.inject("sw-a", Fault("congestion", target="Ethernet1"))
+            time.sleep(0.1)
+            _run("switch counters sw-a --port Ethernet1")
+            _say("A headroom resume level above its pause level breaks a rule of the YANG "
+                 "module; the switch refuses it with its error-app-tag and path, and "
+                 "running stays as it was.")
+            bad = yaml.safe_load(want.read_text())
+            bad["switch"]["ports"]["port"][0]["pfc"]["xon-bytes"] = 30_000_000
+            (root / "bad-cc.yaml").write_text(yaml.safe_dump(bad, sort_keys=False))
+            _run(f"switch cc apply sw-a --file {root / 'bad-cc.yaml'}", expect=1)
 
             _say("A map that feeds two ingress ports into one egress port is refused before "
                  "anything is sent (exit 2), and the refusal is journaled.")

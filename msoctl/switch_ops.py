@@ -86,7 +86,7 @@ class Outcome:
 
 def _failed(outcome: Outcome, error: DeviceError) -> Outcome:
     outcome.status = "failed"
-    outcome.error = str(error)
+    outcome.error = error.message  # the device is named beside it
     outcome.error_type = type(error).__name__
     if isinstance(error, NetconfRejected):
         outcome.rpc_errors = [e.as_dict() for e in error.rpc_errors]
