@@ -26,6 +26,15 @@ Example::
         password: file:secrets/sw-a.password   # and/or key_file: PATH
         known_hosts: known_hosts    # default ~/.ssh/known_hosts; host keys are verified
         accept_unknown_host_keys: false        # true only in labs
+        snmp:                       # optional: CPO/CPC telemetry over SNMP
+          address: 10.0.1.2         # host[:port], UDP port 161 by default
+          version: 3                # 3 (default) or 2c
+          user: msoctl              # v3: USM user, SHA-256 + AES-128 by default
+          auth_key: file:secrets/sw-a.snmp-auth
+          priv_key: file:secrets/sw-a.snmp-priv
+          # v2c: community: env:SW_A_COMMUNITY
+          timeout_seconds: 2
+          retries: 1
 """
 
 from __future__ import annotations
@@ -44,10 +53,13 @@ TRANSPORTS = {"ocs": ("visa", "serial"), "amp": ("i2c-bridge", "i2c-dev", "optoe
 KIND_FIELDS = {
     "ocs": {"console", "max_switch_power_dbm"},
     "amp": {"i2c_address", "gain_slew_db_per_second", "max_gain_step_db"},
-    "switch": {"username", "key_file", "known_hosts", "accept_unknown_host_keys"},
+    "switch": {"username", "key_file", "known_hosts", "accept_unknown_host_keys", "snmp"},
 }
 DEFAULT_TIMEOUT_SECONDS = {"ocs": 5.0, "amp": 2.0, "switch": 10.0}
 NETCONF_PORT = 830
+SNMP_PORT = 161
+SNMP_AUTH_PROTOCOLS = ("sha256", "sha384", "sha512", "sha1")
+SNMP_PRIV_PROTOCOLS = ("aes128", "aes192", "aes256")
 _HOST_PORT = re.compile(
     r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[^\s:\[\]]+))(?::(?P<port>\d{1,5}))?$")
 SECRET_FIELDS = frozenset({"password", "secret", "auth_key", "priv_key", "community"})
@@ -102,6 +114,23 @@ class NetconfAccess:
 
 
 @dataclass(frozen=True)
+class SnmpAccess:
+    """How to reach a device's SNMP agent: v3 USM (authPriv) or, where asked, v2c."""
+
+    host: str
+    port: int
+    version: str  # "3" or "2c"
+    user: str | None = None
+    auth_key: SecretRef | None = None
+    priv_key: SecretRef | None = None
+    auth_protocol: str = "sha256"
+    priv_protocol: str = "aes128"
+    community: SecretRef | None = None
+    timeout_seconds: float = 2.0
+    retries: int = 1
+
+
+@dataclass(frozen=True)
 class Device:
     name: str
     kind: str
@@ -115,6 +144,7 @@ class Device:
     max_gain_step_db: float = 0.5
     secrets: dict[str, SecretRef] = field(default_factory=dict)
     netconf: NetconfAccess | None = None
+    snmp: SnmpAccess | None = None
 
 
 @dataclass
@@ -157,10 +187,7 @@ def _secret(section: Section, key: str, base: Path) -> SecretRef:
 
 
 def _netconf_access(section: Section, address: str, base: Path) -> NetconfAccess:
-    match = _HOST_PORT.match(address.strip())
-    port = int(match["port"]) if match and match["port"] else NETCONF_PORT
-    if match is None or not 1 <= port <= 65535:
-        raise section.error("address", f"{address!r} is not host, host:port or [v6addr]:port")
+    host, port = _host_port(section, "address", address, NETCONF_PORT)
     username = section.get("username", str)
     if not username.strip():
         raise section.error("username", "must not be empty")
@@ -176,10 +203,56 @@ def _netconf_access(section: Section, address: str, base: Path) -> NetconfAccess
     if key_file is None and "password" not in section.data:
         raise section.error(None, "a switch needs password (env:NAME or file:PATH) or key_file")
     return NetconfAccess(
-        host=match["v6"] or match["host"], port=port, username=username, key_file=key_file,
+        host=host, port=port, username=username, key_file=key_file,
         known_hosts=local_path("known_hosts"),
         accept_unknown_host_keys=section.get("accept_unknown_host_keys", bool, default=False),
     )
+
+
+def _host_port(section: Section, key: str, address: str, default_port: int) -> tuple[str, int]:
+    match = _HOST_PORT.match(address.strip())
+    port = int(match["port"]) if match and match["port"] else default_port
+    if match is None or not 1 <= port <= 65535:
+        raise section.error(key, f"{address!r} is not host, host:port or [v6addr]:port")
+    return match["v6"] or match["host"], port
+
+
+def _snmp_access(section: Section, name: str, base: Path) -> SnmpAccess:
+    sub = Section(section.get("snmp", dict), section.source, f"device {name!r} snmp",
+                  line=getattr(section.data.get("snmp"), "line", 0))
+    sub.reject_unknown({"address", "version", "user", "auth_key", "priv_key", "auth_protocol",
+                        "priv_protocol", "community", "timeout_seconds", "retries"})
+    host, port = _host_port(sub, "address", sub.get("address", str), SNMP_PORT)
+    version = str(sub.get("version", (int, str), default=3))
+    if version not in ("3", "2c"):
+        raise sub.error("version", "must be 3 or 2c")
+    timeout = sub.get("timeout_seconds", float, default=2.0)
+    if not 0.05 <= timeout <= 60:
+        raise sub.error("timeout_seconds", "must be between 0.05 and 60 seconds")
+    retries = sub.get("retries", int, default=1)
+    if not 0 <= retries <= 5:
+        raise sub.error("retries", "must be 0..5")
+    if version == "2c":
+        for key in ("user", "auth_key", "priv_key"):
+            if key in sub.data:
+                raise sub.error(key, "is for SNMPv3; a v2c agent takes a community")
+        if "community" not in sub.data:
+            raise sub.error(None, "SNMP v2c needs community (env:NAME or file:PATH)")
+        return SnmpAccess(host, port, version, community=_secret(sub, "community", base),
+                          timeout_seconds=timeout, retries=retries)
+    if "community" in sub.data:
+        raise sub.error("community", "is for SNMP v2c; v3 takes user, auth_key, priv_key")
+    missing = [key for key in ("user", "auth_key", "priv_key") if key not in sub.data]
+    if missing:
+        raise sub.error(None, f"SNMPv3 (authPriv) needs {', '.join(missing)}")
+    return SnmpAccess(
+        host, port, version, user=sub.get("user", str),
+        auth_key=_secret(sub, "auth_key", base), priv_key=_secret(sub, "priv_key", base),
+        auth_protocol=sub.get("auth_protocol", str, default="sha256",
+                              choices=SNMP_AUTH_PROTOCOLS),
+        priv_protocol=sub.get("priv_protocol", str, default="aes128",
+                              choices=SNMP_PRIV_PROTOCOLS),
+        timeout_seconds=timeout, retries=retries)
 
 
 def parse_inventory(data: Any, path: Path) -> Inventory:
@@ -233,6 +306,7 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
         endpoint = _endpoint(section, kind)
         netconf = (_netconf_access(section, endpoint.address, base) if kind == "switch"
                    else None)
+        snmp = _snmp_access(section, name, base) if "snmp" in section.data else None
         devices[name] = Device(
             name=name,
             kind=kind,
@@ -246,6 +320,7 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
             max_gain_step_db=step,
             secrets=secrets,
             netconf=netconf,
+            snmp=snmp,
         )
     journal_path = None
     if journal is not None:

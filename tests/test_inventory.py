@@ -434,3 +434,71 @@ def test_find_inventory_none_is_a_clear_error(in_empty_dir: Path) -> None:
     assert message.startswith("no inventory")
     assert "--inventory" in message
     assert "MSOCTL_INVENTORY" in message
+
+
+# ---- switches: NETCONF access and SNMP telemetry ------------------------------------------
+
+SWITCH = """\
+devices:
+  - name: sw-a
+    kind: switch
+    transport: netconf
+    address: 10.0.1.2
+    username: msoctl
+    password: file:secrets/sw-a.password
+    known_hosts: known_hosts
+"""
+
+
+def test_switch_netconf_and_snmp(tmp_path: Path) -> None:
+    path = write(tmp_path, SWITCH + """\
+    snmp:
+      address: "[::1]:1161"
+      user: msoctl
+      auth_key: file:secrets/a
+      priv_key: env:PRIV
+""")
+    device = load_inventory(path).device("sw-a", "switch")
+    assert device.netconf is not None and device.snmp is not None
+    assert (device.netconf.host, device.netconf.port) == ("10.0.1.2", 830)
+    assert device.netconf.known_hosts == tmp_path / "known_hosts"
+    assert not device.netconf.accept_unknown_host_keys
+    snmp = device.snmp
+    assert (snmp.host, snmp.port, snmp.version, snmp.user) == ("::1", 1161, "3", "msoctl")
+    assert (snmp.auth_protocol, snmp.priv_protocol) == ("sha256", "aes128")
+    assert snmp.auth_key is not None and snmp.auth_key.reference == "file:secrets/a"
+
+
+@pytest.mark.parametrize(("snmp", "message"), [
+    ("    snmp: {address: h, user: u, auth_key: 'file:a'}\n", "needs priv_key"),
+    ("    snmp: {address: h, version: 2c}\n", "needs community"),
+    ("    snmp: {address: h, version: 2c, community: public}\n", "never written"),
+    ("    snmp: {address: h, version: 1, community: 'env:C'}\n", "must be 3 or 2c"),
+    ("    snmp: {address: 'h:70000', version: 2c, community: 'env:C'}\n", "not host"),
+    ("    snmp: {address: h, version: 2c, community: 'env:C', user: u}\n", "for SNMPv3"),
+    ("    snmp: {address: h, user: u, auth_key: 'env:A', priv_key: 'env:P', "
+     "auth_protocol: md5}\n", "must be one of"),
+])
+def test_bad_snmp_sections(tmp_path: Path, snmp: str, message: str) -> None:
+    path = write(tmp_path, SWITCH + snmp)
+    with pytest.raises(InventoryError, match=message):
+        load_inventory(path)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ("", None),
+    ("    accept_unknown_host_keys: yes\n", "must be"),
+])
+def test_switch_fields(tmp_path: Path, extra: str, message: str | None) -> None:
+    path = write(tmp_path, SWITCH + extra)
+    if message is None:
+        load_inventory(path)
+        return
+    with pytest.raises(InventoryError, match=message):
+        load_inventory(path)
+
+
+def test_switch_needs_a_way_to_log_in(tmp_path: Path) -> None:
+    path = write(tmp_path, SWITCH.replace("    password: file:secrets/sw-a.password\n", ""))
+    with pytest.raises(InventoryError, match="needs password"):
+        load_inventory(path)
