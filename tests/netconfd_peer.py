@@ -45,7 +45,7 @@ import asyncssh
 from tests.peers import require_executable
 
 MODULE = Path(__file__).resolve().parents[1] / "yang" / "msoctl-congestion.yang"
-START_SECONDS = 10.0  # each daemon; both usually need well under one second
+START_SECONDS = 5.0  # each daemon; both need well under a second (netconfd about 0.1 s)
 STOP_SECONDS = 5.0
 ATTEMPTS = 3  # the ephemeral port is picked before sshd binds it: another may take it
 LOG_LINES = 60  # of each daemon's log in a failure message
@@ -102,51 +102,65 @@ def running_netconfd(directory: Path, *, module: Path = MODULE) -> Iterator[Netc
     """netconfd with ``module`` behind a private sshd, files in ``directory``; both
     daemons are stopped when the block ends. Raises :class:`PeerStartError` (with the
     daemons' logs) when either is not up within :data:`START_SECONDS`."""
-    netconfd, subsystem, sshd = require_netconfd_peer()
+    programs = require_netconfd_peer()
     directory.mkdir(parents=True, exist_ok=True)
     username = pwd.getpwuid(os.geteuid()).pw_name
-    yuma_dir = Path(pwd.getpwuid(os.geteuid()).pw_dir) / ".yuma"
-    yuma_dir_existed = yuma_dir.exists()
-    socket_dir = _socket_directory(directory)
     keys = _Keys(directory)
+    with _socket_directory(directory) as socket_dir, yuma_kept_out_of_home(directory):
+        daemons, port = _start(programs, module, directory, socket_dir, username, keys)
+        try:
+            known_hosts = directory / "known_hosts"
+            known_hosts.write_text(f"[127.0.0.1]:{port} {keys.host_public}\n",
+                                   encoding="ascii")
+            ssh_config = directory / "ssh_config"
+            ssh_config.write_text(f"Host *\n  UserKnownHostsFile {known_hosts}\n",
+                                  encoding="ascii")
+            yield NetconfdPeer(host="127.0.0.1", port=port, username=username,
+                               key_path=keys.client_private, known_hosts=known_hosts,
+                               ssh_config=ssh_config, directory=directory)
+        finally:
+            daemons.stop()
+
+
+def _start(programs: tuple[Path, Path, Path], module: Path, directory: Path,
+           socket_dir: Path, username: str, keys: _Keys) -> tuple[_Daemons, int]:
+    """Both daemons up on a port picked for sshd (and given to netconfd as its port)."""
+    netconfd, subsystem, sshd = programs
+    for _ in range(ATTEMPTS):
+        port = _free_port()
+        daemons = _Daemons()
+        try:
+            daemons.start_netconfd(netconfd, module, directory, socket_dir, port, username)
+            daemons.start_sshd(sshd, subsystem, directory, socket_dir, port, username, keys)
+        except _PortTaken:
+            daemons.stop()
+            continue
+        except BaseException:
+            daemons.stop()
+            raise
+        return daemons, port
+    raise PeerStartError(f"sshd found its port taken {ATTEMPTS} times\n{_logs(directory)}")
+
+
+@contextlib.contextmanager
+def yuma_kept_out_of_home(working_directory: Path) -> Iterator[None]:
+    """Run netconfd in ``working_directory`` without leaving files in ``~/.yuma``.
+
+    yuma123 looks for its transaction-id file in its working directory first and
+    otherwise writes one in ``~/.yuma`` (the home of /etc/passwd, whatever $HOME
+    says), which it creates at start in any case: the file is put in
+    ``working_directory``, and ``~/.yuma`` is removed again if it was not there before
+    and is still empty.
+    """
+    yuma_dir = Path(pwd.getpwuid(os.geteuid()).pw_dir) / ".yuma"
+    existed = yuma_dir.exists()
+    txid = working_directory / "startup-cfg-txid.txt"
+    if not txid.exists():
+        txid.write_text("0\n", encoding="ascii")
     try:
-        for attempt in range(1, ATTEMPTS + 1):
-            port = _free_port()
-            daemons = _Daemons()
-            try:
-                daemons.start_netconfd(netconfd, module, directory, socket_dir, port,
-                                       username)
-                daemons.start_sshd(sshd, subsystem, directory, socket_dir, port, username,
-                                   keys)
-            except _PortTaken:
-                daemons.stop()
-                if attempt == ATTEMPTS:
-                    raise PeerStartError(f"sshd found its port taken {ATTEMPTS} times\n"
-                                         + _logs(directory)) from None
-                continue
-            except BaseException:
-                daemons.stop()
-                raise
-            try:
-                known_hosts = directory / "known_hosts"
-                known_hosts.write_text(f"[127.0.0.1]:{port} {keys.host_public}\n",
-                                       encoding="ascii")
-                ssh_config = directory / "ssh_config"
-                ssh_config.write_text(f"Host *\n  UserKnownHostsFile {known_hosts}\n",
-                                      encoding="ascii")
-                yield NetconfdPeer(host="127.0.0.1", port=port, username=username,
-                                   key_path=keys.client_private, known_hosts=known_hosts,
-                                   ssh_config=ssh_config, directory=directory)
-            finally:
-                daemons.stop()
-            return
+        yield
     finally:
-        if socket_dir != directory:
-            with contextlib.suppress(OSError):
-                for leftover in socket_dir.iterdir():
-                    leftover.unlink()
-                socket_dir.rmdir()
-        if not yuma_dir_existed:
+        if not existed:
             with contextlib.suppress(OSError):  # not empty, or not there: leave it
                 yuma_dir.rmdir()
 
@@ -191,10 +205,6 @@ class _Daemons:
         startup = directory / "startup-cfg.xml"
         if not startup.exists():
             startup.write_text(EMPTY_CONFIG, encoding="ascii")
-        # Found here (its working directory) first, so yuma123 writes no ~/.yuma file.
-        txid = directory / "startup-cfg-txid.txt"
-        if not txid.exists():
-            txid.write_text("0\n", encoding="ascii")
         ncx_socket = socket_dir / "ncxserver.sock"
         with contextlib.suppress(FileNotFoundError):
             ncx_socket.unlink()
@@ -284,11 +294,15 @@ class _Daemons:
             time.sleep(0.02)
 
 
-def _socket_directory(directory: Path) -> Path:
-    """``directory``, unless the socket path would be too long for AF_UNIX there."""
+@contextlib.contextmanager
+def _socket_directory(directory: Path) -> Iterator[Path]:
+    """``directory``, unless the socket path would be too long for AF_UNIX there: then
+    a short temporary directory, removed afterwards."""
     if len(os.fsencode(directory / "ncxserver.sock")) <= _SOCKET_PATH_BYTES:
-        return directory
-    return Path(tempfile.mkdtemp(prefix="ncx-"))
+        yield directory
+        return
+    with tempfile.TemporaryDirectory(prefix="ncx-") as short:
+        yield Path(short)
 
 
 def _privilege_separation_directory() -> None:

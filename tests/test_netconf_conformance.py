@@ -49,7 +49,7 @@ from ncclient.transport.session import NetconfBase
 from drivers.switch.schema import CAPABILITY, NAMESPACE
 from emulators.netconf import NetconfServer
 from emulators.netconf.datastore import CAPABILITIES, Datastores
-from tests.netconfd_peer import running_netconfd
+from tests.netconfd_peer import MODULE, START_SECONDS, PeerStartError, running_netconfd
 from tests.test_netconf_protocol import PASSWORD, USER, Loop
 from tests.test_yang import CASES, Case, document
 
@@ -344,6 +344,11 @@ MUST_AT_EDIT = Difference(
     "(test-option test-then-set); RFC 7950 8.3.3: for the candidate, constraint "
     "enforcement is delayed until validate or commit, which the emulator does (so "
     "a change may pass through invalid states, as the driver's safe change does)")
+VALIDATE_THEN_COMMIT = Difference(
+    "netconfd answers <ok/> to a commit that directly follows a <validate> of the "
+    "candidate, yet applies nothing: running stays as it was and the candidate is "
+    "reset to it (an edit between the validate and the commit avoids it; a confirmed "
+    "commit is affected alike); RFC 6241 8.3.4.1: commit makes the candidate running")
 CONFIRM_TIMER_WHEN_IDLE = Difference(
     "netconfd rolls back an unconfirmed commit only when no request has reached it for "
     "about a second (its timers run when its select() loop times out): a client that "
@@ -637,6 +642,19 @@ def test_commit_and_a_confirmed_commit_confirmed(server: Server) -> None:
         assert switch_of(session, "running") == wanted
 
 
+def test_a_commit_after_validate_applies_the_candidate(server: Server) -> None:
+    with server.session() as session:
+        session.edit_config(target="candidate", config=config(port("<speed>400G</speed>")))
+        session.validate("candidate")
+        session.commit()
+        if deviates(server, VALIDATE_THEN_COMMIT):
+            assert switch_of(session, "running") is None
+            assert switch_of(session, "candidate") is None  # the edit is lost
+        else:
+            assert switch_of(session, "running") == switch(port("<speed>400G</speed>"))
+            assert switch_of(session, "candidate") == switch(port("<speed>400G</speed>"))
+
+
 def test_persistent_confirmed_commit_confirmed_from_a_new_session(server: Server) -> None:
     with server.session() as first:
         first.edit_config(target="candidate", config=config(FAST_CNP))
@@ -713,3 +731,18 @@ def test_an_unconfirmed_commit_is_rolled_back_when_its_timeout_expires(server: S
                 time.sleep(0.05)
         assert time.monotonic() - committed >= timeout_seconds
         assert switch_of(session, "candidate") == before
+
+
+# ---- the netconfd peer itself ---------------------------------------------------------
+
+
+def test_a_netconfd_that_does_not_start_is_reported_with_its_logs(tmp_path: Path) -> None:
+    broken = tmp_path / "msoctl-congestion.yang"
+    broken.write_text(MODULE.read_text().replace("type uint64;", "type uint64-typo;", 1))
+    started = time.monotonic()
+    with pytest.raises(PeerStartError, match=r"netconfd exited with status \d+") as failed, \
+            running_netconfd(tmp_path / "peer", module=broken):
+        pass
+    assert time.monotonic() - started < START_SECONDS
+    assert "uint64-typo" in str(failed.value), str(failed.value)  # netconfd's own log
+    assert "sshd.log" in str(failed.value)

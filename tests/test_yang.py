@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 import yang
+from tests.netconfd_peer import yuma_kept_out_of_home
 from tests.peers import require_executable, require_module
 
 MODULE_NAME = "msoctl-congestion"
@@ -235,7 +236,8 @@ def netconfd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Netconfd]:
         )
         return NetconfdRun(result.returncode, result.stdout + result.stderr)
 
-    yield run
+    with yuma_kept_out_of_home(home):  # its transaction-id file in home, not in ~/.yuma
+        yield run
 
 
 def test_netconfd_loads_the_module(netconfd: Netconfd) -> None:
