@@ -349,3 +349,13 @@ def test_tree_round_trip_and_diff() -> None:
 def test_tree_check_names_the_path(bad: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         check(bad)
+
+
+def test_verify_names_what_running_lacks(switch: Switch, known_hosts: Path) -> None:
+    """The read-back before a confirmation: a commit that changed nothing (netconfd's
+    fault after a validate, which the driver steps around) would be caught here."""
+    from drivers.errors import VerificationFailed
+
+    with session(switch, known_hosts) as s, pytest.raises(
+            VerificationFailed, match=r"fast-cnp/enabled is None, wanted True; .*\(and 9 more\)"):
+        s.verify(want())

@@ -22,7 +22,6 @@ from ncclient import NCClientError, manager
 from ncclient.manager import Manager
 from ncclient.operations.rpc import RPCError
 
-from drivers.errors import VerificationFailed
 from drivers.switch.netconf import NetconfRejected, NetconfTarget, SwitchSession
 from drivers.switch.schema import NAMESPACE, REVISION
 from drivers.switch.tree import to_xml
@@ -112,27 +111,10 @@ def test_plan_shows_the_servers_diff_and_changes_nothing(netconfd: NetconfdPeer)
 
 # netconfd 2.13 answers <ok/> to a commit that directly follows a <validate> of the
 # candidate and applies nothing (VALIDATE_THEN_COMMIT in
-# tests/test_netconf_conformance.py); the driver validates right before its commit,
-# so on this server its change never reaches running. The driver notices (it
-# verifies running before anyone confirms); the full sequence is expected to fail at
-# that verification until the driver steps around the server's fault.
-VALIDATE_THEN_COMMIT = pytest.mark.xfail(strict=True, raises=VerificationFailed, reason=(
-    "netconfd commits nothing after a <validate> (VALIDATE_THEN_COMMIT in "
-    "tests/test_netconf_conformance.py), and the driver validates right before commit"))
+# tests/test_netconf_conformance.py). The driver steps around it (one more edit of the
+# same content before the commit); verify would catch a commit that changed nothing.
 
 
-def test_the_driver_notices_a_commit_that_changed_nothing(netconfd: NetconfdPeer) -> None:
-    with driver(netconfd) as session:
-        applied = session.apply(want(), confirm_timeout_seconds=60, persist_id=TOKEN)
-    assert applied.pending and applied.changes  # the server's diff, before the commit
-    with driver(netconfd) as session:
-        with pytest.raises(VerificationFailed, match="running does not hold the change"):
-            session.verify(want())
-        session.cancel(TOKEN)  # the confirmed commit (of nothing) is pending
-        assert session.get_config() == EMPTY
-
-
-@VALIDATE_THEN_COMMIT
 def test_apply_then_confirm_from_a_new_session(netconfd: NetconfdPeer) -> None:
     with driver(netconfd) as session:
         applied = session.apply(want(), confirm_timeout_seconds=60, persist_id=TOKEN)
@@ -149,7 +131,6 @@ def test_apply_then_confirm_from_a_new_session(netconfd: NetconfdPeer) -> None:
     assert running(netconfd)["switch"]["ports"]["port"][0]["pfc"]["xoff-bytes"] == 24_000_000
 
 
-@VALIDATE_THEN_COMMIT
 def test_apply_then_cancel_from_a_new_session_restores_running(netconfd: NetconfdPeer) -> None:
     with driver(netconfd) as session:
         session.apply(want(), persist_id=TOKEN)
@@ -162,7 +143,6 @@ def test_apply_then_cancel_from_a_new_session_restores_running(netconfd: Netconf
         session.verify(want())
 
 
-@VALIDATE_THEN_COMMIT
 def test_an_unconfirmed_apply_is_rolled_back_by_the_server(netconfd: NetconfdPeer) -> None:
     timeout_seconds = 2
     with driver(netconfd) as session:
@@ -199,11 +179,6 @@ def test_a_must_violation_is_rejected_with_its_app_tag_and_path(netconfd: Netcon
         other.unlock("candidate")
 
 
-@pytest.mark.xfail(strict=True, raises=NetconfRejected, reason=(
-    "the driver takes only lock-denied with session-id 0 (the emulator's answer) for "
-    "a candidate changed by a session that is gone; netconfd answers resource-denied "
-    "(MODIFIED_CANDIDATE_LOCK in tests/test_netconf_conformance.py), so the driver "
-    "does not discard the stale changes and the apply fails"))
 def test_stale_candidate_changes_of_a_gone_session_are_discarded(
         netconfd: NetconfdPeer) -> None:
     with client(netconfd) as other:

@@ -422,6 +422,11 @@ class SwitchSession:
                 self._validate()
                 before = self.get_config("running")
                 changes = diff(before, self.get_config("candidate"))
+                if changes and caps.validate:
+                    # netconfd 2.13 (yuma123) answers <ok/> to a commit that follows a
+                    # <validate> and applies nothing; an edit in between avoids it. The
+                    # same edit again changes nothing on any server.
+                    self._edit("candidate", config)
             except BaseException:
                 with suppress(DeviceError):
                     self._rpc("discard-changes", self._manager.discard_changes)
@@ -557,10 +562,11 @@ def _switch_filter(port: str | None = None) -> _Element:
 
 
 def _unheld(refused: NetconfRejected) -> bool:
-    """Whether a lock was denied with no session holding it (error-info session-id 0:
-    the candidate holds changes nobody has locked)."""
-    return any(error.tag == "lock-denied" and error.session_id == "0"
-               for error in refused.rpc_errors)
+    """Whether a lock of the candidate was denied because it holds changes nobody has
+    locked (RFC 6241 7.5): lock-denied naming session-id 0, or — netconfd's answer —
+    resource-denied."""
+    return any((error.tag == "lock-denied" and error.session_id == "0")
+               or error.tag == "resource-denied" for error in refused.rpc_errors)
 
 
 def _error_info(error: RPCError) -> RpcErrorInfo:
