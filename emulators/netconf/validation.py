@@ -31,9 +31,9 @@ from emulators.netconf.messages import RpcError
 from emulators.netconf.yangdata import (
     PATH_NAMESPACES,
     clark,
+    in_module,
     instance_path,
     local_name,
-    schema_path,
     value_error,
 )
 
@@ -64,17 +64,18 @@ def check_structure(root: _Element) -> list[RpcError]:
     errors: list[RpcError] = []
     for child in root:
         if isinstance(child.tag, str):
-            _check(child, errors)
+            _check(child, (), errors)
     return errors
 
 
-def _check(element: _Element, errors: list[RpcError]) -> None:
+def _check(element: _Element, above: tuple[str, ...], errors: list[RpcError]) -> None:
     name = local_name(element)
-    if etree.QName(element).namespace != NAMESPACE:
+    if not in_module(element):
         errors.append(_error("unknown-element", f"{element.tag} is not in {NAMESPACE}",
                              element.getparent(), bad_element=name))
         return
-    node = SCHEMA.get(schema_path(element))
+    path = (*above, name)
+    node = SCHEMA.get(path)
     if node is None:
         errors.append(_error("unknown-element", f"{name} is not a node of the module",
                              element.getparent(), bad_element=name))
@@ -98,7 +99,7 @@ def _check(element: _Element, errors: list[RpcError]) -> None:
                 return
         for child in element:
             if isinstance(child.tag, str):
-                _check(child, errors)
+                _check(child, path, errors)
 
 
 OPERATION = "{urn:ietf:params:xml:ns:netconf:base:1.0}operation"

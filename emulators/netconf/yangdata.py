@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from lxml import etree
 from lxml.etree import _Element
 
 from drivers.switch.schema import NAMESPACE, PREFIX, SCHEMA, Node
@@ -20,16 +19,26 @@ def clark(local: str) -> str:
     return f"{{{NAMESPACE}}}{local}"
 
 
+_IN_MODULE = f"{{{NAMESPACE}}}"
+
+
 def local_name(element: _Element) -> str:
-    return str(etree.QName(element).localname)
+    # The tag's text, not etree.QName: this runs for every element of every datastore.
+    return str(element.tag).rpartition("}")[2]
+
+
+def in_module(element: _Element) -> bool:
+    """Whether ``element`` is a data element of the module (not a comment, not NETCONF's)."""
+    tag = element.tag
+    return isinstance(tag, str) and tag.startswith(_IN_MODULE)
 
 
 def schema_path(element: _Element) -> tuple[str, ...]:
     """The schema path of a data element: local names from the top container down."""
     names: list[str] = []
     node: _Element | None = element
-    while node is not None and etree.QName(node).namespace == NAMESPACE:
-        names.append(local_name(node))
+    while node is not None and in_module(node):
+        names.append(str(node.tag)[len(_IN_MODULE):])
         node = node.getparent()
     return tuple(reversed(names))
 
@@ -66,7 +75,7 @@ def instance_path(element: _Element) -> str:
     siblings (``msocc:port[2]``), as netconfd writes it."""
     steps: list[str] = []
     node: _Element | None = element
-    while node is not None and etree.QName(node).namespace == NAMESPACE:
+    while node is not None and in_module(node):
         step = f"{PREFIX}:{local_name(node)}"
         schema = SCHEMA.get(schema_path(node))
         if schema is not None and schema.kind == "list" and \
@@ -92,14 +101,15 @@ def to_tree(root: _Element) -> dict[str, Any]:
     the shape emulators/switch/config.py's ``parse`` reads."""
     tree: dict[str, Any] = {}
     for child in root:
-        if isinstance(child.tag, str) and etree.QName(child).namespace == NAMESPACE:
-            _add(tree, child)
+        if in_module(child):
+            _add(tree, child, ())
     return tree
 
 
-def _add(parent: dict[str, Any], element: _Element) -> None:
+def _add(parent: dict[str, Any], element: _Element, above: tuple[str, ...]) -> None:
     name = local_name(element)
-    node = SCHEMA.get(schema_path(element))
+    path = (*above, name)
+    node = SCHEMA.get(path)
     kind = node.kind if node is not None else "container"
     if kind in ("leaf", "leaf-list"):
         value: Any = (element.text or "").strip()
@@ -107,7 +117,7 @@ def _add(parent: dict[str, Any], element: _Element) -> None:
         value = {}
         for child in element:
             if isinstance(child.tag, str):
-                _add(value, child)
+                _add(value, child, path)
     if kind in ("list", "leaf-list"):
         parent.setdefault(name, []).append(value)
     else:
