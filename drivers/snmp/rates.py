@@ -1,0 +1,208 @@
+"""Counter deltas, rates, CER and FLR between two CPC readings of one switch. Pure.
+
+Counters (RFC 2578): a Counter64 (or Counter32) only grows, and wraps to zero past
+2^64 - 1 (2^32 - 1). The difference of two readings is taken modulo that, so one
+wrap between them is counted right. A counter has no meaningful value of its own
+after a *discontinuity*, and no difference is taken across one:
+
+- the agent restarted: sysUpTime went backwards between the readings, or during
+  either of them (:attr:`CollectionInfo.restarted`); every counter started again
+  from zero (MSO-CPC-MIB, msoCpcLaneDiscontinuityTime). A restart that sysUpTime
+  does not show (the agent was down and up again for longer than it had been up
+  before) cannot be told from the counters alone; a TimeTicks wrap after 497 days
+  reads as a restart, which costs one interval, not a wrong rate;
+- the lane's msoCpcLaneDiscontinuityTime changed: its receiver was reset;
+- a counter went backwards by more than a wrap could explain in the interval
+  (more codewords than the line rate carries): an unannounced reset.
+
+Then the lane's rates are ``None`` and :attr:`LaneInterval.discontinuity` says why.
+
+CER and FLR are MSO-CPC-MIB's (its module DESCRIPTION) and REFERENCE.md's: over an
+interval, with U the uncorrectable codewords, C the corrected ones and S0 those
+without symbol errors,
+
+    CER = ΔU / (ΔU + ΔC + ΔS0)        FLR = 1.125 × CER  (an interleave of one)
+
+taken from the histogram, whose bins S0..S16 are read together (ΔS16 = ΔU,
+ΔS1..ΔS15 = ΔC). Without a complete histogram the codewords of the interval are
+what the line rate carries, ``interval × 39,062,500`` per lane (212.5 Gb/s over
+5,440-bit RS(544,514) codewords), and CER = ΔU / that (:attr:`LaneInterval.cer_basis`
+says which). The factor 1.125 is the one the MIB and REFERENCE.md give for an
+interleave of one; an interleaved FEC (several codewords per frame) would need
+another factor, and no such lanes are modelled here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from drivers.snmp.telemetry import CpcTelemetry, ElectricalLane
+
+COUNTER32_MODULUS = 2**32
+COUNTER64_MODULUS = 2**64
+LANE_RATE_BPS = 212_500_000_000
+"""A 224G electrical lane's line rate, FEC parity included (MSO-CPC-MIB)."""
+CODEWORD_BITS = 544 * 10
+"""RS(544,514): 544 ten-bit symbols."""
+CODEWORDS_PER_SECOND = LANE_RATE_BPS // CODEWORD_BITS
+"""39,062,500 codewords per second per lane."""
+FLR_PER_CER = 1.125
+"""Frame loss ratio per codeword error ratio, interleave of one (MSO-CPC-MIB)."""
+PLAUSIBLE_RATE_MARGIN = 2.0
+"""A wrapped difference is believed up to this many times the line rate's codewords."""
+
+BASIS_HISTOGRAM = "histogram"
+BASIS_LINE_RATE = "line_rate"
+
+
+def counter_delta(before: int, after: int, *, modulus: int = COUNTER64_MODULUS,
+                  max_increase: float | None = None) -> int | None:
+    """How much a counter grew from ``before`` to ``after``, one wrap allowed.
+
+    ``None`` when it can only have been reset: it went backwards and the wrapped
+    difference is more than ``max_increase`` (when given).
+    """
+    if not (0 <= before < modulus and 0 <= after < modulus):
+        raise ValueError(f"counter values are 0..{modulus - 1}")
+    delta = (after - before) % modulus
+    if after < before and max_increase is not None and delta > max_increase:
+        return None
+    return delta
+
+
+def rate(delta: int | None, seconds: float | None) -> float | None:
+    """``delta`` per second; ``None`` without a delta or a positive interval."""
+    if delta is None or seconds is None or seconds <= 0:
+        return None
+    return delta / seconds
+
+
+@dataclass(frozen=True)
+class LaneInterval:
+    """One lane between two readings: counter differences, rates, CER and FLR."""
+
+    port: int
+    lane: int
+    interval_seconds: float | None
+    fec_corrected: int | None
+    fec_uncorrectable: int | None
+    fec_corrected_per_second: float | None
+    fec_uncorrectable_per_second: float | None
+    codewords: int | None
+    """Codewords received in the interval: ΣΔ of the histogram's bins."""
+    fec_histogram: tuple[int | None, ...] | None
+    """ΔS0..ΔS16."""
+    codeword_error_ratio: float | None
+    frame_loss_ratio: float | None
+    cer_basis: str | None
+    """``histogram`` or ``line_rate`` (see the module's docstring); None without a CER."""
+    discontinuity: str | None
+    """Why there are no differences for this lane, when there are none."""
+
+
+def interval_seconds(before: CpcTelemetry, after: CpcTelemetry) -> float | None:
+    """The agent's time between the two readings (sysUpTime), else this host's."""
+    start, end = before.info.uptime_seconds, after.info.uptime_seconds
+    if start is not None and end is not None and end > start:
+        return end - start
+    local = after.info.started_monotonic - before.info.started_monotonic
+    return local if local > 0 else None
+
+
+def restart_between(before: CpcTelemetry, after: CpcTelemetry) -> str | None:
+    """Why every counter is discontinuous between the readings, or ``None``."""
+    if before.info.restarted or after.info.restarted:
+        return "the agent restarted during a reading (sysUpTime went backwards)"
+    start, end = before.info.uptime_end_seconds, after.info.uptime_seconds
+    if start is not None and end is not None and end < start:
+        return (f"the agent restarted: sysUpTime went back from {start:.2f} s to {end:.2f} s,"
+                f" and its counters started again from zero")
+    return None
+
+
+def lane_intervals(before: CpcTelemetry, after: CpcTelemetry) -> list[LaneInterval]:
+    """Every lane of ``after`` over the interval since ``before``."""
+    seconds = interval_seconds(before, after)
+    restart = restart_between(before, after)
+    previous = {(lane.port, lane.lane): lane for lane in before.lanes}
+    return [_lane(previous.get((lane.port, lane.lane)), lane, seconds, restart)
+            for lane in after.lanes]
+
+
+def _lane(before: ElectricalLane | None, after: ElectricalLane, seconds: float | None,
+          restart: str | None) -> LaneInterval:
+    reason = restart
+    if reason is None and before is None:
+        reason = "the lane was not in the first reading"
+    if (reason is None and before is not None
+            and before.discontinuity_uptime_seconds != after.discontinuity_uptime_seconds):
+        reason = (f"the lane's counters were reset (msoCpcLaneDiscontinuityTime is now "
+                  f"{_seconds(after.discontinuity_uptime_seconds)})")
+    if reason is not None or before is None:
+        return _without(after, seconds, reason or "")
+    limit = CODEWORDS_PER_SECOND * PLAUSIBLE_RATE_MARGIN * max(seconds or 0.0, 1.0)
+    corrected = _delta(before.fec_corrected_total, after.fec_corrected_total, limit)
+    uncorrectable = _delta(before.fec_uncorrectable_total, after.fec_uncorrectable_total,
+                           limit)
+    bins = _bins(before.fec_histogram_total, after.fec_histogram_total, limit)
+    if (isinstance(corrected, _Backwards) or isinstance(uncorrectable, _Backwards)
+            or isinstance(bins, _Backwards)):
+        return _without(after, seconds, "a FEC counter went backwards without a discontinuity "
+                                        "being signalled: an unannounced reset")
+    codewords = cer = None
+    basis = None
+    if bins is not None and all(count is not None for count in bins):
+        codewords = sum(count or 0 for count in bins)
+        if codewords > 0:
+            cer, basis = (bins[-1] or 0) / codewords, BASIS_HISTOGRAM
+    elif uncorrectable is not None and seconds is not None and seconds > 0:
+        cer = min(1.0, uncorrectable / (seconds * CODEWORDS_PER_SECOND))
+        basis = BASIS_LINE_RATE
+    return LaneInterval(
+        port=after.port, lane=after.lane, interval_seconds=seconds,
+        fec_corrected=corrected, fec_uncorrectable=uncorrectable,
+        fec_corrected_per_second=rate(corrected, seconds),
+        fec_uncorrectable_per_second=rate(uncorrectable, seconds),
+        codewords=codewords, fec_histogram=bins,
+        codeword_error_ratio=cer, frame_loss_ratio=None if cer is None else FLR_PER_CER * cer,
+        cer_basis=basis, discontinuity=None)
+
+
+class _Backwards:
+    """A counter that went backwards beyond any wrap."""
+
+
+_BACKWARDS = _Backwards()
+
+
+def _delta(before: int | None, after: int | None, limit: float) -> int | _Backwards | None:
+    if before is None or after is None:
+        return None
+    delta = counter_delta(before, after, max_increase=limit)
+    return _BACKWARDS if delta is None else delta
+
+
+def _bins(before: Sequence[int | None] | None, after: Sequence[int | None] | None,
+          limit: float) -> tuple[int | None, ...] | _Backwards | None:
+    if before is None or after is None or len(before) != len(after):
+        return None
+    deltas: list[int | None] = []
+    for start, end in zip(before, after, strict=True):
+        delta = _delta(start, end, limit)
+        if isinstance(delta, _Backwards):
+            return _BACKWARDS
+        deltas.append(delta)
+    return tuple(deltas)
+
+
+def _without(after: ElectricalLane, seconds: float | None, reason: str) -> LaneInterval:
+    return LaneInterval(port=after.port, lane=after.lane, interval_seconds=seconds,
+                        fec_corrected=None, fec_uncorrectable=None,
+                        fec_corrected_per_second=None, fec_uncorrectable_per_second=None,
+                        codewords=None, fec_histogram=None, codeword_error_ratio=None,
+                        frame_loss_ratio=None, cer_basis=None, discontinuity=reason)
+
+
+def _seconds(value: float | None) -> str:
+    return "not reported" if value is None else f"{value:.2f} s of sysUpTime"
