@@ -12,6 +12,7 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -29,6 +30,9 @@ from drivers.yamlfile import YamlFileError
 from msoctl import __version__
 from msoctl.inventory import Device, Inventory, find_inventory, load_inventory
 from msoctl.journal import DeviceBusy, Journal, JournalError, default_journal_path
+
+if TYPE_CHECKING:  # pysnmp is imported by the commands that speak SNMP, not by every one
+    from drivers.snmp.session import SnmpTarget
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SAFETY = 0, 1, 2, 3
 AMP_FIELDS = (*STANDARD_FIELDS, *vendor_page.FIELDS)
@@ -101,6 +105,28 @@ class Context:
             timeout_seconds=device.timeout_seconds,
         )
 
+    def snmp_target(self, name: str) -> SnmpTarget:
+        """How to reach the SNMP agent of device ``name`` (its keys read now).
+
+        Raises :class:`ValidationError` when the inventory gives the device no ``snmp:``.
+        """
+        from drivers.snmp.session import SnmpTarget
+
+        device = self.device(name)
+        access = device.snmp
+        if access is None:
+            raise ValidationError(
+                f"{name} has no snmp section in the inventory ({self.inventory.path}); "
+                "its CPO/CPC telemetry is read over SNMP")
+        return SnmpTarget(
+            name=name, host=access.host, port=access.port, version=access.version,
+            user=access.user,
+            auth_key=None if access.auth_key is None else access.auth_key.resolve(),
+            priv_key=None if access.priv_key is None else access.priv_key.resolve(),
+            auth_protocol=access.auth_protocol, priv_protocol=access.priv_protocol,
+            community=None if access.community is None else access.community.resolve(),
+            timeout_seconds=access.timeout_seconds, retries=access.retries)
+
     def devices_labelled(self, kind: str, labels: tuple[str, ...]) -> list[str]:
         """Devices of ``kind`` carrying every ``key=value`` label, in inventory order."""
         wanted: dict[str, str] = {}
@@ -139,8 +165,9 @@ def _register() -> None:
     from msoctl.cmd_lab import demo, lab
     from msoctl.cmd_ocs import ocs
     from msoctl.cmd_switch import switch
+    from msoctl.cmd_telemetry import telemetry
 
-    for command in (ocs, amp, switch, lab, demo, history, inventory):
+    for command in (ocs, amp, switch, telemetry, lab, demo, history, inventory):
         cli.add_command(command)
 
 

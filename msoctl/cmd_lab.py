@@ -48,7 +48,9 @@ def up(ctx: Context, topology: Path | None, state_dir: Path) -> None:
             click.echo(f"  {name:<8} scpi 127.0.0.1:{server.port}"
                        + (f"  console {console.path}" if console else ""))
         for name, switch in emulated.switches.items():
-            click.echo(f"  {name:<8} netconf 127.0.0.1:{switch.port}")
+            agent = emulated.snmp.get(name)
+            click.echo(f"  {name:<8} netconf 127.0.0.1:{switch.port}"
+                       + (f"  snmp udp 127.0.0.1:{agent.port}" if agent else ""))
         click.echo(f"inventory: {inventory}")
         click.echo(f"  export MSOCTL_INVENTORY={inventory.resolve()}")
         click.echo("stop with Ctrl-C")

@@ -46,11 +46,13 @@ def test_lab_up_serves_writes_inventory_and_stops_cleanly(
         assert status.returncode == 0, status.stderr
         assert json.loads(status.stdout)["size"] == [64, 64]
         port = int(document["devices"][0]["address"].split("::")[2])
+        snmp = next(d["snmp"]["address"] for d in document["devices"] if d["name"] == "sw-a")
     finally:
         process.send_signal(stop_signal)
         out, err = process.communicate(timeout=20)
     assert process.returncode == 0, err
     assert "lab stopped" in out
+    assert f"snmp udp {snmp}" in out  # each switch's SNMP agent is listed with its port
     assert "Traceback" not in err
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=1).close()

@@ -118,6 +118,10 @@ def test_the_inventory_lists_both_switches_with_a_secret_and_known_hosts(lab: La
             "password": f"file:secrets/{name}.password", "known_hosts": "known_hosts",
             "timeout_seconds": 10.0,
             "labels": {"campus": campus, "lab": "two-campus-30km", "role": "switch"},
+            "snmp": {"address": f"127.0.0.1:{lab.snmp[name].port}", "user": "msoctl",
+                     "auth_key": f"file:secrets/{name}.snmp-auth",
+                     "priv_key": f"file:secrets/{name}.snmp-priv",
+                     "timeout_seconds": 2.0, "retries": 1},
         }
         device = switch_entry(lab, name)  # msoctl reads it
         assert device.netconf is not None and device.netconf.port == lab.switches[name].port
@@ -126,10 +130,12 @@ def test_the_inventory_lists_both_switches_with_a_secret_and_known_hosts(lab: La
     secrets = lab.state_dir / "secrets"
     assert stat.S_IMODE(secrets.stat().st_mode) == 0o700
     for name in entries:
-        path = secrets / f"{name}.password"
-        assert stat.S_IMODE(path.stat().st_mode) == 0o600
-        assert len(path.read_text().strip()) >= 32
-        assert path.read_text().strip() not in (lab.state_dir / "inventory.yaml").read_text()
+        for filename in (f"{name}.password", f"{name}.snmp-auth", f"{name}.snmp-priv"):
+            path = secrets / filename
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600
+            assert len(path.read_text().strip()) >= 32
+            assert path.read_text().strip() not in (
+                lab.state_dir / "inventory.yaml").read_text()
     lines = (lab.state_dir / "known_hosts").read_text().splitlines()
     assert lines == [lab.switches["sw-a"].known_hosts_line(),
                      lab.switches["sw-b"].known_hosts_line()]

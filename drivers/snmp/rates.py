@@ -15,7 +15,17 @@ after a *discontinuity*, and no difference is taken across one:
 - a counter went backwards by more than a wrap could explain in the interval
   (more codewords than the line rate carries): an unannounced reset.
 
-Then the lane's rates are ``None`` and :attr:`LaneInterval.discontinuity` says why.
+Then the lane's rates are ``None`` and :attr:`LaneInterval.no_rates_reason` says why
+(as it does when the counters did not move at all: see below).
+
+Time: a device counts in hardware and refreshes the counters its agent serves now
+and then (about once a second), so the agent's sysUpTime between two readings is
+not the time over which the counters grew. The histogram tells that time exactly:
+an up lane decodes codewords without pause (idles are encoded too), 39,062,500
+a second, so ``ΣΔS / 39,062,500`` is how long the counters counted
+(:attr:`LaneInterval.counted_seconds`); rates are taken over it when the histogram is
+complete, else over the sysUpTime interval. No codeword counted at all (a reading
+shorter than the device's refresh, or a lane without signal) gives no rates.
 
 CER and FLR are MSO-CPC-MIB's (its module DESCRIPTION) and REFERENCE.md's: over an
 interval, with U the uncorrectable codewords, C the corrected ones and S0 those
@@ -85,6 +95,9 @@ class LaneInterval:
     port: int
     lane: int
     interval_seconds: float | None
+    """The agent's sysUpTime between the two readings."""
+    counted_seconds: float | None
+    """How long the counters counted: the histogram's codewords over the line rate."""
     fec_corrected: int | None
     fec_uncorrectable: int | None
     fec_corrected_per_second: float | None
@@ -97,8 +110,8 @@ class LaneInterval:
     frame_loss_ratio: float | None
     cer_basis: str | None
     """``histogram`` or ``line_rate`` (see the module's docstring); None without a CER."""
-    discontinuity: str | None
-    """Why there are no differences for this lane, when there are none."""
+    no_rates_reason: str | None
+    """Why this lane has no rates (a discontinuity, counters that did not move)."""
 
 
 def interval_seconds(before: CpcTelemetry, after: CpcTelemetry) -> float | None:
@@ -150,23 +163,28 @@ def _lane(before: ElectricalLane | None, after: ElectricalLane, seconds: float |
             or isinstance(bins, _Backwards)):
         return _without(after, seconds, "a FEC counter went backwards without a discontinuity "
                                         "being signalled: an unannounced reset")
-    codewords = cer = None
+    codewords = cer = counted = None
     basis = None
+    over = seconds
     if bins is not None and all(count is not None for count in bins):
         codewords = sum(count or 0 for count in bins)
-        if codewords > 0:
-            cer, basis = (bins[-1] or 0) / codewords, BASIS_HISTOGRAM
+        if codewords == 0:
+            return _without(after, seconds, "no codeword was counted in the interval (the "
+                                             "device had not refreshed its counters yet, or "
+                                             "the lane has no signal)")
+        counted = over = codewords / CODEWORDS_PER_SECOND
+        cer, basis = (bins[-1] or 0) / codewords, BASIS_HISTOGRAM
     elif uncorrectable is not None and seconds is not None and seconds > 0:
         cer = min(1.0, uncorrectable / (seconds * CODEWORDS_PER_SECOND))
         basis = BASIS_LINE_RATE
     return LaneInterval(
-        port=after.port, lane=after.lane, interval_seconds=seconds,
+        port=after.port, lane=after.lane, interval_seconds=seconds, counted_seconds=counted,
         fec_corrected=corrected, fec_uncorrectable=uncorrectable,
-        fec_corrected_per_second=rate(corrected, seconds),
-        fec_uncorrectable_per_second=rate(uncorrectable, seconds),
+        fec_corrected_per_second=rate(corrected, over),
+        fec_uncorrectable_per_second=rate(uncorrectable, over),
         codewords=codewords, fec_histogram=bins,
         codeword_error_ratio=cer, frame_loss_ratio=None if cer is None else FLR_PER_CER * cer,
-        cer_basis=basis, discontinuity=None)
+        cer_basis=basis, no_rates_reason=None)
 
 
 class _Backwards:
@@ -198,10 +216,10 @@ def _bins(before: Sequence[int | None] | None, after: Sequence[int | None] | Non
 
 def _without(after: ElectricalLane, seconds: float | None, reason: str) -> LaneInterval:
     return LaneInterval(port=after.port, lane=after.lane, interval_seconds=seconds,
-                        fec_corrected=None, fec_uncorrectable=None,
+                        counted_seconds=None, fec_corrected=None, fec_uncorrectable=None,
                         fec_corrected_per_second=None, fec_uncorrectable_per_second=None,
                         codewords=None, fec_histogram=None, codeword_error_ratio=None,
-                        frame_loss_ratio=None, cer_basis=None, discontinuity=reason)
+                        frame_loss_ratio=None, cer_basis=None, no_rates_reason=reason)
 
 
 def _seconds(value: float | None) -> str:

@@ -15,6 +15,35 @@ generates a new random password per switch, written to
 from the inventory as ``file:secrets/<name>.password`` (user ``msoctl``), and
 new host keys, whose lines go to ``known_hosts`` beside the inventory, which
 the inventory names: host keys are verified, never accepted blindly.
+
+Each switch also serves its CPO/CPC telemetry over SNMPv3 (emulators/cpo: a
+:class:`~emulators.cpo.model.SwitchTelemetry` on the lab's clock, receive power
+from the optical model's ``<switch>:rxN``, served by a
+:class:`~emulators.cpo.agent.CpoAgent` on the lab's loop, a loopback UDP port).
+Each start generates a new USM user's passphrases (user ``msoctl``, SHA-256 and
+AES-128), written to ``secrets/<name>.snmp-auth`` and ``secrets/<name>.snmp-priv``
+(0600) and referred to from the switch's ``snmp:`` section in the inventory.
+Telemetry shape per switch: the topology's ports (ifIndex N is EthernetN, its
+optics ``txN``/``rxN``), 8 optical and 8 electrical lanes each, 16 optical lanes
+per engine, one laser per port, 4 lasers per ELS module.
+
+Faults on a switch (``lab.inject("sw-a", fault)``), routed by kind:
+
+| target      | kinds                                  | goes to                          |
+|-------------|----------------------------------------|----------------------------------|
+| ``sw-a``    | latency, drop, reset, garbage,         | the NETCONF server               |
+|             | truncate, freeze                       |                                  |
+| ``sw-a``    | congestion, pfc_storm                  | the congestion model             |
+| ``sw-a``    | els, rising_ber, engine, overheat,     | the CPO/CPC telemetry model      |
+|             | lane_reset                             | (emulators/cpo/model.py)         |
+| ``sw-a/snmp`` | latency, drop, reset, garbage,       | the SNMP agent: its transport,   |
+|             | truncate, freeze, reboot, and the      | and ``reboot`` restarts it       |
+|             | telemetry kinds above                  | (counters and sysUpTime from 0)  |
+
+So a fault of the switch's hardware (a laser, an engine, a lane's BER) is named on
+the switch, as an operator would; a fault of how the switch is managed is named on
+the management face it hits: ``sw-a`` for NETCONF (the default face, as before
+SNMP existed), ``sw-a/snmp`` for the SNMP agent. Clearing works the same way.
 """
 
 from __future__ import annotations
@@ -24,6 +53,7 @@ import logging
 import os
 import secrets
 import threading
+import zlib
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -34,6 +64,8 @@ from emulators.amp.bridge import I2cBridge
 from emulators.amp.i2c import I2cSlave
 from emulators.amp.model import AmplifierModule
 from emulators.clock import Clock, RealClock
+from emulators.cpo.agent import CpoAgent, UsmCredentials
+from emulators.cpo.model import SwitchTelemetry, TelemetrySpec, receiver_source
 from emulators.faults import Fault, FaultError, FaultInjector
 from emulators.lab.topology import Topology, load_topology
 from emulators.ocs.model import OcsDevice
@@ -51,6 +83,16 @@ SWITCH_USERNAME = "msoctl"
 SWITCH_TIMEOUT_SECONDS = 10.0
 KNOWN_HOSTS = "known_hosts"
 SECRETS_DIR = "secrets"
+SNMP_USERNAME = "msoctl"
+SNMP_TIMEOUT_SECONDS = 2.0
+SNMP_RETRIES = 1
+SNMP_FACE = "snmp"
+"""``<switch>/snmp`` names a switch's SNMP agent as a fault target."""
+TELEMETRY_FAULTS = ("els", "rising_ber", "engine", "overheat", "lane_reset")
+"""Fault kinds of a switch's CPO/CPC hardware, routed from the switch to its telemetry."""
+SWITCH_LANES_PER_PORT = 8
+SWITCH_OPTICAL_LANES_PER_ENGINE = 16
+SWITCH_LASERS_PER_ELS_MODULE = 4
 
 
 class Lab:
@@ -77,6 +119,8 @@ class Lab:
         self.i2c: dict[str, I2cSlave] = {}
         self.bridges: dict[str, I2cBridge] = {}
         self.switches: dict[str, SwitchDevice] = {}
+        self.telemetry: dict[str, SwitchTelemetry] = {}
+        self.snmp: dict[str, CpoAgent] = {}
         self._tick: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -105,9 +149,22 @@ class Lab:
         for switch in self.topology.switches:
             ports = {name: PhysicalPort(switch.speed, switch.cable_length_km * 1000)
                      for name in switch.port_names}
-            self.switches[switch.name] = SwitchDevice(
+            device = SwitchDevice(
                 switch.name, ports, clock=self.clock, total_bytes=switch.buffer_bytes,
                 lossless_pool_bytes=switch.lossless_pool_bytes)
+            self.switches[switch.name] = device
+            shape = TelemetrySpec(
+                ports=tuple(range(1, switch.ports + 1)),
+                optical_lanes_per_port=SWITCH_LANES_PER_PORT,
+                electrical_lanes_per_port=SWITCH_LANES_PER_PORT,
+                lanes_per_engine=SWITCH_OPTICAL_LANES_PER_ENGINE,
+                lanes_per_laser=SWITCH_LANES_PER_PORT,
+                lasers_per_els_module=SWITCH_LASERS_PER_ELS_MODULE)
+            telemetry = SwitchTelemetry(switch.name, self.clock, shape,
+                                        seed=zlib.crc32(switch.name.encode()),
+                                        rx_power_dbm=receiver_source(self.optics, switch.name))
+            self.telemetry[switch.name] = telemetry
+            self._route_telemetry_faults(device.faults, telemetry.faults)
         for bank in self.topology.transceivers:  # a switch's optics among them
             self.optics.add(Transceivers(bank.name, bank.count, power_dbm=bank.power_dbm))
         for link in self.topology.fibers():
@@ -121,6 +178,18 @@ class Lab:
                 self.optics.patch(f"{link.name}:out", f"{link.amplifier}:in")
                 self.optics.patch(f"{link.amplifier}:out", link.to_port)
             self.fibers[link.name] = fiber
+
+    @staticmethod
+    def _route_telemetry_faults(switch: FaultInjector, telemetry: FaultInjector) -> None:
+        """Hand the CPO/CPC hardware kinds injected on the switch to its telemetry."""
+
+        def clear(fault: Fault) -> None:
+            telemetry.clear(fault.kind, fault.target)
+
+        for kind in TELEMETRY_FAULTS:
+            if kind in switch.kinds():
+                raise RuntimeError(f"{switch.owner} already handles fault {kind!r}")
+            switch.handle(kind, telemetry.inject, clear)
 
     # ---- running ----------------------------------------------------------------
 
@@ -158,18 +227,33 @@ class Lab:
         for name, switch in self.switches.items():
             switch.users = {SWITCH_USERNAME: self._new_password(name)}
             await switch.start()
+        for spec in self.topology.switches:
+            agent = CpoAgent(self.telemetry[spec.name], self._new_snmp_credentials(spec.name),
+                             port_names=dict(enumerate(spec.port_names, start=1)),
+                             seed=zlib.crc32(spec.name.encode()))
+            await agent.start()
+            self.snmp[spec.name] = agent
         if self.switches:
             self._write_atomically(self.state_dir / KNOWN_HOSTS, "".join(
                 f"{switch.known_hosts_line()}\n" for switch in self.switches.values()), 0o644)
 
     def _new_password(self, name: str) -> str:
         """A random password for switch ``name``, written to secrets/<name>.password."""
+        return self._new_secret(f"{name}.password")
+
+    def _new_snmp_credentials(self, name: str) -> UsmCredentials:
+        """New USM passphrases for switch ``name``, in secrets/<name>.snmp-auth and -priv."""
+        return UsmCredentials(SNMP_USERNAME, self._new_secret(f"{name}.snmp-auth"),
+                              self._new_secret(f"{name}.snmp-priv"))
+
+    def _new_secret(self, filename: str) -> str:
+        """A random secret, written to secrets/``filename`` (0600, the directory 0700)."""
         directory = self.state_dir / SECRETS_DIR
         directory.mkdir(mode=0o700, exist_ok=True)
         directory.chmod(0o700)
-        password = secrets.token_urlsafe(24)
-        self._write_atomically(directory / f"{name}.password", password + "\n", 0o600)
-        return password
+        secret = secrets.token_urlsafe(24)
+        self._write_atomically(directory / filename, secret + "\n", 0o600)
+        return secret
 
     @staticmethod
     def _write_atomically(path: Path, text: str, mode: int) -> None:
@@ -205,6 +289,8 @@ class Lab:
             await bridge.stop()
         for switch in self.switches.values():
             await switch.stop()
+        for agent in self.snmp.values():
+            await agent.stop()
 
     def call(self, coroutine: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
         """Run ``coroutine`` on the lab's loop and wait for its result."""
@@ -235,19 +321,20 @@ class Lab:
     # ---- faults -------------------------------------------------------------------
 
     def inject(self, target: str, fault: Fault) -> None:
-        """Inject ``fault`` on a device, or cut a fiber or a whole cable."""
+        """Inject ``fault`` on a device (``<switch>/snmp``: a switch's SNMP agent), or cut
+        a fiber or a whole cable."""
         if fault.kind == "fiber_cut":
             for fiber in self._fibers_named(target):
                 fiber.cut = True
             return
-        self._device(target).faults.inject(fault)
+        self.faults(target).inject(fault)
 
     def clear(self, target: str, kind: str | None = None) -> None:
         if kind in (None, "fiber_cut") and (target in self.fibers or self._is_cable(target)):
             for fiber in self._fibers_named(target):
                 fiber.cut = False
             return
-        self._device(target).faults.clear(kind)
+        self.faults(target).clear(kind)
 
     def _is_cable(self, name: str) -> bool:
         return any(cable.name == name for cable in self.topology.cables)
@@ -269,7 +356,14 @@ class Lab:
         return device
 
     def faults(self, name: str) -> FaultInjector:
-        """The fault injector of device ``name``."""
+        """The fault injector of device ``name``, or of a switch's SNMP agent
+        (``<switch>/snmp``)."""
+        device, slash, face = name.partition("/")
+        if slash:
+            if face != SNMP_FACE or device not in self.telemetry:
+                raise FaultError(f"no device named {name!r} (a switch's SNMP agent is "
+                                 f"<switch>/{SNMP_FACE})")
+            return self.telemetry[device].faults
         return self._device(name).faults
 
     # ---- inventory -------------------------------------------------------------------
@@ -315,6 +409,16 @@ class Lab:
                 "timeout_seconds": SWITCH_TIMEOUT_SECONDS,
                 "labels": {"campus": switch.campus, "lab": self.topology.name, "role": "switch"},
             })
+            agent = self.snmp.get(switch.name)
+            if agent is not None:
+                devices[-1]["snmp"] = {
+                    "address": f"127.0.0.1:{agent.port}",
+                    "user": SNMP_USERNAME,
+                    "auth_key": f"file:{SECRETS_DIR}/{switch.name}.snmp-auth",
+                    "priv_key": f"file:{SECRETS_DIR}/{switch.name}.snmp-priv",
+                    "timeout_seconds": SNMP_TIMEOUT_SECONDS,
+                    "retries": SNMP_RETRIES,
+                }
         return {"journal": "journal.jsonl", "devices": devices}
 
     def write_inventory(self) -> Path:
