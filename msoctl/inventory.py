@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from drivers.yamlfile import LinedList, Section, YamlFileError, load_file
+from msoctl.links import Link, Span, parse_spans_and_links
 
 KINDS = ("ocs", "amp", "switch")
 TRANSPORTS = {"ocs": ("visa", "serial"), "amp": ("i2c-bridge", "i2c-dev", "optoe"),
@@ -152,6 +153,16 @@ class Inventory:
     path: Path
     devices: dict[str, Device]
     journal_path: Path | None = None
+    spans: dict[str, Span] = field(default_factory=dict)
+    links: dict[str, Link] = field(default_factory=dict)
+
+    def link(self, name: str) -> Link:
+        try:
+            return self.links[name]
+        except KeyError:
+            known = ", ".join(sorted(self.links)) or "none"
+            raise InventoryError(f"{self.path}: no link named {name!r} (links: {known})"
+                                 ) from None
 
     def device(self, name: str, kind: str | None = None) -> Device:
         try:
@@ -260,7 +271,7 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
     if data is None:
         raise InventoryError(f"{source}: the file is empty")
     top = Section(data, source, "inventory")
-    top.reject_unknown({"journal", "devices"})
+    top.reject_unknown({"journal", "devices", "spans", "links"})
     journal = top.get("journal", str, default=None)
     base = path.parent
     devices: dict[str, Device] = {}
@@ -325,7 +336,10 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
     journal_path = None
     if journal is not None:
         journal_path = Path(journal) if Path(journal).is_absolute() else base / journal
-    return Inventory(path=path, devices=devices, journal_path=journal_path)
+    spans, links = parse_spans_and_links(
+        top.data, source, {name: device.kind for name, device in devices.items()})
+    return Inventory(path=path, devices=devices, journal_path=journal_path, spans=spans,
+                     links=links)
 
 
 def load_inventory(path: Path) -> Inventory:
