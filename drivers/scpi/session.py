@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from types import TracebackType
 
 from drivers.errors import DeviceError, DeviceRejected, DeviceTimeout, ProtocolError
+from drivers.scpi.block import parse_blocks
 from drivers.scpi.table import ScpiCommand
 from drivers.transports.base import StreamTransport
 
@@ -136,6 +137,26 @@ class ScpiSession:
         if any(ord(ch) < 32 for ch in text):
             raise ProtocolError(f"garbled reply to {command}", detail=f"raw reply {body[:80]!r}")
         return text
+
+    def query_blocks(self, command: str, count: int = 1) -> list[bytes]:
+        """Send a query (or ``count`` queries joined by ``;``) answered by binary block data.
+
+        Returns the payloads, in order. The reply is read until every counted
+        byte is in: a payload may hold the terminator byte.
+        """
+        with self._exchange():
+            self._send(command)
+            received = bytearray()
+            while True:
+                try:
+                    received += self.transport.read_until(self.read_termination)
+                except DeviceError as error:
+                    error.detail = error.detail or (f"waiting for block data from {command} "
+                                                    f"({len(received)} bytes in)")
+                    raise
+                payloads = parse_blocks(bytes(received), count, self.read_termination)
+                if payloads is not None:
+                    return payloads
 
     def query_if_supported(self, command: str) -> str | None:
         """Like :meth:`query`, but ``None`` when the device answers "Undefined header".

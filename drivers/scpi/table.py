@@ -9,6 +9,7 @@ the short form; emulators build their parser from the same tables.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 _NODE = re.compile(r"^\*?[A-Z][A-Za-z]*\??$")
@@ -19,8 +20,9 @@ class ScpiCommand:
     """One command or query of a device's command tree.
 
     ``params`` names the parameter shapes in order: ``chanlist`` (``(@1,2,5:8)``),
-    ``port`` (one integer), ``mnemonic`` (a word such as ``DARK``), ``number``.
-    A parameter written with a trailing ``?`` is optional.
+    ``port`` (one integer), ``mnemonic`` (a word such as ``DARK``), ``number``,
+    ``boolean`` (``0``, ``1``, ``ON``, ``OFF``), ``value`` (a number or a word; the
+    handler checks it). A parameter written with a trailing ``?`` is optional.
     """
 
     header: str
@@ -53,6 +55,20 @@ class ScpiCommand:
         if self.is_common:
             return self.header
         return "".join(":" + short_form(node) for node in self.nodes()) + suffix
+
+    def short_with(self, suffixes: Mapping[str, int]) -> str:
+        """The short form with numeric suffixes on the nodes named (long form, any case):
+        ``short_with({"SENSe": 2, "CHANnel": 1})`` -> ``:SENS2:CHAN1:POW?``."""
+        if self.is_common:
+            return self.header
+        wanted = {name.upper(): number for name, number in suffixes.items()}
+        unknown = set(wanted) - {node.upper() for node in self.nodes()}
+        if unknown:
+            raise ValueError(f"{self.header} has no node {sorted(unknown)}")
+        parts = [":" + short_form(node) + (str(wanted[node.upper()])
+                                           if node.upper() in wanted else "")
+                 for node in self.nodes()]
+        return "".join(parts) + ("?" if self.is_query else "")
 
 
 def short_form(node: str) -> str:

@@ -27,6 +27,12 @@ What is modelled, and why:
   light arriving, an egress monitor the light leaving. Accuracy within
   +-0.5 dB per port (a fixed calibration offset), 0.02 dB reading noise,
   and a photodiode noise floor near -60 dBm.
+- Transients, for instruments that log power over time: the optical model
+  can be asked for the power at a moment in the recent past (the last
+  ``PATH_HISTORY_SECONDS``). A connection that a command removes or re-points
+  stops passing light at the command; its new beam passes light once the
+  reconfiguration completes (dark in between, as the hologram is rewritten),
+  and the device remembers both moments for that long.
 - Power loss: all light stops; the map and port settings are in non-volatile
   memory (a JSON file when the lab gives one), and at boot the map comes back
   in RESTore mode, or stays dark in DARK mode.
@@ -56,6 +62,7 @@ CELL_SETPOINT_CELSIUS = 40.0
 CELL_WARMUP_SECONDS = 90.0
 MONITOR_FLOOR_DBM = -60.0
 MONITOR_MAX_DBM = 26.0
+PATH_HISTORY_SECONDS = 10.0
 
 
 def _error(code: int, detail: str = "") -> ScpiError:
@@ -67,6 +74,15 @@ class _Path:
     egress: int
     lit_at: float  # device time the beam settles on its egress port
     loss_db: float
+
+
+@dataclass
+class _GonePath:
+    """A connection removed or re-pointed, remembered for questions about the past."""
+
+    ingress: int
+    path: _Path
+    removed_at: float
 
 
 class OcsDevice:
@@ -112,6 +128,7 @@ class OcsDevice:
         self._monitor_offset = [table_rng.uniform(-0.5, 0.5) for _ in range(2 * size)]
         self._noise = random.Random(f"{self.serial}/noise")
         self._paths: dict[int, _Path] = {}
+        self._gone: dict[int, list[_GonePath]] = {}  # by egress port
         self._disabled: set[int] = set()
         self._failed: set[int] = set()
         self.boot_mode = "restore"
@@ -248,6 +265,8 @@ class OcsDevice:
         begin = max(now if start is None else start, self.busy_until)
         duration = self.switching_seconds() * self._rng.uniform(0.95, 1.05)
         done = begin + duration
+        for ingress in removed | (changed & set(self._paths)):
+            self._remember_gone(ingress, self._paths[ingress], now)
         for ingress in removed:
             del self._paths[ingress]
         for ingress in changed:
@@ -258,6 +277,27 @@ class OcsDevice:
         self.busy_until = done
         self._reconfigurations.append((done, duration))
         self._save_nvram()
+
+    def _remember_gone(self, ingress: int, path: _Path, removed_at: float) -> None:
+        horizon = removed_at - PATH_HISTORY_SECONDS
+        kept = [g for g in self._gone.get(path.egress, []) if g.removed_at >= horizon]
+        kept.append(_GonePath(ingress, path, removed_at))
+        self._gone[path.egress] = kept
+
+    def transition_times(self, start: float, end: float) -> list[float]:
+        """Device times in ``(start, end]`` at which a beam settled or was removed."""
+        with self.lock:
+            times = {p.lit_at for p in self._paths.values()}
+            for gone in self._gone.values():
+                times.update(t for g in gone for t in (g.path.lit_at, g.removed_at))
+            return sorted(t for t in times if start < t <= end)
+
+    def path_loss_db(self, ingress: int) -> float | None:
+        """The insertion loss of the connection from ``ingress`` as it landed (factory value
+        plus this connection's repeatability offset); ``None`` when not connected."""
+        with self.lock:
+            path = self._paths.get(ingress)
+            return None if path is None else path.loss_db
 
     @property
     def last_switch_seconds(self) -> float | None:
@@ -379,6 +419,17 @@ class OcsDevice:
             if offset == 1:
                 power += self._crosstalk[ingress - 1]
             contributions.append(power)
+        # Asked about the past (a logging instrument): connections removed since then.
+        for port in (egress - 1, egress, egress + 1):
+            for gone in self._gone.get(port, ()):
+                if not gone.path.lit_at <= now < gone.removed_at:
+                    continue
+                if gone.ingress in self._failed or gone.ingress in self._disabled:
+                    continue
+                power = input_power(str(gone.ingress)) - gone.path.loss_db
+                if port != egress:
+                    power += self._crosstalk[gone.ingress - 1]
+                contributions.append(power)
         return dbm_sum(contributions)
 
     # ---- non-volatile memory ------------------------------------------------------------
@@ -446,3 +497,6 @@ class _OcsEngine(Element):
 
     def output_power(self, port: str, input_power: InputPower, now: float) -> float:
         return self.device.egress_power_dbm(int(port), input_power, now)
+
+    def change_times(self, start: float, end: float) -> Iterable[float]:
+        return self.device.transition_times(start, end)

@@ -57,6 +57,12 @@ class Element:
         """Power (dBm) leaving output ``port``, given the power at each input."""
         raise KeyError(port)
 
+    def change_times(self, start: float, end: float) -> Iterable[float]:
+        """Device times in ``(start, end]`` at which this element's outputs changed or will
+        change by themselves (a beam settling, a laser turned on). Elements whose
+        outputs follow their inputs at once have none."""
+        return ()
+
 
 class Source(Element):
     """Transmitters: each output port emits a set power while enabled."""
@@ -190,6 +196,25 @@ class OpticalModel:
         """Power at ``element:port`` now (input or output port), in dBm."""
         with self.lock:
             return self._power(port, self.clock.now(), frozenset())
+
+    def power_dbm_at(self, port: str, when: float) -> float:
+        """Power at ``port`` at device time ``when``, which may lie in the recent past.
+
+        This is what a logging instrument recorded then. Elements answer for a
+        past time from what they remember of it (an OCS its recent
+        reconfigurations, a laser its recent settings); a fiber cut or a port
+        state is not remembered and counts as if it had always been so.
+        """
+        with self.lock:
+            return self._power(port, when, frozenset())
+
+    def change_times(self, start: float, end: float) -> list[float]:
+        """Sorted device times in ``(start, end]`` at which some element's output changed
+        (see :meth:`Element.change_times`): between two of them every power is constant."""
+        with self.lock:
+            times = {t for element in self._elements.values()
+                     for t in element.change_times(start, end)}
+        return sorted(t for t in times if start < t <= end)
 
     def _split(self, port: str) -> tuple[Element, str]:
         name, sep, local = port.partition(":")

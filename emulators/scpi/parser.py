@@ -5,6 +5,14 @@ header forms, case-insensitive; compound messages with ``;`` where a header
 without a leading ``:`` is relative to the previous command's branch; channel
 lists with ranges (``(@1:4,9)``); and on any error an entry in the error queue,
 the rest of that message discarded, and the parser ready for the next line.
+
+Numeric header suffixes (``:SENSe2:CHANnel1:POWer?``) select an instrument's
+channel; handlers that need them are registered as ``suffixed_handlers`` and get
+them as a mapping from the node's long form in capitals to the number
+(``{"SENSE": 2, "CHANNEL": 1}``). A relative header in a compound message
+inherits the suffixes of its branch. A reply may be ``bytes`` (IEEE 488.2
+definite-length block data); a message whose replies include one is answered
+as bytes.
 """
 
 from __future__ import annotations
@@ -35,8 +43,10 @@ class ChannelList:
 
 
 Param = ChannelList | int | float | str
-Reply = str | None
+Reply = str | bytes | None
+Suffixes = Mapping[str, int]
 Handler = Callable[[list[Param]], Reply | Awaitable[Reply]]
+SuffixedHandler = Callable[[list[Param], Suffixes], Reply | Awaitable[Reply]]
 
 
 class ErrorQueue:
@@ -108,11 +118,21 @@ class CommandTree:
 
     def resolve(self, header: str, branch: list[str]) -> tuple[str, list[str]]:
         """The command key for ``header`` and the branch the next unit is relative to."""
+        key, next_branch, _ = self.resolve_suffixed(header, branch)
+        return key, next_branch
+
+    def resolve_suffixed(self, header: str,
+                         branch: list[str]) -> tuple[str, list[str], dict[str, int]]:
+        """Like :meth:`resolve`, and the header's numeric suffixes by node (long form, capitals).
+
+        The branch keeps the nodes as written, suffixes included, so that a
+        relative header after ``:SENS2:CHAN1:POW:WAV 1.55E-6`` still means channel 2.
+        """
         if header.startswith("*"):
             key = self.common.get(header.upper())
             if key is None:
                 raise ScpiError(-113, header)
-            return key, branch
+            return key, branch, {}
         is_query = header.endswith("?")
         body = header[:-1] if is_query else header
         if body.startswith(":"):
@@ -122,17 +142,25 @@ class CommandTree:
         tokens = body.split(":")
         if not all(tokens):
             raise ScpiError(-102, header)
-        tokens = [re.sub(r"\d+$", "", token) or token for token in tokens]  # numeric suffixes
+        written = path + tokens
         node = self.root
-        for token in path + tokens:
-            found = node.child(token)
+        suffixes: dict[str, int] = {}
+        for token in written:
+            bare = re.sub(r"\d+$", "", token) or token  # numeric suffixes
+            found = None
+            for long_upper, short_upper, child in node.children:
+                if bare.upper() in (long_upper, short_upper):
+                    found = child
+                    if bare != token:
+                        suffixes[long_upper] = int(token[len(bare):])
+                    break
             if found is None:
                 raise ScpiError(-113, header)
             node = found
         key = node.leaf.get(is_query)
         if key is None:
             raise ScpiError(-113, header)
-        return key, (path + tokens)[:-1]
+        return key, written[:-1], suffixes
 
 
 MAX_CHANNELS = 4096  # far more ports than any instrument has; refuses (@1:999999999)
@@ -218,6 +246,9 @@ def check_params(command: ScpiCommand, params: list[Param]) -> None:
             "port": isinstance(value, int),
             "number": isinstance(value, int | float),
             "mnemonic": isinstance(value, str),
+            "boolean": (isinstance(value, int) and value in (0, 1))
+            or (isinstance(value, str) and value.upper() in ("ON", "OFF")),
+            "value": isinstance(value, int | float | str),
         }[kind]
         if not ok:
             raise ScpiError(-104, f"{command.short()} expects a {kind}")
@@ -233,12 +264,15 @@ class ScpiInterpreter:
         errors: ErrorQueue,
         *,
         messages: Mapping[int, str] = SCPI_ERRORS,
+        suffixed_handlers: Mapping[str, SuffixedHandler] | None = None,
     ):
-        missing = set(tree.table) - set(handlers)
+        suffixed = dict(suffixed_handlers or {})
+        missing = set(tree.table) - set(handlers) - set(suffixed)
         if missing:
             raise ValueError(f"no handler for {sorted(missing)}")
         self.tree = tree
         self.handlers = dict(handlers)
+        self.suffixed_handlers = suffixed
         self.errors = errors
         self.messages = messages
 
@@ -247,9 +281,9 @@ class ScpiInterpreter:
         self.errors.push(-223, "Too much data")
         return None
 
-    async def execute(self, line: str) -> str | None:
+    async def execute(self, line: str) -> str | bytes | None:
         """Run every unit of ``line``; the joined query replies, or ``None``."""
-        replies: list[str] = []
+        replies: list[str | bytes] = []
         try:
             if any((ord(ch) < 32 and ch != "\t") or ord(ch) > 126 for ch in line):
                 raise ScpiError(-101)
@@ -260,15 +294,22 @@ class ScpiInterpreter:
                     raise ScpiError(-102, "empty command")
                 header, *more = unit.split(maxsplit=1)  # any white space, tab included
                 rest = more[0] if more else ""
-                key, branch = self.tree.resolve(header.strip(), branch)
+                key, branch, suffixes = self.tree.resolve_suffixed(header.strip(), branch)
                 command = self.tree.table[key]
                 params = [parse_param(p) for p in split_outside(rest, ",")] if rest.strip() else []
                 check_params(command, params)
-                reply = self.handlers[key](params)
+                suffixed = self.suffixed_handlers.get(key)
+                reply = (suffixed(params, suffixes) if suffixed is not None
+                         else self.handlers[key](params))
                 if inspect.isawaitable(reply):
                     reply = await reply
                 if reply is not None:
                     replies.append(reply)
         except ScpiError as error:
             self.errors.push(error.code, error.text)
-        return ";".join(replies) if replies else None
+        if not replies:
+            return None
+        if any(isinstance(reply, bytes) for reply in replies):
+            return b";".join(r if isinstance(r, bytes) else r.encode("ascii", "replace")
+                             for r in replies)
+        return ";".join(r for r in replies if isinstance(r, str))

@@ -42,8 +42,11 @@ class LineDevice(Protocol):
 
 
 class LineInterpreter(Protocol):
-    async def execute(self, line: str) -> str | None:
-        """The reply to one line (without terminator), or ``None`` for no reply."""
+    async def execute(self, line: str) -> str | bytes | None:
+        """The reply to one line (without terminator), or ``None`` for no reply.
+
+        ``bytes`` go out as they are (binary block data); text is sent as ASCII.
+        """
 
     def line_too_long(self) -> str | None:
         """The reply to a line longer than the server buffers, or ``None``."""
@@ -137,7 +140,7 @@ class _Session:
         frozen = "freeze" in self.transport_faults and faults.is_active("freeze")
         if not self.device.is_up() or frozen:
             return
-        data = reply.encode("ascii", "replace")
+        data = reply if isinstance(reply, bytes) else reply.encode("ascii", "replace")
         if self._fault("garbage"):
             noise = bytes(self.garbage.randrange(256) for _ in range(max(8, len(data))))
             data = noise.replace(b"\n", b"\x00").replace(b"\r", b"\x00")
