@@ -160,6 +160,7 @@ def cli(ctx: click.Context, inventory: str | None, journal: str | None, verbose:
 
 def _register() -> None:
     from msoctl.cmd_amp import amp
+    from msoctl.cmd_exporter import exporter
     from msoctl.cmd_history import history
     from msoctl.cmd_inventory import inventory
     from msoctl.cmd_lab import demo, lab
@@ -167,7 +168,7 @@ def _register() -> None:
     from msoctl.cmd_switch import switch
     from msoctl.cmd_telemetry import telemetry
 
-    for command in (ocs, amp, switch, telemetry, lab, demo, history, inventory):
+    for command in (ocs, amp, switch, telemetry, lab, demo, history, inventory, exporter):
         cli.add_command(command)
 
 

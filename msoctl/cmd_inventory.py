@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
+from drivers.errors import ValidationError
 from msoctl.cli import Context, pass_context
 from msoctl.output import emit_json, table
 
@@ -42,3 +45,24 @@ def check(ctx: Context) -> None:
     """Validate the inventory file; exit 2 with the first problem if it is invalid."""
     inv = ctx.inventory
     click.echo(f"{inv.path}: ok, {len(inv.devices)} device(s)")
+
+
+@inventory.command()
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write the targets to FILE (atomically) instead of printing them.")
+@pass_context
+def sd(ctx: Context, out: Path | None) -> None:
+    """Prometheus file_sd targets (JSON) for the exporter: one group per device."""
+    from msoctl.exporter import sd as file_sd
+    from msoctl.exporter.cpo import CpoCollector
+
+    groups = file_sd.targets(ctx.inventory, cpo=CpoCollector is not None)
+    text = file_sd.render(groups)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        file_sd.write_atomically(out, text)
+    except OSError as error:
+        raise ValidationError(f"cannot write {out}: {error.strerror or error}") from None
+    click.echo(f"{out}: {len(groups)} target group(s)")

@@ -1,0 +1,292 @@
+"""Probing inventory devices within a scrape's budget, and the exporter's own metrics.
+
+A probe (``/probe?target=NAME[&module=M]``) runs its collector in a thread of
+its own and waits at most the budget: Prometheus's
+``X-Prometheus-Scrape-Timeout-Seconds`` less an offset (so that the answer
+arrives before Prometheus gives up), or a default when the header is absent.
+Each exchange with the device is also bounded by that budget (or the
+inventory's shorter timeout), so a thread that overruns ends soon after. A
+device that does not answer in time yields ``msoctl_up 0`` at the end of the
+budget; nothing is shared between devices but the process, so a slow or frozen
+device never delays another's probe.
+
+At most one probe per device (and module) talks to it at a time: a second one
+waits for the first, within its own budget. An amplifier's I2C bus cannot
+interleave two hosts' page selections anyway, and a device in trouble is not
+sent a pile of parallel requests.
+
+Modules: a device's own kind (``ocs``, ``amp``, ``switch``) is the default;
+``cpo`` is a switch's CPO/CPC telemetry over SNMP (its inventory ``snmp:``
+section), see :mod:`msoctl.exporter.cpo`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
+
+from drivers.yamlfile import YamlFileError
+from msoctl.exporter import DEFAULT_TIMEOUT_OFFSET_SECONDS, cpo
+from msoctl.exporter.amp import AmpCollector
+from msoctl.exporter.collector import DeviceCollector, failure_reason, status_families
+from msoctl.exporter.families import Families
+from msoctl.exporter.ocs import OcsCollector
+from msoctl.exporter.switch import SwitchCollector
+from msoctl.inventory import Device, Inventory, load_inventory
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SCRAPE_TIMEOUT_SECONDS = 10.0
+"""Prometheus's default scrape timeout: the budget when a request does not say."""
+MIN_BUDGET_SECONDS = 0.05
+TIMEOUT_HEADER = "X-Prometheus-Scrape-Timeout-Seconds"
+
+COLLECTORS: dict[tuple[str, str], type[DeviceCollector]] = {
+    ("ocs", "ocs"): OcsCollector,
+    ("amp", "amp"): AmpCollector,
+    ("switch", "switch"): SwitchCollector,
+}
+"""(device kind, module) -> collector. ``cpo`` is added when its collector exists."""
+if cpo.CpoCollector is not None:
+    COLLECTORS[("switch", "cpo")] = cpo.CpoCollector
+MODULES = sorted({module for _, module in COLLECTORS})
+DURATION_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, math.inf)
+
+
+class ProbeRefused(Exception):
+    """A probe request that names no device, an unknown one, or an unknown module.
+    ``status`` is the HTTP status to answer with; the message is the body."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class ProbeResult:
+    body: bytes
+    up: bool
+    seconds: float
+    reason: str | None = None  # why up is 0: timeout, unreachable, ..., budget
+
+
+@dataclass
+class _Job:
+    collector: DeviceCollector
+    registry: CollectorRegistry
+    done: threading.Event = field(default_factory=threading.Event)
+    abandoned: bool = False
+    body: bytes = b""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class _InventoryCollector:
+    """``msoctl_exporter_inventory_devices{kind}``, read at collection time."""
+
+    def __init__(self, prober: Prober):
+        self.prober = prober
+
+    def describe(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily("msoctl_exporter_inventory_devices",
+                                "Devices in the inventory the exporter probes, per kind.",
+                                labels=["kind"])
+
+    def collect(self) -> Iterator[Metric]:
+        family = GaugeMetricFamily("msoctl_exporter_inventory_devices",
+                                   "Devices in the inventory the exporter probes, per kind.",
+                                   labels=["kind"])
+        counts: dict[str, int] = {}
+        for device in self.prober.inventory().devices.values():
+            counts[device.kind] = counts.get(device.kind, 0) + 1
+        for kind, count in sorted(counts.items()):
+            family.add_metric([kind], count)
+        yield family
+
+
+class Prober:
+    """Probes devices of an inventory file (reloaded when the file changes)."""
+
+    def __init__(self, inventory_path: Path, *,
+                 timeout_offset_seconds: float = DEFAULT_TIMEOUT_OFFSET_SECONDS,
+                 default_scrape_timeout_seconds: float = DEFAULT_SCRAPE_TIMEOUT_SECONDS):
+        self.inventory_path = Path(inventory_path)
+        self.timeout_offset_seconds = timeout_offset_seconds
+        self.default_scrape_timeout_seconds = default_scrape_timeout_seconds
+        self._inventory = load_inventory(self.inventory_path)  # a bad file stops the start
+        self._stamp = self._file_stamp()
+        self._inventory_lock = threading.Lock()
+        self._device_locks: dict[tuple[str, str], threading.Lock] = {}
+        self._locks_lock = threading.Lock()
+
+        self.registry = CollectorRegistry()
+        ProcessCollector(registry=self.registry)
+        PlatformCollector(registry=self.registry)
+        GCCollector(registry=self.registry)
+        self.registry.register(_InventoryCollector(self))
+        self.probes = Counter("msoctl_exporter_probes", "Probes answered, per device kind.",
+                              ["kind"], registry=self.registry)
+        self.failures = Counter("msoctl_exporter_probe_failures",
+                                "Probes that gave msoctl_up 0, per device kind and reason "
+                                "(timeout, unreachable, rejected, protocol, device, inventory, "
+                                "internal; budget: no answer within the scrape's budget).",
+                                ["kind", "reason"], registry=self.registry)
+        self.durations = Histogram("msoctl_exporter_probe_duration_seconds",
+                                   "How long probes took to answer, per device kind.", ["kind"],
+                                   buckets=DURATION_BUCKETS, registry=self.registry)
+        self.in_flight = Gauge("msoctl_exporter_probes_in_flight",
+                               "Probes being answered now.", registry=self.registry)
+        self.reloads = Counter("msoctl_exporter_inventory_reloads",
+                               "Inventory reloads after the file changed, per result.",
+                               ["result"], registry=self.registry)
+        for _kind, module in COLLECTORS:
+            self.probes.labels(module)  # every kind's counter exists from the start, at 0
+
+    # ---- inventory --------------------------------------------------------------------
+
+    def _file_stamp(self) -> tuple[int, int] | None:
+        try:
+            stat = os.stat(self.inventory_path)
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_size
+
+    def inventory(self) -> Inventory:
+        """The inventory, reloaded if its file changed; a bad new file keeps the old one."""
+        stamp = self._file_stamp()
+        if stamp is None or stamp == self._stamp:
+            return self._inventory
+        with self._inventory_lock:
+            if stamp != self._stamp:
+                try:
+                    self._inventory = load_inventory(self.inventory_path)
+                    self.reloads.labels("success").inc()
+                    log.info("inventory %s reloaded: %d devices", self.inventory_path,
+                             len(self._inventory.devices))
+                except YamlFileError as error:
+                    self.reloads.labels("failure").inc()
+                    log.error("inventory not reloaded, keeping the previous one: %s", error)
+                self._stamp = stamp
+        return self._inventory
+
+    # ---- probing ----------------------------------------------------------------------
+
+    def budget(self, scrape_timeout: str | None) -> float:
+        """Seconds a probe may take: the scrape timeout less the offset (but at least half
+        of it), the default timeout when the header is absent or unreadable."""
+        timeout = self.default_scrape_timeout_seconds
+        if scrape_timeout:
+            try:
+                given = float(scrape_timeout)
+            except ValueError:
+                given = math.nan
+            if math.isfinite(given) and given > 0:
+                timeout = given
+        return max(MIN_BUDGET_SECONDS, timeout - self.timeout_offset_seconds, timeout / 2)
+
+    def resolve(self, target: str | None, module: str | None) -> tuple[Device, str]:
+        """The device and module a request names; ProbeRefused when it cannot be probed."""
+        if not target:
+            raise ProbeRefused(400, "missing parameter: target (a device name of the "
+                                    "inventory, e.g. /probe?target=ocs-a)")
+        inventory = self.inventory()
+        device = inventory.devices.get(target)
+        if device is None:
+            known = ", ".join(sorted(inventory.devices)) or "none"
+            raise ProbeRefused(404, f"unknown target {target!r}: not in the inventory "
+                                    f"{inventory.path} (devices: {known})")
+        chosen = module or device.kind
+        if (device.kind, chosen) not in COLLECTORS:
+            if chosen == "cpo" and device.kind == "switch" and cpo.CpoCollector is None:
+                raise ProbeRefused(400, f"module 'cpo': {cpo.UNAVAILABLE}")
+            offered = sorted(m for kind, m in COLLECTORS if kind == device.kind)
+            raise ProbeRefused(400, f"target {target!r} is a {device.kind}: module "
+                                    f"{chosen!r} does not apply (modules: {', '.join(offered)})")
+        if chosen == "cpo" and device.snmp is None:
+            raise ProbeRefused(400, f"target {target!r} has no snmp section in the inventory: "
+                                    "no CPO/CPC telemetry to probe")
+        return device, chosen
+
+    def probe(self, target: str | None, module: str | None = None,
+              scrape_timeout: str | None = None) -> ProbeResult:
+        """Probe one device; ProbeRefused for a request that names nothing probeable."""
+        device, chosen = self.resolve(target, module)
+        budget = self.budget(scrape_timeout)
+        start = time.monotonic()
+        collector = COLLECTORS[(device.kind, chosen)](device, timeout_seconds=budget)
+        registry = CollectorRegistry()
+        registry.register(collector)
+        job = _Job(collector, registry)
+        lock = self._device_lock(device.name, chosen)
+        with self.in_flight.track_inprogress():
+            threading.Thread(target=self._run, args=(job, lock, start + budget),
+                             name=f"probe-{device.name}", daemon=True).start()
+            finished = job.done.wait(budget)
+            with job.lock:
+                job.abandoned = not finished
+            seconds = time.monotonic() - start
+            if finished:
+                error = collector.error
+                result = ProbeResult(job.body, error is None, seconds,
+                                     None if error is None else failure_reason(error))
+            else:
+                log.info("%s: no answer within the budget of %.3g s", device.name, budget)
+                fallback = CollectorRegistry()
+                fallback.register(_Fixed(status_families(device.name, False, seconds)))
+                result = ProbeResult(generate_latest(fallback), False, seconds, "budget")
+        self.probes.labels(chosen).inc()
+        self.durations.labels(chosen).observe(seconds)
+        if result.reason is not None:
+            self.failures.labels(chosen, result.reason).inc()
+        return result
+
+    def _device_lock(self, name: str, module: str) -> threading.Lock:
+        with self._locks_lock:
+            return self._device_locks.setdefault((name, module), threading.Lock())
+
+    @staticmethod
+    def _run(job: _Job, lock: threading.Lock, deadline: float) -> None:
+        if not lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            return  # the previous probe of this device still runs: this one is up 0
+        try:
+            with job.lock:
+                if job.abandoned:
+                    return
+            body = generate_latest(job.registry)  # the device is read here
+            with job.lock:
+                job.body = body
+                job.done.set()
+        finally:
+            job.collector.run_cleanups()
+            lock.release()
+
+    def metrics(self) -> bytes:
+        """The exporter's own metrics (``/metrics``)."""
+        return generate_latest(self.registry)
+
+
+class _Fixed:
+    """A collector of families already made."""
+
+    def __init__(self, families: Families):
+        self.families = families
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self.families

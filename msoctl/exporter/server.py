@@ -1,0 +1,143 @@
+"""The exporter's HTTP(S) server: ``/probe``, ``/metrics``, ``/-/healthy``, ``/``.
+
+A thread per request (:class:`http.server.ThreadingHTTPServer`), so a slow
+probe never holds up another. With TLS the handshake also happens in the
+request's thread, bounded in time, so a client that stalls it holds up nobody.
+Closing the server waits for the requests in flight (each bounded by its
+budget): a SIGTERM ends the exporter gracefully.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import ssl
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from drivers.errors import ValidationError
+from msoctl import __version__
+from msoctl.exporter.probe import MODULES, TIMEOUT_HEADER, Prober, ProbeRefused
+
+log = logging.getLogger(__name__)
+
+HANDSHAKE_TIMEOUT_SECONDS = 5.0
+TEXT = "text/plain; charset=utf-8"
+INDEX = """msoctl exporter {version}
+
+/probe?target=NAME           metrics of inventory device NAME (its kind's collector)
+/probe?target=NAME&module=M  the same with module M ({modules})
+/metrics                     the exporter's own metrics
+/-/healthy                   200 while the exporter runs
+
+inventory: {inventory}
+"""
+
+
+def parse_listen(listen: str) -> tuple[str, int]:
+    """``ADDR:PORT``, ``[V6ADDR]:PORT`` or ``:PORT`` (every IPv4 address)."""
+    host, sep, port_text = listen.rpartition(":")
+    if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise ValidationError(f"--listen {listen!r}: write ADDR:PORT, [V6ADDR]:PORT or :PORT")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    return host or "0.0.0.0", int(port_text)
+
+
+def tls_context(cert: Path, key: Path) -> ssl.SSLContext:
+    """A server context (TLS 1.2 and later) with this certificate chain and key."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        context.load_cert_chain(certfile=str(cert), keyfile=str(key))
+    except (OSError, ssl.SSLError) as error:
+        raise ValidationError(f"cannot use TLS certificate {cert} with key {key}: "
+                              f"{getattr(error, 'strerror', None) or error}") from None
+    return context
+
+
+class ExporterServer(ThreadingHTTPServer):
+    daemon_threads = False
+    block_on_close = True  # server_close() waits for the requests in flight
+
+    def __init__(self, address: tuple[str, int], prober: Prober,
+                 tls: ssl.SSLContext | None = None):
+        self.prober = prober
+        self.tls = tls
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, ProbeHandler)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        text = host.decode() if isinstance(host, bytes) else str(host)
+        shown = f"[{text}]" if ":" in text else text
+        return f"{'https' if self.tls else 'http'}://{shown}:{port}"
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        if self.tls is None:
+            super().finish_request(request, client_address)
+            return
+        request.settimeout(HANDSHAKE_TIMEOUT_SECONDS)
+        try:
+            secured = self.tls.wrap_socket(request, server_side=True)
+        except (OSError, ssl.SSLError) as error:
+            log.info("TLS handshake with %s failed: %s", client_address[0], error)
+            return
+        try:
+            secured.settimeout(None)
+            super().finish_request(secured, client_address)
+        finally:
+            secured.close()
+
+
+class ProbeHandler(BaseHTTPRequestHandler):
+    server: ExporterServer
+    server_version = f"msoctl-exporter/{__version__}"
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        params = parse_qs(url.query)
+        prober = self.server.prober
+        if url.path == "/probe":
+            try:
+                result = prober.probe(_first(params, "target"), _first(params, "module"),
+                                      self.headers.get(TIMEOUT_HEADER))
+            except ProbeRefused as refused:
+                self._send(refused.status, f"{refused}\n".encode(), TEXT)
+                return
+            self._send(HTTPStatus.OK, result.body, CONTENT_TYPE_LATEST)
+        elif url.path == "/metrics":
+            self._send(HTTPStatus.OK, prober.metrics(), CONTENT_TYPE_LATEST)
+        elif url.path == "/-/healthy":
+            self._send(HTTPStatus.OK, b"ok\n", TEXT)
+        elif url.path == "/":
+            self._send(HTTPStatus.OK, INDEX.format(
+                version=__version__, modules=", ".join(MODULES),
+                inventory=prober.inventory_path).encode(), TEXT)
+        else:
+            self._send(HTTPStatus.NOT_FOUND,
+                       f"no such page {url.path!r}; see / for what there is\n".encode(), TEXT)
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            log.debug("client went away before the response")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("%s %s", self.address_string(), format % args)
+
+
+def _first(params: dict[str, list[str]], key: str) -> str | None:
+    values = params.get(key)
+    return values[0] if values else None

@@ -1,0 +1,78 @@
+"""Helpers of the exporter tests: an exporter served in-process, HTTP fetches, samples."""
+
+from __future__ import annotations
+
+import ssl
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from msoctl.exporter.probe import TIMEOUT_HEADER, Prober
+from msoctl.exporter.server import ExporterServer
+
+
+@contextmanager
+def serve_exporter(inventory: Path, *, tls: ssl.SSLContext | None = None,
+                   **prober_options: float) -> Iterator[ExporterServer]:
+    """An exporter on a free loopback port, in a thread of this process."""
+    server = ExporterServer(("127.0.0.1", 0), Prober(inventory, **prober_options), tls)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@dataclass
+class Response:
+    status: int
+    body: str
+    content_type: str
+    seconds: float
+
+
+def fetch(url: str, *, scrape_timeout: float | None = None,
+          context: ssl.SSLContext | None = None, timeout: float = 30.0) -> Response:
+    request = urllib.request.Request(url)
+    if scrape_timeout is not None:
+        request.add_header(TIMEOUT_HEADER, str(scrape_timeout))
+    start = time.monotonic()
+    try:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as reply:
+            body = reply.read().decode()
+            status, content_type = reply.status, reply.headers.get("Content-Type", "")
+    except urllib.error.HTTPError as error:
+        body = error.read().decode()
+        status, content_type = error.code, error.headers.get("Content-Type", "")
+    return Response(status, body, content_type, time.monotonic() - start)
+
+
+Labels = frozenset[tuple[str, str]]
+
+
+def samples(text: str) -> dict[str, dict[Labels, float]]:
+    """Sample name -> {labels: value} of an exposition."""
+    found: dict[str, dict[Labels, float]] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            found.setdefault(sample.name, {})[frozenset(sample.labels.items())] = sample.value
+    return found
+
+
+def value(text: str, name: str, **labels: str) -> float | None:
+    """The one sample of ``name`` whose labels include ``labels`` (None if absent)."""
+    wanted = set(labels.items())
+    matches = [v for found, v in samples(text).get(name, {}).items() if wanted <= found]
+    assert len(matches) <= 1, f"{name}{labels} matches {len(matches)} samples"
+    return matches[0] if matches else None
