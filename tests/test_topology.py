@@ -407,3 +407,33 @@ def test_a_lab_switch_is_built_from_its_topology(tmp_path: Path) -> None:
     assert [f.kind for f in lab.faults("sw-x").active()] == ["congestion"]
     lab.clear("sw-x")
     assert lab.faults("sw-x").active() == []
+
+
+# ---- links -----------------------------------------------------------------------------
+
+
+def test_the_default_link_and_its_ports() -> None:
+    topology = load_topology()
+    assert [(link.name, link.a, link.b, link.working, link.protection)
+            for link in topology.links] == [
+        ("link-1", "sw-a:Ethernet1", "sw-b:Ethernet1", "span-1", "span-2")]
+    assert topology.ocs_ports_of("sw-a:Ethernet1") == ("ocs-a:1", "ocs-a:65")
+    assert topology.ocs_ports_of("sw-b:Ethernet8") == ("ocs-b:8", "ocs-b:72")
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ('a: "sw-a:Ethernet1"', 'a: "sw-a:Ethernet9"', "field 'a': 'sw-a:Ethernet9' is not a "
+                                                    "switch port"),
+    ("working: span-1", "working: span-7", "field 'working': 'span-7' is not a cable"),
+    ("protection: span-2", "protection: span-1", "another cable"),
+    ("b: \"sw-b:Ethernet1\"", "b: \"sw-a:Ethernet1\"", "on another link already"),
+])
+def test_bad_links_name_the_line(tmp_path: Path, old: str, new: str, message: str) -> None:
+    from emulators.lab.topology import default_topology_text
+
+    text = default_topology_text()
+    assert old in text
+    changed = text.replace(old, new, 1)
+    path = _write(tmp_path, changed)
+    with pytest.raises(YamlFileError, match=f":{_line_of(changed, 'name: link-1')}: .*{message}"):
+        load_topology(path)

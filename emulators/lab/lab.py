@@ -419,7 +419,52 @@ class Lab:
                     "timeout_seconds": SNMP_TIMEOUT_SECONDS,
                     "retries": SNMP_RETRIES,
                 }
-        return {"journal": "journal.jsonl", "devices": devices}
+        document: dict[str, Any] = {"journal": "journal.jsonl", "devices": devices}
+        span_entries, link_entries = self._spans_and_links()
+        if span_entries:
+            document["spans"] = span_entries
+        if link_entries:
+            document["links"] = link_entries
+        return document
+
+    def _spans_and_links(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The inventory's spans (every cable that is one fiber each way between two
+        OCSes) and links (the topology's), oriented from each link's ``a`` end."""
+        topology = self.topology
+        powers = {t.name: t.power_dbm for t in topology.transceivers}
+        spans: dict[str, dict[str, Any]] = {}
+        oriented: dict[str, str] = {}  # span -> the OCS its a_to_b fiber leaves
+        for link in topology.links:
+            a_tx, _ = topology.ocs_ports_of(link.a) or ("", "")
+            oriented.setdefault(link.working, a_tx.split(":")[0])
+            if link.protection:
+                oriented.setdefault(link.protection, a_tx.split(":")[0])
+        for cable in topology.cables:
+            fibers = topology.span_fibers(cable)
+            if fibers is None:
+                continue
+            start = oriented.get(cable.name, fibers[0].from_port.split(":")[0])
+            a_to_b, b_to_a = fibers if fibers[0].from_port.startswith(f"{start}:") \
+                else fibers[::-1]
+            spans[cable.name] = {
+                "name": cable.name, "length_km": a_to_b.length_km,
+                "loss_db_per_km": a_to_b.loss_db_per_km,
+                "connector_loss_db": a_to_b.connector_loss_db,
+                "a_to_b": _span_fiber(a_to_b), "b_to_a": _span_fiber(b_to_a),
+            }
+        links = []
+        for link in topology.links:
+            ends = {}
+            for key, end in (("a", link.a), ("b", link.b)):
+                tx, rx = topology.ocs_ports_of(end) or ("", "")
+                switch, _, port = end.partition(":")
+                ends[key] = {"switch": switch, "port": port, "tx": tx, "rx": rx}
+            entry: dict[str, Any] = {"name": link.name, **ends, "working": link.working}
+            if link.protection:
+                entry["protection"] = link.protection
+            entry["tx_power_dbm"] = powers.get(ends["a"]["switch"], 1.0)
+            links.append(entry)
+        return list(spans.values()), links
 
     def write_inventory(self) -> Path:
         path = self.state_dir / "inventory.yaml"
@@ -429,3 +474,10 @@ class Lab:
         tmp.write_text(header + yaml.safe_dump(self.inventory(), sort_keys=False))
         os.replace(tmp, path)
         return path
+
+
+def _span_fiber(fiber: Any) -> dict[str, Any]:
+    found = {"from": fiber.from_port, "to": fiber.to_port}
+    if fiber.amplifier:
+        found["amplifier"] = fiber.amplifier
+    return found

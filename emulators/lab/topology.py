@@ -99,6 +99,18 @@ class CableSpec:
     fibers: tuple[FiberSpec, ...]
 
 
+@dataclass(frozen=True)
+class LinkSpec:
+    """A fabric link between two switch ports, carried over a working cable (and a
+    protection cable to fall back on)."""
+
+    name: str
+    a: str  # switch:EthernetN
+    b: str
+    working: str
+    protection: str | None = None
+
+
 @dataclass
 class Topology:
     name: str
@@ -110,9 +122,36 @@ class Topology:
     amplifiers: list[AmplifierSpec] = field(default_factory=list)
     patches: list[FiberSpec] = field(default_factory=list)
     cables: list[CableSpec] = field(default_factory=list)
+    links: list[LinkSpec] = field(default_factory=list)
 
     def fibers(self) -> list[FiberSpec]:
         return [*self.patches, *(f for cable in self.cables for f in cable.fibers)]
+
+    def ocs_ports_of(self, switch_port: str) -> tuple[str, str] | None:
+        """``sw-a:Ethernet1`` -> (the OCS ingress its transmitter is patched into, the OCS
+        egress that feeds its receiver), as ``ocs:port``; None when not patched to an OCS."""
+        switch, _, port = switch_port.partition(":")
+        number = port.removeprefix(SWITCH_PORT_PREFIX)
+        ocs_names = {o.name for o in self.ocs}
+        tx = next((f.to_port for f in self.patches if f.from_port == f"{switch}:tx{number}"
+                   and f.to_port.split(":")[0] in ocs_names), None)
+        rx = next((f.from_port for f in self.patches if f.to_port == f"{switch}:rx{number}"
+                   and f.from_port.split(":")[0] in ocs_names), None)
+        return None if tx is None or rx is None else (tx, rx)
+
+    def span_fibers(self, cable: CableSpec) -> tuple[FiberSpec, FiberSpec] | None:
+        """A cable that is one fiber each way between two OCSes (a span), its two fibers;
+        None for any other cable."""
+        ocs_names = {o.name for o in self.ocs}
+        if len(cable.fibers) != 2:
+            return None
+        first, second = cable.fibers
+        ends = [(f.from_port.split(":")[0], f.to_port.split(":")[0]) for f in cable.fibers]
+        if any(a not in ocs_names or b not in ocs_names or a == b for a, b in ends):
+            return None
+        if ends[0] != ends[1][::-1]:
+            return None
+        return first, second
 
 
 def default_topology_text() -> str:
@@ -149,7 +188,7 @@ def _expand_port(section: Section, key: str, offset: int, ports: dict[str, set[s
 def parse_topology(data: Any, source: str) -> Topology:
     top = Section(data, source, "topology")
     top.reject_unknown({"name", "ocs", "transceivers", "switches", "amplifiers", "patches",
-                        "cables"})
+                        "cables", "links"})
     topology = Topology(name=top.get("name", str, default="lab"), source=source)
     names: set[str] = set()
     inputs: dict[str, set[str]] = {}
@@ -322,4 +361,56 @@ def parse_topology(data: Any, source: str) -> Topology:
 
     if not topology.ocs:
         raise YamlFileError(f"{source}: topology: at least one ocs is needed")
+    _parse_links(top, source, topology, names)
     return topology
+
+
+def _parse_links(top: Section, source: str, topology: Topology, names: set[str]) -> None:
+    cables = {c.name: c for c in topology.cables}
+    switches = {s.name: s for s in topology.switches}
+    used: set[str] = set()
+    for item, line in _items(top, "links"):
+        section = Section(item, source, "link", line=line)
+        section.reject_unknown({"name", "a", "b", "working", "protection"})
+        name = section.get("name", str)
+        if not _NAME.match(name):
+            raise section.error("name", "must be lower-case letters, digits and '-'")
+        if name in names:
+            raise section.error("name", f"{name!r} is defined twice")
+        names.add(name)
+        section.owner = f"link {name!r}"
+        ocs_of: dict[str, str] = {}
+        for key in ("a", "b"):
+            end = section.get(key, str)
+            switch, _, port = end.partition(":")
+            spec = switches.get(switch)
+            if spec is None or port not in spec.port_names:
+                raise section.error(key, f"{end!r} is not a switch port (like sw-a:Ethernet1)")
+            if end in used:
+                raise section.error(key, f"{end} is on another link already")
+            used.add(end)
+            found = topology.ocs_ports_of(end)
+            if found is None:
+                raise section.error(key, f"{end} is not patched to an OCS both ways")
+            ocs_of[key] = found[0].split(":")[0]
+        roles: dict[str, str | None] = {}
+        for role in ("working", "protection"):
+            cable_name = (section.get(role, str) if role == "working"
+                          else section.get(role, str, default=None))
+            if cable_name is None:
+                roles[role] = None
+                continue
+            cable = cables.get(cable_name)
+            fibers = None if cable is None else topology.span_fibers(cable)
+            if cable is None or fibers is None:
+                raise section.error(role, f"{cable_name!r} is not a cable with one fiber "
+                                    "each way between two OCSes")
+            ends = {fibers[0].from_port.split(":")[0], fibers[0].to_port.split(":")[0]}
+            if ends != {ocs_of["a"], ocs_of["b"]}:
+                raise section.error(role, f"{cable_name} joins {' and '.join(sorted(ends))}, "
+                                    f"not the OCSes of the link's ends")
+            roles[role] = cable_name
+        if roles["protection"] == roles["working"]:
+            raise section.error("protection", "must be another cable than the working one")
+        topology.links.append(LinkSpec(name, section.get("a", str), section.get("b", str),
+                                       str(roles["working"]), roles["protection"]))
