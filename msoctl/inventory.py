@@ -35,6 +35,16 @@ Example::
           # v2c: community: env:SW_A_COMMUNITY
           timeout_seconds: 2
           retries: 1
+      - name: laser-1               # lab instruments for OCS acceptance testing
+        kind: laser                 # tunable laser source (SCPI)
+        transport: visa             # visa | serial
+        address: TCPIP::10.0.9.10::5025::SOCKET
+        reference: bench/ocs-dut.reference.yaml  # optional: the test set's reference file
+      - name: pm-1
+        kind: meter                 # multiport optical power meter (SCPI)
+        transport: visa
+        address: TCPIP::10.0.9.11::5025::SOCKET
+        channels: 64                # ports wired (1..channels)
 """
 
 from __future__ import annotations
@@ -48,15 +58,18 @@ from typing import Any
 from drivers.yamlfile import LinedList, Section, YamlFileError, load_file
 from msoctl.links import Link, Span, parse_spans_and_links
 
-KINDS = ("ocs", "amp", "switch")
+KINDS = ("ocs", "amp", "switch", "laser", "meter")
 TRANSPORTS = {"ocs": ("visa", "serial"), "amp": ("i2c-bridge", "i2c-dev", "optoe"),
-              "switch": ("netconf",)}
+              "switch": ("netconf",), "laser": ("visa", "serial"), "meter": ("visa", "serial")}
 KIND_FIELDS = {
     "ocs": {"console", "max_switch_power_dbm"},
     "amp": {"i2c_address", "gain_slew_db_per_second", "max_gain_step_db"},
     "switch": {"username", "key_file", "known_hosts", "accept_unknown_host_keys", "snmp"},
+    "laser": {"reference"},
+    "meter": {"channels"},
 }
-DEFAULT_TIMEOUT_SECONDS = {"ocs": 5.0, "amp": 2.0, "switch": 10.0}
+DEFAULT_TIMEOUT_SECONDS = {"ocs": 5.0, "amp": 2.0, "switch": 10.0, "laser": 5.0, "meter": 5.0}
+MAX_METER_CHANNELS = 1024
 NETCONF_PORT = 830
 SNMP_PORT = 161
 SNMP_AUTH_PROTOCOLS = ("sha256", "sha384", "sha512", "sha1")
@@ -146,6 +159,10 @@ class Device:
     secrets: dict[str, SecretRef] = field(default_factory=dict)
     netconf: NetconfAccess | None = None
     snmp: SnmpAccess | None = None
+    channels: int | None = None
+    """A power meter's wired ports, 1..channels."""
+    reference: Path | None = None
+    """A laser's test-set reference file (fan-out losses, meter patching)."""
 
 
 @dataclass
@@ -318,6 +335,18 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
         netconf = (_netconf_access(section, endpoint.address, base) if kind == "switch"
                    else None)
         snmp = _snmp_access(section, name, base) if "snmp" in section.data else None
+        channels = None
+        if kind == "meter":
+            channels = section.get("channels", int)
+            if not 1 <= channels <= MAX_METER_CHANNELS:
+                raise section.error("channels", f"must be 1..{MAX_METER_CHANNELS}")
+        reference = None
+        if "reference" in section.data:
+            text = section.get("reference", str)
+            if not text.strip():
+                raise section.error("reference", "must not be empty")
+            reference = Path(text).expanduser()
+            reference = reference if reference.is_absolute() else base / reference
         devices[name] = Device(
             name=name,
             kind=kind,
@@ -332,6 +361,8 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
             secrets=secrets,
             netconf=netconf,
             snmp=snmp,
+            channels=channels,
+            reference=reference,
         )
     journal_path = None
     if journal is not None:

@@ -128,7 +128,8 @@ class OcsDevice:
         self._monitor_offset = [table_rng.uniform(-0.5, 0.5) for _ in range(2 * size)]
         self._noise = random.Random(f"{self.serial}/noise")
         self._paths: dict[int, _Path] = {}
-        self._gone: dict[int, list[_GonePath]] = {}  # by egress port
+        self._gone: dict[int, deque[_GonePath]] = {}  # by egress port
+        self._transitions: deque[float] = deque(maxlen=4096)  # commands and completions
         self._disabled: set[int] = set()
         self._failed: set[int] = set()
         self.boot_mode = "restore"
@@ -275,21 +276,21 @@ class OcsDevice:
             loss = self.factory_loss_db(ingress, egress) + repeat
             self._paths[ingress] = _Path(egress, done, loss)
         self.busy_until = done
+        self._transitions.extend((now, done))
         self._reconfigurations.append((done, duration))
         self._save_nvram()
 
     def _remember_gone(self, ingress: int, path: _Path, removed_at: float) -> None:
-        horizon = removed_at - PATH_HISTORY_SECONDS
-        kept = [g for g in self._gone.get(path.egress, []) if g.removed_at >= horizon]
-        kept.append(_GonePath(ingress, path, removed_at))
-        self._gone[path.egress] = kept
+        gone = self._gone.setdefault(path.egress, deque())
+        gone.append(_GonePath(ingress, path, removed_at))  # in order of removal
+        while gone and gone[0].removed_at < removed_at - PATH_HISTORY_SECONDS:
+            gone.popleft()
 
     def transition_times(self, start: float, end: float) -> list[float]:
         """Device times in ``(start, end]`` at which a beam settled or was removed."""
         with self.lock:
             times = {p.lit_at for p in self._paths.values()}
-            for gone in self._gone.values():
-                times.update(t for g in gone for t in (g.path.lit_at, g.removed_at))
+            times.update(self._transitions)
             return sorted(t for t in times if start < t <= end)
 
     def path_loss_db(self, ingress: int) -> float | None:
@@ -421,8 +422,10 @@ class OcsDevice:
             contributions.append(power)
         # Asked about the past (a logging instrument): connections removed since then.
         for port in (egress - 1, egress, egress + 1):
-            for gone in self._gone.get(port, ()):
-                if not gone.path.lit_at <= now < gone.removed_at:
+            for gone in reversed(self._gone.get(port, ())):
+                if gone.removed_at <= now:
+                    break  # removed before the moment asked about, as is all before it
+                if now < gone.path.lit_at:
                     continue
                 if gone.ingress in self._failed or gone.ingress in self._disabled:
                     continue

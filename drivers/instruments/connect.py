@@ -1,0 +1,60 @@
+"""Open an instrument driver over VISA or a serial port.
+
+| transport | address                                  |
+|-----------|------------------------------------------|
+| visa      | ``TCPIP::host::5025::SOCKET`` (raw SCPI), ``TCPIP::host::INSTR`` (VXI-11), |
+|           | ``ASRL/dev/ttyUSB0::INSTR``, ``GPIB0::20::INSTR`` with a GPIB backend |
+| serial    | ``/dev/ttyUSB0``, a pty, ``socket://host:5025``                |
+
+Lines end in LF both ways; a serial line runs at 115200 baud, 8N1 (set the
+instrument's RS-232 port to match).
+"""
+
+from __future__ import annotations
+
+from drivers.instruments.laser import LaserDriver
+from drivers.instruments.meter import MeterDriver
+from drivers.scpi.session import ScpiSession
+from drivers.transports.base import StreamTransport
+from drivers.transports.serial import SerialTransport
+from drivers.transports.visa import VisaTransport
+
+INSTRUMENT_BAUD = 115200
+TRANSPORTS = ("visa", "serial")
+
+
+def _session(name: str, transport: str, address: str, timeout_seconds: float) -> ScpiSession:
+    link: StreamTransport
+    if transport == "visa":
+        link = VisaTransport(address, baudrate=INSTRUMENT_BAUD, timeout_seconds=timeout_seconds)
+    elif transport == "serial":
+        link = SerialTransport(address, baudrate=INSTRUMENT_BAUD,
+                               timeout_seconds=timeout_seconds)
+    else:
+        raise ValueError(f"unknown instrument transport {transport!r}; use one of {TRANSPORTS}")
+    # These instruments keep one error per :SYST:ERR? (no :ALL form on many of them).
+    return ScpiSession(link, device=name, error_query=":SYST:ERR?")
+
+
+def open_laser(name: str, transport: str, address: str, *, timeout_seconds: float = 5.0,
+               source: int = 1) -> LaserDriver:
+    """Connect, clear stale errors, set the power unit to dBm; close it when done."""
+    driver = LaserDriver(_session(name, transport, address, timeout_seconds), source=source)
+    try:
+        driver.open()
+    except BaseException:
+        driver.close()
+        raise
+    return driver
+
+
+def open_meter(name: str, transport: str, address: str, *, channels: int,
+               timeout_seconds: float = 5.0) -> MeterDriver:
+    """Connect, clear stale errors, read in watts on every port; close it when done."""
+    driver = MeterDriver(_session(name, transport, address, timeout_seconds), channels=channels)
+    try:
+        driver.open()
+    except BaseException:
+        driver.close()
+        raise
+    return driver

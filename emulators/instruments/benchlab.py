@@ -1,0 +1,123 @@
+"""An acceptance bench on its own: one OCS under test, its test set, an inventory.
+
+For tests and benchmarks of ``msoctl ocs characterize`` without the whole
+fabric lab: the OCS (``ocs-dut``), ``laser-1`` and ``pm-1`` are served on
+loopback from an event loop in a background thread, on the clock given
+(stepped or scaled in tests). ``start()`` writes ``inventory.yaml`` and the
+test set's ``reference.yaml`` in the state directory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from emulators.clock import Clock, RealClock
+from emulators.instruments.bench import AcceptanceBench
+from emulators.instruments.laser import TunableLaser
+from emulators.instruments.meter import PowerMeter
+from emulators.ocs.model import OcsDevice
+from emulators.ocs.scpi import make_interpreter
+from emulators.optics.model import OpticalModel
+from emulators.scpi.server import ScpiTcpServer
+
+T = TypeVar("T")
+REFERENCE_FILE = "reference.yaml"
+
+
+class BenchLab:
+    """``with BenchLab(dir, size=8) as bench: ...`` serves it; the inventory is in ``dir``."""
+
+    def __init__(self, state_dir: Path, *, size: int = 8, clock: Clock | None = None,
+                 ocs_name: str = "ocs-dut", ocs_serial: str | None = None,
+                 channels: int | None = None):
+        self.state_dir = Path(state_dir)
+        self.clock = clock or RealClock()
+        self.optics = OpticalModel(self.clock)
+        self.ocs = OcsDevice(ocs_name, self.optics, size=size, serial=ocs_serial)
+        self.bench = AcceptanceBench(self.optics, self.ocs, channels=channels)
+        self.ocs_server: ScpiTcpServer | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def laser(self) -> TunableLaser:
+        return self.bench.laser
+
+    @property
+    def meter(self) -> PowerMeter:
+        return self.bench.meter
+
+    def start(self) -> Path:
+        """Serve everything; return the inventory's path."""
+        if self._loop is not None:
+            raise RuntimeError("bench already started")
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="bench",
+                                        daemon=True)
+        self._thread.start()
+        try:
+            self.call(self._start_servers())
+        except BaseException:
+            self.stop()
+            raise
+        self.bench.write_reference(self.state_dir / REFERENCE_FILE)
+        return self.write_inventory()
+
+    async def _start_servers(self) -> None:
+        self.ocs_server = ScpiTcpServer(self.ocs, make_interpreter(self.ocs))
+        await self.ocs_server.start()
+        await self.bench.start_servers()
+
+    async def _stop_servers(self) -> None:
+        if self.ocs_server is not None:
+            await self.ocs_server.stop()
+        await self.bench.stop_servers()
+
+    def call(self, coroutine: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
+        if self._loop is None:
+            raise RuntimeError("bench not started")
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+        if self._loop.is_running():
+            try:
+                self.call(self._stop_servers(), timeout=10)
+            finally:
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                if self._thread is not None:
+                    self._thread.join(timeout=10)
+        self._loop.close()
+        self._loop = None
+
+    def __enter__(self) -> BenchLab:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def inventory(self) -> dict[str, Any]:
+        assert self.ocs_server is not None
+        ocs = {"name": self.ocs.name, "kind": "ocs", "transport": "visa",
+               "address": f"TCPIP::127.0.0.1::{self.ocs_server.port}::SOCKET",
+               "timeout_seconds": 5.0, "labels": {"role": "dut"}}
+        instruments = self.bench.inventory_entries(reference=REFERENCE_FILE,
+                                                   labels={"role": "test-set"})
+        return {"journal": "journal.jsonl", "devices": [ocs, *instruments]}
+
+    def write_inventory(self) -> Path:
+        path = self.state_dir / "inventory.yaml"
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(yaml.safe_dump(self.inventory(), sort_keys=False))
+        os.replace(tmp, path)
+        return path

@@ -1,0 +1,311 @@
+"""Model of a multiport optical power meter.
+
+What is modelled, and why:
+
+- Ports ``1..channels`` are photodiodes at the end of fibers: inputs of a
+  :class:`~emulators.optics.model.Receiver` named after the meter, so what a
+  port reads is what the optical model delivers to it.
+- Accuracy: each port reads with a fixed calibration error of up to
+  +-``ACCURACY_DB`` (0.02 dB), drawn from the serial number, so the same
+  instrument is wrong the same way every time, as a real one is between
+  calibrations.
+- Noise: a Gaussian 0.01 dB (one sigma) at 10 ms averaging, growing as the
+  square root of how much shorter the averaging is (0.1 dB at 100 µs), capped
+  at 0.5 dB; plus a dark floor of a few pW (3 pW, spread 1 dB), so a dark
+  port reads about -85 dBm, never nothing.
+- A reading averages the power over its averaging time, which it waits (on
+  the injected clock) before answering. Logging takes ``samples`` samples,
+  each the average over one interval, starting at the command; the samples
+  are computed when asked for, from the optical model's memory of the recent
+  past (an OCS's reconfigurations, a laser's settings): between two moments
+  at which something changed every power is constant, so only those moments
+  are evaluated, whatever the sample count.
+- The wavelength setting is kept and reported but the optical model carries
+  power only, so a wrong setting costs no accuracy here (it would on a real
+  meter: the responsivity differs by tenths of a dB across a band).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import struct
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from drivers.instruments.commands import (
+    LOGGING_COMPLETE,
+    LOGGING_IN_PROGRESS,
+    MAX_LOGGING_SAMPLES,
+    NO_FUNCTION,
+)
+from emulators.clock import Clock
+from emulators.faults import FaultInjector
+from emulators.optics.model import OpticalModel, Receiver, dbm_to_mw
+from emulators.scpi.parser import ErrorQueue, ScpiError
+
+ACCURACY_DB = 0.02
+NOISE_DB = 0.01
+NOISE_REFERENCE_SECONDS = 0.01
+MAX_NOISE_DB = 0.5
+FLOOR_W = 3e-12
+FLOOR_SPREAD_DB = 1.0
+DEFAULT_AVERAGING_SECONDS = 0.01
+DEFAULT_WAVELENGTH_M = 1550e-9
+_NOISE_TABLE = 1 << 16
+
+
+def noise_db(averaging_seconds: float) -> float:
+    """One sigma of a reading's noise, dB, at the given averaging time."""
+    return min(MAX_NOISE_DB, NOISE_DB * math.sqrt(NOISE_REFERENCE_SECONDS / averaging_seconds))
+
+
+@dataclass
+class _Port:
+    wavelength_m: float = DEFAULT_WAVELENGTH_M
+    averaging_seconds: float = DEFAULT_AVERAGING_SECONDS
+    unit: int = 0  # 0 dBm, 1 W
+    last_w: float | None = None
+    log_samples: int = 100
+    log_interval: float = 1e-4
+    log_start: float | None = None
+    log_data: bytes | None = None
+
+    @property
+    def log_end(self) -> float | None:
+        if self.log_start is None:
+            return None
+        return self.log_start + self.log_samples * self.log_interval
+
+
+@dataclass(frozen=True)
+class _Plan:
+    key: tuple[float, int, float]  # start, samples, interval
+    bounds: list[float]  # start, every change time inside, end
+    runs: list[tuple[int, list[tuple[int, float]]]]  # (repeat, [(stretch, weight)])
+
+
+class PowerMeter:
+    """One meter: port settings, readings, logging, and its receiver in the optical model."""
+
+    def __init__(self, name: str, optics: OpticalModel, *, channels: int = 4,
+                 serial: str | None = None, firmware: str = "2.1.0"):
+        if not 1 <= channels <= 1024:
+            raise ValueError("a power meter has 1..1024 ports")
+        self.name = name
+        self.channels = channels
+        self.serial = serial or f"PM{zlib.crc32(name.encode()) % 10**8:08d}"
+        self.firmware = firmware
+        self.optics = optics
+        self.clock: Clock = optics.clock
+        self.lock = optics.lock
+        self.errors = ErrorQueue()
+        self.event_status_enable = 0
+        self.faults = FaultInjector(name)
+        self.power_listeners: list[Callable[[bool], None]] = []
+        calibration = random.Random(f"{self.serial}/calibration")
+        self.offset_db = [calibration.uniform(-ACCURACY_DB, ACCURACY_DB)
+                          for _ in range(channels)]
+        self._noise = random.Random(f"{self.serial}/noise")
+        self._normals: list[float] | None = None
+        self._factors: dict[float, list[float]] = {}
+        self._floors: list[float] | None = None
+        self._last_plan: _Plan | None = None
+        self.ports = [_Port() for _ in range(channels)]
+        optics.add(Receiver(name, [str(n) for n in range(1, channels + 1)]))
+
+    # ---- what a server needs --------------------------------------------------------
+
+    def is_up(self) -> bool:
+        return True
+
+    def seconds_until_up(self) -> float:
+        return 0.0
+
+    # ---- ports and settings ------------------------------------------------------------
+
+    def port(self, number: int) -> _Port:
+        if not 1 <= number <= self.channels:
+            raise ScpiError(-222, f"port {number} not in 1..{self.channels}")
+        return self.ports[number - 1]
+
+    def _settable(self, number: int) -> _Port:
+        port = self.port(number)
+        if self._logging(port):
+            raise ScpiError(-221, f"port {number} is logging")
+        return port
+
+    def set_wavelength_m(self, number: int, metres: float) -> None:
+        if not 400e-9 <= metres <= 1800e-9:
+            raise ScpiError(-222, f"wavelength {metres:g} m not in 400..1800 nm")
+        self._settable(number).wavelength_m = metres
+
+    def set_averaging_seconds(self, number: int, seconds: float) -> None:
+        if not 1e-6 <= seconds <= 10.0:
+            raise ScpiError(-222, f"averaging time {seconds:g} s not in 1 µs..10 s")
+        self._settable(number).averaging_seconds = seconds
+
+    def set_unit(self, number: int, unit: int) -> None:
+        self._settable(number).unit = unit
+
+    def reset(self) -> None:
+        with self.lock:
+            self.ports = [_Port() for _ in range(self.channels)]
+
+    # ---- physics ------------------------------------------------------------------------
+
+    def _true_w(self, number: int, at: float) -> float:
+        return dbm_to_mw(self.optics.power_dbm_at(f"{self.name}:{number}", at)) / 1000.0
+
+    def _average_w(self, number: int, start: float, end: float) -> float:
+        """True power at the port averaged over ``[start, end]``, watts."""
+        if end <= start:
+            return self._true_w(number, start)
+        bounds = [start, *(t for t in self.optics.change_times(start, end) if t < end), end]
+        total = sum(self._true_w(number, a) * (b - a) for a, b in itertools.pairwise(bounds))
+        return total / (end - start)
+
+    def _reading_w(self, number: int, true_w: float, averaging_seconds: float) -> float:
+        gain = 10.0 ** ((self.offset_db[number - 1]
+                         + self._noise.gauss(0.0, noise_db(averaging_seconds))) / 10.0)
+        floor = FLOOR_W * 10.0 ** (self._noise.gauss(0.0, FLOOR_SPREAD_DB) / 10.0)
+        return float(true_w * gain + floor)
+
+    async def read(self, numbers: list[int]) -> list[float]:
+        """New readings of the ports (watts), after waiting the longest averaging time."""
+        ports = [self.port(n) for n in numbers]
+        start = self.clock.now()
+        await self.clock.sleep(max((p.averaging_seconds for p in ports), default=0.0))
+        with self.lock:
+            readings = []
+            for number, port in zip(numbers, ports, strict=True):
+                true_w = self._average_w(number, start, start + port.averaging_seconds)
+                port.last_w = self._reading_w(number, true_w, port.averaging_seconds)
+                readings.append(port.last_w)
+            return readings
+
+    # ---- logging --------------------------------------------------------------------------
+
+    def _logging(self, port: _Port) -> bool:
+        end = port.log_end
+        return end is not None and self.clock.now() < end
+
+    def set_logging(self, number: int, samples: int, interval: float) -> None:
+        if not 1 <= samples <= MAX_LOGGING_SAMPLES:
+            raise ScpiError(-222, f"logging takes 1..{MAX_LOGGING_SAMPLES} samples")
+        if not 1e-6 <= interval <= 10.0:
+            raise ScpiError(-222, f"logging averaging time {interval:g} s not in 1 µs..10 s")
+        port = self._settable(number)
+        port.log_samples, port.log_interval = samples, interval
+
+    def start_logging(self, number: int) -> None:
+        port = self.port(number)
+        port.log_start, port.log_data = self.clock.now(), None
+
+    def stop_logging(self, number: int) -> None:
+        port = self.port(number)
+        port.log_start, port.log_data = None, None
+
+    def logging_state(self, number: int) -> str:
+        port = self.port(number)
+        if port.log_start is None:
+            return NO_FUNCTION
+        return LOGGING_IN_PROGRESS if self._logging(port) else LOGGING_COMPLETE
+
+    def busy_until(self) -> float:
+        """When every logging started so far has completed (``*OPC?`` waits for it)."""
+        ends = [end for port in self.ports if (end := port.log_end) is not None]
+        return max(ends, default=self.clock.now())
+
+    async def logging_result(self, number: int) -> bytes:
+        """The logged samples as float32 little-endian watts; waits for the logging to end."""
+        port = self.port(number)
+        end = port.log_end
+        if port.log_start is None or end is None:
+            raise ScpiError(-221, f"port {number} has no logging data")
+        await self.clock.sleep(end - self.clock.now())
+        with self.lock:
+            if port.log_data is None:
+                samples = self._logged_w(number, port.log_start, port.log_samples,
+                                         port.log_interval)
+                port.log_data = struct.pack(f"<{len(samples)}f", *samples)
+            return port.log_data
+
+    def _plan(self, start: float, count: int, interval: float) -> _Plan:
+        """How the samples of a logging map onto the stretches between change times.
+
+        Shared by every port logging over the same span (one program message
+        starts them together), so it is worked out once per logging run.
+        """
+        key = (start, count, interval)
+        if self._last_plan is not None and self._last_plan.key == key:
+            return self._last_plan
+        end = start + count * interval
+        bounds = [start, *(t for t in self.optics.change_times(start, end) if t < end), end]
+        runs: list[tuple[int, list[tuple[int, float]]]] = []
+        stretch = 0
+        last_stretch = len(bounds) - 2
+        for k in range(count):
+            first, last = start + k * interval, start + (k + 1) * interval
+            while stretch < last_stretch and bounds[stretch + 1] <= first:
+                stretch += 1
+            if stretch == last_stretch or bounds[stretch + 1] >= last:
+                if runs and runs[-1][1] == [(stretch, 1.0)]:
+                    runs[-1] = (runs[-1][0] + 1, runs[-1][1])
+                else:
+                    runs.append((1, [(stretch, 1.0)]))
+                continue
+            weights = []  # a sample that straddles a change: weighted by overlap
+            for j in range(stretch, last_stretch + 1):
+                if bounds[j] >= last:
+                    break
+                overlap = min(last, bounds[j + 1]) - max(first, bounds[j])
+                if overlap > 0:
+                    weights.append((j, overlap / interval))
+            runs.append((1, weights))
+        self._last_plan = _Plan(key, bounds, runs)
+        return self._last_plan
+
+    def _logged_w(self, number: int, start: float, count: int, interval: float) -> list[float]:
+        plan = self._plan(start, count, interval)
+        gain = 10.0 ** (self.offset_db[number - 1] / 10.0)
+        level = [self._true_w(number, at) * gain for at in plan.bounds[:-1]]
+        true: list[float] = []
+        for repeat, weights in plan.runs:
+            true.extend([sum(level[j] * w for j, w in weights)] * repeat)
+        factors = self._slice(self._factor_table(noise_db(interval)), count)
+        floors = self._slice(self._floor_table(), count)
+        return [w * f + fl for w, f, fl in zip(true, factors, floors, strict=True)]
+
+    def _slice(self, table: list[float], count: int) -> list[float]:
+        """``count`` consecutive values of ``table`` from a random place, wrapping around."""
+        offset = self._noise.randrange(len(table))
+        out = table[offset:offset + count]
+        while len(out) < count:
+            out.extend(table[:count - len(out)])
+        return out
+
+    def _standard_normals(self) -> list[float]:
+        if self._normals is None:
+            draw = random.Random(f"{self.serial}/logging-noise")
+            self._normals = [draw.gauss(0.0, 1.0) for _ in range(_NOISE_TABLE)]
+        return self._normals
+
+    def _factor_table(self, sigma_db: float) -> list[float]:
+        table = self._factors.get(sigma_db)
+        if table is None:
+            scale = sigma_db * math.log(10.0) / 10.0
+            table = [math.exp(scale * z) for z in self._standard_normals()]
+            self._factors = {sigma_db: table}
+        return table
+
+    def _floor_table(self) -> list[float]:
+        if self._floors is None:
+            normals = self._standard_normals()
+            scale = FLOOR_SPREAD_DB * math.log(10.0) / 10.0
+            # Offset by half the table so floor and signal noise are not the same draw.
+            half = len(normals) // 2
+            self._floors = [FLOOR_W * math.exp(scale * z) for z in normals[half:] + normals[:half]]
+        return self._floors
