@@ -217,6 +217,7 @@ class TelemetryCollector:
     async def _collect(self, tables: Sequence[str], *, histogram: bool) -> _Walked:
         started, requests_before = time.monotonic(), self.session.requests
         variables_before = self.session.variables
+        self.session.mark()
         try:
             async with asyncio.timeout(self.budget_seconds):
                 return await self._walk(tables, histogram, started, requests_before,
@@ -271,7 +272,7 @@ class TelemetryCollector:
             requests=self.session.requests - requests_before,
             variables=self.session.variables - variables_before,
             duration_seconds=time.monotonic() - started,
-            started_monotonic=started)
+            started_monotonic=self.session.first_request_monotonic or started)
         return _Walked(rows, histograms, port_names, threshold_ber, info)
 
     async def _walk_histograms(self, lanes: Mapping[tuple[int, ...], Row], up_time: Oid

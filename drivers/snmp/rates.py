@@ -7,9 +7,11 @@ after a *discontinuity*, and no difference is taken across one:
 
 - the agent restarted: sysUpTime went backwards between the readings, or during
   either of them (:attr:`CollectionInfo.restarted`); every counter started again
-  from zero (MSO-CPC-MIB, msoCpcLaneDiscontinuityTime). A restart that sysUpTime
-  does not show (the agent was down and up again for longer than it had been up
-  before) cannot be told from the counters alone; a TimeTicks wrap after 497 days
+  from zero (MSO-CPC-MIB, msoCpcLaneDiscontinuityTime). sysUpTime does not go
+  backwards when the agent had been up for less time before the restart than
+  since; then it advanced less than this host's clock did, which is taken as a
+  restart too when the shortfall is over :data:`RESTART_SLACK_SECONDS` plus 1 %
+  (slack for a first request that needed a retry). A TimeTicks wrap after 497 days
   reads as a restart, which costs one interval, not a wrong rate;
 - the lane's msoCpcLaneDiscontinuityTime changed: its receiver was reset;
 - a counter went backwards by more than a wrap could explain in the interval
@@ -59,6 +61,9 @@ CODEWORDS_PER_SECOND = LANE_RATE_BPS // CODEWORD_BITS
 """39,062,500 codewords per second per lane."""
 FLR_PER_CER = 1.125
 """Frame loss ratio per codeword error ratio, interleave of one (MSO-CPC-MIB)."""
+RESTART_SLACK_SECONDS = 5.0
+"""How much less than this host's clock the agent's sysUpTime may advance between two
+readings before that counts as a restart."""
 PLAUSIBLE_RATE_MARGIN = 2.0
 """A wrapped difference is believed up to this many times the line rate's codewords."""
 
@@ -128,9 +133,16 @@ def restart_between(before: CpcTelemetry, after: CpcTelemetry) -> str | None:
     if before.info.restarted or after.info.restarted:
         return "the agent restarted during a reading (sysUpTime went backwards)"
     start, end = before.info.uptime_end_seconds, after.info.uptime_seconds
-    if start is not None and end is not None and end < start:
+    if start is None or end is None:
+        return None
+    if end < start:
         return (f"the agent restarted: sysUpTime went back from {start:.2f} s to {end:.2f} s,"
                 f" and its counters started again from zero")
+    first = before.info.uptime_seconds
+    local = after.info.started_monotonic - before.info.started_monotonic
+    if first is not None and end - first < local - RESTART_SLACK_SECONDS - 0.01 * local:
+        return (f"the agent restarted: its sysUpTime advanced {end - first:.2f} s while "
+                f"{local:.2f} s went by, and its counters started again from zero")
     return None
 
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import socket
+import time
 import weakref
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -265,7 +266,16 @@ class SnmpSession:
         """PDUs this session asked the engine to send (its own retries not counted)."""
         self.variables = 0
         """Variable bindings received."""
+        self.answered = False
+        """Whether the agent has answered a request of this session."""
+        self.first_request_monotonic: float | None = None
+        """``time.monotonic()`` when the first request since :meth:`mark` was handed to the
+        engine (its USM discovery, on the first request to an agent, goes just before)."""
         self._address: tuple[tuple[int, ...], tuple[Any, ...]] | None = None
+
+    def mark(self) -> None:
+        """Start timing anew: the next request sets :attr:`first_request_monotonic`."""
+        self.first_request_monotonic = None
 
     async def _resolve(self) -> tuple[tuple[int, ...], tuple[Any, ...]]:
         if self._address is None:
@@ -297,6 +307,8 @@ class SnmpSession:
                                    int(error_index or 0), var_binds))
 
         self.requests += 1
+        if self.first_request_monotonic is None:
+            self.first_request_monotonic = time.monotonic()
         generator.send_varbinds(held.engine, name, None, b"", *arguments, done)
         return await future
 
@@ -304,6 +316,7 @@ class SnmpSession:
                asked: Sequence[Oid]) -> None:
         if error_indication:
             raise self._error(error_indication)
+        self.answered = True
         if error_status:
             status = (_ERROR_STATUS[error_status] if error_status < len(_ERROR_STATUS)
                       else str(error_status))
@@ -400,14 +413,21 @@ class SnmpSession:
         answers to ``with_each`` (non-repeaters: GETNEXT of each, e.g. ``sysUpTime``
         gives sysUpTime.0), so a caller can tell whether the agent restarted mid-walk.
         Up to ``concurrency`` requests are in flight at once, each for its own subtrees,
-        so that the agent encodes one response while this side decodes another.
+        so that the agent encodes one response while this side decodes another; until
+        the agent has answered this session once, one request goes alone (it carries
+        USM discovery, and wrong credentials then fail one request, not several).
         """
         found: dict[Oid, list[VarBind]] = {tuple(root): [] for root in roots}
         waiting: list[Oid] = list(found)
         extras: list[list[VarBind]] = []
         width = max(1, self.max_varbinds // self.max_repetitions)
+        answered = asyncio.Event()
+        if self.answered:
+            answered.set()
 
-        async def worker() -> None:
+        async def worker(first: bool) -> None:
+            if not first:
+                await answered.wait()
             cursors: dict[Oid, Oid] = {}
             while True:
                 while waiting and len(cursors) < width:
@@ -421,10 +441,11 @@ class SnmpSession:
                 extra, rows = await self.bulk(with_each, [cursor for _, cursor in batch],
                                               repetitions)
                 extras.append(extra)
+                answered.set()
                 self._advance(batch, rows, cursors, found)
 
-        workers = [asyncio.ensure_future(worker())
-                   for _ in range(max(1, min(concurrency, len(found))))]
+        workers = [asyncio.ensure_future(worker(number == 0))
+                   for number in range(max(1, min(concurrency, len(found))))]
         try:
             await asyncio.gather(*workers)
         finally:

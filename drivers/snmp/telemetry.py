@@ -32,7 +32,8 @@ class CollectionInfo:
     """Variable bindings received."""
     duration_seconds: float
     started_monotonic: float
-    """``time.monotonic()`` of this process when the collection started."""
+    """``time.monotonic()`` of this process when the collection's first request went out
+    (after the address lookup and engine set-up, which only the first one pays)."""
 
 
 @dataclass(frozen=True)
