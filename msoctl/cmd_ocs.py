@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,6 +12,14 @@ import click
 
 from drivers.errors import ValidationError
 from drivers.ocs import BootMode, OcsDriver, PortMap
+from msoctl.acceptance import (
+    CharacterizeRequest,
+    limits_from_options,
+    load_report,
+    run_characterization,
+)
+from msoctl.characterize import Limits, parse_port_list, parse_wavelengths
+from msoctl.characterize_report import summary_rows
 from msoctl.cli import Context, pass_context
 from msoctl.inventory import Device
 from msoctl.journal import locked_change
@@ -354,3 +363,109 @@ def light(ctx: Context, device: str, console: bool, output: str) -> None:
     click.echo(table(["ingress", "egress", "in dBm", "out dBm", "loss dB", "light"],
                      [[p.ingress, p.egress, p.ingress_dbm, p.egress_dbm, p.insertion_loss_db,
                        p.status] for p in paths]))
+
+
+# ---- acceptance testing with lab instruments (msoctl/characterize.py) ----------------------
+
+
+@ocs.command()
+@click.argument("device")
+@click.option("--laser", "laser_name", required=True, metavar="NAME",
+              help="Tunable laser (inventory kind laser) feeding the ingress ports.")
+@click.option("--meter", "meter_name", required=True, metavar="NAME",
+              help="Power meter (inventory kind meter) on the egress ports.")
+@click.option("--ports", metavar="LIST",
+              help="Ports to characterize, e.g. 1-8,65-72: every named ingress port to every "
+                   "named egress port (all of the test set's when none of a side is named).")
+@click.option("--wavelengths", default="1550", show_default=True, metavar="NM[,NM...]",
+              help="Wavelengths, nm.")
+@click.option("--repeat", type=click.IntRange(1, 100), default=3, show_default=True,
+              help="Rounds: each path is reconnected and measured this many times.")
+@click.option("--out", "out_dir", required=True, metavar="DIR",
+              type=click.Path(path_type=Path, file_okay=False),
+              help="Directory for report.json, measurements.csv, figures and the state "
+                   "that lets a rerun continue.")
+@click.option("--reference", metavar="FILE", type=click.Path(path_type=Path, dir_okay=False),
+              help="Test-set reference (default: the laser's 'reference' in the inventory).")
+@click.option("--laser-power", type=float, default=10.0, show_default=True, metavar="DBM",
+              help="Laser output power, dBm.")
+@click.option("--averaging-time", type=float, default=0.01, show_default=True, metavar="S",
+              help="Meter averaging time of the single readings, seconds.")
+@click.option("--log-interval", type=float, default=1e-4, show_default=True, metavar="S",
+              help="Meter logging interval for switching time, seconds.")
+@click.option("--log-window", type=float, default=0.1, show_default=True, metavar="S",
+              help="Longest logging window per switch step, seconds.")
+@click.option("--max-il", type=float, default=Limits.max_insertion_loss_db, show_default=True,
+              metavar="DB", help="Insertion-loss limit, dB.")
+@click.option("--max-repeatability", type=float, default=Limits.max_repeatability_db,
+              show_default=True, metavar="DB", help="Repeatability limit, +-dB.")
+@click.option("--max-switching-ms", type=float, default=Limits.max_switching_seconds * 1000,
+              show_default=True, metavar="MS", help="Switching-time limit, ms.")
+@click.option("--max-crosstalk", type=float, default=Limits.max_crosstalk_db, show_default=True,
+              metavar="DB", help="Crosstalk limit, dB (relative to the launched power).")
+@click.option("--restart", is_flag=True,
+              help="Discard a previous, different characterization in DIR and start again.")
+@force_option
+@output_option
+@pass_context
+def characterize(ctx: Context, device: str, laser_name: str, meter_name: str, ports: str | None,
+                 wavelengths: str, repeat: int, out_dir: Path, reference: Path | None,
+                 laser_power: float, averaging_time: float, log_interval: float,
+                 log_window: float, max_il: float, max_repeatability: float,
+                 max_switching_ms: float, max_crosstalk: float, restart: bool, force: bool,
+                 output: str) -> None:
+    """Acceptance test of DEVICE: insertion loss, repeatability, switching time, crosstalk.
+
+    Each switch step sets a whole permutation and measures every path of it at
+    once (the laser reaches every ingress port through a fan-out; every egress
+    port has its own meter port). Interrupted, a rerun with the same options
+    continues where it stopped. Writes DIR/report.json, DIR/measurements.csv and
+    PNG figures; exits 1 when a limit is not met.
+    """
+    request = CharacterizeRequest(
+        device=device, laser=laser_name, meter=meter_name,
+        ports=parse_port_list(ports) if ports else None,
+        wavelengths_nm=parse_wavelengths(wavelengths), repeat=repeat, out_dir=out_dir,
+        reference=reference, laser_power_dbm=laser_power, averaging_seconds=averaging_time,
+        log_interval_seconds=log_interval, log_window_seconds=log_window,
+        limits=limits_from_options(max_il, max_repeatability, max_switching_ms, max_crosstalk),
+        restart=restart, force=force,
+        show_progress=output != "json" and sys.stderr.isatty())
+    document = run_characterization(ctx, request)
+    if output == "json":
+        emit_json(document)
+    else:
+        _print_characterization(document, out_dir)
+    if not document["pass"]:
+        raise click.ClickException(f"{device} did not pass: " + "; ".join(document["failures"]))
+
+
+@ocs.command()
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path, file_okay=False))
+@output_option
+def report(directory: Path, output: str) -> None:
+    """Print the summary of a characterization written to DIR."""
+    document = load_report(directory)
+    if output == "json":
+        emit_json(document)
+        return
+    _print_characterization(document, directory)
+
+
+def _print_characterization(document: dict[str, Any], directory: Path) -> None:
+    settings = document["settings"]
+    verdict = "PASS" if document["pass"] else "FAIL"
+    ocs_id = document.get("identities", {}).get("ocs", {})
+    click.echo(f"{document['device']}: {verdict}  "
+               f"({len(settings['ingress'])}x{len(settings['egress'])} paths, "
+               f"{len(settings['wavelengths_nm'])} wavelength(s), {settings['repeat']} round(s), "
+               f"{document['steps']} switch steps"
+               + (f"; serial {ocs_id['serial']}" if ocs_id.get("serial") else "") + ")")
+    click.echo(table(["measure", "wavelength", "measured", "limit", "result"],
+                     summary_rows(document)))
+    for failure in document["failures"]:
+        click.echo(f"  - {failure}")
+    files = document.get("files", {})
+    names = [files.get("report"), files.get("measurements"),
+             *files.get("insertion_loss_heatmaps", []), files.get("switching_histogram")]
+    click.echo(f"files in {directory}: " + ", ".join(n for n in names if n))
