@@ -322,7 +322,7 @@ def test_the_budget_holds_under_a_slow_or_frozen_agent(tiny: Agent, fault: Fault
         return took, len((await collector.cpc()).lanes)  # and the collector carries on
 
     took, lanes = collect(scenario())
-    assert 1.0 <= took < 1.5
+    assert 1.0 <= took < 2.0  # not the 3 s that 6 tries of 0.5 s would take; slack for load
     assert lanes == 4
 
 
