@@ -44,11 +44,17 @@ So a fault of the switch's hardware (a laser, an engine, a lane's BER) is named 
 the switch, as an operator would; a fault of how the switch is managed is named on
 the management face it hits: ``sw-a`` for NETCONF (the default face, as before
 SNMP existed), ``sw-a/snmp`` for the SNMP agent. Clearing works the same way.
+
+The lab also serves its control endpoint (emulators/lab/control.py: status and
+faults over HTTP on loopback, a token in ``secrets/lab-control.token``), and
+says where in ``lab.json`` once the inventory is written; ``msoctl lab status``
+and ``msoctl lab fault`` use it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import secrets
@@ -67,6 +73,13 @@ from emulators.clock import Clock, RealClock
 from emulators.cpo.agent import CpoAgent, UsmCredentials
 from emulators.cpo.model import SwitchTelemetry, TelemetrySpec, receiver_source
 from emulators.faults import Fault, FaultError, FaultInjector
+from emulators.lab.control import (
+    ENDPOINT_FILE,
+    TOKEN_FILE,
+    ControlServer,
+    endpoint_document,
+    remove_endpoint_file,
+)
 from emulators.lab.topology import Topology, load_topology
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
@@ -121,6 +134,7 @@ class Lab:
         self.switches: dict[str, SwitchDevice] = {}
         self.telemetry: dict[str, SwitchTelemetry] = {}
         self.snmp: dict[str, CpoAgent] = {}
+        self.control: ControlServer | None = None
         self._tick: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -205,7 +219,11 @@ class Lab:
         except BaseException:
             self.stop()
             raise
-        return self.write_inventory()
+        inventory = self.write_inventory()
+        if self.control is not None:  # last: a client finding it finds the lab whole
+            self._write_atomically(self.state_dir / ENDPOINT_FILE, json.dumps(
+                endpoint_document(self.control, self), indent=2) + "\n", 0o644)
+        return inventory
 
     async def _start_servers(self) -> None:
         for name, device in self.ocs.items():
@@ -236,6 +254,8 @@ class Lab:
         if self.switches:
             self._write_atomically(self.state_dir / KNOWN_HOSTS, "".join(
                 f"{switch.known_hosts_line()}\n" for switch in self.switches.values()), 0o644)
+        self.control = ControlServer(self, self._new_secret(TOKEN_FILE))
+        await self.control.start()
 
     def _new_password(self, name: str) -> str:
         """A random password for switch ``name``, written to secrets/<name>.password."""
@@ -279,6 +299,9 @@ class Lab:
             await asyncio.sleep(AMP_TICK_SECONDS)
 
     async def _stop_servers(self) -> None:
+        if self.control is not None:
+            remove_endpoint_file(self.state_dir, self.control)
+            await self.control.stop()
         if self._tick is not None:
             self._tick.cancel()
         for server in self.tcp.values():

@@ -1,0 +1,315 @@
+"""The lab's control endpoint: status and fault injection for ``msoctl lab``.
+
+Protocol: HTTP/1.1 on loopback (``127.0.0.1``, an ephemeral port), served on
+the lab's event loop; one request per connection (the server closes it after
+its answer); JSON bodies in UTF-8. Every request carries the lab's token::
+
+    Authorization: Bearer <token>
+
+The token is new at every start (32 random bytes, URL-safe base64), written to
+``<state_dir>/secrets/lab-control.token`` (mode 0600, the directory 0700), so
+only the user who runs the lab (and root) can read it. A request without it,
+or with another, is answered ``401`` and nothing is done. Nothing but
+loopback is bound.
+
+Once every device listens and the inventory is written, the lab writes
+``<state_dir>/lab.json`` (atomically, mode 0644) saying where it is::
+
+    {"protocol": "msoctl-lab-control/1", "url": "http://127.0.0.1:PORT",
+     "host": "127.0.0.1", "port": PORT, "token_file": "secrets/lab-control.token",
+     "pid": PID, "topology": NAME, "inventory": "inventory.yaml"}
+
+(paths relative to the state directory), and removes it when it stops. A
+``lab.json`` whose port answers nothing is left from a lab that was killed.
+
+Requests:
+
+- ``GET /v1/status``: the status document (emulators/lab/status.py).
+- ``GET /v1/faults/kinds``: ``{"targets": {TARGET: [KIND, ...]}}``.
+- ``POST /v1/faults``, body ``{"kind", "target"}`` and optionally ``"port"``
+  (what the fault hits inside the target: an OCS port, ``Ethernet2@0``, a
+  pump, a CPO laser ``M/L``), ``"seconds"``, ``"count"``, ``"power_loss"``
+  (a reboot's; default true): answers ``{"target", "injected": FAULT}``; a
+  fiber cut's FAULT lists the ``"fibers"`` it cut.
+- ``POST /v1/faults/clear``, body ``{"target"}`` and optionally ``"kind"``
+  (default: every fault on the target): answers ``{"target", "cleared":
+  [FAULT, ...]}``.
+
+Errors are ``{"error": "one line"}`` with 400 (a bad request: unknown
+target, a kind the target does not take, the listing of those it does, a
+parameter the device refuses), 401 (token), 404, 405, 411, 413, or 500.
+Requests run in a worker thread, one at a time, the way tests inject faults
+from outside the loop; the loop keeps serving the devices meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable
+from http import HTTPStatus
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from emulators.faults import Fault, FaultError
+from emulators.lab.status import (
+    FIBER_CUT,
+    check_fault,
+    fault_document,
+    fault_kinds,
+    fault_targets,
+    fibers_of,
+    lab_status,
+)
+
+if TYPE_CHECKING:
+    from emulators.lab.lab import Lab
+
+log = logging.getLogger(__name__)
+
+PROTOCOL = "msoctl-lab-control/1"
+ENDPOINT_FILE = "lab.json"
+TOKEN_FILE = "lab-control.token"
+"""In the lab's secrets directory."""
+HOST = "127.0.0.1"
+MAX_HEADER_BYTES = 16 * 1024
+MAX_BODY_BYTES = 64 * 1024
+READ_TIMEOUT_SECONDS = 5.0
+REQUEST_TIMEOUT_SECONDS = 30.0
+FAULT_FIELDS = ("kind", "target", "port", "seconds", "count", "power_loss")
+CLEAR_FIELDS = ("kind", "target")
+
+
+class _HttpError(Exception):
+    def __init__(self, status: HTTPStatus, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class ControlServer:
+    """The control endpoint of ``lab``; the token is checked on every request."""
+
+    def __init__(self, lab: Lab, token: str):
+        self.lab = lab
+        self._token = token.encode("utf-8")
+        self._server: asyncio.Server | None = None
+        self._lock = threading.Lock()  # one change at a time
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, HOST, 0,
+                                                  limit=MAX_HEADER_BYTES)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+            await server.wait_closed()
+
+    # ---- HTTP --------------------------------------------------------------------------
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            try:
+                method, path, headers, body = await asyncio.wait_for(
+                    _read_request(reader), READ_TIMEOUT_SECONDS)
+                self._check_token(headers)
+                handler, wants_body = self._route(method, path)
+                document = _parse_body(body) if wants_body else None
+                answer = await asyncio.wait_for(
+                    asyncio.get_running_loop().run_in_executor(None, self._locked, handler,
+                                                               document),
+                    REQUEST_TIMEOUT_SECONDS)
+                status = HTTPStatus.OK
+            except _HttpError as error:
+                status, answer = error.status, {"error": error.message}
+            except FaultError as error:
+                status, answer = HTTPStatus.BAD_REQUEST, {"error": str(error)}
+            except TimeoutError:
+                status, answer = HTTPStatus.REQUEST_TIMEOUT, {"error": "request timed out"}
+            except Exception as error:  # one bad request must not stop the lab
+                log.exception("lab control: request failed")
+                status = HTTPStatus.INTERNAL_SERVER_ERROR
+                answer = {"error": f"{type(error).__name__}: {error}"}
+            payload = json.dumps(answer).encode("utf-8")
+            writer.write(
+                f"HTTP/1.1 {status.value} {status.phrase}\r\n"
+                "Content-Type: application/json\r\n"
+                f"Content-Length: {len(payload)}\r\n"
+                f"X-Msoctl-Lab: {PROTOCOL}\r\n"
+                "Connection: close\r\n\r\n".encode("ascii") + payload)
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass  # the client went away
+        finally:
+            writer.close()
+
+    def _check_token(self, headers: dict[str, str]) -> None:
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+                token.strip().encode("utf-8"), self._token):
+            raise _HttpError(HTTPStatus.UNAUTHORIZED,
+                             "refused: no token or a wrong one (the lab's token is in "
+                             f"secrets/{TOKEN_FILE} of its state directory)")
+
+    def _route(self, method: str, path: str) -> tuple[Callable[[Any], Any], bool]:
+        routes: dict[str, tuple[str, Callable[[Any], Any], bool]] = {
+            "/v1/status": ("GET", lambda _: lab_status(self.lab), False),
+            "/v1/faults/kinds": ("GET", lambda _: {"targets": fault_targets(self.lab)}, False),
+            "/v1/faults": ("POST", self.inject, True),
+            "/v1/faults/clear": ("POST", self.clear, True),
+        }
+        route = routes.get(path.split("?", 1)[0])
+        if route is None:
+            raise _HttpError(HTTPStatus.NOT_FOUND, f"no such resource {path!r}; resources: "
+                             f"{', '.join(routes)}")
+        if method != route[0]:
+            raise _HttpError(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} takes {route[0]}")
+        return route[1], route[2]
+
+    def _locked(self, handler: Callable[[Any], Any], document: Any) -> Any:
+        with self._lock:
+            return handler(document)
+
+    # ---- operations ----------------------------------------------------------------------
+
+    def inject(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Inject the fault of a ``POST /v1/faults`` body; FaultError for a bad one."""
+        _check_fields(request, FAULT_FIELDS)
+        kind = _text(request, "kind")
+        target = _text(request, "target")
+        port = request.get("port")
+        if port is not None and not isinstance(port, str | int):
+            raise FaultError("port must be text or an integer")
+        seconds = request.get("seconds")
+        if seconds is not None and (isinstance(seconds, bool)
+                                    or not isinstance(seconds, int | float) or seconds < 0):
+            raise FaultError("seconds must be a number >= 0")
+        count = request.get("count")
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int)
+                                  or count < 1):
+            raise FaultError("count must be an integer >= 1")
+        power_loss = request.get("power_loss", True)
+        if not isinstance(power_loss, bool):
+            raise FaultError("power_loss must be true or false")
+        check_fault(self.lab, target, kind)
+        if kind == FIBER_CUT and (port is not None or seconds is not None or count is not None):
+            raise FaultError("a fiber cut takes no port, seconds or count: name the cable "
+                             "or the fiber as its target")
+        fault = Fault(kind, None if port is None else str(port),
+                      None if seconds is None else float(seconds), count, power_loss)
+        self.lab.inject(target, fault)
+        log.info("lab control: %s on %s", fault, target)
+        if kind == FIBER_CUT:
+            return {"target": target,
+                    "injected": {"kind": kind, "fibers": fibers_of(self.lab, target)}}
+        return {"target": target, "injected": fault_document(fault)}
+
+    def clear(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Clear faults as a ``POST /v1/faults/clear`` body says; FaultError for a bad one."""
+        _check_fields(request, CLEAR_FIELDS)
+        target = _text(request, "target")
+        kind = request.get("kind")
+        kinds = fault_kinds(self.lab, target)  # the target must exist
+        if kind is not None:
+            check_fault(self.lab, target, _text(request, "kind"))
+        if FIBER_CUT in kinds:  # a cable or a fiber
+            cut = [name for name in fibers_of(self.lab, target) if self.lab.fibers[name].cut]
+            self.lab.clear(target, kind)
+            cleared = [{"kind": FIBER_CUT, "target": name} for name in cut]
+        else:
+            before = self.lab.faults(target).active()
+            self.lab.clear(target, kind)
+            after = self.lab.faults(target).active()
+            cleared = [fault_document(f) for f in before if f not in after]
+        log.info("lab control: cleared %s on %s", kind or "every fault", target)
+        return {"target": target, "cleared": cleared}
+
+
+# ---- the endpoint file ------------------------------------------------------------------
+
+
+def endpoint_document(server: ControlServer, lab: Lab) -> dict[str, Any]:
+    from emulators.lab.lab import SECRETS_DIR
+
+    return {"protocol": PROTOCOL, "url": server.url, "host": HOST, "port": server.port,
+            "token_file": f"{SECRETS_DIR}/{TOKEN_FILE}", "pid": os.getpid(),
+            "topology": lab.topology.name, "inventory": "inventory.yaml"}
+
+
+def remove_endpoint_file(state_dir: Path, server: ControlServer) -> None:
+    """Remove ``state_dir/lab.json`` if it still names ``server`` (a newer lab in the same
+    directory keeps its own)."""
+    path = state_dir / ENDPOINT_FILE
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if document.get("port") == server.port and document.get("pid") == os.getpid():
+        path.unlink(missing_ok=True)
+
+
+# ---- parsing ------------------------------------------------------------------------------
+
+
+async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict[str, str], bytes]:
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.LimitOverrunError:
+        raise _HttpError(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
+                         "request headers too large") from None
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/"):
+        raise _HttpError(HTTPStatus.BAD_REQUEST, "not an HTTP request")
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if line:
+            name, sep, value = line.partition(":")
+            if not sep:
+                raise _HttpError(HTTPStatus.BAD_REQUEST, f"bad header line {line!r}")
+            headers[name.strip().lower()] = value.strip()
+    body = b""
+    if parts[0] == "POST":
+        length_text = headers.get("content-length")
+        if length_text is None or not length_text.isdigit():
+            raise _HttpError(HTTPStatus.LENGTH_REQUIRED, "a POST needs a Content-Length")
+        length = int(length_text)
+        if length > MAX_BODY_BYTES:
+            raise _HttpError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                             f"request body over {MAX_BODY_BYTES} bytes")
+        body = await reader.readexactly(length)
+    return parts[0], parts[1], headers, body
+
+
+def _parse_body(body: bytes) -> dict[str, Any]:
+    try:
+        document = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise _HttpError(HTTPStatus.BAD_REQUEST, f"the body is not JSON: {error}") from None
+    if not isinstance(document, dict):
+        raise _HttpError(HTTPStatus.BAD_REQUEST, "the body must be a JSON object")
+    return document
+
+
+def _check_fields(request: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    unknown = sorted(set(request) - set(allowed))
+    if unknown:
+        raise FaultError(f"unknown field {', '.join(unknown)}; fields: {', '.join(allowed)}")
+
+
+def _text(request: dict[str, Any], key: str) -> str:
+    value = request.get(key)
+    if not isinstance(value, str) or not value:
+        raise FaultError(f"{key} is required (text)")
+    return value
