@@ -1,0 +1,807 @@
+"""The protection controller: watch the spans that carry links, and on loss of light move
+the links' OCS cross-connects to the protection span, then verify that light arrives.
+
+How it runs (README.md, "Optical protection", has the operator's view):
+
+- Watching. One thread per device keeps a persistent session (msoctl/protect_watch.py):
+  each OCS is asked for its power monitors every poll (default 5 ms, one query), its
+  map every 100 ms; each amplifier on a span for its monitors and ALS state every
+  50 ms. Every new reading wakes the decision loop, which judges each span direction
+  (msoctl/protect_light.py): lit, lost (its source is lit, its far end dark), unlit
+  (nothing lit feeds it) or unknown (a device did not answer lately).
+- Deciding, per link. The span that carries the link now (read from the maps) is the
+  *active* span, the other the *standby*. When the active span is lost for the whole
+  hold-off, and the standby is lit in both directions and carries no other link, the
+  link moves to the standby: one whole-map command per OCS, both OCSes at once. If
+  the standby is dark, nothing is switched and "protection unavailable" is journaled
+  (once per outage). On the protection span, in revertive mode, the link moves back
+  once the working span has been lit for the whole wait-to-restore; in
+  non-revertive mode it stays. Hysteresis on every level keeps a level near the
+  threshold from flapping.
+- Keeping the standby verified. A span that carries nothing is dark, and behind it
+  its amplifier's ALS shuts the output after 0.5 s: such a span cannot be told from a
+  cut one. So the controller parks an idle light source (a *probe*: a free ingress
+  port that carries light, or those named with ``--probe``) on each standby span's
+  fiber, and every switch swaps it onto the span the link leaves. Both spans stay lit
+  and watched, and a repaired working span shows light, which the wait-to-restore
+  needs. An amplifier whose ALS holds its output shut while light is back at its
+  input is asked for a restart pulse (journaled), as its own restart timer would do
+  minutes later.
+- Journaling. Every switch or revert is one journaled change of action
+  ``protection.switch`` or ``protection.revert`` (intent before the commands, result
+  after the light check) with its timeline: detected, decided, journaled, commands
+  sent, devices done, light verified, and the durations between; refusals are
+  ``protection.switch`` records of status refused; probes and amplifier restarts are
+  ``protection.probe`` and ``protection.als_restart`` changes; the run itself is a
+  ``protection.run`` change whose notes say when a device stopped or started answering.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+
+from drivers.amp.driver import AmpDriver
+from drivers.errors import DeviceError, ValidationError
+from drivers.ocs import OcsDriver
+from msoctl import safety
+from msoctl.inventory import Inventory
+from msoctl.journal import Change, DeviceBusy, DeviceLock, Journal, JournalError, locked_change
+from msoctl.links import Link, OcsPort
+from msoctl.protect_light import (
+    DIRECTION_NAMES,
+    LIT,
+    LOST,
+    NOMINAL_INSERTION_LOSS_DB,
+    RECEIVER_TOLERANCE_DB,
+    AmpReading,
+    DirectionLight,
+    LightJudge,
+    Move,
+    MoveConflict,
+    feeder_of,
+    link_ports,
+    link_role,
+    map_changes,
+    plan_move,
+    span_state,
+)
+from msoctl.protect_watch import AmpWatch, OcsControl, OcsWatch, openers
+
+AMP_POLL_SECONDS = 0.05
+ALS_RESTART_GAP_SECONDS = 3.0
+"""At most one restart request per amplifier this often (a pulse lasts about 2 s)."""
+PROBE_RETRY_SECONDS = 1.0
+SWITCH_RETRY_SECONDS = 0.1
+ARMING_SECONDS = 1.0
+"""How long to wait at start for a first reading of every amplifier, whose gain the
+far-end thresholds behind it need."""
+
+
+@dataclass(frozen=True)
+class ProtectConfig:
+    """The controller's settings. Times in seconds, levels in dBm, hysteresis in dB."""
+
+    hold_off_seconds: float = 0.0
+    wait_to_restore_seconds: float = 300.0
+    revertive: bool = True
+    poll_seconds: float = 0.005
+    threshold_dbm: float = -20.0
+    hysteresis_db: float = 2.0
+    probes: tuple[OcsPort, ...] = ()
+    """Idle light sources to park on standby spans; empty: pick free lit ingress ports."""
+    use_probes: bool = True
+    restart_amplifiers: bool = True
+    verify_timeout_seconds: float = 1.0
+    device_timeout_seconds: float = 1.0
+
+    def check(self) -> None:
+        """Raise :class:`ValidationError` for a setting out of range."""
+        for name, value, low, high in (
+            ("hold-off", self.hold_off_seconds, 0.0, 60.0),
+            ("wait-to-restore", self.wait_to_restore_seconds, 0.0, 3600.0),
+            ("poll interval", self.poll_seconds, 0.001, 10.0),
+            ("threshold", self.threshold_dbm, -60.0, 20.0),
+            ("hysteresis", self.hysteresis_db, 0.0, 20.0),
+            ("verify timeout", self.verify_timeout_seconds, 0.01, 60.0),
+            ("device timeout", self.device_timeout_seconds, 0.05, 60.0),
+        ):
+            if not low <= value <= high:
+                raise ValidationError(f"{name} must be {low:g}..{high:g}, got {value:g}")
+
+    @property
+    def stale_seconds(self) -> float:
+        """A reading older than this is not trusted: its device is taken as silent."""
+        return max(0.2, 20 * self.poll_seconds)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"hold_off_ms": round(self.hold_off_seconds * 1000, 3),
+                "wait_to_restore_seconds": self.wait_to_restore_seconds,
+                "revertive": self.revertive, "poll_ms": round(self.poll_seconds * 1000, 3),
+                "threshold_dbm": self.threshold_dbm, "hysteresis_db": self.hysteresis_db,
+                "probes": [str(p) for p in self.probes] if self.use_probes else "none",
+                "restart_amplifiers": self.restart_amplifiers}
+
+
+@dataclass
+class ProtectionEvent:
+    """Something the controller did or saw, for its output and for callers."""
+
+    kind: str  # switch, revert, unavailable, failed, dip, restored, probe, als_restart,
+    #            device_down, device_up, role, error
+    link: str | None
+    message: str
+    at: float  # monotonic seconds
+    op: str | None = None
+    durations_ms: dict[str, float | None] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Decision:
+    move: Move
+    detected: float  # when the loss (or, for a revert, the restored light) was first seen
+    cause: str
+    revert: bool = False
+
+
+@dataclass
+class _LinkState:
+    link: Link
+    role: str | None = None
+    loss_since: float | None = None
+    cause: str | None = None
+    wtr_since: float | None = None
+    unavailable: str | None = None
+    pending: Move | None = None  # a move that failed half-way, to finish
+    retry_after: float = 0.0
+    lights: dict[str, list[DirectionLight]] = field(default_factory=dict)
+
+
+class ProtectionController:
+    """Protects ``links`` (default: every link of the inventory with a protection span).
+
+    ``run(stop)`` watches and acts until ``stop`` is set. ``on_event`` is called (from
+    the controller's threads) with every :class:`ProtectionEvent`.
+    """
+
+    def __init__(self, inventory: Inventory, journal: Journal, *,
+                 links: list[str] | None = None, config: ProtectConfig | None = None,
+                 open_ocs: Callable[[str], OcsDriver] | None = None,
+                 open_amp: Callable[[str], AmpDriver] | None = None,
+                 on_event: Callable[[ProtectionEvent], None] | None = None):
+        self.config = config or ProtectConfig()
+        self.config.check()
+        self.inventory = inventory
+        self.journal = journal
+        chosen = ([inventory.link(name) for name in links] if links
+                  else [link for link in inventory.links.values() if link.protection])
+        if not chosen:
+            raise ValidationError(f"{inventory.path}: no link with a protection span to protect")
+        for link in chosen:
+            if link.protection is None:
+                raise ValidationError(f"link {link.name} has no protection span")
+        self.links = chosen
+        default_ocs, default_amp = openers(inventory, self.config.device_timeout_seconds)
+        self._open_ocs = open_ocs or default_ocs
+        self._open_amp = open_amp or default_amp
+        self.on_event = on_event
+        self.events: deque[ProtectionEvent] = deque(maxlen=1000)
+        self.judge = LightJudge(self.config.threshold_dbm, self.config.hysteresis_db)
+        self._states = {link.name: _LinkState(link) for link in chosen}
+        ports: dict[str, set[int]] = {}
+        for link in chosen:
+            for ocs, used in link_ports(link).items():
+                ports.setdefault(ocs, set()).update(used)
+        for probe in self.config.probes:
+            inventory.device(probe.ocs, "ocs")
+            ports.setdefault(probe.ocs, set()).add(probe.port)
+        self._ports = ports
+        self._amps = sorted({f.amplifier for link in chosen
+                             for span in (link.working, link.protection) if span
+                             for f in (span.a_to_b, span.b_to_a) if f.amplifier})
+        self._link_tx: dict[str, dict[int, str]] = {}
+        self._link_rx: dict[str, dict[int, str]] = {}
+        for link in inventory.links.values():
+            for end in (link.a, link.b):
+                self._link_tx.setdefault(end.tx.ocs, {})[end.tx.port] = link.name
+                self._link_rx.setdefault(end.rx.ocs, {})[end.rx.port] = link.name
+        self._changed = threading.Event()
+        self._lock = threading.Lock()
+        self._watches: dict[str, OcsWatch] = {}
+        self._amp_watches: dict[str, AmpWatch] = {}
+        self._controls: dict[str, OcsControl] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        self._run_op: Change | None = None
+        self._silent: dict[str, float] = {}
+        self._restart_after: dict[str, float] = {}
+        self._probe_after: dict[tuple[str, str], float] = {}
+        self._sample_times: dict[str, float | None] = {}
+        self._started = 0.0
+        self._mono0, self._wall0 = time.monotonic(), time.time()
+        self.counts = {"switch": 0, "revert": 0, "unavailable": 0, "failed": 0, "dip": 0}
+
+    # ---- running -------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        """Watch and protect until ``stop`` is set; then close every session."""
+        names = ",".join(link.name for link in self.links)
+        with self.journal.change(device=names, action="protection.run",
+                                 links=[link.name for link in self.links],
+                                 **self.config.as_dict()) as run_op:
+            self._run_op = run_op
+            self._start()
+            try:
+                while not stop.is_set():
+                    self._changed.wait(self.config.poll_seconds)
+                    self._changed.clear()
+                    try:
+                        self._evaluate()
+                    except JournalError as error:
+                        self._emit("error", None, f"journal: {error}")
+                        stop.wait(1.0)
+                    except Exception as error:  # report, keep protecting
+                        self._emit("error", None, f"internal error: "
+                                   f"{type(error).__name__}: {error}")
+                        stop.wait(0.1)
+            finally:
+                self._close()
+                run_op.outcome.update(self.counts)
+
+    def _start(self) -> None:
+        self._started = time.monotonic()
+        self._pool = ThreadPoolExecutor(max_workers=max(2, len(self._ports)),
+                                        thread_name_prefix="protect-switch")
+        for name, ports in sorted(self._ports.items()):
+            self._controls[name] = OcsControl(name, self._open_ocs)
+            self._watches[name] = OcsWatch(name, self._open_ocs, ports,
+                                           poll_seconds=self.config.poll_seconds,
+                                           notify=self._changed.set)
+        for name in self._amps:
+            self._amp_watches[name] = AmpWatch(name, self._open_amp,
+                                               poll_seconds=AMP_POLL_SECONDS,
+                                               notify=self._changed.set)
+        for watch in self._all_watches():
+            watch.start()
+        for control in self._controls.values():
+            self._pool.submit(control.warm)
+
+    def _close(self) -> None:
+        for watch in self._all_watches():
+            watch.stop()
+        for watch in self._all_watches():
+            watch.join(timeout=2 * self.config.device_timeout_seconds + 1)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+        for control in self._controls.values():
+            with control.lock:
+                control.drop()
+
+    def _all_watches(self) -> list[OcsWatch | AmpWatch]:
+        return [*self._watches.values(), *self._amp_watches.values()]
+
+    def wall(self, monotonic: float | None) -> str | None:
+        """ISO 8601 UTC time of a monotonic instant, to the millisecond."""
+        if monotonic is None:
+            return None
+        when = datetime.fromtimestamp(self._wall0 + monotonic - self._mono0, UTC)
+        return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    def _emit(self, kind: str, link: str | None, message: str, **extra: Any) -> ProtectionEvent:
+        event = ProtectionEvent(kind, link, message, time.monotonic(), **extra)
+        with self._lock:
+            self.events.append(event)
+            if kind in self.counts:
+                self.counts[kind] += 1
+        if self.on_event is not None:
+            self.on_event(event)
+        return event
+
+    # ---- what the controller sees ---------------------------------------------------------------
+
+    def _views(self, now: float) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        stale = self.config.stale_seconds
+        powers: dict[str, Mapping[int, float | None] | None] = {}
+        maps: dict[str, Mapping[int, int] | None] = {}
+        for name, watch in self._watches.items():
+            sample = watch.sample
+            fresh = (sample is not None and watch.down_since is None
+                     and now - sample.taken <= stale)
+            powers[name] = sample.powers if fresh and sample else None
+            maps[name] = sample.port_map if fresh and sample else None
+            self._sample_times[name] = sample.taken if sample else None
+        amps: dict[str, AmpReading | None] = {}
+        for name, amp_watch in self._amp_watches.items():
+            reading = amp_watch.sample
+            amps[name] = (reading if reading is not None and amp_watch.down_since is None
+                          and now - reading.taken <= 4 * AMP_POLL_SECONDS + stale else None)
+        return powers, maps, amps
+
+    def _evaluate(self) -> None:
+        now = time.monotonic()
+        self._report_devices(now)
+        powers, maps, amps = self._views(now)
+        arming = (now - self._started < ARMING_SECONDS
+                  and any(w.sample is None for w in self._amp_watches.values()))
+        decisions: list[_Decision] = []
+        for state in self._states.values():
+            decision = self._judge(state, now, powers, maps, amps, arming)
+            if decision is not None:
+                decisions.append(decision)
+        if decisions:
+            self._switch(decisions, powers)
+        if self.config.restart_amplifiers:
+            self._restart_amplifiers(now, amps)
+        if self.config.use_probes and not decisions:
+            self._keep_probes(now, maps)
+
+    def _report_devices(self, now: float) -> None:
+        for watch in self._all_watches():
+            sample = watch.sample
+            stale = sample is not None and now - sample.taken > max(
+                self.config.stale_seconds, 4 * watch.poll_seconds)
+            silent = watch.down_since is not None or stale
+            name = watch.device
+            if silent and name not in self._silent:
+                self._silent[name] = watch.down_since or (sample.taken if sample else now)
+                why = watch.error or f"no reading for {now - self._silent[name]:.2f} s"
+                self._emit("device_down", None, f"{name}: not answering ({why}); what runs "
+                           "through it is not protected until it answers")
+                self._note("device_down", name, error=why)
+            elif not silent and name in self._silent and sample is not None:
+                since = self._silent.pop(name)
+                self._emit("device_up", None,
+                           f"{name}: answering again after {now - since:.2f} s")
+                self._note("device_up", name, silent_seconds=round(now - since, 3))
+
+    def _note(self, event: str, device: str, **details: Any) -> None:
+        if self._run_op is not None:
+            try:
+                self._run_op.note(event, subject=device, **details)
+            except JournalError as error:
+                self._emit("error", None, f"journal: {error}")
+
+    # ---- deciding -------------------------------------------------------------------------
+
+    def _judge(self, state: _LinkState, now: float, powers: dict[str, Any],
+               maps: dict[str, Any], amps: dict[str, Any], arming: bool) -> _Decision | None:
+        link = state.link
+        assert link.protection is not None
+        reachable = all(maps.get(name) is not None for name in link.ocs_names)
+        readings = {"powers": powers, "maps": maps, "amps": amps}
+        lights = {"working": self.judge.span(link.working, **readings),
+                  "protection": self.judge.span(link.protection, **readings)}
+        with self._lock:
+            state.lights = lights
+        if not reachable or arming:
+            state.loss_since = state.wtr_since = None
+            return None
+        role = link_role(link, maps)
+        if role != state.role:
+            if role is not None and state.role is not None:
+                self._emit("role", link.name, f"{link.name}: now on {link.span(role).name} "
+                           f"({role}), changed outside the controller")
+            with self._lock:
+                state.role = role
+            state.loss_since = state.wtr_since = None
+            state.unavailable = None
+        if role is None:
+            if state.pending is not None and now >= state.retry_after:
+                return _Decision(state.pending, now, "finishing a move that failed half-way")
+            return None
+        state.pending = None
+        standby_role = "protection" if role == "working" else "working"
+        active, standby = lights[role], lights[standby_role]
+        if span_state(active) == LOST:
+            state.wtr_since = None
+            if state.loss_since is None:
+                lost = [d for d in active if d.state == LOST]
+                state.loss_since = min(self._sample_times.get(d.fiber.end.ocs) or now
+                                       for d in lost)
+                state.cause = "; ".join(f"{d.span} {DIRECTION_NAMES[d.direction]}: "
+                                        f"{d.reason}" for d in lost)
+            if now - state.loss_since < self.config.hold_off_seconds or now < state.retry_after:
+                return None
+            why_not = self._unavailable(link, standby_role, standby)
+            if why_not is None:
+                assert state.cause is not None
+                return _Decision(Move(link, role, standby_role), state.loss_since, state.cause)
+            if why_not != state.unavailable:
+                self._refuse(state, why_not)
+            return None
+        if state.loss_since is not None:
+            lasted = (now - state.loss_since) * 1000
+            if state.unavailable is not None:
+                self._emit("restored", link.name, f"{link.name}: light back on "
+                           f"{link.span(role).name} after {lasted:.0f} ms, without a switch")
+            else:
+                self._emit("dip", link.name, f"{link.name}: a loss of {lasted:.0f} ms on "
+                           f"{link.span(role).name} ended within the hold-off; no switch",
+                           details={"lasted_ms": round(lasted, 1), "cause": state.cause})
+            state.loss_since, state.unavailable = None, None
+        if role == "protection" and self.config.revertive:
+            if span_state(lights["working"]) == LIT:
+                if state.wtr_since is None:
+                    state.wtr_since = now
+                elif now - state.wtr_since >= self.config.wait_to_restore_seconds:
+                    waited = now - state.wtr_since
+                    return _Decision(Move(link, "protection", "working"), state.wtr_since,
+                                     f"{link.working.name} lit for {waited:.2f} s "
+                                     f"(wait-to-restore {self.config.wait_to_restore_seconds:g} s)",
+                                     revert=True)
+            else:
+                state.wtr_since = None
+        return None
+
+    def _unavailable(self, link: Link, role: str, lights: list[DirectionLight]) -> str | None:
+        """Why the link may not move to the span of ``role`` now, or ``None``."""
+        span = link.span(role)
+        for light in lights:
+            carrier = self._link_tx.get(light.fiber.start.ocs, {}).get(light.feeder or 0)
+            if carrier is not None and carrier != link.name:
+                return f"{span.name} carries {carrier}"
+        state = span_state(lights)
+        if state == LIT:
+            return None
+        details = "; ".join(f"{DIRECTION_NAMES[d.direction]}: {d.reason}" for d in lights
+                            if d.state != LIT)
+        return f"{role} span {span.name} is {'dark' if state == LOST else state} ({details})"
+
+    def _refuse(self, state: _LinkState, why_not: str) -> None:
+        link, state.unavailable = state.link, why_not
+        reason = f"protection unavailable: {why_not}"
+        self.journal.refuse(device=link.name, action="protection.switch", reason=reason,
+                            exit_code=1, cause=state.cause,
+                            detected=self.wall(state.loss_since))
+        self._emit("unavailable", link.name, f"{link.name}: loss of light ({state.cause}); "
+                   f"not switched: {reason}", details={"cause": state.cause})
+
+    # ---- acting ---------------------------------------------------------------------------
+
+    @property
+    def pool(self) -> ThreadPoolExecutor:
+        assert self._pool is not None, "controller not started"
+        return self._pool
+
+    def _switch(self, decisions: list[_Decision], powers: dict[str, Any]) -> None:
+        decided = time.monotonic()
+        names = sorted({name for d in decisions for name in d.move.link.ocs_names})
+        revert = all(d.revert for d in decisions)
+        action = "protection.revert" if revert else "protection.switch"
+        label = ",".join(d.move.link.name for d in decisions)
+        if not self._safe(decisions, powers):
+            return
+        try:
+            with self._locked(names):
+                self._move(decisions, names, action, label, decided)
+        except DeviceBusy as error:
+            self._emit("failed", label, f"{label}: not switched yet: {error}")
+            self._retry_later(decisions, decided)
+        except (DeviceError, JournalError) as error:
+            self._emit("failed", label, f"{label}: {action} failed: {error}")
+            self._retry_later(decisions, decided)
+
+    @contextmanager
+    def _locked(self, names: list[str]) -> Iterator[None]:
+        with ExitStack() as stack:
+            for name in names:
+                stack.enter_context(DeviceLock(self.journal, name))
+            yield
+
+    def _retry_later(self, decisions: list[_Decision], now: float) -> None:
+        for decision in decisions:
+            state = self._states[decision.move.link.name]
+            state.retry_after = now + SWITCH_RETRY_SECONDS
+            state.pending = decision.move
+
+    def _safe(self, decisions: list[_Decision], powers: dict[str, Any]) -> bool:
+        """The safety rule on switching lit ports, from the latest readings."""
+        for decision in decisions:
+            link = decision.move.link
+            for name, ports in link_ports(link).items():
+                limit = self.inventory.device(name, "ocs").max_switch_power_dbm
+                violations = safety.ocs_switch_power(powers.get(name) or {}, ports, limit)
+                if violations:
+                    message = violations[0].message
+                    self.journal.refuse(device=link.name, action="protection.switch",
+                                        reason=f"{name}: {message}", exit_code=3,
+                                        rule=violations[0].rule)
+                    self._emit("failed", link.name, f"{link.name}: not switched: {name}: "
+                               f"{message} (safety rule)")
+                    self._states[link.name].retry_after = time.monotonic() + 1.0
+                    return False
+        return True
+
+    def _move(self, decisions: list[_Decision], names: list[str], action: str, label: str,
+              decided: float) -> None:
+        maps_read: dict[str, Future[tuple[dict[int, int], int]]] = {
+            name: self.pool.submit(self._controls[name].call,
+                                   lambda d: (dict(d.port_map()), d.size)) for name in names}
+        detected = min(d.detected for d in decisions)
+        first = decisions[0].move
+        with self.journal.change(
+            device=label, action=action, links=[d.move.link.name for d in decisions],
+            from_span=first.from_span.name, to_span=first.to_span.name,
+            cause="; ".join(d.cause for d in decisions), detected=self.wall(detected),
+        ) as change:
+            journaled = time.monotonic()
+            current = {name: future.result() for name, future in maps_read.items()}
+            wanted: dict[str, dict[int, int]] = {name: dict(m) for name, (m, _) in
+                                                 current.items()}
+            try:
+                for decision in decisions:
+                    link = decision.move.link
+                    for name in link.ocs_names:
+                        other_tx = [p for p, owner in self._link_tx.get(name, {}).items()
+                                    if owner != link.name]
+                        other_rx = [p for p, owner in self._link_rx.get(name, {}).items()
+                                    if owner != link.name]
+                        wanted[name] = dict(plan_move(decision.move, name, wanted[name],
+                                                      current[name][1], other_tx=other_tx,
+                                                      other_rx=other_rx))
+            except MoveConflict as error:
+                for decision in decisions:
+                    self._states[decision.move.link.name].unavailable = error.message
+                raise
+            sent_done = {name: self.pool.submit(self._apply, name, wanted[name])
+                         for name in names}
+            applied = {name: future.result() for name, future in sent_done.items()}
+            sent = max(a[0] for a in applied.values())
+            done = max(a[1] for a in applied.values())
+            verified, light = self._verify(decisions, done)
+            switching = self._switching_ms(names)
+            durations = {
+                "hold_off": _ms(detected, decided),
+                "decide_to_sent": _ms(decided, sent),
+                "control_plane": _ms(detected, sent),
+                "device": _ms(sent, done),
+                "verification": _ms(done, verified),
+                "total": _ms(detected, verified),
+            }
+            change.outcome.update({
+                "timeline": {"detected": self.wall(detected), "decided": self.wall(decided),
+                             "journaled": self.wall(journaled), "commands_sent": self.wall(sent),
+                             "devices_done": self.wall(done),
+                             "light_verified": self.wall(verified)},
+                "durations_ms": durations,
+                "ocs": {name: {"commands_sent": self.wall(a[0]), "done": self.wall(a[1]),
+                               "device_ms": _ms(a[0], a[1]),
+                               "switching_ms": switching.get(name),
+                               "changes": map_changes(current[name][0], a[2])}
+                        for name, a in applied.items()},
+                "light": light,
+            })
+            revert = action == "protection.revert"
+            summary = (f"{'light verified' if verified else 'LIGHT NOT VERIFIED'}: "
+                       + (f"{_text(_ms(decided, verified))} after the wait-to-restore ended "
+                          f"(control plane {_text(durations['decide_to_sent'])}"
+                          if revert else
+                          f"{_text(durations['total'])} after detection "
+                          f"(control plane {_text(durations['control_plane'])}")
+                       + f", devices {_text(durations['device'])}, verification "
+                         f"{_text(durations['verification'])})")
+            change.outcome["summary"] = summary
+            if verified is None:
+                change.status = "failed"
+                change.outcome["error"] = "light not verified within " \
+                    f"{self.config.verify_timeout_seconds:g} s"
+        for decision in decisions:
+            state = self._states[decision.move.link.name]
+            with self._lock:
+                state.role = decision.move.to_role
+            state.loss_since = state.wtr_since = state.unavailable = state.pending = None
+        for name in names:
+            self._watches[name].refresh_map()
+        kind = "revert" if action == "protection.revert" else "switch"
+        if verified is None:
+            kind = "failed"
+        self._emit(kind, label, f"{label}: {first.from_span.name} -> {first.to_span.name} "
+                   f"({'; '.join(d.cause for d in decisions)}); {summary}",
+                   op=change.op, durations_ms=durations,
+                   details={"from_span": first.from_span.name, "to_span": first.to_span.name,
+                            "switching_ms": switching, "detected": detected,
+                            "light": light})
+
+    def _apply(self, name: str, wanted: dict[int, int]) -> tuple[float, float, dict[int, int]]:
+        def act(driver: OcsDriver) -> tuple[float, float, dict[int, int]]:
+            sent = time.monotonic()
+            final = driver.replace_map(wanted)
+            return sent, time.monotonic(), dict(final)
+
+        return self._controls[name].call(act)
+
+    def _switching_ms(self, names: list[str]) -> dict[str, float | None]:
+        """The switching time each OCS reports for its last reconfiguration."""
+        found: dict[str, float | None] = {}
+        futures = {name: self.pool.submit(self._controls[name].call,
+                                          lambda d: d.lc_status().last_switching_seconds)
+                   for name in names}
+        for name, future in futures.items():
+            try:
+                seconds = future.result()
+            except DeviceError:
+                seconds = None
+            found[name] = None if seconds is None else round(seconds * 1000, 3)
+        return found
+
+    def _verify(self, decisions: list[_Decision], done: float
+                ) -> tuple[float | None, dict[str, Any]]:
+        """Poll until light arrives at the far ends of the new span and at the receivers;
+        the time it did (``None`` if not within the verify timeout) and the readings."""
+        points: dict[str, dict[int, tuple[str, float, int | None]]] = {}
+        for decision in decisions:
+            link, span = decision.move.link, decision.move.to_span
+            for fiber, end in ((span.a_to_b, link.b), (span.b_to_a, link.a)):
+                threshold = self.config.threshold_dbm
+                if fiber.amplifier:
+                    reading = self._amp_watches[fiber.amplifier].sample
+                    threshold += self.judge.amp_gain_db(fiber.amplifier, reading) or 0.0
+                ocs = points.setdefault(fiber.end.ocs, {})
+                ocs[fiber.end.port] = (f"{span.name} far end", threshold, None)
+                ocs[end.rx.port] = (f"{end.switch} {end.port} receiver", threshold,
+                                    fiber.end.port)
+        deadline = done + self.config.verify_timeout_seconds
+        while True:
+            futures = {name: self.pool.submit(self._controls[name].call,
+                                              partial(_powers, ports=sorted(ports)))
+                       for name, ports in points.items()}
+            readings = {name: future.result() for name, future in futures.items()}
+            now = time.monotonic()
+            ok = True
+            light: dict[str, Any] = {}
+            for name, ports in points.items():
+                for port, (what, threshold, upstream) in ports.items():
+                    power = readings[name].get(port)
+                    floor = threshold
+                    feeding = None if upstream is None else readings[name].get(upstream)
+                    if feeding is not None:
+                        floor = max(threshold, feeding - NOMINAL_INSERTION_LOSS_DB
+                                    - RECEIVER_TOLERANCE_DB)
+                    lit = power is not None and power >= floor
+                    ok = ok and lit
+                    light[f"{name}:{port}"] = {"what": what, "power_dbm": power,
+                                               "needed_dbm": round(floor, 2), "lit": lit}
+            if ok:
+                return now, light
+            if now >= deadline:
+                return None, light
+            time.sleep(self.config.poll_seconds)
+
+    # ---- keeping the standby verified ---------------------------------------------------
+
+    def _restart_amplifiers(self, now: float, amps: dict[str, AmpReading | None]) -> None:
+        needed = self.config.threshold_dbm + self.config.hysteresis_db
+        for name, reading in amps.items():
+            if (reading is None or reading.als_state != "shutdown"
+                    or reading.module_state != "ModuleReady"
+                    or "pump_failure" in reading.conditions
+                    or reading.input_dbm is None or reading.input_dbm < needed
+                    or now < self._restart_after.get(name, 0.0)):
+                continue
+            self._restart_after[name] = now + ALS_RESTART_GAP_SECONDS
+            self._amp_watches[name].submit(partial(self._als_restart, name, reading=reading))
+
+    def _als_restart(self, name: str, driver: AmpDriver, *, reading: AmpReading) -> None:
+        """On the amplifier's own thread: one journaled restart pulse."""
+        try:
+            with locked_change(self.journal, device=name, action="protection.als_restart",
+                               input_power_dbm=reading.input_dbm,
+                               reason="light is back at the input while ALS holds the "
+                                      "output shut"):
+                driver.restart()
+        except (DeviceBusy, JournalError) as error:
+            self._emit("error", None, f"{name}: no ALS restart: {error}")
+            return
+        self._emit("als_restart", None, f"{name}: ALS restart requested (input "
+                   f"{reading.input_dbm:.1f} dBm is back, output shut)")
+
+    def _keep_probes(self, now: float, maps: dict[str, Any]) -> None:
+        """Park a probe on every standby span fiber that nothing feeds."""
+        for state in self._states.values():
+            link = state.link
+            if state.role is None or any(maps.get(n) is None for n in link.ocs_names):
+                continue
+            standby = link.span("protection" if state.role == "working" else "working")
+            for direction in ("a_to_b", "b_to_a"):
+                fiber = getattr(standby, direction)
+                key = (standby.name, direction)
+                start = fiber.start
+                if feeder_of(maps[start.ocs], start.port) is not None \
+                        or now < self._probe_after.get(key, 0.0):
+                    continue
+                self._probe_after[key] = now + PROBE_RETRY_SECONDS
+                try:
+                    probe = self._pick_probe(start.ocs, maps[start.ocs])
+                    if probe is None:
+                        self._probe_after[key] = now + 30.0
+                        self._emit("probe", link.name, f"{standby.name} "
+                                   f"{DIRECTION_NAMES[direction]} is not lit and no probe "
+                                   f"light is free at {start.ocs}: it cannot be verified, so "
+                                   f"{link.name} will not be switched onto it")
+                        continue
+                    with locked_change(self.journal, device=start.ocs,
+                                       action="protection.probe", span=standby.name,
+                                       direction=direction, probe=str(probe),
+                                       connection=f"{probe.port}:{start.port}"):
+                        self._controls[start.ocs].call(
+                            partial(_connect, pairs={probe.port: start.port}))
+                except (DeviceError, DeviceBusy, JournalError) as error:
+                    self._emit("error", link.name, f"{link.name}: no probe on "
+                               f"{standby.name}: {error}")
+                    continue
+                self._watches[start.ocs].watch_ports([probe.port])
+                self._watches[start.ocs].refresh_map()
+                self._emit("probe", link.name, f"{standby.name} "
+                           f"{DIRECTION_NAMES[direction]}: probe light {probe} parked on "
+                           f"{start} to keep it verified")
+
+    def _pick_probe(self, ocs: str, port_map: Mapping[int, int]) -> OcsPort | None:
+        """A free ingress port of ``ocs`` that carries light and is no link's transmitter:
+        one named with ``--probe``, else the highest such port."""
+        busy = set(port_map) | set(self._link_tx.get(ocs, {}))
+        needed = self.config.threshold_dbm + self.config.hysteresis_db
+        if self.config.probes:
+            candidates = [p.port for p in self.config.probes if p.ocs == ocs]
+        else:
+            size = self._controls[ocs].call(lambda d: d.size)
+            candidates = list(range(size, 0, -1))
+        candidates = [p for p in candidates if p not in busy]
+        if not candidates:
+            return None
+        powers = self._controls[ocs].call(lambda d: d.power(candidates))
+        for port in candidates:
+            power = powers.get(port)
+            if power is not None and power >= needed:
+                return OcsPort(ocs, port)
+        return None
+
+    # ---- what callers see ------------------------------------------------------------------
+
+    def status(self) -> list[dict[str, Any]]:
+        """Per link: the span that carries it, the light on both spans, pending timers."""
+        now = time.monotonic()
+        found = []
+        with self._lock:
+            for state in self._states.values():
+                link = state.link
+                found.append({
+                    "link": link.name,
+                    "role": state.role,
+                    "active_span": None if state.role is None else link.span(state.role).name,
+                    "working": {"span": link.working.name,
+                                "light": span_state(state.lights.get("working", []))
+                                if state.lights else None},
+                    "protection": {"span": link.protection.name if link.protection else None,
+                                   "light": span_state(state.lights.get("protection", []))
+                                   if state.lights else None},
+                    "hold_off_running_ms": None if state.loss_since is None
+                    else round((now - state.loss_since) * 1000, 1),
+                    "wait_to_restore_running_seconds": None if state.wtr_since is None
+                    else round(now - state.wtr_since, 3),
+                    "unavailable": state.unavailable,
+                })
+        return found
+
+
+def _powers(driver: OcsDriver, *, ports: list[int]) -> dict[int, float | None]:
+    return driver.power(ports)
+
+
+def _connect(driver: OcsDriver, *, pairs: dict[int, int]) -> object:
+    return driver.connect(pairs)
+
+
+def _ms(start: float | None, end: float | None) -> float | None:
+    return None if start is None or end is None else round((end - start) * 1000, 3)
+
+
+def _text(ms: float | None) -> str:
+    return "-" if ms is None else f"{ms:.1f} ms"
