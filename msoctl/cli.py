@@ -165,11 +165,13 @@ def _register() -> None:
     from msoctl.cmd_inventory import inventory
     from msoctl.cmd_lab import demo, lab
     from msoctl.cmd_ocs import ocs
+    from msoctl.cmd_path import path
     from msoctl.cmd_switch import switch
     from msoctl.cmd_telemetry import telemetry
 
     for command in (ocs, amp, switch, telemetry, lab, demo, history, inventory, exporter):
         cli.add_command(command)
+    cli.add_command(path)
 
 
 _register()
