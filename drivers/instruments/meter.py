@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable
 from types import TracebackType
 
-from drivers.errors import DeviceRejected, ProtocolError, ValidationError
+from drivers.errors import ProtocolError, ValidationError
 from drivers.instruments.commands import (
     LOGGING_COMPLETE,
     LOGGING_IN_PROGRESS,
@@ -192,12 +192,8 @@ class MeterDriver:
         if not ports:
             return
         # No *OPC? here: it would wait for the logging to end.
-        self.session.write(self._each("function_set", ports, "LOGG", "STAR"))
-        entries = self.session.errors()
-        if entries:
-            text = "; ".join(f"{code} {message}" for code, message in entries)
-            raise DeviceRejected(f"start logging refused: {text}", device=self.name,
-                                 errors=tuple(f"{code},{message}" for code, message in entries))
+        self.session.change(self._each("function_set", ports, "LOGG", "STAR"), "start logging",
+                            wait=False)
 
     def stop_logging(self, channels: Iterable[int] | None = None) -> None:
         """Stop any logging on the ports; their samples are discarded."""

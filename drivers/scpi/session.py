@@ -196,17 +196,22 @@ class ScpiSession:
         if reply.strip() != "1":
             raise ProtocolError(f"unexpected reply {reply!r} to {self.fence_query}")
 
-    def change(self, command: str, context: str) -> None:
+    def change(self, command: str, context: str, *, wait: bool = True) -> None:
         """Send a change, wait for it to complete, and raise if the device refused it.
 
         The change, the fence and the error-queue query leave in one write, as
         three program messages: one round trip instead of three. They are
         separate messages so that a refused change cannot swallow the fence
-        (an error discards the rest of its own message only).
+        (an error discards the rest of its own message only). With ``wait``
+        false there is no fence: for starting an overlapped operation (a
+        logging) that ``*OPC?`` would wait for.
         """
         with self._exchange():
-            self._send(command, self.fence_query, self.error_query)
-            self._expect_done(self._read_line(self.fence_query))
+            if wait:
+                self._send(command, self.fence_query, self.error_query)
+                self._expect_done(self._read_line(self.fence_query))
+            else:
+                self._send(command, self.error_query)
             entries = parse_error_queue(self._read_line(self.error_query))
         if entries:
             raise self._rejected(context, entries)
