@@ -13,6 +13,7 @@ from drivers.amp.types import AmpStatus
 from drivers.cmis.fields import LOWER
 from drivers.errors import SafetyInterlock, ValidationError
 from msoctl import safety
+from msoctl.amp_ops import restart_amplifier, set_amplifier
 from msoctl.cli import Context, pass_context
 from msoctl.inventory import Device
 from msoctl.journal import locked_change
@@ -136,34 +137,14 @@ def set_command(ctx: Context, device: str, mode: str | None, gain_db: float | No
     if mode is None and gain_db is None and output_power_dbm is None and tilt_db is None:
         raise ValidationError("nothing to set: give --mode, --gain, --output-power or --tilt")
     with _driver(ctx, device) as (entry, driver):
-        try:
-            driver.check_targets(gain_db=gain_db, output_power_dbm=output_power_dbm,
-                                 tilt_db=tilt_db)
-        except ValidationError as error:
-            raise _refuse(ctx, device, "amp.set", error) from None
-        before = driver.settings()
-        slew = slew_db_per_second or entry.gain_slew_db_per_second
-        intent = {k: v for k, v in (("mode", mode), ("gain_db", gain_db),
-                                    ("output_power_dbm", output_power_dbm),
-                                    ("tilt_db", tilt_db)) if v is not None}
-        with locked_change(ctx.journal, device=device, action="amp.set",
-                           before={"mode": before.mode, "gain_db": before.target_gain_db,
-                                   "output_power_dbm": before.target_output_power_dbm,
-                                   "tilt_db": before.target_tilt_db}, **intent) as change:
-            if output_power_dbm is not None:
-                driver.set_output_power(output_power_dbm)
-            if tilt_db is not None:
-                driver.set_tilt(tilt_db)
-            if gain_db is not None:
-                steps = driver.set_gain(gain_db, slew_db_per_second=slew,
-                                        max_step_db=entry.max_gain_step_db)
-                change.outcome["gain_steps_db"] = steps
-                if len(steps) > 1:
-                    click.echo(f"{device}: gain ramped {before.target_gain_db:.2f} -> "
-                               f"{gain_db:.2f} dB in {len(steps)} steps at {slew:g} dB/s")
-            if mode is not None:
-                driver.set_mode(mode)
-        after = driver.settings()
+        result = set_amplifier(ctx.journal, entry, driver, mode=mode, gain_db=gain_db,
+                               output_power_dbm=output_power_dbm, tilt_db=tilt_db,
+                               slew_db_per_second=slew_db_per_second)
+    steps, before, after = result.gain_steps_db, result.before, result.after
+    if len(steps) > 1:
+        click.echo(f"{device}: gain ramped {cell(before.target_gain_db)} -> "
+                   f"{steps[-1]:.2f} dB in {len(steps)} steps at "
+                   f"{result.slew_db_per_second:g} dB/s")
     click.echo(f"{device}: mode {after.mode}, target gain {cell(after.target_gain_db)} dB, "
                f"target output {cell(after.target_output_power_dbm)} dBm, "
                f"tilt {cell(after.target_tilt_db)} dB (read back)")
@@ -229,11 +210,8 @@ def als(ctx: Context, device: str, mode: str | None, los_soak: float | None,
 @pass_context
 def restart(ctx: Context, device: str) -> None:
     """Send one ALS restart pulse (after a manual-restart shutdown)."""
-    with _driver(ctx, device) as (_, driver), locked_change(
-        ctx.journal, device=device, action="amp.restart"
-    ):
-        driver.restart()
-        state = driver.status().monitors.als_state
+    with _driver(ctx, device) as (_, driver):
+        state = restart_amplifier(ctx.journal, device, driver)
     click.echo(f"{device}: restart pulse requested; ALS state now {state}")
 
 

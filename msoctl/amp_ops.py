@@ -1,0 +1,83 @@
+"""Amplifier changes as operations: settings (gain ramped) and the ALS restart.
+
+Used by ``msoctl amp set|restart`` and by ``msoctl fabric apply``, so both obey the
+same rules: targets outside the module's advertised ranges are refused (and the
+refusal journaled) before anything is written; a gain step is ramped at the
+device's slew rate in steps no larger than its ``max_gain_step_db``, each read
+back; the change is journaled under the device's lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from drivers.amp.driver import AmpDriver
+from drivers.amp.types import AmpSettings
+from drivers.errors import ValidationError
+from msoctl.inventory import Device
+from msoctl.journal import Journal, locked_change
+
+SET = "amp.set"
+RESTART = "amp.restart"
+
+
+@dataclass
+class SetResult:
+    before: AmpSettings
+    after: AmpSettings
+    gain_steps_db: list[float] = field(default_factory=list)
+    slew_db_per_second: float = 0.0
+
+
+def set_amplifier(journal: Journal, device: Device, driver: AmpDriver, *,
+                  mode: str | None = None, gain_db: float | None = None,
+                  output_power_dbm: float | None = None, tilt_db: float | None = None,
+                  slew_db_per_second: float | None = None, **context: Any) -> SetResult:
+    """Write the given settings (output power, tilt, gain ramped, then mode), journaled.
+
+    ``context`` goes into the journal's intent record (a fabric operation's id, say).
+    Raises :class:`ValidationError` (journaled as a refusal) for a target outside the
+    module's ranges, before anything is written.
+    """
+    if mode is None and gain_db is None and output_power_dbm is None and tilt_db is None:
+        raise ValidationError("nothing to set: give --mode, --gain, --output-power or --tilt")
+    try:
+        driver.check_targets(gain_db=gain_db, output_power_dbm=output_power_dbm,
+                             tilt_db=tilt_db)
+    except ValidationError as error:
+        journal.refuse(device=device.name, action=SET, reason=error.message, exit_code=2)
+        raise
+    before = driver.settings()
+    slew = slew_db_per_second or device.gain_slew_db_per_second
+    intent = {k: v for k, v in (("mode", mode), ("gain_db", gain_db),
+                                ("output_power_dbm", output_power_dbm),
+                                ("tilt_db", tilt_db)) if v is not None}
+    result = SetResult(before, before, slew_db_per_second=slew)
+    with locked_change(journal, device=device.name, action=SET,
+                       before={"mode": before.mode, "gain_db": before.target_gain_db,
+                               "output_power_dbm": before.target_output_power_dbm,
+                               "tilt_db": before.target_tilt_db},
+                       **intent, **context) as change:
+        if output_power_dbm is not None:
+            driver.set_output_power(output_power_dbm)
+        if tilt_db is not None:
+            driver.set_tilt(tilt_db)
+        if gain_db is not None:
+            result.gain_steps_db = driver.set_gain(gain_db, slew_db_per_second=slew,
+                                                   max_step_db=device.max_gain_step_db)
+            change.outcome["gain_steps_db"] = result.gain_steps_db
+        if mode is not None:
+            driver.set_mode(mode)
+    result.after = driver.settings()
+    return result
+
+
+def restart_amplifier(journal: Journal, device: str, driver: AmpDriver,
+                      **context: Any) -> str | None:
+    """Send one ALS restart pulse, journaled; the ALS state read just after."""
+    with locked_change(journal, device=device, action=RESTART, **context) as change:
+        driver.restart()
+        state = driver.status().monitors.als_state
+        change.outcome["als_state"] = state
+    return state
