@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from types import TracebackType
 
 from drivers.errors import DeviceError, DeviceRejected, DeviceTimeout, ProtocolError
-from drivers.scpi.block import parse_blocks
+from drivers.scpi.block import BlockScanner
 from drivers.scpi.table import ScpiCommand
 from drivers.transports.base import StreamTransport
 
@@ -144,19 +144,27 @@ class ScpiSession:
         Returns the payloads, in order. The reply is read until every counted
         byte is in: a payload may hold the terminator byte.
         """
+        # Transports that can read a byte count (read_exactly) read each block whole;
+        # others read terminator to terminator, the payload's LF bytes included.
+        read_exactly = getattr(self.transport, "read_exactly", None)
         with self._exchange():
             self._send(command)
             received = bytearray()
+            scanner = BlockScanner(count)
             while True:
+                payloads = scanner.payloads(received, self.read_termination)
+                if payloads is not None:
+                    return payloads
+                missing = scanner.scan(received) - len(received)
                 try:
-                    received += self.transport.read_until(self.read_termination)
+                    if read_exactly is not None and missing > 0:
+                        received += read_exactly(missing)
+                    else:
+                        received += self.transport.read_until(self.read_termination)
                 except DeviceError as error:
                     error.detail = error.detail or (f"waiting for block data from {command} "
                                                     f"({len(received)} bytes in)")
                     raise
-                payloads = parse_blocks(bytes(received), count, self.read_termination)
-                if payloads is not None:
-                    return payloads
 
     def query_if_supported(self, command: str) -> str | None:
         """Like :meth:`query`, but ``None`` when the device answers "Undefined header".

@@ -94,6 +94,26 @@ class SerialTransport:
         del self._pending[:end]
         return line
 
+    def read_exactly(self, count: int) -> bytes:
+        """Exactly ``count`` bytes, terminator bytes among them or not (binary block data)."""
+        port = self._require()
+        deadline = time.monotonic() + self.timeout_seconds
+        while len(self._pending) < count:
+            if time.monotonic() >= deadline:
+                raise self._timed_out()
+            try:
+                chunk = bytes(port.read(max(1, min(count - len(self._pending),
+                                                   port.in_waiting or 1))))
+            except (serial.SerialException, OSError) as error:
+                self.close()
+                raise DeviceUnreachable(f"serial link {self._address} lost: {error}") from None
+            if not chunk:
+                raise self._timed_out()
+            self._pending.extend(chunk)
+        data = bytes(self._pending[:count])
+        del self._pending[:count]
+        return data
+
     def _timed_out(self) -> DeviceTimeout:
         partial, self._pending = bytes(self._pending), bytearray()
         return DeviceTimeout(

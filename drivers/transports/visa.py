@@ -112,6 +112,20 @@ class VisaTransport:
                                     detail=f"partial reply {data!r}")
         return data
 
+    def read_exactly(self, count: int) -> bytes:
+        """Exactly ``count`` bytes, terminator bytes among them or not (binary block data)."""
+        resource = self._require()
+        resource.read_termination = None  # reads on through LF bytes in the data
+        self._termination = None
+        try:
+            data = bytes(resource.read_bytes(count, break_on_termchar=False))
+        except (VisaIOError, OSError) as error:
+            raise self._fail(error, "read from") from None
+        if len(data) != count:
+            raise DeviceUnreachable(f"connection to {self._address} closed mid-reply",
+                                    detail=f"{len(data)} of {count} bytes")
+        return data
+
     def discard_input(self) -> None:
         resource = self._resource
         if resource is None:
