@@ -56,6 +56,7 @@ pytest: $(STAMP) peers
 bench: $(STAMP)
 	$(BIN)/python bench/ocs_remap.py
 	$(BIN)/python bench/amp_poll.py
+	$(BIN)/python bench/ocs_characterize.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache lab-state
