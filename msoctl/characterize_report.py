@@ -7,8 +7,8 @@ Figures, per measured quantity:
 
 - insertion loss: the mean over the rounds of ``launch - received`` per path,
   where ``launch`` is the laser's set power less the reference's launch loss;
-- repeatability: per path, the largest deviation of a round from that mean
-  (needs two rounds or more);
+- repeatability: per path, half the spread between its rounds, a +- figure
+  as datasheets give it (needs two rounds or more);
 - crosstalk: what an unconnected egress port receives from its one lit
   neighbour, relative to the power launched into that neighbour's ingress
   port; a reading within 10 dB of the meter's floor is an upper bound;
@@ -83,12 +83,13 @@ def _wavelength_section(settings: Settings, wavelength: float, rows: list[dict[s
     il["matrix_db"] = {"ingress": list(settings.ingress), "egress": list(settings.egress),
                        "values": matrix}
 
-    spread = {k: max(abs(v - means[k]) for v in losses[k] if v is not None)
+    spread = {k: (max(v for v in losses[k] if v is not None)
+                  - min(v for v in losses[k] if v is not None)) / 2
               for k in means if len(losses[k]) >= 2}
     repeatability: dict[str, Any] = {"rounds": settings.repeat, "paths": len(spread)}
     if spread:
         worst_r = max(spread, key=lambda k: spread[k])
-        repeatability.update({"max_deviation_db": _r(spread[worst_r]),
+        repeatability.update({"max_half_range_db": _r(spread[worst_r]),
                               "worst_path": {"ingress": worst_r[0], "egress": worst_r[1]},
                               "pass": spread[worst_r] <= limits.max_repeatability_db})
         if not repeatability["pass"]:
@@ -96,7 +97,7 @@ def _wavelength_section(settings: Settings, wavelength: float, rows: list[dict[s
                             f"{worst_r[0]}:{worst_r[1]} beyond +-"
                             f"{limits.max_repeatability_db:g} dB")
     else:
-        repeatability.update({"max_deviation_db": None, "worst_path": None, "pass": None})
+        repeatability.update({"max_half_range_db": None, "worst_path": None, "pass": None})
 
     crosstalk_rows = [r for r in rows if r["kind"] == "crosstalk" and r["aggressor_ingress"]]
     crosstalk: dict[str, Any] = {"measurements": len(crosstalk_rows),
@@ -285,8 +286,8 @@ def summary_rows(document: Mapping[str, Any]) -> list[list[Any]]:
         if il["paths_without_light"]:
             rows.append(["paths without light", wl, il["paths_without_light"], "0", "FAIL"])
         rep = section["repeatability"]
-        rows.append(["repeatability", wl, "-" if rep["max_deviation_db"] is None
-                     else f"+-{rep['max_deviation_db']:.3f} dB over {rep['rounds']} rounds",
+        rows.append(["repeatability", wl, "-" if rep["max_half_range_db"] is None
+                     else f"+-{rep['max_half_range_db']:.3f} dB over {rep['rounds']} rounds",
                      f"+-{limits['max_repeatability_db']:g} dB", _verdict(rep["pass"])])
         xt = section["crosstalk"]
         rows.append(["crosstalk", wl, "-" if xt["max_db"] is None
