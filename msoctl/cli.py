@@ -161,6 +161,7 @@ def cli(ctx: click.Context, inventory: str | None, journal: str | None, verbose:
 def _register() -> None:
     from msoctl.cmd_amp import amp
     from msoctl.cmd_exporter import exporter
+    from msoctl.cmd_fabric import fabric
     from msoctl.cmd_history import history
     from msoctl.cmd_inventory import inventory
     from msoctl.cmd_lab import demo, lab
@@ -172,6 +173,7 @@ def _register() -> None:
     for command in (ocs, amp, switch, telemetry, lab, demo, history, inventory, exporter):
         cli.add_command(command)
     cli.add_command(path)
+    cli.add_command(fabric)
 
 
 _register()
