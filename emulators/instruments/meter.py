@@ -9,10 +9,12 @@ What is modelled, and why:
   +-``ACCURACY_DB`` (0.02 dB), drawn from the serial number, so the same
   instrument is wrong the same way every time, as a real one is between
   calibrations.
-- Noise: a Gaussian 0.01 dB (one sigma) at 10 ms averaging, growing as the
-  square root of how much shorter the averaging is (0.1 dB at 100 µs), capped
-  at 0.5 dB; plus a dark floor of a few pW (3 pW, spread 1 dB), so a dark
-  port reads about -85 dBm, never nothing.
+- Noise: 0.01 dB (one sigma, Gaussian) on the signal, whatever the averaging
+  time (at these powers it is the light that fluctuates, not the detector);
+  plus a dark floor of a few pW (3 pW at 10 ms averaging, spread 1 dB) that
+  grows as the square root of how much shorter the averaging is (30 pW at
+  100 µs), so a dark port reads about -85 dBm (-75 dBm when logging fast),
+  never nothing.
 - A reading averages the power over its averaging time, which it waits (on
   the injected clock) before answering. Logging takes ``samples`` samples,
   each the average over one interval, starting at the command; the samples
@@ -48,8 +50,7 @@ from emulators.scpi.parser import ErrorQueue, ScpiError
 
 ACCURACY_DB = 0.02
 NOISE_DB = 0.01
-NOISE_REFERENCE_SECONDS = 0.01
-MAX_NOISE_DB = 0.5
+FLOOR_REFERENCE_SECONDS = 0.01
 FLOOR_W = 3e-12
 FLOOR_SPREAD_DB = 1.0
 DEFAULT_AVERAGING_SECONDS = 0.01
@@ -57,9 +58,9 @@ DEFAULT_WAVELENGTH_M = 1550e-9
 _NOISE_TABLE = 1 << 16
 
 
-def noise_db(averaging_seconds: float) -> float:
-    """One sigma of a reading's noise, dB, at the given averaging time."""
-    return min(MAX_NOISE_DB, NOISE_DB * math.sqrt(NOISE_REFERENCE_SECONDS / averaging_seconds))
+def floor_w(averaging_seconds: float) -> float:
+    """The dark floor, watts, at the given averaging time."""
+    return FLOOR_W * math.sqrt(FLOOR_REFERENCE_SECONDS / averaging_seconds)
 
 
 @dataclass
@@ -110,7 +111,7 @@ class PowerMeter:
                           for _ in range(channels)]
         self._noise = random.Random(f"{self.serial}/noise")
         self._normals: list[float] | None = None
-        self._factors: dict[float, list[float]] = {}
+        self._factors: list[float] | None = None
         self._floors: list[float] | None = None
         self._last_plan: _Plan | None = None
         self.ports = [_Port() for _ in range(channels)]
@@ -159,18 +160,22 @@ class PowerMeter:
     def _true_w(self, number: int, at: float) -> float:
         return dbm_to_mw(self.optics.power_dbm_at(f"{self.name}:{number}", at)) / 1000.0
 
-    def _average_w(self, number: int, start: float, end: float) -> float:
-        """True power at the port averaged over ``[start, end]``, watts."""
+    def _average_w(self, number: int, bounds: list[float]) -> float:
+        """True power at the port averaged between the first and last of ``bounds`` (the
+        change times in between included), watts."""
+        start, end = bounds[0], bounds[-1]
         if end <= start:
             return self._true_w(number, start)
-        bounds = [start, *(t for t in self.optics.change_times(start, end) if t < end), end]
         total = sum(self._true_w(number, a) * (b - a) for a, b in itertools.pairwise(bounds))
         return total / (end - start)
 
+    def _bounds(self, start: float, end: float) -> list[float]:
+        return [start, *(t for t in self.optics.change_times(start, end) if t < end), end]
+
     def _reading_w(self, number: int, true_w: float, averaging_seconds: float) -> float:
-        gain = 10.0 ** ((self.offset_db[number - 1]
-                         + self._noise.gauss(0.0, noise_db(averaging_seconds))) / 10.0)
-        floor = FLOOR_W * 10.0 ** (self._noise.gauss(0.0, FLOOR_SPREAD_DB) / 10.0)
+        gain = 10.0 ** ((self.offset_db[number - 1] + self._noise.gauss(0.0, NOISE_DB)) / 10.0)
+        floor = floor_w(averaging_seconds) * 10.0 ** (self._noise.gauss(0.0, FLOOR_SPREAD_DB)
+                                                       / 10.0)
         return float(true_w * gain + floor)
 
     async def read(self, numbers: list[int]) -> list[float]:
@@ -180,8 +185,12 @@ class PowerMeter:
         await self.clock.sleep(max((p.averaging_seconds for p in ports), default=0.0))
         with self.lock:
             readings = []
+            spans: dict[float, list[float]] = {}  # one look at the change times per span
             for number, port in zip(numbers, ports, strict=True):
-                true_w = self._average_w(number, start, start + port.averaging_seconds)
+                averaging = port.averaging_seconds
+                if averaging not in spans:
+                    spans[averaging] = self._bounds(start, start + averaging)
+                true_w = self._average_w(number, spans[averaging])
                 port.last_w = self._reading_w(number, true_w, port.averaging_seconds)
                 readings.append(port.last_w)
             return readings
@@ -242,8 +251,7 @@ class PowerMeter:
         key = (start, count, interval)
         if self._last_plan is not None and self._last_plan.key == key:
             return self._last_plan
-        end = start + count * interval
-        bounds = [start, *(t for t in self.optics.change_times(start, end) if t < end), end]
+        bounds = self._bounds(start, start + count * interval)
         runs: list[tuple[int, list[tuple[int, float]]]] = []
         stretch = 0
         last_stretch = len(bounds) - 2
@@ -275,9 +283,10 @@ class PowerMeter:
         true: list[float] = []
         for repeat, weights in plan.runs:
             true.extend([sum(level[j] * w for j, w in weights)] * repeat)
-        factors = self._slice(self._factor_table(noise_db(interval)), count)
+        factors = self._slice(self._factor_table(), count)
         floors = self._slice(self._floor_table(), count)
-        return [w * f + fl for w, f, fl in zip(true, factors, floors, strict=True)]
+        dark = floor_w(interval)
+        return [w * f + dark * fl for w, f, fl in zip(true, factors, floors, strict=True)]
 
     def _slice(self, table: list[float], count: int) -> list[float]:
         """``count`` consecutive values of ``table`` from a random place, wrapping around."""
@@ -293,19 +302,19 @@ class PowerMeter:
             self._normals = [draw.gauss(0.0, 1.0) for _ in range(_NOISE_TABLE)]
         return self._normals
 
-    def _factor_table(self, sigma_db: float) -> list[float]:
-        table = self._factors.get(sigma_db)
-        if table is None:
-            scale = sigma_db * math.log(10.0) / 10.0
-            table = [math.exp(scale * z) for z in self._standard_normals()]
-            self._factors = {sigma_db: table}
-        return table
+    def _factor_table(self) -> list[float]:
+        """Signal noise factors, ``10 ** (NOISE_DB * z / 10)``."""
+        if self._factors is None:
+            scale = NOISE_DB * math.log(10.0) / 10.0
+            self._factors = [math.exp(scale * z) for z in self._standard_normals()]
+        return self._factors
 
     def _floor_table(self) -> list[float]:
+        """Dark floor factors (times the floor at the averaging time), spread FLOOR_SPREAD_DB."""
         if self._floors is None:
             normals = self._standard_normals()
             scale = FLOOR_SPREAD_DB * math.log(10.0) / 10.0
             # Offset by half the table so floor and signal noise are not the same draw.
             half = len(normals) // 2
-            self._floors = [FLOOR_W * math.exp(scale * z) for z in normals[half:] + normals[:half]]
+            self._floors = [math.exp(scale * z) for z in normals[half:] + normals[:half]]
         return self._floors

@@ -129,7 +129,7 @@ class OcsDevice:
         self._noise = random.Random(f"{self.serial}/noise")
         self._paths: dict[int, _Path] = {}
         self._gone: dict[int, deque[_GonePath]] = {}  # by egress port
-        self._transitions: deque[float] = deque(maxlen=4096)  # commands and completions
+        self._transitions: deque[float] = deque(maxlen=1024)  # commands and completions
         self._disabled: set[int] = set()
         self._failed: set[int] = set()
         self.boot_mode = "restore"
