@@ -167,6 +167,7 @@ def _register() -> None:
     from msoctl.cmd_lab import demo, lab
     from msoctl.cmd_ocs import ocs
     from msoctl.cmd_path import path
+    from msoctl.cmd_protect import protect
     from msoctl.cmd_switch import switch
     from msoctl.cmd_telemetry import telemetry
 
@@ -174,6 +175,7 @@ def _register() -> None:
         cli.add_command(command)
     cli.add_command(path)
     cli.add_command(fabric)
+    cli.add_command(protect)
 
 
 _register()

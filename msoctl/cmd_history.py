@@ -40,6 +40,8 @@ def _outcome(operation: Operation) -> str:
         text = str(result["error"])
     elif result.get("status") == "interrupted":
         text = f"resolved by {result.get('resolved_by')}: {result.get('found')}"
+    elif result.get("summary"):  # a change that sums up its own outcome (protection)
+        text = str(result["summary"])
     for note in notes:
         if note["event"] == "override":
             text += f" [override: {note.get('reason')}]"

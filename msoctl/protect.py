@@ -225,6 +225,7 @@ class ProtectionController:
         self._restart_after: dict[str, float] = {}
         self._probe_after: dict[tuple[str, str], float] = {}
         self._sample_times: dict[str, float | None] = {}
+        self._map_valid_after: dict[str, float] = {}
         self._started = 0.0
         self._mono0, self._wall0 = time.monotonic(), time.time()
         self.counts = {"switch": 0, "revert": 0, "unavailable": 0, "failed": 0, "dip": 0}
@@ -316,7 +317,10 @@ class ProtectionController:
             fresh = (sample is not None and watch.down_since is None
                      and now - sample.taken <= stale)
             powers[name] = sample.powers if fresh and sample else None
-            maps[name] = sample.port_map if fresh and sample else None
+            # A map read before our own last change of it is not the map any more.
+            current = (sample is not None and sample.map_taken is not None
+                       and sample.map_taken >= self._map_valid_after.get(name, 0.0))
+            maps[name] = sample.port_map if fresh and sample and current else None
             self._sample_times[name] = sample.taken if sample else None
         amps: dict[str, AmpReading | None] = {}
         for name, amp_watch in self._amp_watches.items():
@@ -346,8 +350,11 @@ class ProtectionController:
     def _report_devices(self, now: float) -> None:
         for watch in self._all_watches():
             sample = watch.sample
+            # Readings older than stale_seconds are not judged; a device is reported
+            # silent only when a read failed or none has come for a device timeout (a
+            # busy host can delay a poll by a few hundred ms).
             stale = sample is not None and now - sample.taken > max(
-                self.config.stale_seconds, 4 * watch.poll_seconds)
+                self.config.device_timeout_seconds, 4 * watch.poll_seconds)
             silent = watch.down_since is not None or stale
             name = watch.device
             if silent and name not in self._silent:
@@ -414,7 +421,9 @@ class ProtectionController:
             if why_not is None:
                 assert state.cause is not None
                 return _Decision(Move(link, role, standby_role), state.loss_since, state.cause)
-            if why_not != state.unavailable:
+            # once per outage and reason, not once per poll (the readings in it change)
+            if state.unavailable is None or why_not.split(" (")[0] \
+                    != state.unavailable.split(" (")[0]:
                 self._refuse(state, why_not)
             return None
         if state.loss_since is not None:
@@ -599,6 +608,7 @@ class ProtectionController:
                 state.role = decision.move.to_role
             state.loss_since = state.wtr_since = state.unavailable = state.pending = None
         for name in names:
+            self._map_valid_after[name] = applied[name][1]
             self._watches[name].refresh_map()
         kind = "revert" if action == "protection.revert" else "switch"
         if verified is None:
@@ -737,7 +747,7 @@ class ProtectionController:
                     self._emit("error", link.name, f"{link.name}: no probe on "
                                f"{standby.name}: {error}")
                     continue
-                self._watches[start.ocs].watch_ports([probe.port])
+                self._map_valid_after[start.ocs] = time.monotonic()
                 self._watches[start.ocs].refresh_map()
                 self._emit("probe", link.name, f"{standby.name} "
                            f"{DIRECTION_NAMES[direction]}: probe light {probe} parked on "

@@ -195,7 +195,7 @@ class LightJudge:
         if far_lit:
             return light(LIT, f"{end} {_dbm(far)}")
         behind = f" behind {fiber.amplifier}" if fiber.amplifier else ""
-        reason = f"{end} {_dbm(far)} < {threshold:.1f} dBm{behind}"
+        reason = f"{end} {_dbm(far)} < {_dbm(threshold)}{behind}"
         if amp is not None:
             reason += f" ({fiber.amplifier}: {amp.describe()})"
         return light(LOST, reason)
@@ -205,7 +205,7 @@ class LightJudge:
 
 
 def _dbm(value: float | None) -> str:
-    return "no reading" if value is None else f"{value:.1f} dBm"
+    return "no reading" if value is None else f"{round(value, 1) + 0.0:.1f} dBm"
 
 
 # ---- maps -------------------------------------------------------------------------------

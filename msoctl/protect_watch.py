@@ -4,9 +4,10 @@ Detection has to be a fast poll, not a connect: every device keeps its connectio
 open for the whole run, and one thread per device reads it.
 
 - :class:`OcsWatch` reads an OCS's power monitors on the ports the protected links
-  use (one ``:PMON:POW?`` query per poll) and, every :data:`MAP_EVERY_SECONDS` or
-  when asked, its map. It has a second persistent session, :class:`OcsControl`, for
-  changes, so a protection switch never queues behind a monitor read.
+  use and on the ports that feed them (one ``:PMON:POW?`` query per poll) and, every
+  :data:`MAP_EVERY_SECONDS` or when asked, its map. It has a second persistent
+  session, :class:`OcsControl`, for changes, so a protection switch never queues
+  behind a monitor read.
 - :class:`AmpWatch` reads an amplifier's monitors and ALS state (two I2C block reads
   through its bridge), and carries out requests (an ALS restart) between reads: the
   bus is one conversation at a time.
@@ -190,9 +191,6 @@ class OcsWatch(_Watch[OcsDriver]):
         """Read the map at the next poll (after a change)."""
         self._map_due = 0.0
 
-    def watch_ports(self, ports: Iterable[int]) -> None:
-        self.ports = sorted(set(self.ports) | set(ports))
-
     def poll(self, driver: OcsDriver) -> None:
         self.size = driver.size
         port_map, map_taken = ((None, None) if self.sample is None
@@ -201,7 +199,10 @@ class OcsWatch(_Watch[OcsDriver]):
         if now >= self._map_due or port_map is None:
             port_map, map_taken = dict(driver.port_map()), time.monotonic()
             self._map_due = now + MAP_EVERY_SECONDS
-        powers = driver.power(self.ports)
+        # The ports that feed the watched ones (a probe parked by an earlier run) are
+        # sources the controller judges spans by: read them too.
+        feeders = {i for i, e in port_map.items() if e in self.ports}
+        powers = driver.power(sorted(set(self.ports) | feeders))
         self.sample = OcsSample(time.monotonic(), powers, port_map, map_taken)
 
 
