@@ -3,13 +3,21 @@
 Which column fills which field is the tables below, reviewed against the MIBs;
 every OID, scale, enumeration and BITS name comes from :mod:`drivers.snmp.mibs`.
 
-A collection (:meth:`TelemetryCollector.collect`) is two rounds of GETBULK walks
-(:meth:`~drivers.snmp.session.SnmpSession.walk`), two requests in flight:
+A collection (:meth:`TelemetryCollector.collect`) is GETBULK walks
+(:meth:`~drivers.snmp.session.SnmpSession.walk_segments`), two requests in flight,
+planned as they go so that few variables are asked for past the end of what is
+wanted (with pysnmp, decoding a variable costs far more than a round trip on a LAN):
 
-1. the columns of the tables asked for (engines, optical lanes, lasers; electrical
-   lanes), ifName for the ports' names, and the FEC degrade threshold;
-2. the FEC histogram, one subtree per port (ports from round 1), so that its
-   seventeen rows per lane are walked side by side rather than as one long column.
+- each table asked for (engines, optical lanes, lasers; electrical lanes) is first
+  read from its root in OID order, one response; beside them ifName for the ports'
+  names, and the FEC degrade threshold. A table that fits in one response is done;
+- the rest of a longer table is one walk per column, side by side; when the first
+  response covered the first column, each other column expects as many rows (the
+  last request asks for just those, and one more to see the end), else the lengths
+  are unknown and each walk may overshoot its column's end by up to one response's
+  repetitions;
+- once msoCpcLaneTable's first column is complete, the FEC histogram: one walk per
+  port, expecting its lanes times the MIB's 17 bins.
 
 Every request also asks for sysUpTime (a non-repeater), so that an agent restart
 in the middle of a collection shows (:attr:`CollectionInfo.restarted`).
@@ -37,6 +45,8 @@ from drivers.snmp.mibs import MibObject, MibTable, Oid
 from drivers.snmp.session import (
     DEFAULT_MAX_REPETITIONS,
     DEFAULT_MAX_VARBINDS,
+    Segment,
+    SegmentResult,
     SnmpSession,
     SnmpTarget,
     VarBind,
@@ -236,32 +246,29 @@ class TelemetryCollector:
         names = mibs.table(*IF_NAME[:2])
         threshold = mibs.mib_object(*THRESHOLD)
         up_time = mibs.oid(*SYS_UP_TIME)
-        roots: dict[Oid, tuple[str, MibTable]] = {}
-        for key, layout in layouts.items():
-            for column in TABLES[key][2]:
-                roots[layout.column(column).oid] = (key, layout)
-        roots[names.column(IF_NAME[2]).oid] = ("ifName", names)
+        plan = _Plan(layouts, histogram)
+        first = [Segment(layout.oid, first_response_only=True) for layout in layouts.values()]
+        first.append(Segment(names.column(IF_NAME[2]).oid))
         if "electrical_lanes" in tables:
-            roots[threshold.oid] = ("threshold", names)
-        found, extras = await self.session.walk(list(roots), with_each=[up_time],
-                                                concurrency=self.concurrency)
-        rows: dict[str, dict[tuple[int, ...], Row]] = {key: {} for key in tables}
-        port_names: dict[int, str] = {}
+            first.append(Segment(threshold.oid))
+        results, extras = await self.session.walk_segments(
+            first, with_each=[up_time], concurrency=self.concurrency, then=plan.next)
         threshold_ber: float | None = None
-        for root, var_binds in found.items():
-            key, layout = roots[root]
-            if key == "threshold":
-                threshold_ber = _scalar(threshold, var_binds, device)
-                continue
-            for index, field, value in _cells(layout, var_binds, device):
-                if key == "ifName":
-                    port_names[index[0]] = str(value)
-                else:
-                    rows[key].setdefault(index, {})[TABLES[key][2][field]] = value
-        histograms: dict[tuple[int, int], list[int | None]] = {}
-        if histogram and "electrical_lanes" in tables:
-            histograms, more = await self._walk_histograms(rows["electrical_lanes"], up_time)
-            extras.extend(more)
+        port_names: dict[int, str] = {}
+        for result in results:
+            if result.segment.root == threshold.oid:
+                threshold_ber = _scalar(threshold, result.values, device)
+            elif result.segment.root == names.column(IF_NAME[2]).oid:
+                port_names = {index[0]: str(value)
+                              for index, _, value in _cells(names, result.values, device)}
+        rows: dict[str, dict[tuple[int, ...], Row]] = {key: {} for key in tables}
+        for key in tables:
+            fields = TABLES[key][2]
+            for index, column, value in _cells(layouts[key], plan.values[key], device):
+                if column in fields:
+                    rows[key].setdefault(index, {})[fields[column]] = value
+        histograms = (_histograms(plan.values["histogram"], plan.lanes or [], device)
+                      if histogram else {})
         uptimes = _uptimes(extras, up_time, device)
         info = CollectionInfo(
             device=device,
@@ -275,32 +282,105 @@ class TelemetryCollector:
             started_monotonic=self.session.first_request_monotonic or started)
         return _Walked(rows, histograms, port_names, threshold_ber, info)
 
-    async def _walk_histograms(self, lanes: Mapping[tuple[int, ...], Row], up_time: Oid
-                               ) -> tuple[dict[tuple[int, int], list[int | None]],
-                                          list[list[VarBind]]]:
-        """Every lane's histogram bins, walked one subtree per port."""
-        table = mibs.table(*HISTOGRAM[:2])
-        codewords = table.column(HISTOGRAM[2])
-        bins = mibs.mib_object(CPC, HISTOGRAM[3])
-        low, high = bins.value_range or (0, 16)
-        ports = sorted({index[0] for index in lanes})
-        histograms: dict[tuple[int, int], list[int | None]] = {
-            (index[0], index[1]): [None] * (high - low + 1) for index in lanes}
-        if not ports:
-            return histograms, []
-        found, extras = await self.session.walk([(*codewords.oid, port) for port in ports],
-                                                with_each=[up_time],
-                                                concurrency=self.concurrency)
-        for var_binds in found.values():
-            for index, _, value in _cells(table, var_binds, self.target.name):
-                port, lane, bin_number = index
-                if not low <= bin_number <= high:
-                    raise ProtocolError(f"histogram bin {bin_number} of port {port} lane "
-                                        f"{lane} is outside {low}..{high}",
-                                        device=self.target.name)
-                counts = histograms.setdefault((port, lane), [None] * (high - low + 1))
-                counts[bin_number - low] = value if isinstance(value, int) else None
-        return histograms, extras
+
+class _Plan:
+    """What to walk next, from what the walks have seen so far (``walk_segments`` then).
+
+    A table's first response either finishes it, or is followed by one walk per column
+    it did not finish (:func:`_rest_of_table`). Once the first column of
+    msoCpcLaneTable is complete, its lanes give the FEC histogram's walks, one per
+    port, each expecting its lanes times the MIB's bins.
+    """
+
+    def __init__(self, layouts: Mapping[str, MibTable], histogram: bool):
+        self.layouts = layouts
+        self.histogram = histogram and "electrical_lanes" in layouts
+        self.values: dict[str, list[VarBind]] = {key: [] for key in (*layouts, "histogram")}
+        self.lanes: list[tuple[int, ...]] | None = None
+        lanes = layouts.get("electrical_lanes")
+        self._lane_column = lanes.columns[0].oid if lanes is not None else None
+
+    def _owner(self, root: Oid) -> str | None:
+        for key, layout in self.layouts.items():
+            if root[:len(layout.oid)] == layout.oid:
+                return key
+        codewords = mibs.table(*HISTOGRAM[:2]).oid
+        return "histogram" if root[:len(codewords)] == codewords else None
+
+    def next(self, result: SegmentResult) -> list[Segment]:
+        root = result.segment.root
+        key = self._owner(root)
+        if key is None:
+            return []
+        self.values[key].extend(result.values)
+        more: list[Segment] = []
+        first_response = key in self.layouts and root == self.layouts[key].oid
+        if first_response and result.ended_by == "first response":  # the table goes on
+            more = _rest_of_table(self.layouts[key], result.values)
+        if key == "electrical_lanes" and self.histogram and self.lanes is None:
+            lane_column = self._lane_column or ()
+            finished_here = root == lane_column or (
+                root == self.layouts[key].oid and not any(
+                    segment.root == lane_column for segment in more))
+            if finished_here:
+                self.lanes = sorted({oid[len(lane_column):] for oid, _ in self.values[key]
+                                     if oid[:len(lane_column)] == lane_column})
+                more.extend(_histogram_segments(self.lanes))
+        return more
+
+
+def _rest_of_table(layout: MibTable, found: Sequence[VarBind]) -> list[Segment]:
+    """Segments for the columns a table's first response did not finish, side by side.
+
+    In OID order only the last column reached can be unfinished; those before it are
+    complete. Once the first column is complete its length is the table's rows, and
+    each other column expects as many; before that, lengths are unknown.
+    """
+    first = layout.columns[0]
+    last = found[-1][0] if found else layout.oid
+    rows = (sum(1 for oid, _ in found if oid[:len(first.oid)] == first.oid)
+            if last[:len(first.oid)] > first.oid else None)
+    segments = []
+    for column in layout.columns:
+        if last[:len(column.oid)] > column.oid:
+            continue  # walked past: complete
+        mine = [oid for oid, _ in found if oid[:len(column.oid)] == column.oid]
+        segments.append(Segment(column.oid, start=mine[-1] if mine else None,
+                                expected=None if rows is None else max(0, rows - len(mine))))
+    return segments
+
+
+def _histogram_segments(lanes: Sequence[tuple[int, ...]]) -> list[Segment]:
+    """One segment per port of the FEC histogram: its lanes times the MIB's bins."""
+    codewords = mibs.table(*HISTOGRAM[:2]).column(HISTOGRAM[2])
+    low, high = _bin_range()
+    per_port: dict[int, int] = {}
+    for index in lanes:
+        per_port[index[0]] = per_port.get(index[0], 0) + 1
+    return [Segment((*codewords.oid, port), expected=count * (high - low + 1))
+            for port, count in sorted(per_port.items())]
+
+
+def _bin_range() -> tuple[int, int]:
+    bins = mibs.mib_object(CPC, HISTOGRAM[3])
+    return bins.value_range or (0, 16)
+
+
+def _histograms(found: Sequence[VarBind], lanes: Sequence[tuple[int, ...]], device: str
+                ) -> dict[tuple[int, int], list[int | None]]:
+    """Every lane's histogram bins (``None`` for a bin the agent left out)."""
+    table = mibs.table(*HISTOGRAM[:2])
+    low, high = _bin_range()
+    histograms: dict[tuple[int, int], list[int | None]] = {
+        (index[0], index[1]): [None] * (high - low + 1) for index in lanes}
+    for index, _, value in _cells(table, found, device):
+        port, lane, bin_number = index
+        if not low <= bin_number <= high:
+            raise ProtocolError(f"histogram bin {bin_number} of port {port} lane {lane} is "
+                                f"outside {low}..{high}", device=device)
+        counts = histograms.setdefault((port, lane), [None] * (high - low + 1))
+        counts[bin_number - low] = value if isinstance(value, int) else None
+    return histograms
 
 
 def _cells(table: MibTable, var_binds: Sequence[VarBind], device: str

@@ -41,7 +41,7 @@ import hashlib
 import socket
 import time
 import weakref
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -85,6 +85,10 @@ _ERROR_STATUS = ("noError", "tooBig", "noSuchName", "badValue", "readOnly", "gen
                  "noCreation", "inconsistentValue", "resourceUnavailable", "commitFailed",
                  "undoFailed", "authorizationError", "notWritable", "inconsistentName")
 """RFC 3416 error-status names by number."""
+
+SIMILAR_SIZE = 0.6
+"""A walk joins a request when it wants at least this share of the repetitions that the
+request's first walk wants (and sizes are known)."""
 
 VarBind = tuple[Oid, Any]
 T = TypeVar("T")
@@ -407,72 +411,200 @@ class SnmpSession:
     async def walk(self, roots: Sequence[Oid], *, with_each: Sequence[Oid] = (),
                    concurrency: int = 1) -> tuple[dict[Oid, list[VarBind]],
                                                   list[list[VarBind]]]:
-        """GETBULK walks of the subtrees ``roots``, side by side.
+        """GETBULK walks of the subtrees ``roots``, side by side (see :meth:`walk_segments`).
 
-        Returns every instance under each root in OID order, and for each request the
-        answers to ``with_each`` (non-repeaters: GETNEXT of each, e.g. ``sysUpTime``
-        gives sysUpTime.0), so a caller can tell whether the agent restarted mid-walk.
-        Up to ``concurrency`` requests are in flight at once, each for its own subtrees,
-        so that the agent encodes one response while this side decodes another; until
-        the agent has answered this session once, one request goes alone (it carries
-        USM discovery, and wrong credentials then fail one request, not several).
+        Returns every instance under each root in OID order, and the answers to
+        ``with_each`` of every request.
         """
-        found: dict[Oid, list[VarBind]] = {tuple(root): [] for root in roots}
-        waiting: list[Oid] = list(found)
+        results, extras = await self.walk_segments([Segment(tuple(root)) for root in roots],
+                                                   with_each=with_each,
+                                                   concurrency=concurrency)
+        return {result.segment.root: result.values for result in results}, extras
+
+    async def walk_segments(
+            self, segments: Sequence[Segment], *, with_each: Sequence[Oid] = (),
+            concurrency: int = 1,
+            then: Callable[[SegmentResult], Sequence[Segment]] | None = None,
+    ) -> tuple[list[SegmentResult], list[list[VarBind]]]:
+        """GETBULK walks of ``segments``, several per request, ``concurrency`` requests
+        in flight.
+
+        Every request asks for the same repetitions of each of its segments (GETBULK has
+        one max-repetitions): :attr:`max_repetitions`, or fewer when every segment in it
+        expects fewer instances (:attr:`Segment.expected`), and at most
+        :attr:`max_varbinds` variables in all; segments of like sizes go together.
+        Segments are shared out between the requests in flight. ``then`` is called with
+        each segment's result as it finishes, and may return more segments to walk (a
+        plan made from what was seen). Until the agent has answered this session once,
+        one request goes alone (it carries USM discovery, and wrong credentials then fail
+        one request, not several). ``with_each`` are non-repeaters asked in every request
+        (GETNEXT of each: ``sysUpTime`` gives sysUpTime.0), returned per request, so a
+        caller can tell whether the agent restarted during the walk.
+
+        Returns every segment's result, in the order the segments were given or added,
+        and the answers to ``with_each`` of every request, in the order they came.
+        """
+        most = self.max_repetitions
+        every = [_Walk(segment) for segment in segments]
+        waiting = list(every)
         extras: list[list[VarBind]] = []
-        width = max(1, self.max_varbinds // self.max_repetitions)
+        width = max(1, self.max_varbinds // most)
+        workers_count = max(1, concurrency)
         answered = asyncio.Event()
         if self.answered:
             answered.set()
+        changed = asyncio.Event()
+        busy = 0  # workers with a request of their own in flight
+        held = 0  # segments the workers hold between their requests
+
+        def add(more: Sequence[Segment]) -> None:
+            walks = [_Walk(segment) for segment in more]
+            every.extend(walks)
+            waiting.extend(walks)
+            waiting.sort(key=lambda walk: -walk.wanted(most))  # like sizes side by side
 
         async def worker(first: bool) -> None:
+            nonlocal busy, held
             if not first:
                 await answered.wait()
-            cursors: dict[Oid, Oid] = {}
+            mine: list[_Walk] = []
             while True:
-                while waiting and len(cursors) < width:
-                    root = waiting.pop(0)
-                    cursors[root] = root
-                if not cursors:
-                    return
-                batch = list(cursors.items())
-                repetitions = max(1, min(self.max_repetitions,
-                                         self.max_varbinds // len(batch)))
-                extra, rows = await self.bulk(with_each, [cursor for _, cursor in batch],
-                                              repetitions)
+                # An even share of what is left, so that every request in flight is full.
+                share = max(1, min(width, -(-(len(waiting) + held) // workers_count)))
+                held -= len(mine)
+                while waiting and len(mine) < share and (
+                        not mine or _alike(mine[0], waiting[0], most)):
+                    mine.append(waiting.pop(0))
+                held += len(mine)
+                if not mine:
+                    if not busy and not waiting:
+                        changed.set()
+                        return
+                    changed.clear()
+                    await changed.wait()
+                    continue
+                busy += 1
+                repetitions = min(most, self.max_varbinds // len(mine),
+                                  max(walk.wanted(most) for walk in mine))
+                extra, rows = await self.bulk(with_each, [walk.cursor for walk in mine],
+                                              max(1, repetitions))
                 extras.append(extra)
                 answered.set()
-                self._advance(batch, rows, cursors, found)
+                self._advance(mine, rows)
+                for walk in mine:
+                    if walk.done and then is not None:
+                        add(then(walk.result()))
+                held -= len(mine)
+                mine = [walk for walk in mine if not walk.done]
+                held += len(mine)
+                busy -= 1
+                changed.set()
 
         workers = [asyncio.ensure_future(worker(number == 0))
-                   for number in range(max(1, min(concurrency, len(found))))]
+                   for number in range(workers_count)]
         try:
             await asyncio.gather(*workers)
         finally:
             for task in workers:
                 task.cancel()
-        return found, extras
+        return [walk.result() for walk in every], extras
 
-    def _advance(self, batch: Sequence[tuple[Oid, Oid]], rows: Sequence[VarBind],
-                 cursors: dict[Oid, Oid], found: dict[Oid, list[VarBind]]) -> None:
+    def _advance(self, batch: Sequence[_Walk], rows: Sequence[VarBind]) -> None:
         """Take a GETBULK response's rows into the walks of ``batch``; end finished ones."""
-        ended: set[Oid] = set()
+        if not rows:
+            raise ProtocolError("the agent answered a GETBULK without any repetition",
+                                device=self.target.name)
         for position, (name, value) in enumerate(rows):
-            root = batch[position % len(batch)][0]
-            if root in ended:
-                continue  # this subtree ended earlier in the response
-            cursor = cursors[root]
-            if isinstance(value, _END) or name[:len(root)] != root:
-                ended.add(root)
+            walk = batch[position % len(batch)]
+            if walk.done:
+                continue  # this segment ended earlier in the response
+            if isinstance(value, _END):
+                walk.finish("endOfMibView")
                 continue
-            if name <= cursor:
+            if name[:len(walk.segment.root)] != walk.segment.root:
+                walk.finish("root")
+                continue
+            if name <= walk.cursor:
                 raise ProtocolError(
                     f"the agent's OIDs do not increase: {_dotted(name)} after "
-                    f"{_dotted(cursor)}", device=self.target.name)
-            found[root].append((name, value))
-            cursors[root] = name
-        for root in ended:
-            del cursors[root]
+                    f"{_dotted(walk.cursor)}", device=self.target.name)
+            walk.take(name, value)
+        for walk in batch:
+            walk.responded()
+
+
+def _alike(first: _Walk, other: _Walk, most: int) -> bool:
+    """Whether ``other`` wants about as many repetitions as ``first`` (a request asks the
+    same of all its walks, so a small walk beside a large one is sent past its end)."""
+    return other.wanted(most) >= SIMILAR_SIZE * first.wanted(most)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A part of a subtree to walk.
+
+    The walk starts after ``start`` (default: ``root``) and ends at the first OID outside
+    ``root``, or at endOfMibView, or once it has passed ``end`` (the values it received
+    past ``end`` within ``root`` are kept: a response does not stop at a bound). With
+    ``first_response_only``, the walk stops after its first response whether it has
+    finished or not, so that the caller can plan the rest from what it saw.
+    ``expected`` is how many instances the segment should hold: the last request then
+    asks for just those and one more, to see the end.
+    """
+
+    root: Oid
+    start: Oid | None = None
+    end: Oid | None = None
+    first_response_only: bool = False
+    expected: int | None = None
+
+
+@dataclass
+class SegmentResult:
+    segment: Segment
+    values: list[VarBind]
+    last: Oid
+    """The last OID received within ``root`` (the start if none)."""
+    ended_by: str
+    """``root`` (an OID outside it), ``end``, ``endOfMibView``, or ``first response``
+    (with :attr:`Segment.first_response_only`, not finished)."""
+
+
+class _Walk:
+    """One segment's walk in progress."""
+
+    def __init__(self, segment: Segment):
+        self.segment = segment
+        self.cursor: Oid = segment.start or segment.root
+        self.end = segment.end
+        self.values: list[VarBind] = []
+        self.done = False
+        self.ended_by = ""
+        self.responses = 0
+
+    def wanted(self, most: int) -> int:
+        """Repetitions this walk needs next (at most ``most``): what it still expects and
+        one more."""
+        if self.segment.expected is None or len(self.values) > self.segment.expected:
+            return most
+        return min(most, self.segment.expected - len(self.values) + 1)
+
+    def take(self, name: Oid, value: Any) -> None:
+        self.values.append((name, value))
+        self.cursor = name
+
+    def finish(self, why: str) -> None:
+        self.done, self.ended_by = True, why
+
+    def responded(self) -> None:
+        self.responses += 1
+        if not self.done and self.segment.first_response_only:
+            self.finish("first response")
+        if not self.done and self.end is not None and self.cursor >= self.end:
+            self.finish("end")
+
+    def result(self) -> SegmentResult:
+        return SegmentResult(self.segment, self.values, self.cursor, self.ended_by)
 
 
 def _dotted(oid: Sequence[int]) -> str:
