@@ -646,6 +646,8 @@ class _Run:
 
     def restart(self, step: RestartStep) -> None:
         with self.step(step.step), _amp(self.access, step.device) as driver:
+            _close_interrupted(self.journal, step.device, self.change,
+                               "the amplifier was read again")
             status = driver.status()
             state = status.monitors.als_state
             threshold = status.settings.los_threshold_dbm
@@ -723,7 +725,7 @@ def _wrong_light(light: PathReport, intent: FabricIntent) -> list[str]:
             elif direction.span != role:
                 wrong.append(f"{where}: on span {direction.span}, not {role}")
             elif direction.light != "arrives":
-                wrong.append(f"{where}: not measured at the receiver")
+                wrong.append(f"{where}: no measurement at the far end")
     return wrong
 
 

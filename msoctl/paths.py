@@ -276,9 +276,12 @@ class Direction:
 
     @property
     def light(self) -> str:
+        """``lost``; ``arrives`` when the receiver, or (a switch without telemetry) the
+        far OCS port that feeds it, reads the light; else ``unknown``."""
         if self.lost_at is not None:
             return "lost"
-        return "arrives" if self.hops[-1].status in ("ok", "high") else "unknown"
+        seen = [i for i, hop in enumerate(self.hops) if hop.status in ("ok", "high")]
+        return "arrives" if seen and seen[-1] >= len(self.hops) - 2 else "unknown"
 
     def as_dict(self) -> dict[str, Any]:
         lost = self.lost_at

@@ -143,6 +143,27 @@ def test_low_hop_and_span_states(tmp_path: Path) -> None:
                           and h.error == "no answer within 5 s" for h in silent)
 
 
+def test_without_cpo_telemetry_the_budget_starts_from_the_inventory(
+        tmp_path: Path) -> None:
+    path = tmp_path / "inventory.yaml"
+    path.write_text(INVENTORY)
+    link = load_inventory(path).link("link-1")
+    readings = _readings(
+        {1: 0.8, 121: -0.9, 61: -8.0, 65: -9.6}, {1: 0.9, 121: -0.8, 61: 11.5, 65: 9.9},
+        a_map={1: (121, 1.7), 61: (65, 1.6)}, b_map={61: (65, 1.6), 1: (121, 1.7)},
+        amp=_amp(20.0, -7.3, 12.7), rx_b=None, rx_a=None)
+    readings.switches = {"sw-a": SwitchReading(has_telemetry=False),
+                         "sw-b": SwitchReading(has_telemetry=False)}
+    a_to_b, b_to_a = trace_link(link, readings).directions
+    assert a_to_b.launch_dbm == 1.0 and a_to_b.launch_source == "inventory"
+    assert a_to_b.hops[0].status == "unknown" and a_to_b.hops[-1].status == "unknown"
+    assert a_to_b.hops[-1].expected_dbm == pytest.approx(1.0 - 1.7 - 6.6 + 20.0 - 1.6)
+    # the far OCS port that feeds the receiver reads the light: it arrives
+    assert a_to_b.light == "arrives" and b_to_a.light == "arrives"
+    assert a_to_b.notes == ["sw-a has no snmp section in the inventory: no CPO telemetry",
+                            "sw-b has no snmp section in the inventory: no CPO telemetry"]
+
+
 def test_mean_dbm() -> None:
     assert mean_dbm([1.0, 2.0, None]) == 1.5
     assert mean_dbm([None]) is None
