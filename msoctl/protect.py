@@ -38,6 +38,7 @@ How it runs (README.md, "Optical protection", has the operator's view):
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections import deque
@@ -81,6 +82,7 @@ ALS_RESTART_GAP_SECONDS = 3.0
 """At most one restart request per amplifier this often (a pulse lasts about 2 s)."""
 PROBE_RETRY_SECONDS = 1.0
 SWITCH_RETRY_SECONDS = 0.1
+SWITCH_INTERVAL_SECONDS = 0.001
 ARMING_SECONDS = 1.0
 """How long to wait at start for a first reading of every amplifier, whose gain the
 far-end thresholds behind it need."""
@@ -235,6 +237,17 @@ class ProtectionController:
     def run(self, stop: threading.Event) -> None:
         """Watch and protect until ``stop`` is set; then close every session."""
         names = ",".join(link.name for link in self.links)
+        # The watches, the decision loop and the switch workers hand the interpreter to
+        # each other at every step of a switch; the default 5 ms switch interval would
+        # add up to that much at each hand-over while another thread computes.
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(interval, SWITCH_INTERVAL_SECONDS))
+        try:
+            self._run(names, stop)
+        finally:
+            sys.setswitchinterval(interval)
+
+    def _run(self, names: str, stop: threading.Event) -> None:
         with self.journal.change(device=names, action="protection.run",
                                  links=[link.name for link in self.links],
                                  **self.config.as_dict()) as run_op:
