@@ -24,7 +24,7 @@ test: peers lint typecheck pytest
 # sshd is started or needed), and libyang with its Python binding (the `yang` extra).
 # Installed only when run as root and missing; otherwise their tests skip, except in
 # CI (CI=true), where they fail.
-PEER_DEBS := netconfd openssh-server libyang2-dev smitools snmp
+PEER_DEBS := netconfd openssh-server libyang2-dev smitools snmp prometheus
 
 peers: $(STAMP)
 	@missing=$$(for deb in $(PEER_DEBS); do \

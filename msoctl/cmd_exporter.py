@@ -44,11 +44,14 @@ def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | N
     logging.basicConfig(level=logging.DEBUG if ctx.debug else
                         logging.INFO if ctx.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for chatty in ("ncclient", "paramiko"):  # every RPC at INFO: not what -v is for
+        logging.getLogger(chatty).setLevel(logging.DEBUG if ctx.debug else logging.WARNING)
     prober = Prober(ctx.inventory.path, timeout_offset_seconds=timeout_offset)
     try:
         server = ExporterServer(address, prober, tls)
     except OSError as error:
         raise ValidationError(f"cannot listen on {listen}: {error.strerror or error}") from None
+    prober.warm_up()
     stop = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
@@ -66,6 +69,7 @@ def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | N
     finally:
         server.shutdown()
         server.server_close()  # waits for the probes in flight
+        prober.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     click.echo("msoctl exporter stopped", err=True)

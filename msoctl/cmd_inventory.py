@@ -54,9 +54,8 @@ def check(ctx: Context) -> None:
 def sd(ctx: Context, out: Path | None) -> None:
     """Prometheus file_sd targets (JSON) for the exporter: one group per device."""
     from msoctl.exporter import sd as file_sd
-    from msoctl.exporter.cpo import CpoCollector
 
-    groups = file_sd.targets(ctx.inventory, cpo=CpoCollector is not None)
+    groups = file_sd.targets(ctx.inventory)
     text = file_sd.render(groups)
     if out is None:
         click.echo(text, nl=False)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ssl
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -22,7 +24,8 @@ from msoctl.exporter.server import ExporterServer
 def serve_exporter(inventory: Path, *, tls: ssl.SSLContext | None = None,
                    **prober_options: float) -> Iterator[ExporterServer]:
     """An exporter on a free loopback port, in a thread of this process."""
-    server = ExporterServer(("127.0.0.1", 0), Prober(inventory, **prober_options), tls)
+    prober = Prober(inventory, **prober_options)
+    server = ExporterServer(("127.0.0.1", 0), prober, tls)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                               daemon=True)
     thread.start()
@@ -32,6 +35,32 @@ def serve_exporter(inventory: Path, *, tls: ssl.SSLContext | None = None,
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+        prober.close()
+
+
+@contextmanager
+def exporter_process(env: dict[str, str], log: Path, *args: str) -> Iterator[str]:
+    """``msoctl -v exporter`` as a process of its own on a free loopback port; its URL.
+    ``log`` gets its stderr: why each failed probe failed."""
+    msoctl = Path(sys.executable).with_name("msoctl")
+    with log.open("w") as stderr:
+        process = subprocess.Popen([str(msoctl), "-v", "exporter", "--listen", "127.0.0.1:0",
+                                    *args],
+                                   env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        deadline = time.monotonic() + 20
+        while "listening on" not in log.read_text():
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "the exporter did not start"
+            time.sleep(0.02)
+        yield log.read_text().split("listening on ")[1].split()[0]
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 @dataclass

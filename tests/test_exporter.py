@@ -49,12 +49,12 @@ def promtool_lint(promtool: Path, text: str) -> str:
 def test_every_device_kind_passes_promtool_check_metrics(lab: Lab) -> None:
     promtool = require_executable("promtool", debian_package="prometheus")
     with serve_exporter(inventory(lab)) as server:
-        for name in LAB_DEVICES:
-            reply = probe(server.url, name)
+        for name, module in (*((name, None) for name in LAB_DEVICES), ("sw-b", "cpo")):
+            reply = probe(server.url, name, module=module, scrape_timeout=10)
             assert reply.status == 200 and reply.content_type.startswith("text/plain")
             assert value(reply.body, "msoctl_up", device=name) == 1.0, reply.body[-400:]
             assert value(reply.body, "msoctl_probe_duration_seconds", device=name) > 0
-            assert promtool_lint(promtool, reply.body) == "", name
+            assert promtool_lint(promtool, reply.body) == "", (name, module)
         own = fetch(f"{server.url}/metrics")
         assert promtool_lint(promtool, own.body) == ""
     names = samples(own.body)
@@ -62,6 +62,8 @@ def test_every_device_kind_passes_promtool_check_metrics(lab: Lab) -> None:
     for kind in ("ocs", "amp", "switch"):
         assert value(own.body, "msoctl_exporter_probes_total", kind=kind) == 2.0
         assert value(own.body, "msoctl_exporter_probe_duration_seconds_count", kind=kind) == 2.0
+    assert value(own.body, "msoctl_exporter_probes_total", kind="cpo") == 1.0
+    assert value(own.body, "msoctl_exporter_snmp_worker_cpu_seconds_total") > 0
     assert value(own.body, "msoctl_exporter_inventory_devices", kind="amp") == 2.0
     assert not any(name.startswith(("msoctl_up", "msoctl_ocs", "msoctl_amp_"))
                    for name in names), "device metrics leaked into /metrics"
@@ -144,12 +146,40 @@ def test_switch_probe_counters_and_configured_thresholds(lab: Lab, msoctl: Msoct
     assert value(body, "msoctl_switch_port_cable_length_meters", **port) == 30010
 
 
+def test_cpo_probe_lanes_lasers_and_fec(lab: Lab) -> None:
+    lab.inject("sw-a", Fault("els", target="1/2:overTemperature"))
+    with serve_exporter(inventory(lab)) as server:
+        body = probe(server.url, "sw-a", module="cpo", scrape_timeout=10).body
+    assert value(body, "msoctl_up") == 1.0, body[-300:]
+    found = samples(body)
+    lanes = found["msoctl_cpc_lane_snr_db"]
+    assert lanes and len(found["msoctl_cpc_fec_codewords_total"]) == 17 * len(lanes)
+    lane = dict(next(iter(lanes)))
+    at = {"port": lane["port"], "lane": lane["lane"]}
+    assert lane["port"].startswith("Ethernet")  # ifName, as the switch collector names ports
+    corrected = value(body, "msoctl_cpc_fec_corrected_codewords_total", **at)
+    bins = [value(body, "msoctl_cpc_fec_codewords_total", **at, bin=str(n)) for n in range(17)]
+    assert corrected is not None and all(b is not None for b in bins)
+    assert 0 < value(body, "msoctl_cpc_lane_pre_fec_bit_error_ratio", **at) < 1
+    assert value(body, "msoctl_cpo_els_fault", module="1", lane="2",
+                 fault="overTemperature") == 1
+    assert value(body, "msoctl_cpo_els_fault", module="1", lane="1",
+                 fault="overTemperature") == 0
+    assert value(body, "msoctl_cpo_els_state", module="1", lane="2", state="off") == 1
+    assert value(body, "msoctl_cpo_els_state", module="1", lane="1", state="on") == 1
+    assert value(body, "msoctl_cpo_engine_status", engine="1", state="normal") == 1
+    rx = found["msoctl_cpo_lane_rx_power_dbm"]
+    assert rx and all(-100 <= dbm < 10 for dbm in rx.values())
+    assert value(body, "msoctl_cpc_fec_degrade_threshold_bit_error_ratio") == \
+        pytest.approx(1e-4, rel=0.01)
+
+
 def test_requests_that_name_nothing_probeable(lab: Lab) -> None:
     with serve_exporter(inventory(lab)) as server:
         missing = fetch(f"{server.url}/probe")
         unknown = probe(server.url, "ocs-z")
         wrong_module = probe(server.url, "ocs-a", module="switch")
-        no_telemetry = probe(server.url, "sw-a", module="cpo")
+        not_a_switch = probe(server.url, "ocs-a", module="cpo")
         nowhere = fetch(f"{server.url}/nowhere")
         index = fetch(f"{server.url}/")
         healthy = fetch(f"{server.url}/-/healthy")
@@ -157,7 +187,7 @@ def test_requests_that_name_nothing_probeable(lab: Lab) -> None:
     assert unknown.status == 404 and "unknown target 'ocs-z'" in unknown.body
     assert "ocs-a, ocs-b" in unknown.body and unknown.content_type.startswith("text/plain")
     assert wrong_module.status == 400 and "modules: ocs" in wrong_module.body
-    assert no_telemetry.status == 400 and "cpo" in no_telemetry.body
+    assert not_a_switch.status == 400 and "module 'cpo' does not apply" in not_a_switch.body
     assert nowhere.status == 404
     assert index.status == 200 and "/probe?target=NAME" in index.body
     assert healthy.status == 200
@@ -212,18 +242,24 @@ def test_budget_follows_the_scrape_timeout_header(tmp_path: Path) -> None:
     assert prober.budget("-3") == pytest.approx(9.75)
 
 
-def test_inventory_changes_are_picked_up(lab: Lab, tmp_path: Path) -> None:
-    path = tmp_path / "inventory.yaml"
+def test_inventory_changes_are_picked_up(lab: Lab) -> None:
+    path = lab.state_dir / "exporter-inventory.yaml"  # beside the lab's: its secrets resolve
     document = yaml.safe_load(inventory(lab).read_text())
     path.write_text(yaml.safe_dump(document))
     with serve_exporter(path) as server:
-        assert probe(server.url, "amp-2").status == 200
-        document["devices"] = [d for d in document["devices"] if d["name"] != "amp-2"]
+        assert probe(server.url, "ocs-c").status == 404
+        assert value(probe(server.url, "sw-b", module="cpo").body, "msoctl_up") == 1.0
+        ocs_a = next(d for d in document["devices"] if d["name"] == "ocs-a")
+        document["devices"].append({**ocs_a, "name": "ocs-c"})  # a second way to ocs-a
+        next(d for d in document["devices"] if d["name"] == "sw-b").pop("snmp")
         path.write_text(yaml.safe_dump(document) + "\n# changed\n")
-        assert probe(server.url, "amp-2").status == 404
+        assert value(probe(server.url, "ocs-c").body, "msoctl_up", device="ocs-c") == 1.0
+        no_snmp = probe(server.url, "sw-b", module="cpo")
+        assert no_snmp.status == 400 and "no snmp section" in no_snmp.body
         path.write_text("devices: [{name: broken}]\n")  # a bad file keeps the last good one
-        assert probe(server.url, "amp-1").status == 200
+        assert probe(server.url, "ocs-c").status == 200
         own = fetch(f"{server.url}/metrics").body
+    assert value(own, "msoctl_exporter_inventory_reloads_total", result="success") == 1
     assert value(own, "msoctl_exporter_inventory_reloads_total", result="failure") == 1
 
 
@@ -232,8 +268,11 @@ def test_inventory_sd_lists_every_device_with_its_labels(lab: Lab, msoctl: Msoct
     printed = msoctl("inventory", "sd")
     assert printed.code == 0, printed.err
     groups = json.loads(printed.out)
-    assert [g["targets"] for g in groups] == [[name] for name in
-                                              ("ocs-a", "ocs-b", "amp-1", "amp-2", "sw-a", "sw-b")]
+    assert [(g["targets"], g["labels"]["kind"]) for g in groups] == [
+        (["ocs-a"], "ocs"), (["ocs-b"], "ocs"), (["amp-1"], "amp"), (["amp-2"], "amp"),
+        (["sw-a"], "switch"), (["sw-a"], "cpo"), (["sw-b"], "switch"), (["sw-b"], "cpo")]
+    telemetry = next(g for g in groups if g["labels"]["kind"] == "cpo")
+    assert telemetry["labels"]["__param_module"] == "cpo"
     amp = next(g for g in groups if g["targets"] == ["amp-1"])
     assert amp["labels"] == {"campus": "b", "lab": "two-campus-30km", "span": "span-1",
                              "kind": "amp"}

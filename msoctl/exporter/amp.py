@@ -119,9 +119,9 @@ class AmpCollector(DeviceCollector):
         families.add(TILT.name, monitors.tilt_db, device=name)
         families.add(TARGET_TILT.name, settings.target_tilt_db, device=name)
         families.add(TARGET_OUTPUT_POWER.name, settings.target_output_power_dbm, device=name)
-        families.state(MODE.name, settings.mode, MODES, device=name, label="mode")
+        families.state(MODE.name, settings.mode, MODES, "mode", device=name)
         families.add(OUTPUT_ENABLED.name, settings.output_enabled, device=name)
-        families.state(ALS_MODE.name, settings.als_mode, ALS_MODES, device=name, label="mode")
+        families.state(ALS_MODE.name, settings.als_mode, ALS_MODES, "mode", device=name)
         families.state(ALS_STATE.name, monitors.als_state, ALS_STATES, device=name)
         families.add(LOS_THRESHOLD.name, settings.los_threshold_dbm, device=name)
         for number, milliamperes in enumerate(monitors.pump_currents_ma, start=1):

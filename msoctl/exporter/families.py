@@ -81,8 +81,8 @@ class Families:
         family.add_metric([str(labels[key]) for key in spec.labels],  # type: ignore[attr-defined]
                           {key: str(value) for key, value in facts.items() if value is not None})
 
-    def state(self, name: str, current: str | None, states: Iterable[str], *,
-              label: str = "state", **labels: str | int) -> None:
+    def state(self, name: str, current: str | None, states: Iterable[str],
+              label: str = "state", /, **labels: str | int) -> None:
         """An enumeration as one gauge per possible state, 1 for the current one and 0
         for the others (the state-set pattern), the state in label ``label``; nothing
         when the state is unknown."""

@@ -38,7 +38,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
@@ -63,10 +63,9 @@ COLLECTORS: dict[tuple[str, str], type[DeviceCollector]] = {
     ("ocs", "ocs"): OcsCollector,
     ("amp", "amp"): AmpCollector,
     ("switch", "switch"): SwitchCollector,
+    ("switch", "cpo"): cpo.CpoCollector,
 }
-"""(device kind, module) -> collector. ``cpo`` is added when its collector exists."""
-if cpo.CpoCollector is not None:
-    COLLECTORS[("switch", "cpo")] = cpo.CpoCollector
+"""(device kind, module) -> collector."""
 MODULES = sorted({module for _, module in COLLECTORS})
 DURATION_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, math.inf)
 
@@ -98,27 +97,35 @@ class _Job:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-class _InventoryCollector:
-    """``msoctl_exporter_inventory_devices{kind}``, read at collection time."""
+class _StateCollector:
+    """The exporter's figures read at collection time: devices in the inventory per kind,
+    and the CPU time of its SNMP worker process (not in ``process_cpu_seconds_total``)."""
 
     def __init__(self, prober: Prober):
         self.prober = prober
 
+    @staticmethod
+    def _families() -> tuple[GaugeMetricFamily, CounterMetricFamily]:
+        return (GaugeMetricFamily("msoctl_exporter_inventory_devices",
+                                  "Devices in the inventory the exporter probes, per kind.",
+                                  labels=["kind"]),
+                CounterMetricFamily("msoctl_exporter_snmp_worker_cpu_seconds",
+                                    "CPU time of the SNMP worker process (CPO/CPC probes), "
+                                    "as of its last answer."))
+
     def describe(self) -> Iterator[Metric]:
-        yield GaugeMetricFamily("msoctl_exporter_inventory_devices",
-                                "Devices in the inventory the exporter probes, per kind.",
-                                labels=["kind"])
+        yield from self._families()
 
     def collect(self) -> Iterator[Metric]:
-        family = GaugeMetricFamily("msoctl_exporter_inventory_devices",
-                                   "Devices in the inventory the exporter probes, per kind.",
-                                   labels=["kind"])
+        devices, cpu = self._families()
         counts: dict[str, int] = {}
         for device in self.prober.inventory().devices.values():
             counts[device.kind] = counts.get(device.kind, 0) + 1
         for kind, count in sorted(counts.items()):
-            family.add_metric([kind], count)
-        yield family
+            devices.add_metric([kind], count)
+        cpu.add_metric([], cpo.SNMP_WORKER.cpu_seconds)
+        yield devices
+        yield cpu
 
 
 class Prober:
@@ -140,7 +147,7 @@ class Prober:
         ProcessCollector(registry=self.registry)
         PlatformCollector(registry=self.registry)
         GCCollector(registry=self.registry)
-        self.registry.register(_InventoryCollector(self))
+        self.registry.register(_StateCollector(self))
         self.probes = Counter("msoctl_exporter_probes", "Probes answered, per device kind.",
                               ["kind"], registry=self.registry)
         self.failures = Counter("msoctl_exporter_probe_failures",
@@ -158,6 +165,12 @@ class Prober:
                                ["result"], registry=self.registry)
         for _kind, module in COLLECTORS:
             self.probes.labels(module)  # every kind's counter exists from the start, at 0
+
+    def warm_up(self) -> None:
+        """Start the SNMP worker now if the inventory has SNMP agents, so that it has
+        imported pysnmp before the first CPO probe (it starts at that probe otherwise)."""
+        if any(device.snmp for device in self._inventory.devices.values()):
+            cpo.SNMP_WORKER.start()
 
     # ---- inventory --------------------------------------------------------------------
 
@@ -214,8 +227,6 @@ class Prober:
                                     f"{inventory.path} (devices: {known})")
         chosen = module or device.kind
         if (device.kind, chosen) not in COLLECTORS:
-            if chosen == "cpo" and device.kind == "switch" and cpo.CpoCollector is None:
-                raise ProbeRefused(400, f"module 'cpo': {cpo.UNAVAILABLE}")
             offered = sorted(m for kind, m in COLLECTORS if kind == device.kind)
             raise ProbeRefused(400, f"target {target!r} is a {device.kind}: module "
                                     f"{chosen!r} does not apply (modules: {', '.join(offered)})")
@@ -280,6 +291,10 @@ class Prober:
     def metrics(self) -> bytes:
         """The exporter's own metrics (``/metrics``)."""
         return generate_latest(self.registry)
+
+    def close(self) -> None:
+        """Stop what probes share: the SNMP worker process."""
+        cpo.SNMP_WORKER.close()
 
 
 class _Fixed:

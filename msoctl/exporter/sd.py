@@ -35,13 +35,13 @@ def label_name(key: str) -> str:
     return name
 
 
-def targets(inventory: Inventory, *, cpo: bool = True) -> list[dict[str, Any]]:
-    """file_sd target groups for every device (``cpo``: and every switch's telemetry)."""
+def targets(inventory: Inventory) -> list[dict[str, Any]]:
+    """file_sd target groups for every device, and every switch's telemetry."""
     groups: list[dict[str, Any]] = []
     for device in inventory.devices.values():
         labels = {label_name(key): value for key, value in sorted(device.labels.items())}
         groups.append({"targets": [device.name], "labels": {**labels, "kind": device.kind}})
-        if cpo and device.kind == "switch" and device.snmp is not None:
+        if device.kind == "switch" and device.snmp is not None:
             groups.append({"targets": [device.name],
                            "labels": {**labels, "kind": "cpo", "__param_module": "cpo"}})
     return groups

@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
-
 from drivers.errors import ValidationError
 from msoctl import __version__
 from msoctl.exporter.probe import MODULES, TIMEOUT_HEADER, Prober, ProbeRefused
@@ -28,6 +26,8 @@ log = logging.getLogger(__name__)
 
 HANDSHAKE_TIMEOUT_SECONDS = 5.0
 TEXT = "text/plain; charset=utf-8"
+EXPOSITION = "text/plain; version=0.0.4; charset=utf-8"
+"""The text format ``generate_latest`` writes (our names are all classic names)."""
 INDEX = """msoctl exporter {version}
 
 /probe?target=NAME           metrics of inventory device NAME (its kind's collector)
@@ -111,9 +111,9 @@ class ProbeHandler(BaseHTTPRequestHandler):
             except ProbeRefused as refused:
                 self._send(refused.status, f"{refused}\n".encode(), TEXT)
                 return
-            self._send(HTTPStatus.OK, result.body, CONTENT_TYPE_LATEST)
+            self._send(HTTPStatus.OK, result.body, EXPOSITION)
         elif url.path == "/metrics":
-            self._send(HTTPStatus.OK, prober.metrics(), CONTENT_TYPE_LATEST)
+            self._send(HTTPStatus.OK, prober.metrics(), EXPOSITION)
         elif url.path == "/-/healthy":
             self._send(HTTPStatus.OK, b"ok\n", TEXT)
         elif url.path == "/":
