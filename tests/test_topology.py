@@ -60,7 +60,7 @@ def _line_of(text: str, fragment: str) -> int:
 
 def test_the_default_topology_is_the_two_campus_fabric() -> None:
     topology = load_topology()
-    assert [o.name for o in topology.ocs] == ["ocs-a", "ocs-b"]
+    assert [o.name for o in topology.ocs] == ["ocs-a", "ocs-b", "ocs-lab"]
     assert all(o.size == 64 for o in topology.ocs)
     assert {t.name for t in topology.transceivers} == {"sw-a", "sw-b"}
     cables = {c.name: c for c in topology.cables}

@@ -73,6 +73,9 @@ from emulators.clock import Clock, RealClock
 from emulators.cpo.agent import CpoAgent, UsmCredentials
 from emulators.cpo.model import SwitchTelemetry, TelemetrySpec, receiver_source
 from emulators.faults import Fault, FaultError, FaultInjector
+from emulators.instruments.bench import AcceptanceBench
+from emulators.instruments.laser import TunableLaser
+from emulators.instruments.meter import PowerMeter
 from emulators.lab.control import (
     ENDPOINT_FILE,
     TOKEN_FILE,
@@ -80,7 +83,7 @@ from emulators.lab.control import (
     endpoint_document,
     remove_endpoint_file,
 )
-from emulators.lab.topology import Topology, load_topology
+from emulators.lab.topology import BenchSpec, Topology, load_topology
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
 from emulators.optics.model import Fiber, OpticalModel, Transceivers
@@ -134,6 +137,8 @@ class Lab:
         self.switches: dict[str, SwitchDevice] = {}
         self.telemetry: dict[str, SwitchTelemetry] = {}
         self.snmp: dict[str, CpoAgent] = {}
+        self.benches: dict[str, AcceptanceBench] = {}  # by the OCS they test
+        self.instruments: dict[str, TunableLaser | PowerMeter] = {}
         self.control: ControlServer | None = None
         self._tick: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -192,6 +197,23 @@ class Lab:
                 self.optics.patch(f"{link.name}:out", f"{link.amplifier}:in")
                 self.optics.patch(f"{link.amplifier}:out", link.to_port)
             self.fibers[link.name] = fiber
+        for bench in self.topology.benches:
+            self._build_bench(bench)
+
+    def _build_bench(self, spec: BenchSpec) -> None:
+        """The acceptance test set on the OCS's ports that no patch or cable uses."""
+        ocs = self.ocs[spec.ocs]
+        used = {int(port.split(":")[1]) for f in self.topology.fibers()
+                for port in (f.from_port, f.to_port) if port.startswith(f"{ocs.name}:")}
+        ingress = [p for p in range(1, ocs.size + 1) if p not in used]
+        egress = [p for p in range(ocs.size + 1, 2 * ocs.size + 1) if p not in used]
+        bench = AcceptanceBench(self.optics, ocs, laser_name=spec.laser, meter_name=spec.meter,
+                                ingress_ports=ingress, egress_ports=egress,
+                                laser_serial=f"LS{zlib.crc32(spec.laser.encode()) % 10**6:06d}",
+                                meter_serial=f"PM{zlib.crc32(spec.meter.encode()) % 10**6:06d}")
+        self.benches[spec.ocs] = bench
+        self.instruments[spec.laser] = bench.laser
+        self.instruments[spec.meter] = bench.meter
 
     @staticmethod
     def _route_telemetry_faults(switch: FaultInjector, telemetry: FaultInjector) -> None:
@@ -216,9 +238,12 @@ class Lab:
         self._thread.start()
         try:
             self.call(self._start_servers())
+            self.call(self._start_benches())
         except BaseException:
             self.stop()
             raise
+        for bench in self.benches.values():
+            bench.write_reference(self.state_dir / _reference_file(bench))
         inventory = self.write_inventory()
         if self.control is not None:  # last: a client finding it finds the lab whole
             self._write_atomically(self.state_dir / ENDPOINT_FILE, json.dumps(
@@ -298,6 +323,10 @@ class Lab:
                     log.exception("%s: update failed", module.name)
             await asyncio.sleep(AMP_TICK_SECONDS)
 
+    async def _start_benches(self) -> None:
+        for bench in self.benches.values():
+            await bench.start_servers()
+
     async def _stop_servers(self) -> None:
         if self.control is not None:
             remove_endpoint_file(self.state_dir, self.control)
@@ -314,6 +343,8 @@ class Lab:
             await switch.stop()
         for agent in self.snmp.values():
             await agent.stop()
+        for bench in self.benches.values():
+            await bench.stop_servers()
 
     def call(self, coroutine: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
         """Run ``coroutine`` on the lab's loop and wait for its result."""
@@ -371,9 +402,11 @@ class Lab:
             raise FaultError(f"no fiber or cable named {name!r}")
         return found
 
-    def _device(self, name: str) -> OcsDevice | AmplifierModule | SwitchDevice:
-        device: OcsDevice | AmplifierModule | SwitchDevice | None = (
-            self.ocs.get(name) or self.amps.get(name) or self.switches.get(name))
+    def _device(self, name: str) -> (OcsDevice | AmplifierModule | SwitchDevice | TunableLaser
+                                     | PowerMeter):
+        device: OcsDevice | AmplifierModule | SwitchDevice | TunableLaser | PowerMeter | None = (
+            self.ocs.get(name) or self.amps.get(name) or self.switches.get(name)
+            or self.instruments.get(name))
         if device is None:
             raise FaultError(f"no device named {name!r}")
         return device
@@ -442,6 +475,10 @@ class Lab:
                     "timeout_seconds": SNMP_TIMEOUT_SECONDS,
                     "retries": SNMP_RETRIES,
                 }
+        for bench in self.benches.values():
+            devices.extend(bench.inventory_entries(
+                reference=_reference_file(bench),
+                labels={"lab": self.topology.name, "bench": bench.ocs.name}))
         document: dict[str, Any] = {"journal": "journal.jsonl", "devices": devices}
         span_entries, link_entries = self._spans_and_links()
         if span_entries:
@@ -504,3 +541,8 @@ def _span_fiber(fiber: Any) -> dict[str, Any]:
     if fiber.amplifier:
         found["amplifier"] = fiber.amplifier
     return found
+
+
+def _reference_file(bench: AcceptanceBench) -> str:
+    """The bench's reference file (fan-out losses, meter cabling), beside the inventory."""
+    return f"{bench.laser.name}.reference.yaml"

@@ -53,7 +53,7 @@ def fault_targets(lab: Lab) -> dict[str, list[str]]:
     from emulators.lab.lab import SNMP_FACE
 
     targets: dict[str, list[str]] = {}
-    for name in [*lab.ocs, *lab.amps, *lab.switches]:
+    for name in [*lab.ocs, *lab.amps, *lab.switches, *lab.instruments]:
         targets[name] = lab.faults(name).kinds()
     for name in lab.telemetry:
         targets[f"{name}/{SNMP_FACE}"] = lab.faults(f"{name}/{SNMP_FACE}").kinds()
@@ -94,7 +94,7 @@ def fibers_of(lab: Lab, target: str) -> list[str]:
 def _target_names(lab: Lab) -> list[str]:
     from emulators.lab.lab import SNMP_FACE
 
-    return [*lab.ocs, *lab.amps, *lab.switches,
+    return [*lab.ocs, *lab.amps, *lab.switches, *lab.instruments,
             *(f"{name}/{SNMP_FACE}" for name in lab.telemetry),
             *(cable.name for cable in lab.topology.cables)]
 
@@ -121,7 +121,8 @@ def lab_status(lab: Lab) -> dict[str, Any]:
         },
         "devices": [*(_ocs(lab, name) for name in lab.ocs),
                     *(_amplifier(lab, name) for name in lab.amps),
-                    *(_switch(lab, name) for name in lab.switches)],
+                    *(_switch(lab, name) for name in lab.switches),
+                    *(_instrument(lab, name) for name in lab.instruments)],
         "fibers": _fibers(lab),
     }
 
@@ -250,6 +251,16 @@ def _switch(lab: Lab, name: str) -> dict[str, Any]:
                       "rx_power_dbm": _dbm(rx), "dark": _dark(rx)})
     document["ports"] = ports
     return document
+
+
+def _instrument(lab: Lab, name: str) -> dict[str, Any]:
+    """A laser or power meter of an acceptance bench: where it serves, and on which OCS."""
+    bench = next(b for b in lab.benches.values() if name in (b.laser.name, b.meter.name))
+    server = bench.servers.get(name)
+    kind = "laser" if name == bench.laser.name else "meter"
+    return {"name": name, "kind": kind,
+            "serving": {} if server is None else {"scpi": f"127.0.0.1:{server.port}"},
+            "up": server is not None, **_faults(lab, name), "bench": bench.ocs.name}
 
 
 def _fibers(lab: Lab) -> list[dict[str, Any]]:

@@ -100,6 +100,16 @@ class CableSpec:
 
 
 @dataclass(frozen=True)
+class BenchSpec:
+    """An acceptance test set on an OCS: a tunable laser through a fan-out into its free
+    ingress ports, its free egress ports each to a port of a multiport power meter."""
+
+    ocs: str
+    laser: str
+    meter: str
+
+
+@dataclass(frozen=True)
 class LinkSpec:
     """A fabric link between two switch ports, carried over a working cable (and a
     protection cable to fall back on)."""
@@ -123,6 +133,7 @@ class Topology:
     patches: list[FiberSpec] = field(default_factory=list)
     cables: list[CableSpec] = field(default_factory=list)
     links: list[LinkSpec] = field(default_factory=list)
+    benches: list[BenchSpec] = field(default_factory=list)
 
     def fibers(self) -> list[FiberSpec]:
         return [*self.patches, *(f for cable in self.cables for f in cable.fibers)]
@@ -188,7 +199,7 @@ def _expand_port(section: Section, key: str, offset: int, ports: dict[str, set[s
 def parse_topology(data: Any, source: str) -> Topology:
     top = Section(data, source, "topology")
     top.reject_unknown({"name", "ocs", "transceivers", "switches", "amplifiers", "patches",
-                        "cables", "links"})
+                        "cables", "links", "bench"})
     topology = Topology(name=top.get("name", str, default="lab"), source=source)
     names: set[str] = set()
     inputs: dict[str, set[str]] = {}
@@ -362,7 +373,33 @@ def parse_topology(data: Any, source: str) -> Topology:
     if not topology.ocs:
         raise YamlFileError(f"{source}: topology: at least one ocs is needed")
     _parse_links(top, source, topology, names)
+    _parse_benches(top, source, topology, names)
     return topology
+
+
+def _parse_benches(top: Section, source: str, topology: Topology, names: set[str]) -> None:
+    ocs_names = {o.name for o in topology.ocs}
+    benched: set[str] = set()
+    for item, line in _items(top, "bench"):
+        section = Section(item, source, "bench entry", line=line)
+        section.reject_unknown({"ocs", "laser", "meter"})
+        ocs = section.get("ocs", str)
+        if ocs not in ocs_names:
+            raise section.error("ocs", f"no ocs {ocs!r} in the ocs section")
+        if ocs in benched:
+            raise section.error("ocs", f"{ocs} is on another bench already")
+        benched.add(ocs)
+        section.owner = f"bench on {ocs!r}"
+        instruments = []
+        for key in ("laser", "meter"):
+            name = section.get(key, str)
+            if not _NAME.match(name):
+                raise section.error(key, "must be lower-case letters, digits and '-'")
+            if name in names:
+                raise section.error(key, f"{name!r} is defined twice")
+            names.add(name)
+            instruments.append(name)
+        topology.benches.append(BenchSpec(ocs, *instruments))
 
 
 def _parse_links(top: Section, source: str, topology: Topology, names: set[str]) -> None:
