@@ -52,10 +52,11 @@ TINY = TelemetrySpec(ports=(1, 2), optical_lanes_per_port=2, electrical_lanes_pe
 class Agent:
     """A CpoAgent on a stepped clock, served from a loop in a background thread."""
 
-    def __init__(self, spec: TelemetrySpec = SPEC, credentials: UsmCredentials = CREDENTIALS):
+    def __init__(self, spec: TelemetrySpec = SPEC, credentials: UsmCredentials = CREDENTIALS,
+                 *, community: str | None = None):
         self.clock = SteppedClock()
         self.telemetry = SwitchTelemetry("sw-t", self.clock, spec, seed=7)
-        self.agent = CpoAgent(self.telemetry, credentials,
+        self.agent = CpoAgent(self.telemetry, credentials, community=community,
                               port_names={port: f"Ethernet{port}" for port in spec.ports})
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
@@ -300,6 +301,18 @@ def test_v2c_to_a_v3_only_agent_times_out_within_the_budget(tiny: Agent) -> None
                                                auth_key=None, priv_key=None,
                                                timeout_seconds=0.2, retries=1)).cpo())
     assert time.monotonic() - started < 1.0
+
+
+def test_v2c_where_the_inventory_says_so() -> None:
+    agent = Agent(TINY, community="lab-community")
+    try:
+        v2c = agent.target(version="2c", community="lab-community", user=None, auth_key=None,
+                           priv_key=None)
+        cpo, cpc = collect(TelemetryCollector(v2c).collect())
+        assert len(cpo.lanes) == 4 and len(cpc.lanes) == 4
+        assert cpc.lanes[0].fec_histogram_total is not None
+    finally:
+        agent.close()
 
 
 @pytest.mark.parametrize("fault", [Fault("latency", seconds=0.4), Fault("freeze")])
