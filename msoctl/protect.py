@@ -166,6 +166,7 @@ class _LinkState:
     pending: Move | None = None  # a move that failed half-way, to finish
     retry_after: float = 0.0
     lights: dict[str, list[DirectionLight]] = field(default_factory=dict)
+    seen: bool = False  # the maps have been read once
 
 
 class ProtectionController:
@@ -248,6 +249,17 @@ class ProtectionController:
             sys.setswitchinterval(interval)
 
     def _run(self, names: str, stop: threading.Event) -> None:
+        with ExitStack() as held:
+            # One controller per link: a second one would fight the first.
+            for link in self.links:
+                try:
+                    held.enter_context(DeviceLock(self.journal, f"protect-{link.name}"))
+                except DeviceBusy as error:
+                    raise DeviceBusy(f"{link.name} is already protected by another "
+                                     f"controller ({error})") from None
+            self._protect(names, stop)
+
+    def _protect(self, names: str, stop: threading.Event) -> None:
         with self.journal.change(device=names, action="protection.run",
                                  links=[link.name for link in self.links],
                                  **self.config.as_dict()) as run_op:
@@ -405,6 +417,9 @@ class ProtectionController:
             state.loss_since = state.wtr_since = None
             return None
         role = link_role(link, maps)
+        if not state.seen:
+            state.seen = True
+            self._close_interrupted(link, role)
         if role != state.role:
             if role is not None and state.role is not None:
                 self._emit("role", link.name, f"{link.name}: now on {link.span(role).name} "
@@ -462,6 +477,22 @@ class ProtectionController:
             else:
                 state.wtr_since = None
         return None
+
+    def _close_interrupted(self, link: Link, role: str | None) -> None:
+        """Close the protection operations on ``link`` that a killed controller left open,
+        saying where the link was found."""
+        found = ("not connected on either span" if role is None
+                 else f"{link.name} on {link.span(role).name} ({role})")
+        for operation in self.journal.operations():
+            if (operation.action.startswith("protection.") and operation.status == "interrupted"
+                    and link.name in operation.device.split(",")):
+                self.journal.append({
+                    "op": operation.op, "event": "result", "device": operation.device,
+                    "action": operation.action, "status": "interrupted",
+                    "resolved_by": self._run_op.op if self._run_op else None, "found": found})
+                self._emit("role", link.name, f"{link.name}: {operation.action} "
+                           f"{operation.op} of {operation.started} was interrupted; "
+                           f"found {found}")
 
     def _unavailable(self, link: Link, role: str, lights: list[DirectionLight]) -> str | None:
         """Why the link may not move to the span of ``role`` now, or ``None``."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -24,11 +25,11 @@ from drivers.ocs.connect import open_ocs
 from emulators.faults import Fault
 from emulators.lab import Lab
 from msoctl.inventory import Inventory, load_inventory
-from msoctl.journal import Journal
+from msoctl.journal import DeviceBusy, Journal
 from msoctl.links import LinkEnd, OcsPort, Span, SpanFiber
 from msoctl.protect import ProtectConfig, ProtectionController, ProtectionEvent
 from msoctl.protect_light import LevelDetector, Move, MoveConflict, link_role, plan_move
-from tests.conftest import Msoctl, subprocess_env, wait_until
+from tests.conftest import Msoctl, dead_pid, subprocess_env, wait_until
 
 SWITCH_MARGIN_SECONDS = 0.25
 """Cut -> light verified may take the OCS switching time plus this (a loaded 2-core test
@@ -212,7 +213,8 @@ def test_a_dark_protection_span_is_never_switched_onto(lab: Lab) -> None:
         assert not running.kinds("switch")
         assert running.link()["active_span"] == "span-1"
         refusals = running.protection_ops("protection.switch")
-        assert [o.status for o in refusals] == ["refused"]  # once per outage, not per poll
+        assert [o.status for o in refusals] == ["refused"], [  # once per outage, not per poll
+            o.intent["reason"] for o in refusals]
         assert "protection unavailable" in refusals[0].intent["reason"]
         # once span-2 is repaired (its amplifier restarted: ALS shut it), the link moves
         lab.clear("span-2")
@@ -338,6 +340,33 @@ def test_protect_run_refuses_bad_settings(lab: Lab, msoctl: Msoctl) -> None:
     assert msoctl("protect", "run", "--probe", "ocs-a:3", "--no-probe").code == 2
     assert msoctl("protect", "run", "--link", "nope").code == 2
     assert msoctl("protect", "run", "--hysteresis-db", "-1").code == 2
+
+
+def test_one_controller_per_link_and_a_killed_ones_switch_is_closed(lab: Lab) -> None:
+    inventory = load_inventory(lab.state_dir / "inventory.yaml")
+    assert inventory.journal_path is not None
+    journal = Journal(inventory.journal_path)
+    journal.append({"op": "deadbeef0001", "event": "intent", "device": "link-1",
+                    "action": "protection.switch", "host": socket.gethostname(),
+                    "pid": dead_pid(), "from_span": "span-1", "to_span": "span-2"})
+    first = ProtectionController(inventory, journal)
+    stop = threading.Event()
+    thread = threading.Thread(target=first.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        def closed() -> dict[str, Any] | None:
+            found = next(o for o in journal.operations() if o.op == "deadbeef0001")
+            return found.result
+
+        wait_until(lambda: closed() is not None, "the interrupted switch closed")
+        result = closed()
+        assert result is not None and result["status"] == "interrupted"
+        assert result["found"] == "not connected on either span"
+        with pytest.raises(DeviceBusy, match="already protected"):
+            ProtectionController(inventory, journal).run(threading.Event())
+    finally:
+        stop.set()
+        thread.join(timeout=10)
 
 
 # ---- the pieces, without a lab ---------------------------------------------------------------
