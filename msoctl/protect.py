@@ -231,6 +231,7 @@ class ProtectionController:
         self._map_valid_after: dict[str, float] = {}
         self._started = 0.0
         self._mono0, self._wall0 = time.monotonic(), time.time()
+        self._thread_failure: list[BaseException] = []
         self.counts = {"switch": 0, "revert": 0, "unavailable": 0, "failed": 0, "dip": 0}
 
     # ---- running -------------------------------------------------------------------------
@@ -310,6 +311,43 @@ class ProtectionController:
         for control in self._controls.values():
             with control.lock:
                 control.drop()
+
+    @contextmanager
+    def background(self) -> Iterator[ProtectionController]:
+        """Run in a thread for the ``with`` block (the demo, tests, the benchmark); an
+        error that ends the run early is raised when the block ends."""
+        stop = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                self.run(stop)
+            except BaseException as error:  # handed to the caller below
+                failure.append(error)
+
+        thread = threading.Thread(target=run, name="protect", daemon=True)
+        thread.start()
+        self._thread_failure = failure
+        try:
+            yield self
+        finally:
+            stop.set()
+            thread.join(timeout=2 * self.config.device_timeout_seconds + 10)
+        if failure:
+            raise failure[0]
+
+    def wait_ready(self, timeout_seconds: float = 10.0) -> bool:
+        """Wait until every link is on a span and both its spans are lit (probes parked,
+        amplifiers restarted); whether that happened within the timeout."""
+        deadline = time.monotonic() + timeout_seconds
+        while time.monotonic() < deadline:
+            if self._thread_failure:
+                raise self._thread_failure[0]
+            if all(link["role"] is not None and link["working"]["light"] == LIT
+                   and link["protection"]["light"] == LIT for link in self.status()):
+                return True
+            time.sleep(0.01)
+        return False
 
     def _all_watches(self) -> list[OcsWatch | AmpWatch]:
         return [*self._watches.values(), *self._amp_watches.values()]

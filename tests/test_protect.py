@@ -94,19 +94,10 @@ def protecting(lab: Lab, **settings: Any) -> Iterator[Running]:
                               **settings})
     running = Running(ProtectionController(inventory, journal, config=config), journal)
     running.controller.on_event = running.record
-    stop = threading.Event()
-    thread = threading.Thread(target=running.controller.run, args=(stop,), daemon=True)
-    thread.start()
-    try:
-        wait_until(lambda: running.link()["role"] == "working"
-                   and running.link()["working"]["light"] == "lit"
-                   and running.link()["protection"]["light"] == "lit",
-                   "link-1 on span-1 with both spans lit", seconds=8)
+    with running.controller.background():
+        assert running.controller.wait_ready(8), "link-1 on a span, both spans lit"
+        assert running.link()["role"] == "working"
         yield running
-    finally:
-        stop.set()
-        thread.join(timeout=10)
-        assert not thread.is_alive(), "the controller did not stop"
 
 
 def rx_power(lab: Lab, switch: str) -> float:
