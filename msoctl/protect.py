@@ -1,7 +1,10 @@
 """The protection controller: watch the spans that carry links, and on loss of light move
 the links' OCS cross-connects to the protection span, then verify that light arrives.
 
-How it runs (README.md, "Optical protection", has the operator's view):
+How it runs (README.md, "Optical protection", has the operator's view; the pieces:
+protect_watch.py the device sessions and pollers, protect_light.py the light, the
+hysteresis and the map moves, protect_switch.py the changes and the light check,
+protect_config.py the settings and events):
 
 - Watching. One thread per device keeps a persistent session (msoctl/protect_watch.py):
   each OCS is asked for its power monitors every poll (default 5 ms, one query), its
@@ -43,7 +46,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -57,12 +59,11 @@ from msoctl import safety
 from msoctl.inventory import Inventory
 from msoctl.journal import Change, DeviceBusy, DeviceLock, Journal, JournalError, locked_change
 from msoctl.links import Link, OcsPort
+from msoctl.protect_config import ProtectConfig, ProtectionEvent
 from msoctl.protect_light import (
     DIRECTION_NAMES,
     LIT,
     LOST,
-    NOMINAL_INSERTION_LOSS_DB,
-    RECEIVER_TOLERANCE_DB,
     AmpReading,
     DirectionLight,
     LightJudge,
@@ -75,7 +76,10 @@ from msoctl.protect_light import (
     plan_move,
     span_state,
 )
-from msoctl.protect_watch import AmpWatch, OcsControl, OcsWatch, openers
+from msoctl.protect_switch import LightPoint, OcsActions, connect
+from msoctl.protect_watch import AmpWatch, OcsWatch, openers
+
+__all__ = ["ProtectConfig", "ProtectionController", "ProtectionEvent"]
 
 AMP_POLL_SECONDS = 0.05
 ALS_RESTART_GAP_SECONDS = 3.0
@@ -86,65 +90,6 @@ SWITCH_INTERVAL_SECONDS = 0.001
 ARMING_SECONDS = 1.0
 """How long to wait at start for a first reading of every amplifier, whose gain the
 far-end thresholds behind it need."""
-
-
-@dataclass(frozen=True)
-class ProtectConfig:
-    """The controller's settings. Times in seconds, levels in dBm, hysteresis in dB."""
-
-    hold_off_seconds: float = 0.0
-    wait_to_restore_seconds: float = 300.0
-    revertive: bool = True
-    poll_seconds: float = 0.005
-    threshold_dbm: float = -20.0
-    hysteresis_db: float = 2.0
-    probes: tuple[OcsPort, ...] = ()
-    """Idle light sources to park on standby spans; empty: pick free lit ingress ports."""
-    use_probes: bool = True
-    restart_amplifiers: bool = True
-    verify_timeout_seconds: float = 1.0
-    device_timeout_seconds: float = 1.0
-
-    def check(self) -> None:
-        """Raise :class:`ValidationError` for a setting out of range."""
-        for name, value, low, high in (
-            ("hold-off", self.hold_off_seconds, 0.0, 60.0),
-            ("wait-to-restore", self.wait_to_restore_seconds, 0.0, 3600.0),
-            ("poll interval", self.poll_seconds, 0.001, 10.0),
-            ("threshold", self.threshold_dbm, -60.0, 20.0),
-            ("hysteresis", self.hysteresis_db, 0.0, 20.0),
-            ("verify timeout", self.verify_timeout_seconds, 0.01, 60.0),
-            ("device timeout", self.device_timeout_seconds, 0.05, 60.0),
-        ):
-            if not low <= value <= high:
-                raise ValidationError(f"{name} must be {low:g}..{high:g}, got {value:g}")
-
-    @property
-    def stale_seconds(self) -> float:
-        """A reading older than this is not trusted: its device is taken as silent."""
-        return max(0.2, 20 * self.poll_seconds)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"hold_off_ms": round(self.hold_off_seconds * 1000, 3),
-                "wait_to_restore_seconds": self.wait_to_restore_seconds,
-                "revertive": self.revertive, "poll_ms": round(self.poll_seconds * 1000, 3),
-                "threshold_dbm": self.threshold_dbm, "hysteresis_db": self.hysteresis_db,
-                "probes": [str(p) for p in self.probes] if self.use_probes else "none",
-                "restart_amplifiers": self.restart_amplifiers}
-
-
-@dataclass
-class ProtectionEvent:
-    """Something the controller did or saw, for its output and for callers."""
-
-    kind: str  # switch, revert, unavailable, failed, dip, restored, probe, als_restart,
-    #            device_down, device_up, role, error
-    link: str | None
-    message: str
-    at: float  # monotonic seconds
-    op: str | None = None
-    durations_ms: dict[str, float | None] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -221,8 +166,7 @@ class ProtectionController:
         self._lock = threading.Lock()
         self._watches: dict[str, OcsWatch] = {}
         self._amp_watches: dict[str, AmpWatch] = {}
-        self._controls: dict[str, OcsControl] = {}
-        self._pool: ThreadPoolExecutor | None = None
+        self._ocs: OcsActions | None = None
         self._run_op: Change | None = None
         self._silent: dict[str, float] = {}
         self._restart_after: dict[str, float] = {}
@@ -285,10 +229,8 @@ class ProtectionController:
 
     def _start(self) -> None:
         self._started = time.monotonic()
-        self._pool = ThreadPoolExecutor(max_workers=max(2, len(self._ports)),
-                                        thread_name_prefix="protect-switch")
+        self._ocs = OcsActions(sorted(self._ports), self._open_ocs)
         for name, ports in sorted(self._ports.items()):
-            self._controls[name] = OcsControl(name, self._open_ocs)
             self._watches[name] = OcsWatch(name, self._open_ocs, ports,
                                            poll_seconds=self.config.poll_seconds,
                                            notify=self._changed.set)
@@ -298,19 +240,15 @@ class ProtectionController:
                                                notify=self._changed.set)
         for watch in self._all_watches():
             watch.start()
-        for control in self._controls.values():
-            self._pool.submit(control.warm)
+        self._ocs.warm()
 
     def _close(self) -> None:
         for watch in self._all_watches():
             watch.stop()
         for watch in self._all_watches():
             watch.join(timeout=2 * self.config.device_timeout_seconds + 1)
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-        for control in self._controls.values():
-            with control.lock:
-                control.drop()
+        if self._ocs is not None:
+            self._ocs.close()
 
     @contextmanager
     def background(self) -> Iterator[ProtectionController]:
@@ -558,9 +496,9 @@ class ProtectionController:
     # ---- acting ---------------------------------------------------------------------------
 
     @property
-    def pool(self) -> ThreadPoolExecutor:
-        assert self._pool is not None, "controller not started"
-        return self._pool
+    def ocs(self) -> OcsActions:
+        assert self._ocs is not None, "controller not started"
+        return self._ocs
 
     def _switch(self, decisions: list[_Decision], powers: dict[str, Any]) -> None:
         decided = time.monotonic()
@@ -613,9 +551,7 @@ class ProtectionController:
 
     def _move(self, decisions: list[_Decision], names: list[str], action: str, label: str,
               decided: float) -> None:
-        maps_read: dict[str, Future[tuple[dict[int, int], int]]] = {
-            name: self.pool.submit(self._controls[name].call,
-                                   lambda d: (dict(d.port_map()), d.size)) for name in names}
+        maps_read = self.ocs.read_maps(names)
         detected = min(d.detected for d in decisions)
         first = decisions[0].move
         with self.journal.change(
@@ -642,13 +578,14 @@ class ProtectionController:
                 for decision in decisions:
                     self._states[decision.move.link.name].unavailable = error.message
                 raise
-            sent_done = {name: self.pool.submit(self._apply, name, wanted[name])
-                         for name in names}
-            applied = {name: future.result() for name, future in sent_done.items()}
-            sent = max(a[0] for a in applied.values())
-            done = max(a[1] for a in applied.values())
-            verified, light = self._verify(decisions, done)
-            switching = self._switching_ms(names)
+            applied = self.ocs.apply({name: wanted[name] for name in names})
+            sent = max(a.sent for a in applied.values())
+            done = max(a.done for a in applied.values())
+            verified, light = self.ocs.verify(
+                self._light_points(decisions),
+                deadline=done + self.config.verify_timeout_seconds,
+                poll_seconds=self.config.poll_seconds)
+            switching = self.ocs.switching_ms(names)
             durations = {
                 "hold_off": _ms(detected, decided),
                 "decide_to_sent": _ms(decided, sent),
@@ -663,10 +600,10 @@ class ProtectionController:
                              "devices_done": self.wall(done),
                              "light_verified": self.wall(verified)},
                 "durations_ms": durations,
-                "ocs": {name: {"commands_sent": self.wall(a[0]), "done": self.wall(a[1]),
-                               "device_ms": _ms(a[0], a[1]),
+                "ocs": {name: {"commands_sent": self.wall(a.sent), "done": self.wall(a.done),
+                               "device_ms": _ms(a.sent, a.done),
                                "switching_ms": switching.get(name),
-                               "changes": map_changes(current[name][0], a[2])}
+                               "changes": map_changes(current[name][0], a.final)}
                         for name, a in applied.items()},
                 "light": light,
             })
@@ -690,7 +627,7 @@ class ProtectionController:
                 state.role = decision.move.to_role
             state.loss_since = state.wtr_since = state.unavailable = state.pending = None
         for name in names:
-            self._map_valid_after[name] = applied[name][1]
+            self._map_valid_after[name] = applied[name].done
             self._watches[name].refresh_map()
         kind = "revert" if action == "protection.revert" else "switch"
         if verified is None:
@@ -702,33 +639,10 @@ class ProtectionController:
                             "switching_ms": switching, "detected": detected,
                             "light": light})
 
-    def _apply(self, name: str, wanted: dict[int, int]) -> tuple[float, float, dict[int, int]]:
-        def act(driver: OcsDriver) -> tuple[float, float, dict[int, int]]:
-            sent = time.monotonic()
-            final = driver.replace_map(wanted)
-            return sent, time.monotonic(), dict(final)
-
-        return self._controls[name].call(act)
-
-    def _switching_ms(self, names: list[str]) -> dict[str, float | None]:
-        """The switching time each OCS reports for its last reconfiguration."""
-        found: dict[str, float | None] = {}
-        futures = {name: self.pool.submit(self._controls[name].call,
-                                          lambda d: d.lc_status().last_switching_seconds)
-                   for name in names}
-        for name, future in futures.items():
-            try:
-                seconds = future.result()
-            except DeviceError:
-                seconds = None
-            found[name] = None if seconds is None else round(seconds * 1000, 3)
-        return found
-
-    def _verify(self, decisions: list[_Decision], done: float
-                ) -> tuple[float | None, dict[str, Any]]:
-        """Poll until light arrives at the far ends of the new span and at the receivers;
-        the time it did (``None`` if not within the verify timeout) and the readings."""
-        points: dict[str, dict[int, tuple[str, float, int | None]]] = {}
+    def _light_points(self, decisions: list[_Decision]) -> dict[str, dict[int, LightPoint]]:
+        """Where light must arrive after the moves: the new span's far ends (behind an
+        amplifier, the threshold raised by its gain) and the receivers' egress ports."""
+        points: dict[str, dict[int, LightPoint]] = {}
         for decision in decisions:
             link, span = decision.move.link, decision.move.to_span
             for fiber, end in ((span.a_to_b, link.b), (span.b_to_a, link.a)):
@@ -737,35 +651,10 @@ class ProtectionController:
                     reading = self._amp_watches[fiber.amplifier].sample
                     threshold += self.judge.amp_gain_db(fiber.amplifier, reading) or 0.0
                 ocs = points.setdefault(fiber.end.ocs, {})
-                ocs[fiber.end.port] = (f"{span.name} far end", threshold, None)
-                ocs[end.rx.port] = (f"{end.switch} {end.port} receiver", threshold,
-                                    fiber.end.port)
-        deadline = done + self.config.verify_timeout_seconds
-        while True:
-            futures = {name: self.pool.submit(self._controls[name].call,
-                                              partial(_powers, ports=sorted(ports)))
-                       for name, ports in points.items()}
-            readings = {name: future.result() for name, future in futures.items()}
-            now = time.monotonic()
-            ok = True
-            light: dict[str, Any] = {}
-            for name, ports in points.items():
-                for port, (what, threshold, upstream) in ports.items():
-                    power = readings[name].get(port)
-                    floor = threshold
-                    feeding = None if upstream is None else readings[name].get(upstream)
-                    if feeding is not None:
-                        floor = max(threshold, feeding - NOMINAL_INSERTION_LOSS_DB
-                                    - RECEIVER_TOLERANCE_DB)
-                    lit = power is not None and power >= floor
-                    ok = ok and lit
-                    light[f"{name}:{port}"] = {"what": what, "power_dbm": power,
-                                               "needed_dbm": round(floor, 2), "lit": lit}
-            if ok:
-                return now, light
-            if now >= deadline:
-                return None, light
-            time.sleep(self.config.poll_seconds)
+                ocs[fiber.end.port] = LightPoint(f"{span.name} far end", threshold)
+                ocs[end.rx.port] = LightPoint(f"{end.switch} {end.port} receiver", threshold,
+                                              upstream=fiber.end.port)
+        return points
 
     # ---- keeping the standby verified ---------------------------------------------------
 
@@ -823,8 +712,8 @@ class ProtectionController:
                                        action="protection.probe", span=standby.name,
                                        direction=direction, probe=str(probe),
                                        connection=f"{probe.port}:{start.port}"):
-                        self._controls[start.ocs].call(
-                            partial(_connect, pairs={probe.port: start.port}))
+                        self.ocs.call(start.ocs, partial(connect,
+                                                         pairs={probe.port: start.port}))
                 except (DeviceError, DeviceBusy, JournalError) as error:
                     self._emit("error", link.name, f"{link.name}: no probe on "
                                f"{standby.name}: {error}")
@@ -843,12 +732,12 @@ class ProtectionController:
         if self.config.probes:
             candidates = [p.port for p in self.config.probes if p.ocs == ocs]
         else:
-            size = self._controls[ocs].call(lambda d: d.size)
+            size = self.ocs.call(ocs, _size)
             candidates = list(range(size, 0, -1))
         candidates = [p for p in candidates if p not in busy]
         if not candidates:
             return None
-        powers = self._controls[ocs].call(lambda d: d.power(candidates))
+        powers = self.ocs.call(ocs, partial(_powers, ports=candidates))
         for port in candidates:
             power = powers.get(port)
             if power is not None and power >= needed:
@@ -887,8 +776,8 @@ def _powers(driver: OcsDriver, *, ports: list[int]) -> dict[int, float | None]:
     return driver.power(ports)
 
 
-def _connect(driver: OcsDriver, *, pairs: dict[int, int]) -> object:
-    return driver.connect(pairs)
+def _size(driver: OcsDriver) -> int:
+    return driver.size
 
 
 def _ms(start: float | None, end: float | None) -> float | None:
