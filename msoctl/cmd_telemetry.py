@@ -24,11 +24,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import click
 
+from drivers.errors import ValidationError
 from drivers.snmp.collector import DEFAULT_BUDGET_SECONDS, TelemetryCollector
 from drivers.snmp.rates import LaneInterval, lane_intervals
 from drivers.snmp.session import SnmpTarget, run
@@ -45,6 +46,25 @@ budget_option = click.option(
          "timeout and retries).")
 
 
+port_option = click.option(
+    "--port", "ports", multiple=True, metavar="NAME",
+    help="Only this port's lanes (its name, like Ethernet1, or its ifIndex); repeatable.")
+
+
+def _only_ports(lanes: tuple[Any, ...], ports: tuple[str, ...], device: str
+                ) -> tuple[Any, ...]:
+    """The lanes of the named ports (all when none is named); a name that matches no lane
+    is refused, so a typo never prints an empty table."""
+    if not ports:
+        return lanes
+    names = {str(lane.port) for lane in lanes} | {lane.port_name for lane in lanes
+                                                 if lane.port_name}
+    unknown = [port for port in ports if port not in names]
+    if unknown:
+        raise ValidationError(f"{device} has no port {', '.join(unknown)}")
+    return tuple(lane for lane in lanes if lane.port_name in ports or str(lane.port) in ports)
+
+
 @click.group()
 def telemetry() -> None:
     """Switch telemetry over SNMP: co-packaged optics (cpo) and copper (cpc)."""
@@ -52,13 +72,16 @@ def telemetry() -> None:
 
 @telemetry.command()
 @click.argument("device")
+@port_option
 @budget_option
 @output_option
 @pass_context
-def cpo(ctx: Context, device: str, budget: float, output: str) -> None:
+def cpo(ctx: Context, device: str, ports: tuple[str, ...], budget: float,
+        output: str) -> None:
     """Optical engines, external lasers and optical lanes of switch DEVICE."""
     target = ctx.snmp_target(device)
     reading = run(TelemetryCollector(target, budget_seconds=budget).cpo())
+    reading = replace(reading, lanes=_only_ports(reading.lanes, ports, device))
     if output == "json":
         emit_json(reading.as_dict())
         return
@@ -70,10 +93,12 @@ def cpo(ctx: Context, device: str, budget: float, output: str) -> None:
 @click.option("--interval", type=click.FloatRange(0.1, 3600.0), metavar="SECONDS",
               help="Read twice, SECONDS apart, and show FEC rates, CER and FLR over the "
                    "interval.")
+@port_option
 @budget_option
 @output_option
 @pass_context
-def cpc(ctx: Context, device: str, interval: float | None, budget: float, output: str) -> None:
+def cpc(ctx: Context, device: str, interval: float | None, ports: tuple[str, ...],
+        budget: float, output: str) -> None:
     """SNR, pre-FEC BER and FEC counters of the electrical lanes of switch DEVICE.
 
     CER = ΔU / (ΔU + ΔC + ΔS0) from the FEC histogram (U uncorrectable, C corrected,
@@ -82,6 +107,7 @@ def cpc(ctx: Context, device: str, interval: float | None, budget: float, output
     target = ctx.snmp_target(device)
     first, last = run(_read_cpc(target, budget, interval))
     intervals = None if first is None else lane_intervals(first, last)
+    last = replace(last, lanes=_only_ports(last.lanes, ports, device))
     if output == "json":
         emit_json(_cpc_document(last, intervals))
         return

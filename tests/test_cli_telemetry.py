@@ -223,3 +223,14 @@ def test_net_snmp_reads_every_object_of_both_mibs_with_the_lab_credentials(
     assert "MSO-CPO-MIB::msoCpoEngineName.1 = STRING: OE1" in completed.stdout
     assert re.search(r"^MSO-CPC-MIB::msoCpcLaneSnr\.8\.8 = INTEGER: \d+\.\d\d dB$",
                      completed.stdout, re.MULTILINE)
+
+
+def test_port_filter(msoctl: Msoctl) -> None:
+    cpo = _json(msoctl, "cpo", "sw-a", "--port", "Ethernet2")
+    assert {lane["port_name"] for lane in cpo["lanes"]} == {"Ethernet2"}
+    assert len(cpo["lanes"]) == 8 and cpo["engines"] and cpo["lasers"]
+    cpc = _json(msoctl, "cpc", "sw-a", "--port", "Ethernet1", "--port", "Ethernet3")
+    assert {lane["port_name"] for lane in cpc["lanes"]} == {"Ethernet1", "Ethernet3"}
+    wrong = msoctl("telemetry", "cpc", "sw-a", "--port", "Ethernet99")
+    assert wrong.code == 2
+    assert wrong.err.strip() == "error: sw-a has no port Ethernet99"
