@@ -24,7 +24,7 @@ test: peers lint typecheck pytest
 # sshd is started or needed), and libyang with its Python binding (the `yang` extra).
 # Installed only when run as root and missing; otherwise their tests skip, except in
 # CI (CI=true), where they fail.
-PEER_DEBS := netconfd openssh-server libyang2-dev smitools snmp prometheus
+PEER_DEBS := netconfd openssh-server libyang2-dev smitools snmp prometheus prometheus-snmp-exporter
 
 peers: $(STAMP)
 	@missing=$$(for deb in $(PEER_DEBS); do \
@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/ocs_characterize.py
 	$(BIN)/python bench/cpo_walk.py
 	$(BIN)/python bench/protection.py
+	$(BIN)/python bench/exporter_probe.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache lab-state

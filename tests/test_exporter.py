@@ -180,6 +180,7 @@ def test_requests_that_name_nothing_probeable(lab: Lab) -> None:
         unknown = probe(server.url, "ocs-z")
         wrong_module = probe(server.url, "ocs-a", module="switch")
         not_a_switch = probe(server.url, "ocs-a", module="cpo")
+        instrument = probe(server.url, "laser-1")
         nowhere = fetch(f"{server.url}/nowhere")
         index = fetch(f"{server.url}/")
         healthy = fetch(f"{server.url}/-/healthy")
@@ -188,6 +189,7 @@ def test_requests_that_name_nothing_probeable(lab: Lab) -> None:
     assert "ocs-a, ocs-b" in unknown.body and unknown.content_type.startswith("text/plain")
     assert wrong_module.status == 400 and "modules: ocs" in wrong_module.body
     assert not_a_switch.status == 400 and "module 'cpo' does not apply" in not_a_switch.body
+    assert instrument.status == 400 and "no collector" in instrument.body
     assert nowhere.status == 404
     assert index.status == 200 and "/probe?target=NAME" in index.body
     assert healthy.status == 200
@@ -268,9 +270,12 @@ def test_inventory_sd_lists_every_device_with_its_labels(lab: Lab, msoctl: Msoct
     printed = msoctl("inventory", "sd")
     assert printed.code == 0, printed.err
     groups = json.loads(printed.out)
-    assert [(g["targets"], g["labels"]["kind"]) for g in groups] == [
-        (["ocs-a"], "ocs"), (["ocs-b"], "ocs"), (["amp-1"], "amp"), (["amp-2"], "amp"),
-        (["sw-a"], "switch"), (["sw-a"], "cpo"), (["sw-b"], "switch"), (["sw-b"], "cpo")]
+    exported = [(d["name"], d["kind"]) for d in yaml.safe_load(inventory(lab).read_text())[
+        "devices"] if d["kind"] in ("ocs", "amp", "switch")]
+    assert [(g["targets"][0], g["labels"]["kind"]) for g in groups] == [
+        row for name, kind in exported
+        for row in ([(name, kind), (name, "cpo")] if kind == "switch" else [(name, kind)])]
+    assert {name for name, _ in exported} >= set(LAB_DEVICES)
     telemetry = next(g for g in groups if g["labels"]["kind"] == "cpo")
     assert telemetry["labels"]["__param_module"] == "cpo"
     amp = next(g for g in groups if g["targets"] == ["amp-1"])

@@ -26,9 +26,17 @@ from tests.exporter_support import exporter_process, fetch
 from tests.peers import require_executable
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
-KINDS = {"ocs-a": "ocs", "ocs-b": "ocs", "amp-1": "amp", "amp-2": "amp", "sw-a": "switch",
-         "sw-b": "switch"}
-TARGETS = {*KINDS.items(), ("sw-a", "cpo"), ("sw-b", "cpo")}
+EXPORTED_KINDS = ("ocs", "amp", "switch")  # lab instruments have no collector
+
+
+def expected_targets(lab: Lab) -> tuple[dict[str, str], set[tuple[str, str]]]:
+    """The lab's devices the exporter probes (name -> kind), and every (instance, kind)
+    Prometheus scrapes: those, and each switch's CPO/CPC telemetry."""
+    devices = yaml.safe_load((lab.state_dir / "inventory.yaml").read_text())["devices"]
+    kinds = {d["name"]: d["kind"] for d in devices if d["kind"] in EXPORTED_KINDS}
+    assert {"ocs-a", "ocs-b", "amp-1", "amp-2", "sw-a", "sw-b"} <= kinds.keys()
+    cpo = {(d["name"], "cpo") for d in devices if d["kind"] == "switch" and "snmp" in d}
+    return kinds, {*kinds.items(), *cpo}
 
 
 def promtool() -> Path:
@@ -170,7 +178,8 @@ def _ready(url: str) -> bool:
 
 def test_prometheus_scrapes_the_lab_and_sees_a_frozen_device_down(
         lab: Lab, prometheus: PrometheusServer) -> None:
-    wait_until(lambda: prometheus.by_target("msoctl_up") == dict.fromkeys(TARGETS, 1.0),
+    kinds, targets = expected_targets(lab)
+    wait_until(lambda: prometheus.by_target("msoctl_up") == dict.fromkeys(targets, 1.0),
                "every lab device and telemetry agent up in Prometheus", seconds=60)
     up = prometheus.query("msoctl_up")
     assert {series["metric"]["job"] for series in up} == {"msoctl", "msoctl-cpo"}
@@ -179,15 +188,16 @@ def test_prometheus_scrapes_the_lab_and_sees_a_frozen_device_down(
     # device have failed on this busy machine
     assert len(prometheus.query(
         'last_over_time(msoctl_ocs_port_power_dbm{instance="ocs-a"}[30s])')) == 128
-    assert prometheus.values(
-        "last_over_time(msoctl_amp_input_power_dbm[30s])").keys() == {"amp-1", "amp-2"}
+    assert prometheus.values("last_over_time(msoctl_amp_input_power_dbm[30s])").keys() == {
+        name for name, kind in kinds.items() if kind == "amp"}
     assert len(prometheus.query('last_over_time(msoctl_switch_queue_ecn_marked_packets_total'
                                 '{instance="sw-b"}[30s])')) == 64
     lanes = len(prometheus.query('last_over_time(msoctl_cpc_lane_snr_db{instance="sw-a"}[30s])'))
     assert lanes > 0 and len(prometheus.query(
         'last_over_time(msoctl_cpc_fec_codewords_total{instance="sw-a"}[30s])')) == 17 * lanes
     assert prometheus.values(
-        "last_over_time(msoctl_cpo_lane_rx_power_dbm[30s])").keys() == {"sw-a", "sw-b"}
+        "last_over_time(msoctl_cpo_lane_rx_power_dbm[30s])").keys() == {
+        name for name, kind in targets if kind == "cpo"}
     assert prometheus.values('up{job="msoctl-exporter"}') != {}
     assert prometheus.query("msoctl_exporter_probes_total")
 
@@ -219,10 +229,10 @@ def test_prometheus_scrapes_the_lab_and_sees_a_frozen_device_down(
         f'min_over_time(msoctl_up{{job="msoctl", instance!="ocs-b"}}[{window}])')
     failures = [line for line in prometheus.exporter_log.read_text().splitlines()
                 if "msoctl.exporter" in line and "ocs-b" not in line]
-    assert others == {(name, kind): 1.0 for name, kind in KINDS.items() if name != "ocs-b"}, \
+    assert others == {(name, kind): 1.0 for name, kind in kinds.items() if name != "ocs-b"}, \
         failures
     assert prometheus.values('msoctl_up{instance="ocs-b"}') == {"ocs-b": 0.0}
     # the scrape of the frozen device itself succeeded: only the device is down
-    assert prometheus.by_target('up{job=~"msoctl|msoctl-cpo"}') == dict.fromkeys(TARGETS, 1.0)
+    assert prometheus.by_target('up{job=~"msoctl|msoctl-cpo"}') == dict.fromkeys(targets, 1.0)
     wait_until(lambda: alerting("MsoctlTargetDown") == {"ocs-b"}, "target down pending",
                seconds=5)

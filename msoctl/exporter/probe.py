@@ -44,7 +44,7 @@ from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
 from drivers.yamlfile import YamlFileError
-from msoctl.exporter import DEFAULT_TIMEOUT_OFFSET_SECONDS, cpo
+from msoctl.exporter import DEFAULT_TIMEOUT_OFFSET_SECONDS, cpo, sd
 from msoctl.exporter.amp import AmpCollector
 from msoctl.exporter.collector import DeviceCollector, failure_reason, status_families
 from msoctl.exporter.families import Families
@@ -66,6 +66,7 @@ COLLECTORS: dict[tuple[str, str], type[DeviceCollector]] = {
     ("switch", "cpo"): cpo.CpoCollector,
 }
 """(device kind, module) -> collector."""
+assert {kind for kind, _ in COLLECTORS} == set(sd.EXPORTED_KINDS)
 MODULES = sorted({module for _, module in COLLECTORS})
 DURATION_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, math.inf)
 
@@ -228,6 +229,10 @@ class Prober:
         chosen = module or device.kind
         if (device.kind, chosen) not in COLLECTORS:
             offered = sorted(m for kind, m in COLLECTORS if kind == device.kind)
+            if not offered:
+                kinds = sorted({kind for kind, _ in COLLECTORS})
+                raise ProbeRefused(400, f"target {target!r} is a {device.kind}: the exporter "
+                                        f"has no collector for it (kinds: {', '.join(kinds)})")
             raise ProbeRefused(400, f"target {target!r} is a {device.kind}: module "
                                     f"{chosen!r} does not apply (modules: {', '.join(offered)})")
         if chosen == "cpo" and device.snmp is None:

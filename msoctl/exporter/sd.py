@@ -1,6 +1,6 @@
 """Prometheus file_sd targets from the inventory (``msoctl inventory sd``).
 
-One target group per device: the target is the device's name (what
+One target group per device the exporter has a collector for: the target is the device's name (what
 ``/probe?target=`` takes; deploy/prometheus.yml turns it into the probe
 parameter and the ``instance`` label), its labels the inventory's labels plus
 ``kind``. A switch with an ``snmp:`` section gets a second group for its
@@ -23,6 +23,8 @@ from typing import Any
 from msoctl.inventory import Inventory
 
 RESERVED = frozenset({"kind", "job", "instance"})
+EXPORTED_KINDS = ("ocs", "amp", "switch")
+"""Kinds the exporter has a collector for; lab instruments (laser, meter) are not listed."""
 _INVALID = re.compile(r"[^a-zA-Z0-9_]")
 
 
@@ -39,6 +41,8 @@ def targets(inventory: Inventory) -> list[dict[str, Any]]:
     """file_sd target groups for every device, and every switch's telemetry."""
     groups: list[dict[str, Any]] = []
     for device in inventory.devices.values():
+        if device.kind not in EXPORTED_KINDS:
+            continue
         labels = {label_name(key): value for key, value in sorted(device.labels.items())}
         groups.append({"targets": [device.name], "labels": {**labels, "kind": device.kind}})
         if device.kind == "switch" and device.snmp is not None:
