@@ -2,7 +2,8 @@
 
 Every step is a real ``msoctl`` command line run against real protocol servers;
 the lab only steps in to do what an operator cannot from a keyboard: cut a
-fiber, pull the power.
+fiber, start an incast. The exporter and the protection controller run in this
+process too, as they would beside it in a real deployment.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ import shlex
 import tempfile
 import textwrap
 import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -21,12 +25,10 @@ from emulators.faults import Fault
 from emulators.lab import Lab
 
 MAP_A = """\
-# ocs-a: sw-a transmitters onto the two 30 km spans and two local loopbacks
+# ocs-a: two local loopbacks of sw-a, for a link test
 connections:
-  - "1:121"   # sw-a tx1 -> span-1 (working)
-  - "2:122"   # sw-a tx2 -> span-2 (protection)
-  - "3:67"    # sw-a tx3 -> sw-a rx3 (loopback)
-  - "4:68"    # sw-a tx4 -> sw-a rx4 (loopback)
+  - "3:67"    # sw-a Ethernet3 tx -> sw-a Ethernet3 rx
+  - "4:68"    # sw-a Ethernet4 tx -> sw-a Ethernet4 rx
 """
 
 BAD_MAP = """\
@@ -35,6 +37,18 @@ connections:
   - "5:70"
   - "6:70"
 """
+
+INTENT = """\
+# The fabric as it should be: link-1 (sw-a Ethernet1 <-> sw-b Ethernet1) up on its
+# working span, and the span's amplifier at 18 dB of gain.
+links:
+  link-1: {span: working}
+amplifiers:
+  amp-1: {mode: gain, gain_db: 18}
+"""
+
+SHOWN_METRICS = ("msoctl_up", "msoctl_probe_duration_seconds", "msoctl_amp_input_power_dbm",
+                 "msoctl_amp_output_power_dbm", "msoctl_amp_gain_db", "msoctl_amp_als_state")
 
 
 def _say(text: str) -> None:
@@ -55,71 +69,144 @@ def _run(line: str, *, expect: int = 0) -> int:
     return code
 
 
+@contextmanager
+def _exporter(inventory: Path) -> Iterator[str]:
+    """``msoctl exporter`` on a free loopback port, in a thread; its URL."""
+    import threading
+
+    from msoctl.exporter.probe import Prober
+    from msoctl.exporter.server import ExporterServer
+
+    prober = Prober(inventory)
+    server = ExporterServer(("127.0.0.1", 0), prober, None)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
+    thread.start()
+    try:
+        yield server.url
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+        prober.close()
+
+
+def _show_probe(url: str, target: str) -> None:
+    click.secho(f"$ curl '{url}/probe?target={target}'   # a few of the series", bold=True)
+    with urllib.request.urlopen(f"{url}/probe?target={target}", timeout=20) as reply:
+        body = reply.read().decode()
+    lines = [line for line in body.splitlines()
+             if line.startswith(SHOWN_METRICS) and not line.startswith("#")]
+    click.echo("\n".join(lines[:12]))
+    click.echo(f"... {sum(1 for line in body.splitlines() if not line.startswith('#'))} "
+               "series in all")
+
+
+def _protection(fabric: Lab) -> None:
+    from msoctl.inventory import load_inventory
+    from msoctl.journal import Journal
+    from msoctl.protect import ProtectionController
+    from msoctl.protect_config import ProtectConfig
+
+    inventory = load_inventory(fabric.state_dir / "inventory.yaml")
+    journal = Journal(inventory.journal_path or fabric.state_dir / "journal.jsonl")
+    controller = ProtectionController(
+        inventory, journal, config=ProtectConfig(wait_to_restore_seconds=600.0))
+    _say("Protection: the controller (what 'msoctl protect run' runs) watches link-1's "
+         "working span through the OCS power monitors every 5 ms, and parks idle light "
+         "from sw-a/sw-b port 8 on the protection span so that span is known to be good "
+         "before anything is moved onto it.")
+    with controller.background():
+        if not controller.wait_ready(15.0):
+            raise click.ClickException("demo step failed: the protection controller did "
+                                       "not see both spans lit within 15 s")
+        _run("protect status")
+        _say("Cut the span-1 cable (a lab fault). Both directions of link-1 go dark; the "
+             "controller moves the cross-connects at both ends onto span-2 in one command "
+             "per OCS and checks that light arrives.")
+        cut = time.monotonic()
+        fabric.inject("span-1", Fault("fiber_cut"))
+        switched = None
+        while time.monotonic() - cut < 10 and switched is None:
+            switched = next((e for e in list(controller.events)
+                             if e.kind == "switch" and e.at >= cut), None)
+            time.sleep(0.005)
+        if switched is None:
+            raise click.ClickException("demo step failed: no protection switch within 10 s")
+        outage_ms = (switched.at - cut) * 1000
+        click.secho(f"recovered: {switched.message}", fg="green")
+        click.secho(f"light back {outage_ms:.1f} ms after the cut was injected", fg="green")
+        _run("protect status")
+        _run("path show link-1")
+    fabric.clear("span-1")
+
+
 def run_demo(state_dir: Path | None = None) -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="msoctl-demo-") as scratch:
         root = Path(state_dir or scratch)
         root.mkdir(parents=True, exist_ok=True)
-        for stale in ("journal.jsonl", "ocs-a.nvram.json", "ocs-b.nvram.json"):
+        for stale in ("journal.jsonl", "ocs-a.nvram.json", "ocs-b.nvram.json",
+                      "ocs-lab.nvram.json"):
             (root / stale).unlink(missing_ok=True)
         _say("Starting the emulated lab: two campuses 30 km apart, a 64x64 LC optical "
-             "circuit switch in each, a deep-buffer switch in each (NETCONF over SSH) with "
-             "its transceivers patched in, two 30 km spans, each with a pluggable EDFA "
-             "managed over CMIS on I2C.")
+             "circuit switch in each, a deep-buffer switch in each (NETCONF over SSH, "
+             "co-packaged optics telemetry over SNMPv3) with its transceivers patched in, "
+             "two 30 km spans, each with a pluggable EDFA managed over CMIS on I2C.")
         with Lab(root) as fabric:
             inventory = root / "inventory.yaml"
             os.environ["MSOCTL_INVENTORY"] = str(inventory)
             os.environ.pop("MSOCTL_JOURNAL", None)
             (root / "map-a.yaml").write_text(MAP_A)
             (root / "bad-map.yaml").write_text(BAD_MAP)
+            (root / "intent.yaml").write_text(INTENT)
 
-            _say("The lab wrote an inventory; msoctl reads it through MSOCTL_INVENTORY.")
+            _say("The lab wrote an inventory; msoctl reads it through MSOCTL_INVENTORY. "
+                 "Besides the devices it names the spans and the fabric link link-1.")
             _run("inventory show")
 
             _say("Each OCS: identity over SCPI, the LC engine's cell temperature and last "
                  "switching time, and its (empty) map.")
             _run("ocs status ocs-a")
-
-            _say("A map file for ocs-a. First the diff, with nothing sent:")
+            _say("A map file for ocs-a. First the diff, with nothing sent; then for real: "
+                 "one bulk command, *OPC?, the error queue, a read-back of the map, and a "
+                 "check that light leaves every lit path.")
             click.echo(MAP_A)
             _run(f"ocs apply ocs-a {root / 'map-a.yaml'} --dry-run")
-
-            _say("Apply it: one bulk command, then *OPC?, the error queue, a read-back of "
-                 "the map, and a check that light leaves every lit path.")
             _run(f"ocs apply ocs-a {root / 'map-a.yaml'}")
+            _say("A map that feeds two ingress ports into one egress port is refused before "
+                 "anything is sent (exit 2), and the refusal is journaled.")
+            _run(f"ocs apply ocs-a {root / 'bad-map.yaml'}", expect=2)
 
-            _say("At campus B, connect the spans' far ends to sw-b's receivers.")
-            _run("ocs connect ocs-b 61:65 62:66")
+            _say("The whole fabric from one intent file: link-1 up on its working span and "
+                 "amp-1's gain. The plan is one diff across devices:")
+            click.echo(INTENT)
+            _run(f"fabric plan {root / 'intent.yaml'}")
+            _say("Applied in a safe order: the cross-connects at both ends, the gain ramped, "
+                 "amp-1's automatic laser shutdown (ALS, closed while the span was dark) "
+                 "restarted once light reaches it, and light verified end to end.")
+            _run(f"fabric apply {root / 'intent.yaml'}")
+            _say("Every hop of link-1, both ways: the power the link budget expects against "
+                 "the power the OCS monitors, the amplifier and the switches' optics "
+                 "measure.")
+            _run("path show link-1")
 
-            _say("The spans were dark when the lab started, so each amplifier's automatic "
-                 "laser shutdown (ALS) switched its output off. With light on the spans now, "
-                 "ask both for a restart; a restart pulse finds the light and the gain "
-                 "control loop brings the output back.")
-            _run("amp restart amp-1")
-            _run("amp restart amp-2")
-            time.sleep(0.3)
+            _say("The amplifier: module state, powers, gain, pumps, ALS. A gain change is "
+                 "ramped in 0.5 dB steps so the receivers see no transient; a gain outside "
+                 "the module's range is refused before anything is sent (exit 2), and so is "
+                 "disabling ALS without the explicit override (exit 3).")
             _run("amp status amp-1")
-
-            _say("Light that left sw-a arrives at campus B after 30 km of fiber and amp-1/amp-2 "
-                 "(ports 61, 62 in; 65, 66 out towards sw-b):")
-            _run("ocs power ocs-b 61 62 65 66")
-
-            _say("Lower amp-1's gain by 3 dB: msoctl ramps it in 0.5 dB steps so receivers "
-                 "downstream see no transient, and reads every step back.")
             _run("amp set amp-1 --gain 17")
-            _say("A gain outside the module's advertised range is refused before anything is "
-                 "sent (exit 2), and so is disabling ALS without the explicit override "
-                 "(exit 3). Both refusals are journaled.")
             _run("amp set amp-1 --gain 30", expect=2)
             _run("amp als amp-1 --mode disabled", expect=3)
 
-            _say("The switches at each end carry RoCEv2 over the 30 km links. PFC must hold "
+            _say("The switches at each end carry RoCEv2 over the 30 km link. PFC must hold "
                  "what is still on the fiber when a pause goes out: the headroom, term by "
                  "term, for one 400G port:")
             _run("switch headroom --distance 30.01km --speed 400G")
-            _say("Derive the wanted congestion control for sw-a's two long-haul ports: PFC "
+            _say("Derive the wanted congestion control for the long-haul ports: PFC "
                  "headroom, ECN thresholds from the bandwidth-delay product, switch-generated "
-                 "CNPs; the chip's lossless pool is read from the switch over NETCONF.")
+                 "CNPs; the chip's lossless pool is read from sw-a over NETCONF.")
             want = root / "want-cc.yaml"
             _run("switch plan --port Ethernet1=30.01km@400G --port Ethernet2=30.01km@400G "
                  f"--device sw-a --file {want}")
@@ -145,35 +232,25 @@ def run_demo(state_dir: Path | None = None) -> int:
             (root / "bad-cc.yaml").write_text(yaml.safe_dump(bad, sort_keys=False))
             _run(f"switch cc apply sw-a --file {root / 'bad-cc.yaml'}", expect=1)
 
-            _say("A map that feeds two ingress ports into one egress port is refused before "
-                 "anything is sent (exit 2), and the refusal is journaled.")
-            _run(f"ocs apply ocs-a {root / 'bad-map.yaml'}", expect=2)
+            _say("Co-packaged optics over SNMPv3 (SHA-256, AES-128): the optical engines, "
+                 "the external laser sources and one port's lanes, whose receive power is "
+                 "link-1's light from 30 km away.")
+            _run("telemetry cpo sw-b --port Ethernet1")
+            _say("Co-packaged copper: SNR, pre-FEC BER and the RS(544,514) FEC counters of "
+                 "one port, read twice a second apart for rates, CER and FLR.")
+            _run("telemetry cpc sw-b --port Ethernet1 --interval 1")
 
-            _say("Cut the span-1 cable (a lab fault). amp-1 loses its input; after the 0.5 s "
-                 "loss-of-signal soak its ALS shuts the output. The OCS monitors at campus B "
-                 "go dark on the working path; the protection path still carries light.")
-            fabric.inject("span-1", Fault("fiber_cut"))
-            time.sleep(0.8)
-            _run("ocs power ocs-b 61 62")
-            _run("amp status amp-1 -o json")
-            _say("The latched flags tell what happened even after it is over; reading them "
-                 "clears them, and msoctl says so.")
-            _run("amp flags amp-1")
-            _say("Splice the cable and restart amp-1: light is back.")
-            fabric.clear("span-1")
-            _run("amp restart amp-1")
-            time.sleep(0.3)
-            _run("ocs power ocs-b 61")
+            _say("The Prometheus exporter: one /probe per device, as Prometheus scrapes it "
+                 "with deploy/prometheus.yml (alert rules and a Grafana dashboard beside it).")
+            with _exporter(inventory) as url:
+                _show_probe(url, "amp-1")
 
-            _say("Pull the power on ocs-b. Its boot mode is 'restore', so the map comes back "
-                 "from non-volatile memory once it has booted.")
-            fabric.inject("ocs-b", Fault("reboot", power_loss=True, seconds=1.0))
-            _run("ocs status ocs-b", expect=1)
-            time.sleep(1.5)
-            _run("ocs status ocs-b")
+            _protection(fabric)
 
-            _say("The journal: every change, its intent before it was sent and its result.")
-            _run("history")
+            _say("The journal: every change, its intent before it was sent and its result; "
+                 "the protection switch with its timeline.")
+            _run("history --kind protection -n 6")
+            _run("history -n 12")
     click.echo()
     click.secho(f"demo finished in {time.monotonic() - started:.1f} s", fg="green", bold=True)
     return 0

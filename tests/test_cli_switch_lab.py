@@ -68,3 +68,22 @@ def test_fast_cnp_and_headroom_decide_the_counters(lab: Lab, msoctl: Msoctl,
     overflow = burst(lab, msoctl, "sw-b", seconds=0.1)
     assert overflow["pfc_pause_frames_sent"] > 0
     assert overflow["dropped_packets"] > 0
+
+
+def test_a_laser_source_fault_darkens_the_far_end(lab: Lab, msoctl: Msoctl) -> None:
+    """The port's launch power is its co-packaged lanes' (CPO telemetry), so an ELS fault on
+    sw-b reaches sw-a's receiver 30 km away, as the OCS monitors and sw-a's CPO see it."""
+    from tests.conftest import wait_until
+
+    assert msoctl("ocs", "connect", "ocs-b", "1:121").code == 0
+    assert msoctl("ocs", "connect", "ocs-a", "61:65").code == 0
+    lit = lab.optics.power_dbm("sw-a:rx1")
+    assert lit > -15
+    lab.inject("sw-b", Fault("els", target="1/1"))
+    wait_until(lambda: lab.optics.power_dbm("sw-a:rx1") < -40, "sw-a rx1 goes dark", 3)
+    shown = json.loads(msoctl("telemetry", "cpo", "sw-a", "--port", "Ethernet1", "-o",
+                              "json").out)
+    assert all(lane["rx_power_dbm"] is None or lane["rx_power_dbm"] < -40
+               for lane in shown["lanes"])
+    lab.clear("sw-b", "els")
+    wait_until(lambda: lab.optics.power_dbm("sw-a:rx1") > lit - 1, "light is back", 5)

@@ -56,6 +56,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import os
 import secrets
 import threading
@@ -86,7 +87,7 @@ from emulators.lab.control import (
 from emulators.lab.topology import BenchSpec, Topology, load_topology
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
-from emulators.optics.model import Fiber, OpticalModel, Transceivers
+from emulators.optics.model import NO_LIGHT_DBM, Fiber, OpticalModel, Transceivers
 from emulators.scpi.server import ScpiPtyServer, ScpiTcpServer
 from emulators.switch.device import SwitchDevice
 from emulators.switch.model import PhysicalPort
@@ -138,6 +139,7 @@ class Lab:
         self.telemetry: dict[str, SwitchTelemetry] = {}
         self.snmp: dict[str, CpoAgent] = {}
         self.benches: dict[str, AcceptanceBench] = {}  # by the OCS they test
+        self.transceivers: dict[str, Transceivers] = {}
         self.instruments: dict[str, TunableLaser | PowerMeter] = {}
         self.control: ControlServer | None = None
         self._tick: asyncio.Task[None] | None = None
@@ -185,7 +187,9 @@ class Lab:
             self.telemetry[switch.name] = telemetry
             self._route_telemetry_faults(device.faults, telemetry.faults)
         for bank in self.topology.transceivers:  # a switch's optics among them
-            self.optics.add(Transceivers(bank.name, bank.count, power_dbm=bank.power_dbm))
+            self.transceivers[bank.name] = Transceivers(bank.name, bank.count,
+                                                        power_dbm=bank.power_dbm)
+            self.optics.add(self.transceivers[bank.name])
         for link in self.topology.fibers():
             fiber = Fiber(link.name, link.length_km, loss_db_per_km=link.loss_db_per_km,
                           connector_loss_db=link.connector_loss_db)
@@ -265,7 +269,8 @@ class Lab:
                                serial_console=self.serial_consoles)
             await bridge.start()
             self.bridges[name] = bridge
-        if self.amps:
+        self._sync_switch_optics()
+        if self.amps or self.telemetry:
             self._tick = asyncio.ensure_future(self._tick_amplifiers())
         for name, switch in self.switches.items():
             switch.users = {SWITCH_USERNAME: self._new_password(name)}
@@ -321,7 +326,30 @@ class Lab:
                     module.update()
                 except Exception:  # one broken model must not stop ALS on the others
                     log.exception("%s: update failed", module.name)
+            try:
+                self._sync_switch_optics()
+            except Exception:
+                log.exception("switch optics: update failed")
             await asyncio.sleep(AMP_TICK_SECONDS)
+
+    def _sync_switch_optics(self) -> None:
+        """What a switch port launches into its fiber is what its co-packaged lanes send
+        (the CPO telemetry model): the mean of the lanes' powers, in mW. Set at start and
+        on every tick, so a laser source fault (an ``els`` fault) darkens the far end
+        within one tick, and the switch's telemetry, the OCS monitors and the far end's
+        receive power all tell the same story."""
+        for name, telemetry in self.telemetry.items():
+            bank = self.transceivers.get(name)
+            if bank is None:
+                continue
+            lanes = telemetry.spec.optical_lanes_per_port
+            for number, port in enumerate(telemetry.spec.ports, start=1):
+                if number > bank.count:
+                    break
+                milliwatts = [10 ** (power / 10) for lane in range(1, lanes + 1)
+                              if math.isfinite(power := telemetry.tx_power_dbm(port, lane))]
+                mean = sum(milliwatts) / lanes
+                bank.set_power(number, 10 * math.log10(mean) if mean > 0 else NO_LIGHT_DBM)
 
     async def _start_benches(self) -> None:
         for bench in self.benches.values():
