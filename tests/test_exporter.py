@@ -7,6 +7,7 @@ import datetime
 import ipaddress
 import json
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -19,13 +20,31 @@ import yaml
 
 from emulators.faults import Fault
 from emulators.lab import Lab
-from msoctl.exporter.probe import Prober
+from msoctl.exporter.probe import COLLECTORS, Prober
 from msoctl.exporter.sd import label_name
+from msoctl.inventory import Device, load_inventory
 from tests.conftest import Msoctl, restart_amplifier, subprocess_env, wait_until
 from tests.exporter_support import Response, fetch, samples, serve_exporter, value
 from tests.peers import require_executable
 
-LAB_DEVICES = ("ocs-a", "ocs-b", "amp-1", "amp-2", "sw-a", "sw-b")
+LAB_KINDS = (("ocs-a", "ocs"), ("ocs-b", "ocs"), ("amp-1", "amp"), ("amp-2", "amp"),
+             ("sw-a", "switch"), ("sw-b", "switch"))
+LAB_DEVICES = tuple(name for name, _ in LAB_KINDS)
+MODULES = ("ocs", "amp", "switch", "cpo")
+
+
+def described_families(device: Device, module: str) -> set[str]:
+    """The families a collector's describe() announces (what registration sees)."""
+    collector = COLLECTORS[(device.kind, module)](device, timeout_seconds=1.0)
+    # named as the text format's parser names them: info families end in _info there
+    return {family.name + ("_info" if family.type == "info" else "")
+            for family in collector.describe()}
+
+
+def exposed_families(text: str) -> set[str]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {family.name for family in text_string_to_metric_families(text)}
 
 
 def inventory(lab: Lab) -> Path:
@@ -55,6 +74,9 @@ def test_every_device_kind_passes_promtool_check_metrics(lab: Lab) -> None:
             assert value(reply.body, "msoctl_up", device=name) == 1.0, reply.body[-400:]
             assert value(reply.body, "msoctl_probe_duration_seconds", device=name) > 0
             assert promtool_lint(promtool, reply.body) == "", (name, module)
+            device = load_inventory(inventory(lab)).device(name)
+            assert exposed_families(reply.body) <= described_families(
+                device, module or device.kind), (name, module)
         own = fetch(f"{server.url}/metrics")
         assert promtool_lint(promtool, own.body) == ""
     names = samples(own.body)
@@ -230,6 +252,41 @@ def test_an_unreachable_device_is_down_at_once(tmp_path: Path) -> None:
     assert value(reply.body, "msoctl_up") == 0.0 and reply.seconds < 2
     assert value(own, "msoctl_exporter_probe_failures_total", kind="ocs",
                  reason="unreachable") == 1
+
+
+def closed_port(kind: int = socket.SOCK_STREAM) -> int:
+    """A loopback port nobody listens on (bound, then released)."""
+    with socket.socket(socket.AF_INET, kind) as taken:
+        taken.bind(("127.0.0.1", 0))
+        return int(taken.getsockname()[1])
+
+
+@pytest.mark.parametrize(("target", "module"), [("ocs-a", None), ("amp-1", None),
+                                                ("sw-a", None), ("sw-a", "cpo")])
+def test_every_collector_turns_an_unreachable_device_into_up_0(
+        lab: Lab, target: str, module: str | None) -> None:
+    """The same contract for every family: nothing listening is msoctl_up 0 within the
+    budget, no family of the device, and the failure counted under the device's kind."""
+    document = yaml.safe_load(inventory(lab).read_text())
+    for device in document["devices"]:
+        if device["name"] == "ocs-a":
+            device["address"] = f"TCPIP::127.0.0.1::{closed_port()}::SOCKET"
+        elif device["name"] == "amp-1":
+            device["address"] = f"socket://127.0.0.1:{closed_port()}"
+        elif device["name"] == "sw-a":
+            device["address"] = f"127.0.0.1:{closed_port()}"
+            device["snmp"]["address"] = f"127.0.0.1:{closed_port(socket.SOCK_DGRAM)}"
+    path = lab.state_dir / "unreachable.yaml"
+    path.write_text(yaml.safe_dump(document))
+    with serve_exporter(path) as server:
+        reply = probe(server.url, target, module=module, scrape_timeout=1.5)
+        own = fetch(f"{server.url}/metrics").body
+    assert reply.status == 200 and value(reply.body, "msoctl_up", device=target) == 0.0
+    assert reply.seconds < 1.5
+    assert exposed_families(reply.body) == {"msoctl_up", "msoctl_probe_duration_seconds"}
+    kind = module or dict(LAB_KINDS)[target]
+    assert sum(value(own, "msoctl_exporter_probe_failures_total", kind=kind, reason=reason)
+               or 0 for reason in ("unreachable", "timeout", "budget")) == 1
 
 
 def test_budget_follows_the_scrape_timeout_header(tmp_path: Path) -> None:
