@@ -136,6 +136,7 @@ def _protection(fabric: Lab) -> None:
         outage_ms = (switched.at - cut) * 1000
         click.secho(f"recovered: {switched.message}", fg="green")
         click.secho(f"light back {outage_ms:.1f} ms after the cut was injected", fg="green")
+        time.sleep(0.5)  # amp-2's gain loop settles on link-1's light in place of the probe's
         _run("protect status")
         _run("path show link-1")
     fabric.clear("span-1")

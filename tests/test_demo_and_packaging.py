@@ -21,9 +21,16 @@ def test_demo_runs_to_the_end(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr
     assert "Traceback" not in result.stdout + result.stderr
-    for landmark in ("$ msoctl ocs apply", "light verified on 4 lit path(s)",
-                     "(exit code 2, as expected)", "demo finished"):
-        assert landmark in result.stdout
+    for landmark in ("$ msoctl ocs apply", "light verified on 2 lit path(s)",
+                     "(exit code 2, as expected)", "(exit code 3, as expected)",
+                     "verify: done: link-1 light arrives both ways",
+                     "$ msoctl switch cc apply sw-a sw-b", "optical lanes",
+                     'msoctl_up{device="amp-1"', "recovered: link-1: span-1 -> span-2",
+                     "link-1: on its protection span span-2, light arrives",
+                     "protection.switch", "demo finished"):
+        assert landmark in result.stdout, landmark
+    seconds = float(result.stdout.rsplit("demo finished in ", 1)[1].split()[0])
+    assert seconds < 60
 
 
 @pytest.mark.slow
