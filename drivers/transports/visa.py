@@ -63,7 +63,11 @@ class VisaTransport:
             raise DeviceUnreachable(f"cannot open {self._address}: {error}") from None
         self._resource = resource
         self._termination = None
-        self.discard_input()
+        if self._address.upper().startswith("ASRL"):
+            # A serial line may hold what the device said before we came (a boot banner).
+            # A new TCP connection holds nothing, and pyvisa-py's flush of one waits out
+            # a 0.1 s read first: a tenth of a second on every connect for nothing.
+            self.discard_input()
 
     def close(self) -> None:
         resource, self._resource = self._resource, None
