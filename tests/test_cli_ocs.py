@@ -10,7 +10,6 @@ import pytest
 
 from emulators.faults import Fault
 from emulators.lab import Lab
-from emulators.optics.model import Transceivers
 from msoctl.journal import Journal
 from tests.conftest import Msoctl, Result, restart_amplifier, wait_until
 
@@ -186,9 +185,7 @@ def test_missing_map_file(msoctl: Msoctl, tmp_path: Path) -> None:
 
 
 def _hot_transmitter(lab: Lab, lane: int, power_dbm: float) -> None:
-    bank = lab.optics.element("sw-a")
-    assert isinstance(bank, Transceivers)
-    bank.set_power(lane, power_dbm)
+    lab.override_launch_power("sw-a", lane, power_dbm)
 
 
 def test_switching_a_hot_port_needs_force(msoctl: Msoctl, lab: Lab) -> None:

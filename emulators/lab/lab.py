@@ -140,6 +140,7 @@ class Lab:
         self.snmp: dict[str, CpoAgent] = {}
         self.benches: dict[str, AcceptanceBench] = {}  # by the OCS they test
         self.transceivers: dict[str, Transceivers] = {}
+        self._launch_overrides: dict[tuple[str, int], float] = {}
         self.instruments: dict[str, TunableLaser | PowerMeter] = {}
         self.control: ControlServer | None = None
         self._tick: asyncio.Task[None] | None = None
@@ -332,6 +333,18 @@ class Lab:
                 log.exception("switch optics: update failed")
             await asyncio.sleep(AMP_TICK_SECONDS)
 
+    def override_launch_power(self, bank: str, port: int, power_dbm: float | None) -> None:
+        """Make transceiver ``bank:txN`` launch ``power_dbm`` whatever its lanes say (a
+        misbehaving transmitter, for a test); ``None`` gives it back to its model."""
+        if bank not in self.transceivers or not 1 <= port <= self.transceivers[bank].count:
+            raise FaultError(f"no transmitter {bank}:tx{port}")
+        if power_dbm is None:
+            self._launch_overrides.pop((bank, port), None)
+        else:
+            self._launch_overrides[(bank, port)] = power_dbm
+            self.transceivers[bank].set_power(port, power_dbm)
+        self._sync_switch_optics()
+
     def _sync_switch_optics(self) -> None:
         """What a switch port launches into its fiber is what its co-packaged lanes send
         (the CPO telemetry model): the mean of the lanes' powers, in mW. Set at start and
@@ -346,6 +359,10 @@ class Lab:
             for number, port in enumerate(telemetry.spec.ports, start=1):
                 if number > bank.count:
                     break
+                override = self._launch_overrides.get((name, number))
+                if override is not None:
+                    bank.set_power(number, override)
+                    continue
                 milliwatts = [10 ** (power / 10) for lane in range(1, lanes + 1)
                               if math.isfinite(power := telemetry.tx_power_dbm(port, lane))]
                 mean = sum(milliwatts) / lanes
