@@ -55,6 +55,9 @@ class MeterDriver:
     def open(self) -> MeterDriver:
         self.session.open()
         self.session.write(METER_COMMANDS["clear_status"].short())
+        # A controller that died mid-measurement leaves the ports logging, and a logging
+        # port refuses settings (-221): stop what may run before setting anything.
+        self.stop_logging()
         self._change("unit_set", self.ports(None), str(POWER_UNITS["W"]), what="set power unit")
         return self
 
