@@ -9,9 +9,7 @@ test set's ``reference.yaml`` in the state directory.
 
 from __future__ import annotations
 
-import asyncio
 import os
-import threading
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,6 +20,7 @@ from emulators.clock import Clock, RealClock
 from emulators.instruments.bench import AcceptanceBench
 from emulators.instruments.laser import TunableLaser
 from emulators.instruments.meter import PowerMeter
+from emulators.loopthread import LoopThread
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
 from emulators.optics.model import OpticalModel
@@ -43,8 +42,7 @@ class BenchLab:
         self.ocs = OcsDevice(ocs_name, self.optics, size=size, serial=ocs_serial)
         self.bench = AcceptanceBench(self.optics, self.ocs, channels=channels)
         self.ocs_server: ScpiTcpServer | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._runner = LoopThread("bench")
 
     @property
     def laser(self) -> TunableLaser:
@@ -56,13 +54,10 @@ class BenchLab:
 
     def start(self) -> Path:
         """Serve everything; return the inventory's path."""
-        if self._loop is not None:
+        if self._runner.started:
             raise RuntimeError("bench already started")
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="bench",
-                                        daemon=True)
-        self._thread.start()
+        self._runner.start()
         try:
             self.call(self._start_servers())
         except BaseException:
@@ -82,22 +77,11 @@ class BenchLab:
         await self.bench.stop_servers()
 
     def call(self, coroutine: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
-        if self._loop is None:
-            raise RuntimeError("bench not started")
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
+        """Run ``coroutine`` on the loop the servers live on and wait for its result."""
+        return self._runner.call(coroutine, timeout)
 
     def stop(self) -> None:
-        if self._loop is None:
-            return
-        if self._loop.is_running():
-            try:
-                self.call(self._stop_servers(), timeout=10)
-            finally:
-                self._loop.call_soon_threadsafe(self._loop.stop)
-                if self._thread is not None:
-                    self._thread.join(timeout=10)
-        self._loop.close()
-        self._loop = None
+        self._runner.stop(self._stop_servers)
 
     def __enter__(self) -> BenchLab:
         self.start()

@@ -59,7 +59,6 @@ import logging
 import math
 import os
 import secrets
-import threading
 import zlib
 from collections.abc import Coroutine
 from pathlib import Path
@@ -85,6 +84,7 @@ from emulators.lab.control import (
     remove_endpoint_file,
 )
 from emulators.lab.topology import BenchSpec, Topology, load_topology
+from emulators.loopthread import LoopThread
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
 from emulators.optics.model import NO_LIGHT_DBM, Fiber, OpticalModel, Transceivers
@@ -144,8 +144,7 @@ class Lab:
         self.instruments: dict[str, TunableLaser | PowerMeter] = {}
         self.control: ControlServer | None = None
         self._tick: asyncio.Task[None] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._runner = LoopThread("lab")
         self._build()
 
     # ---- construction -----------------------------------------------------------
@@ -236,11 +235,9 @@ class Lab:
 
     def start(self) -> Path:
         """Serve every device; return the path of the inventory written for them."""
-        if self._loop is not None:
+        if self._runner.started:
             raise RuntimeError("lab already started")
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="lab", daemon=True)
-        self._thread.start()
+        self._runner.start()
         try:
             self.call(self._start_servers())
             self.call(self._start_benches())
@@ -392,23 +389,11 @@ class Lab:
             await bench.stop_servers()
 
     def call(self, coroutine: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
-        """Run ``coroutine`` on the lab's loop and wait for its result."""
-        if self._loop is None:
-            raise RuntimeError("lab not started")
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
+        """Run ``coroutine`` on the loop the servers live on and wait for its result."""
+        return self._runner.call(coroutine, timeout)
 
     def stop(self) -> None:
-        if self._loop is None:
-            return
-        if self._loop.is_running():
-            try:
-                self.call(self._stop_servers(), timeout=10)
-            finally:
-                self._loop.call_soon_threadsafe(self._loop.stop)
-                if self._thread is not None:
-                    self._thread.join(timeout=10)
-        self._loop.close()
-        self._loop = None
+        self._runner.stop(self._stop_servers)
 
     def __enter__(self) -> Lab:
         self.start()
