@@ -115,6 +115,11 @@ def test_amplifier_probe_never_consumes_latched_flags(lab: Lab, msoctl: Msoctl) 
     """The dark span at lab start latched input LOS. Light comes back; the live condition
     clears; probes run; the latched flag must still be there for ``msoctl amp flags``."""
     lab.ocs["ocs-a"].add((1,), (121,))
+    # The LC cell takes its switching time: restart only once light reaches the input, or
+    # the restart pulse finds the span still dark and ALS waits for its next cycle.
+    module = lab.amps["amp-1"]
+    wait_until(lambda: module.input_dbm is not None and module.input_dbm > -20,
+               "light at amp-1's input", seconds=5)
     restart_amplifier(lab, "amp-1")
     with serve_exporter(inventory(lab)) as server:
 
@@ -123,6 +128,10 @@ def test_amplifier_probe_never_consumes_latched_flags(lab: Lab, msoctl: Msoctl) 
                          condition="input_los")
 
         wait_until(lambda: live_los() == 0.0, "amp-1 input back", seconds=10)
+        # The restart pulse ends and ALS goes back to normal on the module's own time:
+        # probe (read-only, every time) until it has.
+        wait_until(lambda: value(probe(server.url, "amp-1").body, "msoctl_amp_als_state",
+                                 state="normal") == 1, "amp-1 ALS normal", seconds=10)
         for _ in range(3):
             body = probe(server.url, "amp-1").body
         assert value(body, "msoctl_amp_als_state", state="normal") == 1
