@@ -23,6 +23,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from abc import abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -171,8 +172,9 @@ class _Watch(threading.Thread, Generic[D]):
             self.stopping.wait(max(0.0, started + self.poll_seconds - time.monotonic()))
         self.session.drop()
 
+    @abstractmethod
     def poll(self, driver: D) -> None:
-        raise NotImplementedError
+        """One reading of the device (each kind of watch)."""
 
     def stop(self) -> None:
         self.stopping.set()

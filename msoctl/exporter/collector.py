@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from typing import ClassVar
 
@@ -59,7 +60,7 @@ def status_families(device: str, up: bool, seconds: float) -> Families:
     return families
 
 
-class DeviceCollector:
+class DeviceCollector(ABC):
     """One probe of one device. Subclasses set ``kind`` and ``METRICS`` and implement
     :meth:`read`, which fills the families from the device (raising on failure)."""
 
@@ -93,8 +94,9 @@ class DeviceCollector:
         yield from status_families(self.device.name, self.error is None,
                                    time.monotonic() - start)
 
+    @abstractmethod
     def read(self, families: Families) -> None:
-        raise NotImplementedError
+        """Read the device into ``families`` (each device family's collector)."""
 
     def close_later(self, close: Callable[[], None]) -> None:
         """Have the prober run ``close`` once the response has been sent."""
