@@ -64,6 +64,7 @@ from msoctl.protect_light import (
     DIRECTION_NAMES,
     LIT,
     LOST,
+    UNKNOWN,
     AmpReading,
     DirectionLight,
     LightJudge,
@@ -411,6 +412,11 @@ class ProtectionController:
         state.pending = None
         standby_role = "protection" if role == "working" else "working"
         active, standby = lights[role], lights[standby_role]
+        if span_state(active) == UNKNOWN:
+            # No fresh reading (a device slow or silent): no news is not light. An outage
+            # goes on, a wait-to-restore starts again; nothing is decided on it.
+            state.wtr_since = None
+            return None
         if span_state(active) == LOST:
             state.wtr_since = None
             if state.loss_since is None:
@@ -425,10 +431,15 @@ class ProtectionController:
             if why_not is None:
                 assert state.cause is not None
                 return _Decision(Move(link, role, standby_role), state.loss_since, state.cause)
-            # once per outage and reason, not once per poll (the readings in it change)
-            if state.unavailable is None or why_not.split(" (")[0] \
-                    != state.unavailable.split(" (")[0]:
+            # Journaled once per outage, not once per poll: the readings change, and so may
+            # the words for the standby's darkness (unlit while its probe is re-parked,
+            # lost while its amplifier's ALS holds it shut). A changed reason is an event.
+            if state.unavailable is None:
                 self._refuse(state, why_not)
+            elif why_not.split(" (")[0] != state.unavailable.split(" (")[0]:
+                state.unavailable = why_not
+                self._emit("unavailable", link.name, f"{link.name}: still not switched: "
+                           f"protection unavailable: {why_not}", details={"cause": state.cause})
             return None
         if state.loss_since is not None:
             lasted = (now - state.loss_since) * 1000

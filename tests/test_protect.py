@@ -105,7 +105,10 @@ def rx_power(lab: Lab, switch: str) -> float:
 
 
 def journal_switches(running: Running) -> int:
-    return len(running.protection_ops("protection.switch"))
+    """Switches made. A refusal journaled at start-up is not one: the spans may still be
+    dark then (the amplifiers' ALS shut while they were), until the controller has
+    restarted them."""
+    return len([o for o in running.protection_ops("protection.switch") if o.status == "ok"])
 
 
 # ---- fiber cut, revertive ----------------------------------------------------------------
