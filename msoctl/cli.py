@@ -171,11 +171,9 @@ def _register() -> None:
     from msoctl.cmd_switch import switch
     from msoctl.cmd_telemetry import telemetry
 
-    for command in (ocs, amp, switch, telemetry, lab, demo, history, inventory, exporter):
+    for command in (ocs, amp, switch, telemetry, path, fabric, protect, exporter, lab, demo,
+                    history, inventory):
         cli.add_command(command)
-    cli.add_command(path)
-    cli.add_command(fabric)
-    cli.add_command(protect)
 
 
 _register()
