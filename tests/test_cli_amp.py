@@ -9,7 +9,7 @@ import pytest
 
 from emulators.lab import Lab
 from msoctl.journal import Journal
-from tests.conftest import Msoctl, Result
+from tests.conftest import Msoctl, Result, wait_until
 
 STATUS_KEYS = {"device", "module_state", "vendor", "part_number", "serial",
                "temperature_celsius", "input_power_dbm", "output_power_dbm", "gain_db",
@@ -109,6 +109,7 @@ def test_disabling_als_needs_the_override(msoctl: Msoctl, lab: Lab) -> None:
 
 
 def test_als_timings_and_manual_restart(msoctl: Msoctl, lab: Lab) -> None:
+    wait_until(lambda: lab.amps["amp-1"].als_state == 2, "ALS shuts amp-1 (its span is dark)")
     result = msoctl("amp", "als", "amp-1", "--mode", "manual", "--los-soak", "0.2",
                     "--restart-interval", "30", "--pulse", "1.5")
     assert result.code == 0, result.err

@@ -25,7 +25,7 @@ from msoctl.fabric_intent import load_intent
 from msoctl.inventory import load_inventory
 from msoctl.journal import Journal
 from msoctl.switch_ops import CONFIRM, Fleet
-from tests.conftest import Msoctl, in_process, subprocess_env
+from tests.conftest import Msoctl, in_process, subprocess_env, wait_until
 from tests.test_paths import INVENTORY
 
 MSOCTL = [sys.executable, "-c", "from msoctl.cli import main; main()"]
@@ -150,6 +150,7 @@ def _steps(document: dict[str, Any]) -> dict[str, str]:
 
 def test_plan_is_one_diff_across_devices_and_changes_nothing(lab: Lab,
                                                              msoctl: Msoctl) -> None:
+    wait_until(lambda: lab.amps["amp-1"].als_state == 2, "ALS shuts amp-1 (its span is dark)")
     intent = _fabric(lab)
     result = msoctl("fabric", "plan", str(intent), "-o", "json")
     assert result.code == 0, result.err
