@@ -155,7 +155,7 @@ def test_snmp_faults_go_to_the_agent_and_netconf_faults_stay_with_netconf(
     assert result.code == 1
     assert result.err.startswith("error: sw-a: ") and result.err.count("\n") == 1
     assert "budget" in result.err or "no answer" in result.err
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 2.5  # the 1 s budget, slack for a loaded machine
     assert _json(msoctl, "cpo", "sw-b")["device"] == "sw-b"  # sw-b is not frozen
     telemetry_lab.clear("sw-a/snmp", "freeze")
     assert _json(msoctl, "cpo", "sw-a")["device"] == "sw-a"
@@ -172,7 +172,7 @@ def test_a_wrong_passphrase_is_one_line_at_once(telemetry_lab: Lab, msoctl: Msoc
     try:
         started = time.monotonic()
         result = msoctl("telemetry", "cpc", "sw-b")
-        assert time.monotonic() - started < 2.0
+        assert time.monotonic() - started < 3.0  # a USM report, not a timeout
     finally:
         secret.write_text(kept)
     assert result.code == 1

@@ -13,7 +13,6 @@ import math
 import os
 import re
 import subprocess
-import threading
 import time
 from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
@@ -39,20 +38,13 @@ from pysnmp.smi.view import MibViewController
 
 from drivers.snmp import mibs
 from drivers.snmp.mibs import MibObject, Oid
-from emulators.clock import SteppedClock
 from emulators.cpo import physics
-from emulators.cpo.agent import CpoAgent, UsmCredentials
-from emulators.cpo.model import SwitchTelemetry, TelemetryReading, TelemetrySpec
 from emulators.faults import Fault, FaultError
 from tests.peers import require_executable
+from tests.snmp_agents import CREDENTIALS, SPEC, TINY, AgentUnderTest
 
 T = TypeVar("T")
 
-CREDENTIALS = UsmCredentials("msoctl", "auth-passphrase-1", "priv-passphrase-1")
-SPEC = TelemetrySpec(ports=(1, 2, 5, 6), optical_lanes_per_port=8, electrical_lanes_per_port=4,
-                     lanes_per_engine=16, lanes_per_laser=4, lasers_per_els_module=4)
-TINY = TelemetrySpec(ports=(1, 2), optical_lanes_per_port=2, electrical_lanes_per_port=2,
-                     lanes_per_engine=4, lanes_per_laser=2, lasers_per_els_module=2)
 MIBS_DIR = mibs.source_directory()
 
 # Which reading attribute each column carries: written out here, not taken from the
@@ -87,40 +79,9 @@ def _module(table: str) -> str:
     return "MSO-CPC-MIB" if table.startswith("msoCpc") else "MSO-CPO-MIB"
 
 
-class AgentUnderTest:
-    """A CpoAgent on a stepped clock, served from a loop in a background thread."""
-
-    def __init__(self, spec: TelemetrySpec = SPEC, *, community: str | None = None,
-                 refresh_seconds: float = 1.0):
-        self.clock = SteppedClock()
-        self.telemetry = SwitchTelemetry("sw-t", self.clock, spec, seed=5)
-        self.agent = CpoAgent(self.telemetry, CREDENTIALS, community=community,
-                              refresh_seconds=refresh_seconds,
-                              port_names={port: f"Ethernet{port}" for port in spec.ports})
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.on_agent_loop(self.agent.start())
-
-    def on_agent_loop(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(10)
-
-    def close(self) -> None:
-        self.on_agent_loop(self.agent.stop())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
-        self.loop.close()
-
-    def step(self, seconds: float) -> TelemetryReading:
-        """Move the clock; the reading the agent will serve at the next request."""
-        self.clock.advance(seconds)
-        self.agent.snapshot()
-        return self.telemetry.read()
-
-
 @pytest.fixture
 def tiny() -> Iterator[AgentUnderTest]:
-    harness = AgentUnderTest(TINY)
+    harness = AgentUnderTest(TINY, seed=5)
     yield harness
     harness.close()
 
@@ -128,7 +89,7 @@ def tiny() -> Iterator[AgentUnderTest]:
 @pytest.fixture(scope="module")
 def shared() -> Iterator[AgentUnderTest]:
     """One agent for the tests that only read (they do move its clock forward)."""
-    harness = AgentUnderTest(SPEC, community="public-test")
+    harness = AgentUnderTest(SPEC, community="public-test", seed=5)
     yield harness
     harness.close()
 
@@ -247,7 +208,7 @@ def _decoded(column: MibObject, value: Any) -> Any:
 @pytest.mark.parametrize("table", sorted(COLUMNS))
 def test_a_bulk_walk_of_each_table_decodes_to_the_models_values(
         shared: AgentUnderTest, table: str) -> None:
-    reading = shared.step(3.0)
+    reading = shared.step_and_read(3.0)
     rows_attribute, index_of, columns = COLUMNS[table]
     layout = mibs.table(_module(table), table)
     walked = run(Client(shared).walk(layout.oid))
@@ -271,7 +232,7 @@ def test_a_bulk_walk_of_each_table_decodes_to_the_models_values(
 
 def test_the_histogram_table_agrees_with_the_lane_counters_in_one_snapshot(
         shared: AgentUnderTest) -> None:
-    reading = shared.step(10.0)
+    reading = shared.step_and_read(10.0)
     histogram = mibs.table("MSO-CPC-MIB", "msoCpcHistogramTable")
     lanes = mibs.table("MSO-CPC-MIB", "msoCpcLaneTable")
 
@@ -300,7 +261,7 @@ def test_the_histogram_table_agrees_with_the_lane_counters_in_one_snapshot(
 
 
 def test_system_group_ifname_and_the_threshold_scalar(shared: AgentUnderTest) -> None:
-    shared.step(1.0)
+    shared.step_and_read(1.0)
     system = {name: (*mibs.oid("SNMPv2-MIB", name), 0)
               for name in ("sysDescr", "sysObjectID", "sysUpTime", "sysName")}
     threshold = (*mibs.oid("MSO-CPC-MIB", "msoCpcFecDegradeThreshold"), 0)
@@ -374,7 +335,7 @@ def test_wrong_credentials_fail_fast_with_a_usm_error(tiny: AgentUnderTest,
     started = time.monotonic()
     error, _ = run(Client(tiny, v3(**keys), timeout=5.0, retries=3).get(up_time))
     assert isinstance(error, reason), error
-    assert time.monotonic() - started < 1.0  # a report, not a timeout
+    assert time.monotonic() - started < 2.5  # a report, not the 5 s timeout
 
 
 def test_unknown_user_is_refused_too(tiny: AgentUnderTest) -> None:
@@ -403,11 +364,11 @@ def test_a_restart_resets_counters_and_sysuptime_and_the_client_carries_on(
 
     async def scenario() -> tuple[list[int], list[int]]:
         client = Client(tiny, timeout=1.0)  # no retries: the same client, across the restart
-        tiny.step(30.0)
+        tiny.step_and_read(30.0)
         error, before = await client.get(up_time, corrected, discontinuity, histogram_zero)
         assert error is None
         tiny.telemetry.faults.inject(Fault("reboot"))
-        tiny.step(2.0)
+        tiny.step_and_read(2.0)
         error, after = await client.get(up_time, corrected, discontinuity, histogram_zero)
         assert error is None, error
         return [int(value) for _, value in before], [int(value) for _, value in after]
@@ -423,9 +384,9 @@ def test_a_restart_resets_counters_and_sysuptime_and_the_client_carries_on(
 
 
 def test_a_lane_reset_sets_its_discontinuity_time(tiny: AgentUnderTest) -> None:
-    tiny.step(12.5)
+    tiny.step_and_read(12.5)
     tiny.telemetry.faults.inject(Fault("lane_reset", target="2/1"))
-    tiny.step(1.0)
+    tiny.step_and_read(1.0)
     values = run(Client(tiny).get(_lane_counter("msoCpcLaneDiscontinuityTime", 2, 1),
                                   _lane_counter("msoCpcLaneDiscontinuityTime", 2, 2)))[1]
     assert [int(value) for _, value in values] == [1250, 0]
@@ -433,11 +394,11 @@ def test_a_lane_reset_sets_its_discontinuity_time(tiny: AgentUnderTest) -> None:
 
 def test_a_rebooting_agent_answers_nothing_until_it_is_back(tiny: AgentUnderTest) -> None:
     up_time = (*mibs.oid("SNMPv2-MIB", "sysUpTime"), 0)
-    tiny.step(1.0)
+    tiny.step_and_read(1.0)
     tiny.telemetry.faults.inject(Fault("reboot", seconds=30.0))
     error, _ = run(Client(tiny, timeout=0.3).get(up_time))
     assert _timed_out(error)
-    tiny.step(31.0)
+    tiny.step_and_read(31.0)
     counted = [_lane_counter("msoCpcLaneFecCorrected"), _lane_counter("msoCpcLaneFecUncorrectable"),
                mibs.table("MSO-CPC-MIB", "msoCpcHistogramTable").instance(
                    "msoCpcHistogramCodewords", (1, 1, 0))]
@@ -509,7 +470,7 @@ def test_an_els_fault_shows_in_the_laser_and_port_lane_tables(tiny: AgentUnderTe
     els = mibs.table("MSO-CPO-MIB", "msoCpoElsTable")
     lanes = mibs.table("MSO-CPO-MIB", "msoCpoLaneTable")
     state = els.instance("msoCpoElsState", (1, 2))
-    tiny.step(0.5)
+    tiny.step_and_read(0.5)
     assert els.column("msoCpoElsState").enum_name(int(run(_get_one(tiny, state)))) == "on"
     tiny.telemetry.faults.inject(Fault("els", target="1/2"))  # seen at once, no refresh wait
     oids = [state, els.instance("msoCpoElsFaults", (1, 2)),
@@ -528,7 +489,7 @@ def test_rising_ber_shows_in_the_served_pre_fec_ber(tiny: AgentUnderTest) -> Non
     ber = _lane_counter("msoCpcLanePreFecBer", 2, 2)
     first = int(run(_get_one(tiny, ber)))
     tiny.telemetry.faults.inject(Fault("rising_ber", target="2", seconds=10))
-    tiny.step(20.0)
+    tiny.step_and_read(20.0)
     assert int(run(_get_one(tiny, ber))) > first + 2000  # two decades worse at least
 
 
@@ -551,7 +512,7 @@ def _v3_arguments(*, auth_key: str = CREDENTIALS.auth_key) -> list[str]:
 
 def test_net_snmp_bulkwalk_reads_every_object_of_both_mibs_by_name(
         shared: AgentUnderTest) -> None:
-    shared.step(1.0)
+    shared.step_and_read(1.0)
     readable = [node for module in ("MSO-CPO-MIB", "MSO-CPC-MIB")
                 for node in mibs.load().objects(module)
                 if node.kind in ("column", "scalar") and node.max_access == "read-only"]
@@ -584,7 +545,7 @@ def test_net_snmp_with_a_wrong_passphrase_fails_fast(tiny: AgentUnderTest) -> No
                           "SNMPv2-MIB::sysUpTime.0")
     assert completed.returncode != 0
     assert "authentication failure" in completed.stderr.lower()
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 3.0  # a report, not the 5 s timeout
 
 
 def test_net_snmp_v2c_against_the_v3_only_agent_times_out(tiny: AgentUnderTest) -> None:

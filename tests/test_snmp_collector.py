@@ -13,7 +13,6 @@ import math
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Coroutine, Iterator, Sequence
 from typing import Any, TypeVar
@@ -34,64 +33,25 @@ from drivers.snmp.collector import (
 from drivers.snmp.rates import CODEWORDS_PER_SECOND, FLR_PER_CER, lane_intervals
 from drivers.snmp.session import SnmpSession, SnmpTarget, VarBind, engine_count, run
 from drivers.snmp.telemetry import CpcTelemetry
-from emulators.clock import SteppedClock
 from emulators.cpo import physics
-from emulators.cpo.agent import CpoAgent, UsmCredentials
-from emulators.cpo.model import SwitchTelemetry, TelemetrySpec
+from emulators.cpo.agent import UsmCredentials
 from emulators.faults import Fault
+from tests.snmp_agents import CREDENTIALS, SPEC, TINY, AgentUnderTest
 
 T = TypeVar("T")
 
-CREDENTIALS = UsmCredentials("msoctl", "auth-passphrase-1", "priv-passphrase-1")
-SPEC = TelemetrySpec(ports=(1, 2, 5, 6), optical_lanes_per_port=8, electrical_lanes_per_port=4,
-                     lanes_per_engine=16, lanes_per_laser=4, lasers_per_els_module=4)
-TINY = TelemetrySpec(ports=(1, 2), optical_lanes_per_port=2, electrical_lanes_per_port=2,
-                     lanes_per_engine=4, lanes_per_laser=2, lasers_per_els_module=2)
-
-
-class Agent:
-    """A CpoAgent on a stepped clock, served from a loop in a background thread."""
-
-    def __init__(self, spec: TelemetrySpec = SPEC, credentials: UsmCredentials = CREDENTIALS,
-                 *, community: str | None = None):
-        self.clock = SteppedClock()
-        self.telemetry = SwitchTelemetry("sw-t", self.clock, spec, seed=7)
-        self.agent = CpoAgent(self.telemetry, credentials, community=community,
-                              port_names={port: f"Ethernet{port}" for port in spec.ports})
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        asyncio.run_coroutine_threadsafe(self.agent.start(), self.loop).result(10)
-
-    def close(self) -> None:
-        asyncio.run_coroutine_threadsafe(self.agent.stop(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
-        self.loop.close()
-
-    def target(self, **changes: Any) -> SnmpTarget:
-        fields: dict[str, Any] = {
-            "name": "sw-t", "host": "127.0.0.1", "port": self.agent.port,
-            "user": CREDENTIALS.user, "auth_key": CREDENTIALS.auth_key,
-            "priv_key": CREDENTIALS.priv_key, "timeout_seconds": 1.0, "retries": 1}
-        fields.update(changes)
-        return SnmpTarget(**fields)
-
-    def step(self, seconds: float) -> None:
-        self.clock.advance(seconds)
-
 
 @pytest.fixture(scope="module")
-def shared() -> Iterator[Agent]:
+def shared() -> Iterator[AgentUnderTest]:
     """One agent for the tests that only read (they move its clock forward)."""
-    agent = Agent()
+    agent = AgentUnderTest()
     yield agent
     agent.close()
 
 
 @pytest.fixture
-def tiny() -> Iterator[Agent]:
-    agent = Agent(TINY)
+def tiny() -> Iterator[AgentUnderTest]:
+    agent = AgentUnderTest(TINY)
     yield agent
     agent.close()
 
@@ -111,7 +71,7 @@ def _decimals(module: str, name: str) -> int:
 # ---- values and types ----------------------------------------------------------------------
 
 
-def test_a_collection_decodes_every_table_to_the_models_values(shared: Agent) -> None:
+def test_a_collection_decodes_every_table_to_the_models_values(shared: AgentUnderTest) -> None:
     shared.step(3.0)
     cpo, cpc = collect(TelemetryCollector(shared.target()).collect())
     reading = shared.telemetry.read()
@@ -209,7 +169,7 @@ def test_decode_refuses_what_the_mib_does_not_allow() -> None:
 # ---- walks ---------------------------------------------------------------------------------
 
 
-def test_a_walk_ends_at_its_subtree_and_asks_for_nothing_past_it(shared: Agent) -> None:
+def test_a_walk_ends_at_its_subtree_and_asks_for_nothing_past_it(shared: AgentUnderTest) -> None:
     snr = mibs.table("MSO-CPC-MIB", "msoCpcLaneTable").column("msoCpcLaneSnr").oid
     threshold = mibs.oid("MSO-CPC-MIB", "msoCpcFecDegradeThreshold")
 
@@ -231,7 +191,8 @@ def test_a_walk_ends_at_its_subtree_and_asks_for_nothing_past_it(shared: Agent) 
     assert last_requests == 1  # ended by endOfMibView, not asked again
 
 
-def test_a_collection_takes_few_requests_and_the_agent_saw_just_those(shared: Agent) -> None:
+def test_a_collection_takes_few_requests_and_the_agent_saw_just_those(
+        shared: AgentUnderTest) -> None:
     async def twice() -> tuple[int, int, int]:
         collector = TelemetryCollector(shared.target())
         await collector.cpc(histogram=False)  # USM discovery out of the way
@@ -273,19 +234,19 @@ def test_oids_that_do_not_increase_are_a_protocol_error() -> None:
     ({"priv_key": "not-the-passphrase"}, "SNMPv3 decryption failed for user 'msoctl'"),
     ({"user": "stranger"}, "SNMPv3 user 'stranger' is unknown to the agent"),
 ])
-def test_wrong_credentials_are_one_clear_line_at_once(tiny: Agent, changes: dict[str, str],
+def test_wrong_credentials_are_one_clear_line_at_once(tiny: AgentUnderTest, changes: dict[str, str],
                                                       message: str) -> None:
     started = time.monotonic()
     collector = TelemetryCollector(tiny.target(timeout_seconds=5.0, retries=3, **changes))
     with pytest.raises(DeviceRejected) as refused:
         collect(collector.cpo())
-    assert time.monotonic() - started < 1.0  # a USM report, not a timeout
+    assert time.monotonic() - started < 2.5  # a USM report, not the 5 s timeout
     assert str(refused.value).startswith(f"sw-t: {message}")
     assert "\n" not in str(refused.value)
     assert collector.requests == 1  # the first request goes alone: no storm of resends
 
 
-def test_v2c_to_a_v3_only_agent_times_out_within_the_budget(tiny: Agent) -> None:
+def test_v2c_to_a_v3_only_agent_times_out_within_the_budget(tiny: AgentUnderTest) -> None:
     received = tiny.agent.requests_received
     started = time.monotonic()
     with pytest.raises(DeviceTimeout, match="within the 1 s budget"):
@@ -293,18 +254,18 @@ def test_v2c_to_a_v3_only_agent_times_out_within_the_budget(tiny: Agent) -> None
                                                auth_key=None, priv_key=None,
                                                timeout_seconds=0.3, retries=5),
                                    budget_seconds=1.0).cpo())
-    assert 1.0 <= time.monotonic() - started < 1.5
+    assert 1.0 <= time.monotonic() - started < 2.0  # cut at the budget, slack for load
     assert tiny.agent.requests_received - received <= 4  # 0.3 s apart: no storm
     started = time.monotonic()
     with pytest.raises(DeviceTimeout, match="v2c request with a wrong community"):
         collect(TelemetryCollector(tiny.target(version="2c", community="public", user=None,
                                                auth_key=None, priv_key=None,
                                                timeout_seconds=0.2, retries=1)).cpo())
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 1.5  # two tries of 0.2 s, then the report
 
 
 def test_v2c_where_the_inventory_says_so() -> None:
-    agent = Agent(TINY, community="lab-community")
+    agent = AgentUnderTest(TINY, community="lab-community")
     try:
         v2c = agent.target(version="2c", community="lab-community", user=None, auth_key=None,
                            priv_key=None)
@@ -316,13 +277,14 @@ def test_v2c_where_the_inventory_says_so() -> None:
 
 
 @pytest.mark.parametrize("fault", [Fault("latency", seconds=0.45), Fault("freeze")])
-def test_the_budget_holds_under_a_slow_or_frozen_agent(tiny: Agent, fault: Fault) -> None:
+def test_the_budget_holds_under_a_slow_or_frozen_agent(tiny: AgentUnderTest, fault: Fault) -> None:
     # The tiny agent's collection is two rounds of requests: 0.9 s when each answer is
     # 0.45 s late (inside the 0.5 s timeout, so no retry), well past the 0.6 s budget.
     async def scenario() -> tuple[float, int]:
         collector = TelemetryCollector(tiny.target(timeout_seconds=0.5, retries=5),
-                                       budget_seconds=0.6)
+                                       budget_seconds=5.0)
         await collector.cpo()  # works before the fault
+        collector.budget_seconds = 0.6
         tiny.telemetry.faults.inject(fault)
         started = time.monotonic()
         try:
@@ -343,7 +305,7 @@ def test_the_budget_holds_under_a_slow_or_frozen_agent(tiny: Agent, fault: Fault
 # ---- counters across time, restarts and resets -----------------------------------------------
 
 
-def _two_readings(agent: Agent, between: Any, *, step: float = 10.0
+def _two_readings(agent: AgentUnderTest, between: Any, *, step: float = 10.0
                   ) -> tuple[CpcTelemetry, CpcTelemetry]:
     async def both() -> tuple[CpcTelemetry, CpcTelemetry]:
         collector = TelemetryCollector(agent.target())
@@ -356,7 +318,7 @@ def _two_readings(agent: Agent, between: Any, *, step: float = 10.0
     return collect(both())
 
 
-def test_rates_cer_and_flr_over_an_interval(tiny: Agent) -> None:
+def test_rates_cer_and_flr_over_an_interval(tiny: AgentUnderTest) -> None:
     tiny.telemetry.faults.inject(Fault("rising_ber", target="2/2", seconds=0))
     first, second = _two_readings(tiny, lambda: None)
     intervals = {(row.port, row.lane): row for row in lane_intervals(first, second)}
@@ -381,7 +343,7 @@ def test_rates_cer_and_flr_over_an_interval(tiny: Agent) -> None:
     assert physics.FLR_PER_CER == FLR_PER_CER  # the emulator's figure is the driver's
 
 
-def test_an_agent_restart_gives_no_rates_and_says_why(tiny: Agent) -> None:
+def test_an_agent_restart_gives_no_rates_and_says_why(tiny: AgentUnderTest) -> None:
     tiny.step(10.0)
     first, second = _two_readings(
         tiny, lambda: tiny.telemetry.faults.inject(Fault("reboot")), step=2.0)
@@ -392,7 +354,7 @@ def test_an_agent_restart_gives_no_rates_and_says_why(tiny: Agent) -> None:
         assert row.fec_corrected_per_second is None and row.codeword_error_ratio is None
 
 
-def test_a_lane_reset_gives_no_rates_for_that_lane_only(tiny: Agent) -> None:
+def test_a_lane_reset_gives_no_rates_for_that_lane_only(tiny: AgentUnderTest) -> None:
     first, second = _two_readings(
         tiny, lambda: tiny.telemetry.faults.inject(Fault("lane_reset", target="1/2")))
     intervals = {(row.port, row.lane): row for row in lane_intervals(first, second)}
@@ -407,8 +369,8 @@ def test_a_lane_reset_gives_no_rates_for_that_lane_only(tiny: Agent) -> None:
 
 
 def test_one_engine_per_loop_and_another_only_for_other_keys_of_the_same_user(
-        tiny: Agent) -> None:
-    other = Agent(TINY, UsmCredentials("msoctl", "another-auth-key", "another-priv-key"))
+        tiny: AgentUnderTest) -> None:
+    other = AgentUnderTest(TINY, UsmCredentials("msoctl", "another-auth-key", "another-priv-key"))
     try:
         async def scenario() -> list[int]:
             counts = []
@@ -431,7 +393,7 @@ def test_one_engine_per_loop_and_another_only_for_other_keys_of_the_same_user(
         other.close()
 
 
-def test_the_collector_never_imports_pysmi(tiny: Agent) -> None:
+def test_the_collector_never_imports_pysmi(tiny: AgentUnderTest) -> None:
     mibs.load()  # the compiled MIBs are cached for the child, as after any first use
     program = (
         "import sys\n"
