@@ -61,8 +61,9 @@ from pysnmp.smi import error as smi_error
 from pysnmp.smi.instrum import AbstractMibInstrumController
 
 from drivers.snmp import mibs
+from drivers.snmp.collector import TICKS_PER_SECOND
 from drivers.snmp.mibs import MibObject
-from emulators.cpo.mibview import TICKS_PER_SECOND, MibView, Snapshot, SystemInfo, Value
+from emulators.cpo.mibview import MibView, Snapshot, SystemInfo, Value
 from emulators.cpo.model import SwitchTelemetry
 from emulators.faults import Fault, FaultError
 

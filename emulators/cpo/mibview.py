@@ -1,8 +1,8 @@
 """What the CPO/CPC agent serves: every instance OID in order, and its value in a snapshot.
 
-Every OID comes from the compiled MIBs (:mod:`drivers.snmp.mibs`); this module only
-says which reading attribute fills which column (the tables below, reviewed against
-MSO-CPO-MIB and MSO-CPC-MIB) and encodes values as the MIB's syntax says:
+Every OID comes from the compiled MIBs (:mod:`drivers.snmp.mibs`) and which column
+carries what from the collector's tables; this module says which reading attribute
+holds it and encodes values as the MIB's syntax says:
 
 - a fixed-point Integer32 (``d-N`` DISPLAY-HINT) is ``round(value × 10^N)``, held to
   the syntax's range, so a dark receiver (``-inf`` dBm) is the range's floor,
@@ -28,13 +28,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from drivers.snmp import mibs
+from drivers.snmp.collector import (
+    HISTOGRAM,
+    IF_NAME,
+    LOG10_BER_SYNTAX,
+    SYS_UP_TIME,
+    THRESHOLD,
+    TICKS_PER_SECOND,
+)
+from drivers.snmp.collector import TABLES as COLLECTED_TABLES
 from drivers.snmp.mibs import MibObject, MibTable, Oid
 from emulators.cpo.model import TelemetryReading
 
 Value = int | bytes | Oid
-TICKS_PER_SECOND = 100
 COUNTER64_MODULUS = 2**64
-LOG10_BER_SYNTAX = "MsoLog10Ber"  # MSO-TC's convention: log10 of the ratio, in thousandths
 
 
 @dataclass(frozen=True)
@@ -48,53 +55,26 @@ class TableBinding:
     columns: Mapping[str, str]  # column name -> reading attribute
 
 
-TABLES = (
-    TableBinding("MSO-CPO-MIB", "msoCpoEngineTable", "engines", lambda row: (row.index,), {
-        "msoCpoEngineName": "name",
-        "msoCpoEngineLaneCount": "lane_count",
-        "msoCpoEngineTemperature": "temperature_celsius",
-        "msoCpoEngineTempHighThreshold": "temperature_high_celsius",
-        "msoCpoEngineSupplyVoltage": "supply_voltage_volts",
-        "msoCpoEngineStatus": "status",
-    }),
-    TableBinding("MSO-CPO-MIB", "msoCpoLaneTable", "optical_lanes",
-                 lambda row: (row.port, row.lane), {
-                     "msoCpoLaneEngineIndex": "engine",
-                     "msoCpoLaneEngineLane": "engine_lane",
-                     "msoCpoLaneTxPower": "tx_power_dbm",
-                     "msoCpoLaneRxPower": "rx_power_dbm",
-                     "msoCpoLaneTxBias": "tx_bias_ma",
-                     "msoCpoLaneElsModule": "els_module",
-                     "msoCpoLaneElsLane": "els_lane",
-                 }),
-    TableBinding("MSO-CPO-MIB", "msoCpoElsTable", "lasers",
-                 lambda row: (row.module, row.lane), {
-                     "msoCpoElsOutputPower": "output_power_dbm",
-                     "msoCpoElsBiasCurrent": "bias_current_ma",
-                     "msoCpoElsVoltage": "voltage_volts",
-                     "msoCpoElsTemperature": "temperature_celsius",
-                     "msoCpoElsState": "state",
-                     "msoCpoElsControlMode": "control_mode",
-                     "msoCpoElsFaults": "faults",
-                 }),
-    TableBinding("MSO-CPC-MIB", "msoCpcLaneTable", "electrical_lanes",
-                 lambda row: (row.port, row.lane), {
-                     "msoCpcLaneSnr": "snr_db",
-                     "msoCpcLanePreFecBer": "pre_fec_ber",
-                     "msoCpcLaneFecCorrected": "fec_corrected",
-                     "msoCpcLaneFecUncorrectable": "fec_uncorrectable",
-                     "msoCpcLaneInsertionLoss": "insertion_loss_db",
-                     "msoCpcLaneEyeHeight": "eye_height_mv",
-                     "msoCpcLaneEyeWidth": "eye_width_ui",
-                     "msoCpcLaneDiscontinuityTime": "discontinuity_at",
-                 }),
-)
-HISTOGRAM = ("MSO-CPC-MIB", "msoCpcHistogramTable", "msoCpcHistogramCodewords")
-THRESHOLD = ("MSO-CPC-MIB", "msoCpcFecDegradeThreshold")
+# The collector's column tables (drivers/snmp/collector.py) name each column's field;
+# the model's reading holds the same value under that name, except for these.
+READING_ATTRIBUTES = {
+    "fec_corrected_total": "fec_corrected",
+    "fec_uncorrectable_total": "fec_uncorrectable",
+    "discontinuity_uptime_seconds": "discontinuity_at",  # device time, served as a TimeStamp
+}
+ROW_INDEX: Mapping[str, Callable[[Any], tuple[int, ...]]] = {
+    "engines": lambda row: (row.index,),
+    "optical_lanes": lambda row: (row.port, row.lane),
+    "lasers": lambda row: (row.module, row.lane),
+    "electrical_lanes": lambda row: (row.port, row.lane),
+}
+TABLES = tuple(
+    TableBinding(module, table, rows, ROW_INDEX[rows],
+                 {column: READING_ATTRIBUTES.get(field, field)
+                  for column, field in columns.items()})
+    for rows, (module, table, columns) in COLLECTED_TABLES.items())
 SYSTEM = ("SNMPv2-MIB", ("sysDescr", "sysObjectID", "sysUpTime", "sysContact", "sysName",
                          "sysLocation", "sysServices"))
-IF_NAME = ("IF-MIB", "ifXTable", "ifName")
-SYS_UP_TIME = ("SNMPv2-MIB", "sysUpTime")
 
 
 @dataclass(frozen=True)

@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import bisect
 import random
-import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from emulators.clock import Clock
-from emulators.faults import FaultInjector
+from emulators.instruments.instrument import BenchInstrument
 from emulators.optics.model import NO_LIGHT_DBM, Element, InputPower, OpticalModel
-from emulators.scpi.parser import ErrorQueue, ScpiError
+from emulators.scpi.parser import ScpiError
 
 WAVELENGTH_MIN_NM = 1260.0
 WAVELENGTH_MAX_NM = 1640.0
@@ -33,21 +31,14 @@ TURN_ON_SECONDS = 0.05
 HISTORY_SECONDS = 60.0
 
 
-class TunableLaser:
+class TunableLaser(BenchInstrument):
     """One laser: its settings, what it emits over time, and its optical element."""
+
+    SERIAL_PREFIX = "TL"
 
     def __init__(self, name: str, optics: OpticalModel, *, serial: str | None = None,
                  firmware: str = "1.2.0"):
-        self.name = name
-        self.serial = serial or f"TL{zlib.crc32(name.encode()) % 10**8:08d}"
-        self.firmware = firmware
-        self.optics = optics
-        self.clock: Clock = optics.clock
-        self.lock = optics.lock
-        self.errors = ErrorQueue()
-        self.event_status_enable = 0
-        self.faults = FaultInjector(name)
-        self.power_listeners: list[Callable[[bool], None]] = []
+        super().__init__(name, optics, serial=serial, firmware=firmware)
         self.offset_db = random.Random(f"{self.serial}/power").uniform(
             -POWER_ACCURACY_DB, POWER_ACCURACY_DB)
         self.wavelength_nm = 1550.0
@@ -57,14 +48,6 @@ class TunableLaser:
         self._times: list[float] = [float("-inf")]  # when the emitted power changed
         self._levels: list[float] = [NO_LIGHT_DBM]  # and to what
         optics.add(_LaserOutput(self))
-
-    # ---- what a server needs --------------------------------------------------------
-
-    def is_up(self) -> bool:
-        return True
-
-    def seconds_until_up(self) -> float:
-        return 0.0
 
     # ---- settings ----------------------------------------------------------------------
 

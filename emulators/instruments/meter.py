@@ -33,8 +33,6 @@ import itertools
 import math
 import random
 import struct
-import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from drivers.instruments.commands import (
@@ -43,10 +41,9 @@ from drivers.instruments.commands import (
     MAX_LOGGING_SAMPLES,
     NO_FUNCTION,
 )
-from emulators.clock import Clock
-from emulators.faults import FaultInjector
+from emulators.instruments.instrument import BenchInstrument
 from emulators.optics.model import OpticalModel, Receiver, dbm_to_mw
-from emulators.scpi.parser import ErrorQueue, ScpiError
+from emulators.scpi.parser import ScpiError
 
 ACCURACY_DB = 0.02
 NOISE_DB = 0.01
@@ -88,24 +85,17 @@ class _Plan:
     runs: list[tuple[int, list[tuple[int, float]]]]  # (repeat, [(stretch, weight)])
 
 
-class PowerMeter:
+class PowerMeter(BenchInstrument):
     """One meter: port settings, readings, logging, and its receiver in the optical model."""
+
+    SERIAL_PREFIX = "PM"
 
     def __init__(self, name: str, optics: OpticalModel, *, channels: int = 4,
                  serial: str | None = None, firmware: str = "2.1.0"):
         if not 1 <= channels <= 1024:
             raise ValueError("a power meter has 1..1024 ports")
-        self.name = name
+        super().__init__(name, optics, serial=serial, firmware=firmware)
         self.channels = channels
-        self.serial = serial or f"PM{zlib.crc32(name.encode()) % 10**8:08d}"
-        self.firmware = firmware
-        self.optics = optics
-        self.clock: Clock = optics.clock
-        self.lock = optics.lock
-        self.errors = ErrorQueue()
-        self.event_status_enable = 0
-        self.faults = FaultInjector(name)
-        self.power_listeners: list[Callable[[bool], None]] = []
         calibration = random.Random(f"{self.serial}/calibration")
         self.offset_db = [calibration.uniform(-ACCURACY_DB, ACCURACY_DB)
                           for _ in range(channels)]
@@ -116,14 +106,6 @@ class PowerMeter:
         self._last_plan: _Plan | None = None
         self.ports = [_Port() for _ in range(channels)]
         optics.add(Receiver(name, [str(n) for n in range(1, channels + 1)]))
-
-    # ---- what a server needs --------------------------------------------------------
-
-    def is_up(self) -> bool:
-        return True
-
-    def seconds_until_up(self) -> float:
-        return 0.0
 
     # ---- ports and settings ------------------------------------------------------------
 
