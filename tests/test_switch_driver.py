@@ -12,7 +12,6 @@ tests/test_switch_driver_interop.py.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from drivers.errors import (
 from drivers.switch.netconf import NetconfRejected, NetconfTarget, SwitchSession
 from drivers.switch.tree import check, diff, from_xml, merge, to_xml, unmet
 from emulators.faults import Fault
+from tests import test_netconf_datastore as datastore
 from tests.test_netconf_datastore import Switch, leaf
 from tests.test_netconf_protocol import PASSWORD, USER, Loop, netconf
 
@@ -49,18 +49,9 @@ def want(xoff: int = 24_000_000, xon: int = 20_000, *, fast_cnp: bool = True,
     }}
 
 
-@pytest.fixture(scope="module")
-def loop() -> Iterator[Loop]:
-    running = Loop()
-    yield running
-    running.close()
-
-
-@pytest.fixture
-def switch(loop: Loop) -> Iterator[Switch]:
-    running = Switch(loop)
-    yield running
-    running.stop()
+# The emulated switch on a loop in a thread, as the datastore tests run it.
+loop = datastore.loop
+switch = datastore.switch
 
 
 @pytest.fixture
