@@ -1,7 +1,7 @@
 """What the emulated bench instruments share: an identity (serial number from the
 name unless given), the clock and lock of the optical model they sit in, the SCPI
 status they keep (error queue, event status enable) and their faults. Bench
-instruments are always powered: they serve every line a :class:`LineServer` brings."""
+instruments are always powered: they answer every line their SCPI server brings."""
 
 from __future__ import annotations
 
