@@ -17,8 +17,8 @@ import bisect
 import random
 from collections.abc import Iterable
 
-from emulators.instruments.instrument import BenchInstrument
 from emulators.optics.model import NO_LIGHT_DBM, Element, InputPower, OpticalModel
+from emulators.scpi.device import ScpiDevice
 from emulators.scpi.parser import ScpiError
 
 WAVELENGTH_MIN_NM = 1260.0
@@ -31,7 +31,7 @@ TURN_ON_SECONDS = 0.05
 HISTORY_SECONDS = 60.0
 
 
-class TunableLaser(BenchInstrument):
+class TunableLaser(ScpiDevice):
     """One laser: its settings, what it emits over time, and its optical element."""
 
     SERIAL_PREFIX = "TL"

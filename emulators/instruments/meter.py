@@ -41,8 +41,8 @@ from drivers.instruments.commands import (
     MAX_LOGGING_SAMPLES,
     NO_FUNCTION,
 )
-from emulators.instruments.instrument import BenchInstrument
 from emulators.optics.model import OpticalModel, Receiver, dbm_to_mw
+from emulators.scpi.device import ScpiDevice
 from emulators.scpi.parser import ScpiError
 
 ACCURACY_DB = 0.02
@@ -85,7 +85,7 @@ class _Plan:
     runs: list[tuple[int, list[tuple[int, float]]]]  # (repeat, [(stretch, weight)])
 
 
-class PowerMeter(BenchInstrument):
+class PowerMeter(ScpiDevice):
     """One meter: port settings, readings, logging, and its receiver in the optical model."""
 
     SERIAL_PREFIX = "PM"

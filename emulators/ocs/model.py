@@ -44,17 +44,16 @@ import json
 import math
 import os
 import random
-import zlib
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from drivers.ocs.commands import DEVICE_ERRORS
-from emulators.clock import Clock
-from emulators.faults import Fault, FaultError, FaultInjector
+from emulators.faults import Fault, FaultError
 from emulators.optics.model import NO_LIGHT_DBM, Element, InputPower, OpticalModel, dbm_sum
-from emulators.scpi.parser import ErrorQueue, ScpiError
+from emulators.scpi.device import ScpiDevice
+from emulators.scpi.parser import ScpiError
 
 LC_RESPONSE_AT_40C_SECONDS = 0.008
 HOLOGRAM_LOAD_SECONDS = 0.006
@@ -85,8 +84,10 @@ class _GonePath:
     removed_at: float
 
 
-class OcsDevice:
+class OcsDevice(ScpiDevice):
     """One OCS: state, physics and the optical element it adds to the model."""
+
+    SERIAL_PREFIX = "LC"
 
     def __init__(
         self,
@@ -103,20 +104,12 @@ class OcsDevice:
     ):
         if not 1 <= size <= 512:
             raise ValueError("OCS size must be 1..512")
-        self.name = name
+        super().__init__(name, optics, serial=serial, firmware=firmware)
         self.size = size
-        self.serial = serial or f"LC{zlib.crc32(name.encode()) % 10**8:08d}"
-        self.firmware = firmware
-        self.optics = optics
-        self.clock: Clock = optics.clock
-        self.lock = optics.lock
         self.ambient_celsius = ambient_celsius
         self.heater_on = True
         self.boot_seconds = boot_seconds
         self.nvram_path = nvram_path
-        self.errors = ErrorQueue()
-        self.event_status_enable = 0
-        self.faults = FaultInjector(name)
         self.faults.handle("reboot", self._fault_reboot)
         self.faults.handle("port", self._fault_port, self._clear_port_fault)
         self._rng = random.Random(f"{self.serial}/repeat")
@@ -138,7 +131,6 @@ class OcsDevice:
         self._powered_since = self.clock.now() - 10 * CELL_WARMUP_SECONDS  # starts warm
         self._down_until: float | None = None
         self._pending_boot_power_loss = False
-        self.power_listeners: list[Callable[[bool], None]] = []
         self._saved: dict[str, object] | None = None
         self._load_nvram()
         if self.boot_mode == "dark":

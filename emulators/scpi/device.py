@@ -1,7 +1,9 @@
-"""What the emulated bench instruments share: an identity (serial number from the
-name unless given), the clock and lock of the optical model they sit in, the SCPI
-status they keep (error queue, event status enable) and their faults. Bench
-instruments are always powered: they answer every line their SCPI server brings."""
+"""What every emulated SCPI device keeps: an identity (a serial number made from its
+name unless given), the clock and lock of the optical model it sits in, the SCPI
+status registers it answers from (error queue, event status enable), its fault
+injector and the listeners told when its power goes off or comes back — what a
+``LineDevice`` of :mod:`emulators.scpi.server` needs. It is always powered unless
+the device says otherwise (the OCS reboots; the bench instruments do not)."""
 
 from __future__ import annotations
 
@@ -14,10 +16,10 @@ from emulators.optics.model import OpticalModel
 from emulators.scpi.parser import ErrorQueue
 
 
-class BenchInstrument:
-    """Base of the laser and the power meter (a ``LineDevice`` of emulators/scpi)."""
+class ScpiDevice:
+    """Base of the OCS, the tunable laser and the power meter."""
 
-    SERIAL_PREFIX = "IN"
+    SERIAL_PREFIX = "SD"
 
     def __init__(self, name: str, optics: OpticalModel, *, serial: str | None, firmware: str):
         self.name = name
