@@ -41,16 +41,15 @@ import ncclient.transport.session
 import pytest
 from lxml import etree
 from lxml.etree import _Element
-from ncclient import NCClientError, manager
 from ncclient.manager import Manager
-from ncclient.operations.rpc import RaiseMode, RPCError
+from ncclient.operations.rpc import RPCError
 from ncclient.transport.session import NetconfBase
 
 from drivers.switch.schema import CAPABILITY, NAMESPACE
 from emulators.netconf import NetconfServer
 from emulators.netconf.datastore import CAPABILITIES, Datastores
 from tests.netconfd_peer import MODULE, START_SECONDS, PeerStartError, running_netconfd
-from tests.test_netconf_protocol import PASSWORD, USER, Loop
+from tests.test_netconf_protocol import PASSWORD, USER, Loop, ncclient_session
 from tests.test_yang import CASES, Case, document
 
 TIMEOUT_SECONDS = 10.0
@@ -87,17 +86,8 @@ class Server:
     @contextmanager
     def session(self) -> Iterator[Manager]:
         """An ncclient session that is always closed, every RPC bounded."""
-        session = manager.connect(**self.options, timeout=TIMEOUT_SECONDS)
-        session.timeout = TIMEOUT_SECONDS
-        session.raise_mode = RaiseMode.ERRORS
-        try:
+        with ncclient_session(TIMEOUT_SECONDS, **self.options) as session:
             yield session
-        finally:
-            if session.connected:
-                try:
-                    session.close_session()
-                except NCClientError:
-                    session._session.close()
 
     def reset(self) -> None:
         """Empty running and candidate of the module's data; no confirmed commit pending."""

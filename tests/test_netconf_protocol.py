@@ -7,7 +7,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Coroutine, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, TypeVar
@@ -282,13 +282,10 @@ def switch(loop: Loop) -> Iterator[Switch]:
 
 
 @contextmanager
-def netconf(port: int, *, password: str = PASSWORD, timeout: float = 5,
-            **options: Any) -> Iterator[Manager]:
-    """An ncclient session that is always closed, every RPC bounded by ``timeout``."""
-    options.setdefault("hostkey_verify", False)
-    session = manager.connect(
-        host="127.0.0.1", port=port, username=USER, password=password, timeout=timeout,
-        allow_agent=False, look_for_keys=options.pop("look_for_keys", False), **options)
+def ncclient_session(timeout: float, **connect: Any) -> Iterator[Manager]:
+    """``manager.connect(**connect)``: a session that is always closed, every RPC bounded
+    by ``timeout`` and every rpc-error raised."""
+    session = manager.connect(timeout=timeout, **connect)
     session.timeout = timeout
     session.raise_mode = RaiseMode.ERRORS
     try:
@@ -299,6 +296,15 @@ def netconf(port: int, *, password: str = PASSWORD, timeout: float = 5,
                 session.close_session()
             except NCClientError:
                 session._session.close()
+
+
+def netconf(port: int, *, password: str = PASSWORD, timeout: float = 5,
+            **options: Any) -> AbstractContextManager[Manager]:
+    """A session to the emulator on ``port`` (host key not checked unless asked)."""
+    options.setdefault("hostkey_verify", False)
+    return ncclient_session(timeout, host="127.0.0.1", port=port, username=USER,
+                            password=password, allow_agent=False,
+                            look_for_keys=options.pop("look_for_keys", False), **options)
 
 
 def refuse_rpc() -> Any:

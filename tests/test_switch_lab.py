@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import yaml
 from lxml import etree
-from ncclient import NCClientError, manager
+from ncclient import NCClientError
 from ncclient.manager import Manager
-from ncclient.operations.rpc import RaiseMode, RPCError
+from ncclient.operations.rpc import RPCError
 from ncclient.transport.errors import AuthenticationError, SSHUnknownHostError
 
 from drivers.switch.schema import NAMESPACE
@@ -29,6 +29,7 @@ from emulators.switch.device import DEFAULT_CONGESTION_SECONDS, MAX_CONGESTION_S
 from msoctl.inventory import Device, load_inventory
 from msoctl.switch_plan import PortLink, derive
 from tests.conftest import wait_until
+from tests.test_netconf_protocol import ncclient_session
 
 PORTS = [f"Ethernet{n}" for n in range(1, 9)]
 LOSSLESS = 3
@@ -48,21 +49,12 @@ def netconf(lab: Lab, name: str, *, known_hosts: Path | None = None,
     assert access is not None and access.known_hosts is not None
     ssh_config = lab.state_dir / f"ssh_config.{name}"
     ssh_config.write_text(f"Host *\n  UserKnownHostsFile {known_hosts or access.known_hosts}\n")
-    session = manager.connect(
-        host=access.host, port=access.port, username=access.username,
-        password=password if password is not None else device.secrets["password"].resolve(),
-        hostkey_verify=True, ssh_config=str(ssh_config), allow_agent=False,
-        look_for_keys=False, timeout=timeout)
-    session.timeout = timeout
-    session.raise_mode = RaiseMode.ERRORS
-    try:
+    with ncclient_session(
+            timeout, host=access.host, port=access.port, username=access.username,
+            password=password if password is not None else device.secrets["password"].resolve(),
+            hostkey_verify=True, ssh_config=str(ssh_config), allow_agent=False,
+            look_for_keys=False) as session:
         yield session
-    finally:
-        if session.connected:
-            try:
-                session.close_session()
-            except NCClientError:
-                pass
 
 
 def q(*steps: str) -> str:
