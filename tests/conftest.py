@@ -121,9 +121,18 @@ def wait_until(predicate: Callable[[], bool], what: str, seconds: float = 5.0) -
 
 
 def restart_amplifier(lab: Lab, name: str) -> None:
-    """Do what a host does after lighting a span: ask the amplifier for an ALS restart."""
+    """Do what a host does after lighting a span: ask the amplifier for an ALS restart.
+
+    The amplifier honours a restart only while ALS holds its output shut, as a real
+    one does: a LOS soak still running (the lab has just started, or the light is on
+    its way) is waited out first, and an amplifier back to normal needs no restart.
+    """
     from drivers.amp import vendor_page
+    from emulators.amp.als import LOS_SOAK, SHUTDOWN
 
     module = lab.amps[name]
+    wait_until(lambda: module.als_state != LOS_SOAK, f"{name}'s LOS soak ends")
+    if module.als_state != SHUTDOWN:
+        return
     module.host_write(127, bytes((vendor_page.PAGE,)))
     module.host_write(vendor_page.ALS_COMMAND.offset, bytes((vendor_page.ALS_RESTART_NOW,)))
