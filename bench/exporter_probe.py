@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import queue
 import shutil
@@ -47,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from emulators.fleetprocess import FleetProcess
 
 ROOT = Path(__file__).resolve().parent.parent
 MSOCTL = Path(sys.executable).with_name("msoctl")
@@ -196,38 +197,18 @@ def per_kind(url: str, pid: int, inventory: Path, samples: int,
 
 # ---- 2. a fleet of targets, concurrent clients ---------------------------------------------
 
-class OcsFleet:
+class OcsFleet(FleetProcess):
     """Emulated OCSes in a process of their own (emulators/ocs/fleet.py)."""
 
     def __init__(self, count: int, directory: Path):
         from emulators.ocs.fleet import serve_fleet
 
-        context = multiprocessing.get_context("spawn")
-        self._ready, child_ready = context.Pipe()
-        self._stop, child_stop = context.Pipe()
-        self._process = context.Process(target=serve_fleet, daemon=True,
-                                        args=(count, child_ready, child_stop))
-        self._process.start()
-        _wait(lambda: self._ready.poll() or not self._process.is_alive(),
-              "the emulated OCS fleet", 300)
-        if not self._ready.poll():
-            raise RuntimeError("the emulated OCS fleet did not start (its process ended)")
-        self.devices: list[tuple[str, int]] = self._ready.recv()
+        super().__init__(serve_fleet, (count,), what="the emulated OCS fleet")
         self.inventory = directory / "fleet.yaml"
         self.inventory.write_text(yaml.safe_dump({"devices": [
             {"name": name, "kind": "ocs", "transport": "visa",
              "address": f"TCPIP::127.0.0.1::{port}::SOCKET", "timeout_seconds": 5.0,
              "labels": {"bench": "fleet"}} for name, port in self.devices]}))
-
-    def cpu_seconds(self) -> float:
-        self._stop.send("cpu")
-        return float(self._stop.recv())
-
-    def close(self) -> None:
-        self._stop.send("stop")
-        self._process.join(30)
-        if self._process.is_alive():
-            self._process.kill()
 
 
 def fleet(count: int, clients: int, rounds: int, directory: Path,

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import secrets
 import statistics
@@ -46,6 +45,7 @@ from typing import Any
 import yaml
 
 from drivers.switch.netconf import SwitchSession
+from emulators.fleetprocess import FleetProcess
 from emulators.switch.fleet import serve_fleet
 from msoctl.cli import Context
 from msoctl.journal import Journal
@@ -59,20 +59,12 @@ USER = "msoctl"
 # ---- the emulated fleet, in its own process -------------------------------------------
 
 
-class EmulatedFleet:
+class EmulatedFleet(FleetProcess):
     def __init__(self, count: int, latency_seconds: float, directory: Path):
         self.password = secrets.token_urlsafe(16)
-        context = multiprocessing.get_context("spawn")
-        self._ready, child_ready = context.Pipe()
-        self._stop, child_stop = context.Pipe()
-        self._process = context.Process(
-            target=serve_fleet, daemon=True,
-            args=(count, latency_seconds, self.password, child_ready, child_stop),
-            kwargs={"ports": PORTS, "user": USER})
-        self._process.start()
-        if not self._ready.poll(120):
-            raise RuntimeError("the emulated switches did not start")
-        self.switches: list[tuple[str, int, str]] = self._ready.recv()
+        super().__init__(serve_fleet, (count, latency_seconds, self.password),
+                         kwargs={"ports": PORTS, "user": USER},
+                         what="the emulated switches", start_seconds=120)
         self.inventory = self._write_inventory(directory)
 
     def _write_inventory(self, directory: Path) -> Path:
@@ -80,26 +72,15 @@ class EmulatedFleet:
         secret.write_text(self.password)
         secret.chmod(0o600)
         (directory / "known_hosts").write_text("".join(f"{line}\n"
-                                                      for _, _, line in self.switches))
+                                                      for _, _, line in self.devices))
         devices = [{"name": name, "kind": "switch", "transport": "netconf",
                     "address": f"127.0.0.1:{port}", "username": USER,
                     "password": "file:switch.password", "known_hosts": "known_hosts",
                     "timeout_seconds": 30, "labels": {"bench": "fleet"}}
-                   for name, port, _ in self.switches]
+                   for name, port, _ in self.devices]
         path = directory / "inventory.yaml"
         path.write_text(yaml.safe_dump({"journal": "journal.jsonl", "devices": devices}))
         return path
-
-    def cpu_seconds(self) -> float:
-        """CPU time the emulated switches' process has used so far."""
-        self._stop.send("cpu")
-        return float(self._stop.recv())
-
-    def close(self) -> None:
-        self._stop.send("stop")
-        self._process.join(30)
-        if self._process.is_alive():
-            self._process.kill()
 
 
 # ---- the client side --------------------------------------------------------------------
@@ -144,7 +125,7 @@ def measure(switches: int, latency_ms: float, parallel: int, rounds: int,
             context = Context(inventory_option=str(emulated.inventory))
             fleet = Fleet(Journal(Path(tmp) / "journal.jsonl"), context.switch_target,
                           session_factory=CountingSession)
-            names = [name for name, _, _ in emulated.switches]
+            names = [name for name, _, _ in emulated.devices]
             wants = plans()
             variants = {"sequential": 1, f"parallel_{parallel}": parallel,
                         f"parallel_{switches}": switches}

@@ -9,10 +9,10 @@ the process's CPU seconds so far, and stops every server on anything else.
 from __future__ import annotations
 
 import asyncio
-import time
 from multiprocessing.connection import Connection
 
 from emulators.clock import RealClock
+from emulators.fleetprocess import answer_until_stopped
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
 from emulators.optics.model import OpticalModel
@@ -30,9 +30,7 @@ def serve_fleet(count: int, ready: Connection, stop: Connection, *, size: int = 
             await server.start()
             servers.append(server)
         ready.send([(server.device.name, server.port) for server in servers])
-        loop = asyncio.get_running_loop()
-        while await loop.run_in_executor(None, stop.recv) == "cpu":
-            stop.send(time.process_time())
+        await answer_until_stopped(stop)
         for server in servers:
             await server.stop()
 

@@ -10,11 +10,11 @@ stops every switch on anything else.
 from __future__ import annotations
 
 import asyncio
-import time
 from multiprocessing.connection import Connection
 
 from emulators.clock import RealClock
 from emulators.faults import Fault
+from emulators.fleetprocess import answer_until_stopped
 from emulators.switch.device import SwitchDevice
 from emulators.switch.model import PhysicalPort
 
@@ -31,9 +31,7 @@ def serve_fleet(count: int, latency_seconds: float, password: str, ready: Connec
             if latency_seconds:
                 device.faults.inject(Fault("latency", seconds=latency_seconds))
         ready.send([(d.name, d.port, d.known_hosts_line()) for d in devices])
-        loop = asyncio.get_running_loop()
-        while await loop.run_in_executor(None, stop.recv) == "cpu":
-            stop.send(time.process_time())
+        await answer_until_stopped(stop)
         for device in devices:
             await device.stop()
 

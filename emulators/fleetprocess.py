@@ -1,0 +1,61 @@
+"""Many emulated devices in a process of their own, for benchmarks, controlled over
+two multiprocessing pipes.
+
+A fleet's ``serve`` function (emulators/ocs/fleet.py, emulators/switch/fleet.py) is
+the target of a spawned process. It takes the two child ends last among its
+positional arguments: it sends on ``ready`` one tuple per device once all of them
+listen, then :func:`answer_until_stopped` answers ``"cpu"`` on ``stop`` with the
+process's CPU seconds so far, until anything else comes, and the fleet stops.
+:class:`FleetProcess` is the parent's side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import time
+from collections.abc import Callable, Mapping, Sequence
+from multiprocessing.connection import Connection
+from typing import Any
+
+
+async def answer_until_stopped(stop: Connection) -> None:
+    """Answer ``"cpu"`` with this process's CPU seconds; return on anything else."""
+    loop = asyncio.get_running_loop()
+    while await loop.run_in_executor(None, stop.recv) == "cpu":
+        stop.send(time.process_time())
+
+
+class FleetProcess:
+    """Start ``serve(*args, ready, stop, **kwargs)`` in a spawned process and wait, up to
+    ``start_seconds``, for its devices (:attr:`devices`); RuntimeError naming ``what``
+    when the process ends first or takes longer."""
+
+    def __init__(self, serve: Callable[..., None], args: Sequence[Any], *, what: str,
+                 kwargs: Mapping[str, Any] | None = None, start_seconds: float = 300.0):
+        context = multiprocessing.get_context("spawn")
+        self._ready, child_ready = context.Pipe()
+        self._stop, child_stop = context.Pipe()
+        self._process = context.Process(target=serve, daemon=True,
+                                        args=(*args, child_ready, child_stop),
+                                        kwargs=dict(kwargs or {}))
+        self._process.start()
+        deadline = time.monotonic() + start_seconds
+        while not self._ready.poll(0.1):
+            if not self._process.is_alive():
+                raise RuntimeError(f"{what} did not start (its process ended)")
+            if time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError(f"{what} did not start within {start_seconds:g} s")
+        self.devices: list[tuple[Any, ...]] = self._ready.recv()
+
+    def cpu_seconds(self) -> float:
+        """CPU time the fleet's process has used so far."""
+        self._stop.send("cpu")
+        return float(self._stop.recv())
+
+    def close(self) -> None:
+        self._stop.send("stop")
+        self._process.join(30)
+        if self._process.is_alive():
+            self._process.kill()
