@@ -55,6 +55,10 @@ def set_amplifier(journal: Journal, device: Device, driver: AmpDriver, *,
                                 ("tilt_db", tilt_db)) if v is not None}
     result = SetResult(before, before, slew_db_per_second=slew)
     with locked_change(journal, device=device.name, action=SET,
+                       read_back=lambda: settings_found(driver, before, mode=mode,
+                                                        gain_db=gain_db,
+                                                        output_power_dbm=output_power_dbm,
+                                                        tilt_db=tilt_db),
                        before={"mode": before.mode, "gain_db": before.target_gain_db,
                                "output_power_dbm": before.target_output_power_dbm,
                                "tilt_db": before.target_tilt_db},
@@ -71,6 +75,37 @@ def set_amplifier(journal: Journal, device: Device, driver: AmpDriver, *,
             driver.set_mode(mode)
     result.after = driver.settings()
     return result
+
+
+SETTLE_EPSILON = 0.005
+"""Two settings closer than this (dB, dBm) are the same: the registers' own resolution."""
+
+
+def settings_found(driver: AmpDriver, before: AmpSettings, *, mode: str | None,
+                   gain_db: float | None, output_power_dbm: float | None,
+                   tilt_db: float | None) -> dict[str, Any]:
+    """What an interrupted or failed :func:`set_amplifier` left in the module, read back:
+    every asked-for setting in place (``applied``), none moved (``not applied``), or some."""
+    now = driver.settings()
+    pairs = [(mode, now.mode, before.mode),
+             (gain_db, now.target_gain_db, before.target_gain_db),
+             (output_power_dbm, now.target_output_power_dbm, before.target_output_power_dbm),
+             (tilt_db, now.target_tilt_db, before.target_tilt_db)]
+
+    def same(a: object, b: object) -> bool:
+        if isinstance(a, float | int) and isinstance(b, float | int):
+            return abs(float(a) - float(b)) < SETTLE_EPSILON
+        return a == b
+
+    asked = [(want, got, was) for want, got, was in pairs if want is not None]
+    if all(same(want, got) for want, got, _ in asked):
+        state = "applied"
+    elif all(same(got, was) for _, got, was in asked):
+        state = "not applied"
+    else:
+        state = "partly applied"
+    return {"state": state, "mode": now.mode, "gain_db": now.target_gain_db,
+            "output_power_dbm": now.target_output_power_dbm, "tilt_db": now.target_tilt_db}
 
 
 def restart_amplifier(journal: Journal, device: str, driver: AmpDriver,

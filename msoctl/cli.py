@@ -27,7 +27,7 @@ from drivers.ocs.connect import open_ocs
 from drivers.switch.netconf import NetconfTarget
 from drivers.transports.i2c import open_cmis_io
 from drivers.yamlfile import YamlFileError
-from msoctl import __version__
+from msoctl import __version__, interrupts
 from msoctl.inventory import Device, Inventory, find_inventory, load_inventory
 from msoctl.journal import DeviceBusy, Journal, JournalError, default_journal_path
 
@@ -191,6 +191,7 @@ def run(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     verbose = "-v" in args or "--verbose" in args or "--debug" in args
     debug = "--debug" in args
+    restore_sigterm = interrupts.raise_on_sigterm()
     try:
         code = cli.main(args=args, prog_name="msoctl", standalone_mode=False)
         return code if isinstance(code, int) else EXIT_OK
@@ -223,6 +224,8 @@ def run(argv: list[str] | None = None) -> int:
         return _fail(str(error), EXIT_FAILED, verbose=verbose)
     except KeyboardInterrupt:
         return _fail("interrupted", 130, verbose=verbose)
+    except interrupts.Terminated:
+        return _fail("terminated", 143, verbose=verbose)
     except BrokenPipeError:
         return EXIT_OK
     except Exception as error:
@@ -231,7 +234,11 @@ def run(argv: list[str] | None = None) -> int:
         return _fail(f"internal error: {type(error).__name__}: {error} "
                      "(run with --debug for a traceback, and please report it)",
                      EXIT_FAILED, verbose=verbose)
+    finally:
+        restore_sigterm()
 
 
 def main() -> None:
-    sys.exit(run())
+    from msoctl.__main__ import main as entry
+
+    entry()

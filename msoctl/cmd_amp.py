@@ -189,8 +189,16 @@ def als(ctx: Context, device: str, mode: str | None, los_soak: float | None,
                                **{k: v for k, v in timings.items() if v is not None})
             raise SafetyInterlock(f"{violations[0].message}; use --override-laser-safety "
                                   "to do it anyway (journaled)", device=device)
+        def found() -> dict[str, Any]:
+            after = driver.settings()
+            return {"state": "applied" if mode in (None, after.als_mode) else "not applied",
+                    "als_mode": after.als_mode,
+                    "los_soak_seconds": after.als_los_soak_seconds,
+                    "restart_interval_seconds": after.als_restart_interval_seconds,
+                    "restart_pulse_seconds": after.als_restart_pulse_seconds}
+
         with locked_change(
-            ctx.journal, device=device, action="amp.als", als_mode=mode,
+            ctx.journal, device=device, action="amp.als", als_mode=mode, read_back=found,
             **{k: v for k, v in timings.items() if v is not None}
         ) as change:
             for violation in violations:
@@ -263,8 +271,16 @@ def thresholds(ctx: Context, device: str, output: str) -> None:
 @pass_context
 def power_mode(ctx: Context, device: str, mode: str) -> None:
     """Put the module in low power (pump off) or back to high power (ModuleReady)."""
+    wanted_state = "ModuleLowPwr" if mode == "low" else "ModuleReady"
+
+    def found(driver: AmpDriver) -> dict[str, Any]:
+        now = driver.module.state()
+        return {"state": "applied" if now == wanted_state else "not applied",
+                "module_state": now}
+
     with _driver(ctx, device) as (_, driver), locked_change(
-        ctx.journal, device=device, action="amp.power-mode", power_mode=mode
+        ctx.journal, device=device, action="amp.power-mode", power_mode=mode,
+        read_back=lambda: found(driver)
     ) as change:
         durations = driver.module.durations()
         state = driver.module.set_low_power(mode == "low")

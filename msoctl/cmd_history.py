@@ -38,8 +38,12 @@ def _outcome(operation: Operation) -> str:
     text = ""
     if result.get("error"):
         text = str(result["error"])
+        if result.get("found") is not None:
+            text += f"; {_found(result['found'])}"
+    elif result.get("status") == "interrupted" and result.get("signal"):
+        text = f"{result['signal']}; {_found(result.get('found'))}"
     elif result.get("status") == "interrupted":
-        text = f"resolved by {result.get('resolved_by')}: {result.get('found')}"
+        text = f"resolved by {result.get('resolved_by')}: {_found(result.get('found'))}"
     elif result.get("summary"):  # a change that sums up its own outcome (protection)
         text = str(result["summary"])
     for note in notes:
@@ -48,6 +52,14 @@ def _outcome(operation: Operation) -> str:
         else:
             text += f" [recovered {note.get('interrupted_op')}]"
     return text.strip()
+
+
+def _found(found: Any) -> str:
+    """What an interrupted change left on the device, as its read-back said."""
+    if isinstance(found, dict):
+        text = f"found {found.get('state', 'unknown')}"
+        return text + (f" ({found['error']})" if found.get("error") else "")
+    return str(found)
 
 
 def _as_dict(operation: Operation) -> dict[str, Any]:

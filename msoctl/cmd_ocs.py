@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from drivers.errors import ValidationError
-from drivers.ocs import BootMode, OcsDriver, PortMap
+from drivers.ocs import BootMode, OcsDriver, PortMap, PortState
 from msoctl.acceptance import (
     CharacterizeRequest,
     limits_from_options,
@@ -307,7 +307,18 @@ def _set_ports(ctx: Context, device: str, ports: tuple[str, ...], enabled: bool,
             chosen = driver.check_ports(parse_port(p) for p in ports)
         except ValidationError as error:
             raise _refused(ctx, device, action, error) from None
-        with locked_change(ctx.journal, device=entry.name, action=action, ports=chosen):
+        want = PortState.ENABLED if enabled else PortState.DISABLED
+        before = driver.port_states(chosen)
+
+        def found() -> dict[str, Any]:
+            now = driver.port_states(chosen)
+            done = [p for p, s in now.items() if s == want]
+            state = ("applied" if len(done) == len(now) else
+                     "not applied" if now == before else "partly applied")
+            return {"state": state, "ports": {str(p): s.value for p, s in now.items()}}
+
+        with locked_change(ctx.journal, device=entry.name, action=action, ports=chosen,
+                           read_back=found):
             states = driver.set_ports_enabled(chosen, enabled)
     click.echo(f"{device}: ports {', '.join(map(str, states))} "
                f"{'enabled' if enabled else 'disabled'} (verified)")
@@ -342,8 +353,12 @@ def boot_mode(ctx: Context, device: str, mode: str | None, console: bool) -> Non
     """Show or set what the map is after a power loss: dark, or restore."""
     with _driver(ctx, device, console) as (entry, driver):
         if mode is not None:
+            def found() -> dict[str, Any]:
+                now = driver.boot_mode().value
+                return {"state": "applied" if now == mode else "not applied", "boot_mode": now}
+
             with locked_change(ctx.journal, device=entry.name, action="ocs.boot-mode",
-                               boot_mode=mode):
+                               boot_mode=mode, read_back=found):
                 driver.set_boot_mode(BootMode(mode))
         click.echo(f"{device}: boot mode {driver.boot_mode().value}")
 

@@ -203,6 +203,7 @@ class Resume:
     same_intent: bool
     pids: set[int]
     hosts: set[str]
+    orphaned: bool = False  # never closed: its process died before writing a result
 
     def as_dict(self) -> dict[str, Any]:
         return {"op": self.op, "status": self.status, "started": self.started,
@@ -471,7 +472,8 @@ def find_resume(journal: Journal, intent: FabricIntent) -> Resume | None:
     failed = (last.result or {}).get("failed_step")
     return Resume(last.op, last.status, last.started, done,
                   None if failed is None else str(failed),
-                  last.intent.get("intent_sha256") == intent.sha256, pids, hosts)
+                  last.intent.get("intent_sha256") == intent.sha256, pids, hosts,
+                  orphaned=last.orphaned)
 
 
 def switch_leftovers(journal: Journal, intent: FabricIntent, resume: Resume | None
@@ -502,6 +504,22 @@ def _close_interrupted(journal: Journal, device: str, change: Change, found: str
 
 
 # ---- apply ---------------------------------------------------------------------------------
+
+
+def _steps_found(report: ApplyReport) -> dict[str, Any]:
+    """How far an interrupted or failed apply got; each device's own operation records
+    what that device holds (its own read-back)."""
+    planned = report.plan.step_ids()
+    done = [s.step for s in report.steps if s.status == "done"]
+    settled = {s.step for s in report.steps if s.status in ("done", "in place")}
+    if planned and settled >= set(planned):
+        state = "applied"
+    elif not done:
+        state = "not applied"
+    else:
+        state = "partly applied"
+    return {"state": state, "steps_done": done,
+            "steps_left": [step for step in planned if step not in settled]}
 
 
 @dataclass
@@ -743,7 +761,7 @@ def apply(access: FabricAccess, intent: FabricIntent, *,
                     + (f" at step {resume.failed_step}" if resume.failed_step else "")
                     + f"; {len(resume.done)} step(s) done): device state read again"
                     + ("" if resume.same_intent else "; the intent file changed since"))
-                if resume.status == "interrupted":
+                if resume.orphaned:
                     journal.append({"op": resume.op, "event": "result", "device": FABRIC,
                                     "action": ACTION, "status": "interrupted",
                                     "resolved_by": change.op,
@@ -751,6 +769,7 @@ def apply(access: FabricAccess, intent: FabricIntent, *,
                                              f"{', '.join(resume.done) or 'none'}"})
             leftovers = switch_leftovers(journal, intent, resume)
             report = ApplyReport(change.op, FabricPlan(intent, resume=resume))
+            change.read_back = lambda: _steps_found(report)
             fleet = Fleet(journal, access.switch_target)
             for device, token in leftovers.items():
                 with suppress(ValidationError):  # already gone: confirmed, or timed out

@@ -21,12 +21,14 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from msoctl import interrupts
 
 
 def default_journal_path() -> Path:
@@ -74,6 +76,16 @@ class Operation:
     intent: dict[str, Any]
     records: list[dict[str, Any]] = field(default_factory=list)
     result: dict[str, Any] | None = None
+
+    @property
+    def is_open(self) -> bool:
+        """No result yet: still running, or interrupted and not yet closed."""
+        return self.result is None and self.intent.get("event") != "refused"
+
+    @property
+    def orphaned(self) -> bool:
+        """Open, and its process is gone: an interrupted change waiting to be closed."""
+        return self.is_open and self.status == "interrupted"
 
     @property
     def status(self) -> str:
@@ -154,7 +166,12 @@ class Journal:
         return result
 
     def interrupted(self, device: str) -> list[Operation]:
-        return [o for o in self.operations(device) if o.status == "interrupted"]
+        """The orphaned changes of ``device``: begun, never ended, their process gone.
+
+        A change closed since (its ``result`` says ``interrupted`` and who resolved it)
+        is not among them: each is closed exactly once.
+        """
+        return [o for o in self.operations(device) if o.orphaned]
 
     # ---- writing a change --------------------------------------------------------------
 
@@ -164,27 +181,62 @@ class Journal:
                      "reason": reason, "exit_code": exit_code, **_who(), **details})
 
     @contextmanager
-    def change(self, *, device: str, action: str, **intent: Any) -> Iterator[Change]:
-        """Journal a change: the intent now, the result when the block ends (either way)."""
-        change = Change(self, _op_id(), device, action)
-        self.append({"op": change.op, "event": "intent", "device": device, "action": action,
-                     **_who(), **intent})
+    def change(self, *, device: str, action: str,
+               read_back: ReadBack | None = None, **intent: Any) -> Iterator[Change]:
+        """Journal a change: the intent now, the result when the block ends (either way).
+
+        When the block ends by an exception (the device failed, or SIGINT/SIGTERM
+        interrupted it), ``read_back`` (or :attr:`Change.read_back`, set inside the
+        block once the wanted state is known) is asked what the device really holds,
+        and its answer goes into the result as ``found``: the record then says whether
+        the change was applied, partly applied or not applied, not just that the
+        program stopped. The read-back and the result are written with SIGINT and
+        SIGTERM held, so a second Ctrl-C cannot leave the operation open.
+        """
+        change = Change(self, _op_id(), device, action, read_back=read_back)
         started = time.monotonic()
-        _OPEN_OPS.add(change.op)
+        written = False
         try:
+            # A signal held while the intent is written arrives just after, inside this
+            # try: an intent on disk always gets its result.
+            with interrupts.deferred():
+                self.append({"op": change.op, "event": "intent", "device": device,
+                             "action": action, **_who(), **intent})
+                written = True
+                _OPEN_OPS.add(change.op)
             yield change
         except BaseException as error:
-            self.append({"op": change.op, "event": "result", "device": device,
-                         "action": action, "status": "failed",
-                         "error": f"{type(error).__name__}: {error}",
-                         "duration_seconds": round(time.monotonic() - started, 4),
-                         **change.outcome})
+            if not written:
+                raise
+            with interrupts.deferred():
+                signal_name = interrupts.signal_name(error)
+                record: dict[str, Any] = {
+                    "op": change.op, "event": "result", "device": device, "action": action,
+                    "status": "interrupted" if signal_name else "failed",
+                    "duration_seconds": round(time.monotonic() - started, 4),
+                    **change.outcome}
+                if signal_name:
+                    record["signal"] = signal_name
+                else:
+                    record["error"] = f"{type(error).__name__}: {error}"
+                found = change.found()
+                if found is not None:
+                    record["found"] = found
+                self.append(record)
             raise
+        else:
+            with interrupts.deferred():
+                self.append({"op": change.op, "event": "result", "device": device,
+                             "action": action, "status": change.status,
+                             "duration_seconds": round(time.monotonic() - started, 4),
+                             **change.outcome})
         finally:
             _OPEN_OPS.discard(change.op)
-        self.append({"op": change.op, "event": "result", "device": device, "action": action,
-                     "status": change.status,
-                     "duration_seconds": round(time.monotonic() - started, 4), **change.outcome})
+
+
+ReadBack = Callable[[], dict[str, Any]]
+"""What a device holds after an interrupted change: ``{"state": "applied" | "partly applied"
+| "not applied", ...}`` with whatever else tells it (the map read back, say)."""
 
 
 @dataclass
@@ -195,6 +247,16 @@ class Change:
     action: str
     status: str = "ok"
     outcome: dict[str, Any] = field(default_factory=dict)
+    read_back: ReadBack | None = None
+
+    def found(self) -> dict[str, Any] | None:
+        """The read-back's answer; ``state: unknown`` with the reason when it fails."""
+        if self.read_back is None:
+            return None
+        try:
+            return self.read_back()
+        except Exception as error:  # the device may be what failed: say so, keep the record
+            return {"state": "unknown", "error": f"{type(error).__name__}: {error}"}
 
     def note(self, event: str, **details: Any) -> None:
         """A record inside the change (a safety override, a recovered operation)."""
@@ -247,8 +309,9 @@ class DeviceBusy(RuntimeError):
 
 @contextmanager
 def locked_change(journal: Journal, *, device: str, action: str,
-                  **intent: Any) -> Iterator[Change]:
+                  read_back: ReadBack | None = None, **intent: Any) -> Iterator[Change]:
     """A journaled change made while holding the device's lock."""
     with DeviceLock(journal, device), journal.change(device=device, action=action,
+                                                     read_back=read_back,
                                                      **intent) as change:
         yield change

@@ -185,18 +185,47 @@ class ApplyResult:
     overrides: list[str] = field(default_factory=list)
 
 
+def map_found(driver: OcsDriver, plan: OcsPlan) -> dict[str, Any]:
+    """What an interrupted or failed map change left: applied, partly applied or not applied.
+
+    The switch is let finish what it accepted first (a reconfiguration under way
+    completes on its own), then its map is read back and compared with the map
+    before and the map wanted.
+    """
+    driver.wait_settled()
+    found = driver.port_map()
+    if found == plan.wanted:
+        state = "applied"
+    elif found == plan.current:
+        state = "not applied"
+    else:
+        state = "partly applied"
+    return {"state": state, "map": {str(i): e for i, e in found.items()},
+            "left_to_do": plan_map(plan.device, found, plan.wanted).rows()}
+
+
 def close_interrupted(journal: Journal, device: str, current: PortMap, change: Change) -> list[str]:
-    """Close every interrupted change of ``device`` in the journal, saying what was found."""
+    """Close every orphaned change of ``device`` in the journal (once each), saying what was
+    found: for a map change, whether its wanted map is in place (``applied``), the map it
+    started from (``not applied``), or something between (``partly applied``)."""
     closed = []
     for operation in journal.interrupted(device):
         wanted = operation.intent.get("wanted")
+        before = operation.intent.get("current")
         matches: bool | None = None
+        found: dict[str, Any]
         if isinstance(wanted, dict):
-            matches = {int(k): v for k, v in wanted.items()} == dict(current)
-            found = ("the wanted map was in place" if matches
-                     else "the map differed from the wanted map")
+            now = dict(current)
+            matches = {int(k): v for k, v in wanted.items()} == now
+            if matches:
+                state = "applied"
+            elif isinstance(before, dict) and {int(k): v for k, v in before.items()} == now:
+                state = "not applied"
+            else:
+                state = "partly applied"
+            found = {"state": state, "map": {str(i): e for i, e in current.items()}}
         else:  # not a map change (a port or boot-mode change): say what the map is now
-            found = f"the map had {len(current)} connection(s)"
+            found = {"state": "unknown", "map_connections": len(current)}
         journal.append({"op": operation.op, "event": "result", "device": device,
                         "action": operation.action, "status": "interrupted",
                         "resolved_by": change.op, "found": found})
@@ -235,6 +264,7 @@ def apply_plan(
             wanted={str(k): v for k, v in plan.wanted.items()},
             changes=plan.rows(),
         ) as change:
+            change.read_back = lambda: map_found(driver, plan)
             result = ApplyResult(plan, plan.current, 0.0)
             result.recovered = close_interrupted(journal, device.name, plan.current, change)
             for violation in violations:

@@ -471,7 +471,7 @@ class ProtectionController:
         found = ("not connected on either span" if role is None
                  else f"{link.name} on {link.span(role).name} ({role})")
         for operation in self.journal.operations():
-            if (operation.action.startswith("protection.") and operation.status == "interrupted"
+            if (operation.action.startswith("protection.") and operation.orphaned
                     and link.name in operation.device.split(",")):
                 self.journal.append({
                     "op": operation.op, "event": "result", "device": operation.device,

@@ -224,6 +224,63 @@ def test_interrupted_then_closed_is_no_longer_interrupted(journal: Journal) -> N
     assert operation.status == "interrupted"  # the recorded status of the closing result
     assert operation.result is not None
     assert operation.result["resolved_by"] == "x1"
+    # Closed once: no later change finds it again (it used to be re-closed by every one).
+    assert not operation.is_open and not operation.orphaned
+    assert journal.interrupted("ocs-a") == []
+
+
+def test_an_interrupted_change_records_what_the_device_holds(journal: Journal) -> None:
+    """Ctrl-C mid-change: the result says interrupted, by which signal, and what the
+    read-back found; the operation is closed, so nothing closes it again."""
+    with pytest.raises(KeyboardInterrupt), journal.change(
+            device="ocs-a", action="ocs.apply",
+            read_back=lambda: {"state": "applied", "map": {"1": 65}}):
+        raise KeyboardInterrupt
+    [operation] = journal.operations()
+    assert operation.result is not None
+    assert operation.result["status"] == "interrupted"
+    assert operation.result["signal"] == "SIGINT"
+    assert operation.result["found"] == {"state": "applied", "map": {"1": 65}}
+    assert "error" not in operation.result
+    assert journal.interrupted("ocs-a") == []
+
+
+def test_a_read_back_set_inside_the_block_and_one_that_fails(journal: Journal) -> None:
+    from msoctl.interrupts import Terminated
+
+    with pytest.raises(Terminated), journal.change(device="ocs-a", action="ocs.apply") as change:
+        change.read_back = lambda: {"state": "not applied"}
+        raise Terminated
+    with pytest.raises(RuntimeError), journal.change(device="ocs-a", action="ocs.apply") as change:
+        def unreachable() -> dict[str, object]:
+            raise OSError("no route to host")
+        change.read_back = unreachable
+        raise RuntimeError("link down")
+    first, second = journal.operations()
+    assert first.result is not None and second.result is not None
+    assert (first.result["status"], first.result["signal"]) == ("interrupted", "SIGTERM")
+    assert first.result["found"] == {"state": "not applied"}
+    assert second.result["status"] == "failed"
+    assert second.result["error"] == "RuntimeError: link down"
+    assert second.result["found"] == {"state": "unknown", "error": "OSError: no route to host"}
+
+
+def test_a_second_signal_while_the_result_is_written_waits_for_it(journal: Journal) -> None:
+    """SIGINT and SIGTERM are held while the read-back and the result are written: the
+    record is complete, then the held signal is delivered."""
+    import signal
+
+    def read_back() -> dict[str, object]:
+        signal.raise_signal(signal.SIGINT)  # a second Ctrl-C, during the read-back
+        return {"state": "applied"}
+
+    with pytest.raises(KeyboardInterrupt), journal.change(
+            device="ocs-a", action="ocs.apply", read_back=read_back):
+        raise RuntimeError("first failure")
+    [operation] = journal.operations()
+    assert operation.result is not None
+    assert operation.result["status"] == "failed"
+    assert operation.result["found"] == {"state": "applied"}
 
 
 # ---- failures to write ---------------------------------------------------------------------

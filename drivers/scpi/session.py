@@ -106,6 +106,12 @@ class ScpiSession:
                 raise self._named(error) from None
             except DeviceError as error:
                 raise self._named(error) from None
+            except BaseException:
+                # Interrupted mid-exchange (Ctrl-C): a reply may still be on its way, and
+                # the next exchange (reading back what the device holds) must not take it
+                # for its own.
+                self._suspect = True
+                raise
 
     def _send(self, *messages: str) -> None:
         """Send program messages in one write (one segment on TCP, no Nagle stall)."""

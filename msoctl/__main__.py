@@ -1,0 +1,39 @@
+"""The ``msoctl`` command's entry point (also ``python -m msoctl``).
+
+Kept apart from :mod:`msoctl.cli` so that a Ctrl-C or SIGTERM arriving while the
+command's modules are still being imported ends it like any other interruption:
+one ``error:`` line and exit 130 (143), not a traceback.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(143)
+
+
+def main() -> None:
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        from msoctl.cli import run
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except SystemExit as stop:
+        if stop.code == 143:
+            print("error: terminated", file=sys.stderr)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    try:
+        code = run()
+    except KeyboardInterrupt:  # Ctrl-C after the command ended: its work is done and recorded
+        code = 130
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
