@@ -84,6 +84,17 @@ def test_killed_apply_converges_on_rerun(lab: Lab, tmp_path: Path, kill_when: st
     assert any(r["event"] == "recovered" and r["interrupted_op"] == killed
                for r in operations[new_op].records)
 
+    # Closed once: later changes of the device do not close it again (each used to).
+    for _ in range(2):
+        again = subprocess.run([*MSOCTL, "ocs", "apply", "ocs-a", str(mapfile), "-o", "json"],
+                               env=subprocess_env(lab), capture_output=True, text=True,
+                               timeout=60)
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["recovered_operations"] == []
+    closings = [r for r in Journal(journal_path).records()
+                if r["op"] == killed and r["event"] == "result"]
+    assert len(closings) == 1
+
     history = subprocess.run([*MSOCTL, "history", "--device", "ocs-a"], env=subprocess_env(lab),
                              capture_output=True, text=True, timeout=30)
     assert history.returncode == 0
