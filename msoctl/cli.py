@@ -30,6 +30,7 @@ from drivers.yamlfile import YamlFileError
 from msoctl import __version__, interrupts
 from msoctl.inventory import Device, Inventory, find_inventory, load_inventory
 from msoctl.journal import DeviceBusy, Journal, JournalError, default_journal_path
+from msoctl.linkstate import LinkStates
 
 if TYPE_CHECKING:  # pysnmp is imported by the commands that speak SNMP, not by every one
     from drivers.snmp.session import SnmpTarget
@@ -47,6 +48,7 @@ class Context:
     verbose: bool = False
     debug: bool = False
     _inventory: Inventory | None = field(default=None, repr=False)
+    _maps: dict[str, dict[int, int] | None] = field(default_factory=dict, repr=False)
 
     @property
     def inventory(self) -> Inventory:
@@ -63,6 +65,31 @@ class Context:
         except YamlFileError:
             return Journal(default_journal_path())  # history works without an inventory
         return Journal(self.inventory.journal_path or default_journal_path())
+
+    @property
+    def link_states(self) -> LinkStates:
+        return LinkStates(self.journal)
+
+    def drained(self) -> set[str]:
+        """The inventory's links that are drained (out of service) now."""
+        return set(self.link_states.drained())
+
+    def read_map(self, name: str) -> dict[int, int] | None:
+        """An OCS's current map, or None when it cannot be read (for impact checks); each
+        OCS is read once per command."""
+        if name not in self._maps:
+            self._maps[name] = self._read_map(name)
+        return self._maps[name]
+
+    def _read_map(self, name: str) -> dict[int, int] | None:
+        try:
+            _, driver = self.ocs(name)
+            try:
+                return dict(driver.port_map())
+            finally:
+                driver.close()
+        except DeviceError:
+            return None
 
     def device(self, name: str, kind: str | None = None) -> Device:
         return self.inventory.device(name, kind)
@@ -165,14 +192,15 @@ def _register() -> None:
     from msoctl.cmd_history import history
     from msoctl.cmd_inventory import inventory
     from msoctl.cmd_lab import demo, lab
+    from msoctl.cmd_link import link
     from msoctl.cmd_ocs import ocs
     from msoctl.cmd_path import path
     from msoctl.cmd_protect import protect
     from msoctl.cmd_switch import switch
     from msoctl.cmd_telemetry import telemetry
 
-    for command in (ocs, amp, switch, telemetry, path, fabric, protect, exporter, lab, demo,
-                    history, inventory):
+    for command in (ocs, amp, switch, telemetry, path, link, fabric, protect, exporter, lab,
+                    demo, history, inventory):
         cli.add_command(command)
 
 

@@ -12,9 +12,10 @@ from drivers.amp.driver import AmpDriver
 from drivers.amp.types import AmpStatus
 from drivers.cmis.fields import LOWER
 from drivers.errors import SafetyInterlock, ValidationError
-from msoctl import safety
+from msoctl import impact, safety
 from msoctl.amp_ops import restart_amplifier, set_amplifier
 from msoctl.cli import Context, pass_context
+from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import locked_change
 from msoctl.output import cell, emit_json, fields, output_option, table
@@ -110,6 +111,13 @@ def status(ctx: Context, device: str, output: str) -> None:
     ]))
 
 
+def amp_impacts(ctx: Context, name: str, effect: str, reason: str) -> list[Impact]:
+    """What a change of amplifier ``name`` does to the links on its span (read from the maps
+    of the OCS at their ends)."""
+    return impact.worst_first(impact.amplifier(ctx.inventory, name, effect, reason,
+                                               ctx.read_map, ctx.drained()))
+
+
 def _pick(wanted: float | None, current: float | None) -> float | None:
     return current if wanted is None else wanted
 
@@ -129,17 +137,24 @@ def _refuse(ctx: Context, device: str, action: str, error: ValidationError) -> V
 @click.option("--tilt", "tilt_db", type=float, metavar="DB", help="Target gain tilt, dB.")
 @click.option("--slew", "slew_db_per_second", type=click.FloatRange(min=0.1), metavar="DB/S",
               help="Gain ramp rate (default: the inventory's, else 10 dB/s).")
+@click.option("--dry-run", is_flag=True, help="Show the links it disturbs; write nothing.")
 @pass_context
 def set_command(ctx: Context, device: str, mode: str | None, gain_db: float | None,
                 output_power_dbm: float | None, tilt_db: float | None,
-                slew_db_per_second: float | None) -> None:
+                slew_db_per_second: float | None, dry_run: bool) -> None:
     """Set mode, target gain, output power or tilt. Gain steps are ramped."""
     if mode is None and gain_db is None and output_power_dbm is None and tilt_db is None:
         raise ValidationError("nothing to set: give --mode, --gain, --output-power or --tilt")
     with _driver(ctx, device) as (entry, driver):
+        impacts = amp_impacts(ctx, device, "disturbed", "the light level on its span changes")
+        click.echo(impact.describe(impacts))
+        if dry_run:
+            click.echo("dry run: nothing was written")
+            return
         result = set_amplifier(ctx.journal, entry, driver, mode=mode, gain_db=gain_db,
                                output_power_dbm=output_power_dbm, tilt_db=tilt_db,
-                               slew_db_per_second=slew_db_per_second)
+                               slew_db_per_second=slew_db_per_second,
+                               impact=[i.as_dict() for i in impacts])
     steps, before, after = result.gain_steps_db, result.before, result.after
     if len(steps) > 1:
         click.echo(f"{device}: gain ramped {cell(before.target_gain_db)} -> "
@@ -177,6 +192,10 @@ def als(ctx: Context, device: str, mode: str | None, los_soak: float | None,
             driver.check_als_timings(**timings)
         except ValidationError as error:
             raise _refuse(ctx, device, "amp.als", error) from None
+        risk = {"manual": "after a cut its output stays shut until a manual restart",
+                "disabled": "after a cut its output stays lit into the broken fiber"}
+        impacts = (amp_impacts(ctx, device, "at risk", risk[mode]) if mode in risk else [])
+        click.echo(impact.describe(impacts))
         now = driver.settings()
         violations = [*safety.amp_als_mode(mode or ""), *safety.amp_als_timings(
             los_soak_seconds=_pick(los_soak, now.als_los_soak_seconds),
@@ -199,6 +218,7 @@ def als(ctx: Context, device: str, mode: str | None, los_soak: float | None,
 
         with locked_change(
             ctx.journal, device=device, action="amp.als", als_mode=mode, read_back=found,
+            impact=[i.as_dict() for i in impacts],
             **{k: v for k, v in timings.items() if v is not None}
         ) as change:
             for violation in violations:
@@ -219,7 +239,11 @@ def als(ctx: Context, device: str, mode: str | None, los_soak: float | None,
 def restart(ctx: Context, device: str) -> None:
     """Send one ALS restart pulse (after a manual-restart shutdown)."""
     with _driver(ctx, device) as (_, driver):
-        state = restart_amplifier(ctx.journal, device, driver)
+        impacts = amp_impacts(ctx, device, "disturbed",
+                              "a restart pulse lights its span's output for about 2 s")
+        click.echo(impact.describe(impacts))
+        state = restart_amplifier(ctx.journal, device, driver,
+                                  impact=[i.as_dict() for i in impacts])
     click.echo(f"{device}: restart pulse requested; ALS state now {state}")
 
 
@@ -268,9 +292,21 @@ def thresholds(ctx: Context, device: str, output: str) -> None:
 @amp.command("power-mode")
 @click.argument("device")
 @click.argument("mode", type=click.Choice(["low", "high"]))
+@click.option("--dry-run", is_flag=True, help="Show the links it darkens; write nothing.")
+@click.option("--force", is_flag=True,
+              help="Go to low power although it darkens an in-service link (journaled).")
 @pass_context
-def power_mode(ctx: Context, device: str, mode: str) -> None:
+def power_mode(ctx: Context, device: str, mode: str, dry_run: bool, force: bool) -> None:
     """Put the module in low power (pump off) or back to high power (ModuleReady)."""
+    impacts = (amp_impacts(ctx, device, "down", "low power: the pump is off, no output")
+               if mode == "low" else
+               amp_impacts(ctx, device, "restored", "high power: its output comes back"))
+    click.echo(impact.describe(impacts))
+    if dry_run:
+        click.echo("dry run: nothing was written")
+        return
+    overrides = impact.enforce(impacts, journal=ctx.journal, device=device,
+                               action="amp.power-mode", force=force)
     wanted_state = "ModuleLowPwr" if mode == "low" else "ModuleReady"
 
     def found(driver: AmpDriver) -> dict[str, Any]:
@@ -280,8 +316,9 @@ def power_mode(ctx: Context, device: str, mode: str) -> None:
 
     with _driver(ctx, device) as (_, driver), locked_change(
         ctx.journal, device=device, action="amp.power-mode", power_mode=mode,
-        read_back=lambda: found(driver)
+        impact=[i.as_dict() for i in impacts], read_back=lambda: found(driver)
     ) as change:
+        impact.note_overrides(change, overrides)
         durations = driver.module.durations()
         state = driver.module.set_low_power(mode == "low")
         change.outcome["module_state"] = state

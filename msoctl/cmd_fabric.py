@@ -21,6 +21,7 @@ from pathlib import Path
 import click
 
 from drivers.switch.tree import Change
+from msoctl import impact
 from msoctl.cli import Context, pass_context
 from msoctl.fabric import (
     ApplyReport,
@@ -88,7 +89,14 @@ def print_plan(plan: FabricPlan) -> None:
             click.echo(f"    cancel commit {s.leftover}, left pending by the earlier run, "
                        "then apply again")
         for change in s.changes:
-            click.echo(f"    {_change_line(change)}")
+            if change.kind != "remove":
+                click.echo(f"    {_change_line(change)}")
+        removed = plan.deletions.get(s.device, [])
+        if removed:
+            click.echo(f"    deletions ({len(removed)}: configuration the WANT tree does not "
+                       "name; apply needs --allow-delete):")
+            for change in removed:
+                click.echo(f"    {_change_line(change)}")
     for o in plan.ocs:
         if o.plan.method == "none":
             click.echo(f"ocs {o.device}: no change ({len(o.plan.wanted)} connection(s))")
@@ -114,18 +122,28 @@ def print_plan(plan: FabricPlan) -> None:
         click.echo(f"verify: light end to end on {', '.join(plan.verify_links)} (within "
                    f"{intent.verify_timeout_seconds:g} s, {intent.tolerance_db:g} dB "
                    "tolerance)")
+    click.echo(impact.describe(plan.impacts))
 
 
 @fabric.command("apply")
 @click.argument("file", type=click.Path(path_type=Path), metavar="FILE")
+@click.option("--force", is_flag=True,
+              help="Apply although it takes an in-service link down (journaled).")
+@click.option("--allow-delete", is_flag=True,
+              help="Let switch WANT trees delete configuration they do not name (journaled).")
 @output_option
 @pass_context
-def apply_command(ctx: Context, file: Path, output: str) -> None:
+def apply_command(ctx: Context, file: Path, force: bool, allow_delete: bool,
+                  output: str) -> None:
     """Apply FILE in a safe order, verify the light end to end; a rerun after an
-    interruption continues where it stopped."""
+    interruption continues where it stopped.
+
+    Refused before any step (exit 3) when it would take an in-service link down (drain it
+    first with 'msoctl link drain', or --force) or delete switch configuration the WANT
+    trees do not name (--allow-delete)."""
     intent = _intent(ctx, file)
     say = (lambda line: None) if output == "json" else click.echo
-    report = apply(ctx, intent, say=say)
+    report = apply(ctx, intent, say=say, force=force, allow_delete=allow_delete)
     if output == "json":
         emit_json(report.as_dict())
         return

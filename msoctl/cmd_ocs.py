@@ -12,6 +12,7 @@ import click
 
 from drivers.errors import ValidationError
 from drivers.ocs import BootMode, OcsDriver, PortMap, PortState
+from msoctl import impact
 from msoctl.acceptance import (
     CharacterizeRequest,
     limits_from_options,
@@ -21,6 +22,7 @@ from msoctl.acceptance import (
 from msoctl.characterize import Limits, parse_port_list, parse_wavelengths
 from msoctl.characterize_report import summary_rows
 from msoctl.cli import Context, pass_context
+from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import locked_change
 from msoctl.ocs_ops import (
@@ -115,10 +117,16 @@ def _refused(ctx: Context, device: str, action: str, error: ValidationError) -> 
     return error
 
 
+def print_impacts(impacts: list[Impact]) -> None:
+    click.echo(impact.describe(impacts))
+
+
 def _print_result(result: ApplyResult, output: str, *, dry_run: bool = False) -> None:
     plan = result.plan
+    impacts = impact.worst_first(result.impacts)
     if output == "json":
-        document: dict[str, Any] = {**plan.as_dict(), "dry_run": dry_run}
+        document: dict[str, Any] = {**plan.as_dict(), "dry_run": dry_run,
+                                    "impact": [i.as_dict() for i in impacts]}
         if not dry_run:
             document.update({
                 "seconds": round(result.seconds, 4),
@@ -130,6 +138,7 @@ def _print_result(result: ApplyResult, output: str, *, dry_run: bool = False) ->
         emit_json(document)
         return
     _print_plan(plan)
+    print_impacts(impacts)
     if dry_run:
         click.echo("dry run: nothing was sent")
         return
@@ -162,21 +171,32 @@ def _print_plan(plan: OcsPlan) -> None:
 
 
 def _run_plan(ctx: Context, device: Device, driver: OcsDriver, plan: OcsPlan, action: str,
-              force: bool, output: str) -> None:
+              force: bool, output: str, *, dry_run: bool = False) -> None:
+    impacts = impact.ocs_map(ctx.inventory, device.name, plan.current, plan.wanted,
+                             ctx.drained(), read_map=ctx.read_map)
+    if dry_run:
+        _print_result(ApplyResult(plan, plan.current, 0.0, impacts=impacts), output,
+                      dry_run=True)
+        return
     result = apply_plan(driver, plan, journal=ctx.journal, device=device, action=action,
-                        force=force)
+                        force=force, impacts=impacts)
     _print_result(result, output)
+
+
+dry_run_option = click.option("--dry-run", is_flag=True,
+                              help="Show the diff and its impact on links; send nothing.")
 
 
 @ocs.command()
 @click.argument("device")
 @click.argument("pairs", nargs=-1, required=True, metavar="IN:OUT...")
+@dry_run_option
 @force_option
 @console_option
 @output_option
 @pass_context
-def connect(ctx: Context, device: str, pairs: tuple[str, ...], force: bool, console: bool,
-            output: str) -> None:
+def connect(ctx: Context, device: str, pairs: tuple[str, ...], dry_run: bool, force: bool,
+            console: bool, output: str) -> None:
     """Connect ingress ports to egress ports, all in one bulk command."""
     with _driver(ctx, device, console) as (entry, driver):
         current = driver.port_map()
@@ -194,18 +214,19 @@ def connect(ctx: Context, device: str, pairs: tuple[str, ...], force: bool, cons
         except ValidationError as error:
             raise _refused(ctx, device, "ocs.connect", error) from None
         _run_plan(ctx, entry, driver, plan_map(device, current, wanted), "ocs.connect", force,
-                  output)
+                  output, dry_run=dry_run)
 
 
 @ocs.command()
 @click.argument("device")
 @click.argument("ports", nargs=-1, required=True, metavar="PORT...")
+@dry_run_option
 @force_option
 @console_option
 @output_option
 @pass_context
-def disconnect(ctx: Context, device: str, ports: tuple[str, ...], force: bool, console: bool,
-               output: str) -> None:
+def disconnect(ctx: Context, device: str, ports: tuple[str, ...], dry_run: bool, force: bool,
+               console: bool, output: str) -> None:
     """Remove every connection of the given ports (ingress or egress)."""
     with _driver(ctx, device, console) as (entry, driver):
         try:
@@ -216,13 +237,13 @@ def disconnect(ctx: Context, device: str, ports: tuple[str, ...], force: bool, c
         wanted = PortMap({i: e for i, e in current.items() if i not in named and e not in named},
                          driver.size)
         _run_plan(ctx, entry, driver, plan_map(device, current, wanted), "ocs.disconnect",
-                  force, output)
+                  force, output, dry_run=dry_run)
 
 
 @ocs.command()
 @click.argument("device")
 @click.argument("mapfile", type=click.Path(path_type=Path))
-@click.option("--dry-run", is_flag=True, help="Show the diff and send nothing.")
+@dry_run_option
 @force_option
 @console_option
 @output_option
@@ -245,10 +266,7 @@ def apply(ctx: Context, device: str, mapfile: Path, dry_run: bool, force: bool, 
         except ValidationError as error:
             raise _refused(ctx, device, "ocs.apply", error) from None
         plan = plan_map(device, driver.port_map(), wanted)
-        if dry_run:
-            _print_result(ApplyResult(plan, plan.current, 0.0), output, dry_run=True)
-            return
-        _run_plan(ctx, entry, driver, plan, "ocs.apply", force, output)
+        _run_plan(ctx, entry, driver, plan, "ocs.apply", force, output, dry_run=dry_run)
 
 
 @ocs.command()
@@ -300,13 +318,23 @@ def port() -> None:
 
 
 def _set_ports(ctx: Context, device: str, ports: tuple[str, ...], enabled: bool,
-               console: bool) -> None:
+               console: bool, *, force: bool = False, dry_run: bool = False) -> None:
     action = "ocs.port.enable" if enabled else "ocs.port.disable"
     with _driver(ctx, device, console) as (entry, driver):
         try:
             chosen = driver.check_ports(parse_port(p) for p in ports)
         except ValidationError as error:
             raise _refused(ctx, device, action, error) from None
+        impacts = [] if enabled else impact.worst_first(impact.ocs_ports_disabled(
+            ctx.inventory, entry.name, chosen, driver.port_map(), ctx.drained(),
+            read_map=ctx.read_map))
+        if not enabled:
+            print_impacts(impacts)
+        if dry_run:
+            click.echo("dry run: nothing was sent")
+            return
+        overrides = impact.enforce(impacts, journal=ctx.journal, device=entry.name,
+                                   action=action, force=force)
         want = PortState.ENABLED if enabled else PortState.DISABLED
         before = driver.port_states(chosen)
 
@@ -318,7 +346,8 @@ def _set_ports(ctx: Context, device: str, ports: tuple[str, ...], enabled: bool,
             return {"state": state, "ports": {str(p): s.value for p, s in now.items()}}
 
         with locked_change(ctx.journal, device=entry.name, action=action, ports=chosen,
-                           read_back=found):
+                           impact=[i.as_dict() for i in impacts], read_back=found) as change:
+            impact.note_overrides(change, overrides)
             states = driver.set_ports_enabled(chosen, enabled)
     click.echo(f"{device}: ports {', '.join(map(str, states))} "
                f"{'enabled' if enabled else 'disabled'} (verified)")
@@ -337,11 +366,15 @@ def enable(ctx: Context, device: str, ports: tuple[str, ...], console: bool) -> 
 @port.command()
 @click.argument("device")
 @click.argument("ports", nargs=-1, required=True, metavar="PORT...")
+@dry_run_option
+@click.option("--force", is_flag=True,
+              help="Disable ports that carry an in-service link (journaled).")
 @console_option
 @pass_context
-def disable(ctx: Context, device: str, ports: tuple[str, ...], console: bool) -> None:
+def disable(ctx: Context, device: str, ports: tuple[str, ...], dry_run: bool, force: bool,
+            console: bool) -> None:
     """Disable ports: their light stops."""
-    _set_ports(ctx, device, ports, False, console)
+    _set_ports(ctx, device, ports, False, console, force=force, dry_run=dry_run)
 
 
 @ocs.command("boot-mode")
@@ -353,12 +386,17 @@ def boot_mode(ctx: Context, device: str, mode: str | None, console: bool) -> Non
     """Show or set what the map is after a power loss: dark, or restore."""
     with _driver(ctx, device, console) as (entry, driver):
         if mode is not None:
+            impacts = impact.ocs_boot_mode(ctx.inventory, entry.name, mode, driver.port_map(),
+                                           ctx.drained())
+            print_impacts(impacts)
+
             def found() -> dict[str, Any]:
                 now = driver.boot_mode().value
                 return {"state": "applied" if now == mode else "not applied", "boot_mode": now}
 
             with locked_change(ctx.journal, device=entry.name, action="ocs.boot-mode",
-                               boot_mode=mode, read_back=found):
+                               boot_mode=mode, impact=[i.as_dict() for i in impacts],
+                               read_back=found):
                 driver.set_boot_mode(BootMode(mode))
         click.echo(f"{device}: boot mode {driver.boot_mode().value}")
 

@@ -149,6 +149,7 @@ def status(ctx: Context, output: str) -> None:
         raise ValidationError(f"{inventory.path}: no link with a protection span")
     powers, maps, amps, errors = _read_devices(ctx, links)
     journal = ctx.journal
+    drained = ctx.link_states.drained()
     operations = [o for o in journal.operations() if o.action.startswith("protection.")]
     judge = _judge_like_the_controller(operations)
     documents: list[dict[str, Any]] = []
@@ -172,6 +173,8 @@ def status(ctx: Context, output: str) -> None:
                       for r, lights in spans.items()},
             "controller": _controller(operations, link),
             "last_event": _last_event(operations, link),
+            "service": "drained" if link.name in drained else "in service",
+            "drained": None if link.name not in drained else drained[link.name].as_dict(),
         })
     if output == "json":
         emit_json({"journal": str(journal.path), "links": documents,
@@ -181,9 +184,11 @@ def status(ctx: Context, output: str) -> None:
     for d in documents:
         working, protection = d["spans"]["working"], d["spans"]["protection"]
         event = d["last_event"]
+        controller = d["controller"]["state"]
+        if d["drained"] is not None:
+            controller += " (drained: left alone)"
         rows.append([d["link"], d["carried_by"], f"{working['span']} {working['light']}",
-                     f"{protection['span']} {protection['light']}",
-                     d["controller"]["state"],
+                     f"{protection['span']} {protection['light']}", controller,
                      "-" if event is None else f"{event['time'][:23].replace('T', ' ')} "
                      f"{event['action'].removeprefix('protection.')} {event['status']}"])
     click.echo(table(["link", "on", "working", "protection", "controller", "last event"], rows))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -9,13 +10,24 @@ from typing import Any
 import click
 import yaml
 
-from drivers.errors import DeviceError, ValidationError
+from drivers.errors import DeviceError, SafetyInterlock, ValidationError
 from drivers.switch.netconf import SwitchSession
 from drivers.switch.tree import Change
+from msoctl import impact
 from msoctl.cli import Context, pass_context
 from msoctl.headroom import LinkParameters, compute, parse_distance, parse_speed
+from msoctl.impact import Impact
 from msoctl.output import cell, emit_json, output_option, table
-from msoctl.switch_ops import CANCEL, CONFIRM, DEFAULT_PARALLEL, Fleet, Outcome, load_want
+from msoctl.switch_ops import (
+    CANCEL,
+    CONFIRM,
+    DEFAULT_PARALLEL,
+    Fleet,
+    Guard,
+    Outcome,
+    deletions,
+    load_want,
+)
 from msoctl.switch_plan import PortLink, derive, parse_size
 
 
@@ -273,29 +285,51 @@ def _value(value: Any) -> str:
     return str(value)
 
 
+merge_option = click.option(
+    "--merge", "merge_only", is_flag=True,
+    help="Change only the leaves the file names; delete nothing it leaves out.")
+
+
 @cc.command("plan")
 @click.argument("device")
 @click.option("--file", "want_file", required=True, type=click.Path(path_type=Path),
               metavar="WANT.yaml", help="The wanted configuration (msoctl switch plan writes one).")
+@merge_option
 @output_option
 @pass_context
-def cc_plan(ctx: Context, device: str, want_file: Path, output: str) -> None:
-    """What applying WANT.yaml would change on a switch (validated there; changes nothing)."""
+def cc_plan(ctx: Context, device: str, want_file: Path, merge_only: bool, output: str) -> None:
+    """What applying WANT.yaml would change on a switch (validated there; changes nothing).
+
+    A port or the fast-cnp container named in the file is replaced whole: leaves of it
+    the file does not name are deleted, listed apart. --merge changes only what it names.
+    """
     want = load_want(want_file)
     with SwitchSession(ctx.switch_target(device)) as session:
-        plan = session.plan(want)
+        plan = session.plan(want, merge_only=merge_only)
+    removed = deletions(plan.changes)
+    kept = [c for c in plan.changes if c.kind != "remove"]
+    impacts = impact.worst_first(impact.switch_config(ctx.inventory, device, plan.changes,
+                                                      ctx.drained(), read_map=ctx.read_map))
     if output == "json":
-        emit_json({"device": device, "method": plan.method,
-                   "changes": [c.as_dict() for c in plan.changes]})
+        emit_json({"device": device, "method": plan.method, "merge": merge_only,
+                   "changes": [c.as_dict() for c in kept],
+                   "deletions": [c.as_dict() for c in removed],
+                   "impact": [i.as_dict() for i in impacts]})
         return
     how = ("the switch's own diff of running and candidate" if plan.method == "candidate"
            else "computed here: the switch has no candidate")
     if not plan.changes:
         click.echo(f"{device}: no change: running already holds {want_file}")
         return
-    click.echo(f"{device}: {len(plan.changes)} change(s) ({how})")
-    for change in plan.changes:
+    click.echo(f"{device}: {len(kept)} change(s), {len(removed)} deletion(s) ({how})")
+    for change in kept:
         click.echo(_render_change(change))
+    if removed:
+        click.echo("deletions (configuration on the switch that the file does not name; "
+                   "apply needs --allow-delete, or use --merge):")
+        for change in removed:
+            click.echo(_render_change(change))
+    click.echo(impact.describe(impacts))
 
 
 @cc.command("apply")
@@ -313,12 +347,22 @@ def cc_plan(ctx: Context, device: str, want_file: Path, output: str) -> None:
               help="Confirm only when every switch verified; any failure cancels them all.")
 @click.option("--parallel", type=click.IntRange(1, 256), default=DEFAULT_PARALLEL,
               show_default=True, help="Switches changed at the same time.")
+@merge_option
+@click.option("--allow-delete", is_flag=True,
+              help="Let the change delete configuration the file does not name (journaled).")
+@click.option("--force", is_flag=True,
+              help="Apply although it takes an in-service link down (journaled).")
 @output_option
 @pass_context
 def cc_apply(ctx: Context, devices: tuple[str, ...], labels: tuple[str, ...], want_file: Path,
              confirm_timeout: int, no_confirm: bool, all_or_nothing: bool, parallel: int,
-             output: str) -> None:
-    """Apply WANT.yaml: confirmed commit, read back in a new session, then confirm."""
+             merge_only: bool, allow_delete: bool, force: bool, output: str) -> None:
+    """Apply WANT.yaml: confirmed commit, read back in a new session, then confirm.
+
+    Refused on a switch (exit 3, nothing committed there) when it would delete
+    configuration the file does not name (see --allow-delete, --merge) or take an
+    in-service link down (drain it first, or --force).
+    """
     names = list(devices)
     if labels:
         labelled = ctx.devices_labelled("switch", labels)
@@ -330,17 +374,35 @@ def cc_apply(ctx: Context, devices: tuple[str, ...], labels: tuple[str, ...], wa
     for name in names:
         ctx.device(name, "switch")
     want = load_want(want_file)
-    fleet = Fleet(ctx.journal, ctx.switch_target)
+    drained = ctx.drained()
+    maps_lock = threading.Lock()
+
+    def read_map(name: str) -> dict[int, int] | None:  # the fleet runs in threads
+        with maps_lock:
+            return ctx.read_map(name)
+
+    def impact_of(name: str, changes: list[Change]) -> list[Impact]:
+        return impact.worst_first(impact.switch_config(ctx.inventory, name, changes, drained,
+                                                       read_map=read_map))
+
+    fleet = Fleet(ctx.journal, ctx.switch_target,
+                  guard=Guard(merge_only=merge_only, allow_delete=allow_delete, force=force,
+                              impact_of=impact_of))
     outcomes = fleet.apply(names, want, confirm_timeout_seconds=confirm_timeout,
                            confirm=not no_confirm, all_or_nothing=all_or_nothing,
                            parallel=parallel, source=str(want_file.resolve()))
     failed = [o for o in outcomes if o.status == "failed"]
+    refused = [o for o in outcomes if o.status == "refused"]
     if output == "json":
         emit_json({"file": str(want_file), "all_or_nothing": all_or_nothing,
-                   "devices": [o.as_dict() for o in outcomes]})
-    elif len(outcomes) > 1 or not failed:  # one switch that failed: the error line says it
+                   "merge": merge_only, "devices": [o.as_dict() for o in outcomes]})
+    elif len(outcomes) > 1 or not (failed or refused):  # one switch: the error line says it
         _print_outcomes(outcomes, verbose=ctx.verbose or len(outcomes) == 1,
                         timeout=confirm_timeout)
+    if refused:
+        more = f" ({len(refused)} of {len(outcomes)} switches refused)" \
+            if len(outcomes) > 1 else ""
+        raise SafetyInterlock(f"{refused[0].device}: {refused[0].error}{more}")
     if failed:
         first = failed[0]
         more = f" ({len(failed)} of {len(outcomes)} switches failed)" if len(outcomes) > 1 \
@@ -359,13 +421,17 @@ def _print_outcomes(outcomes: list[Outcome], *, verbose: bool, timeout: int) -> 
     }
     rows = []
     for o in outcomes:
-        detail = o.error if o.status == "failed" else notes.get(o.status, "")
-        rows.append([o.device, o.status, len(o.changes), f"{o.seconds:.2f}", detail])
+        detail = o.error if o.status in ("failed", "refused") else notes.get(o.status, "")
+        rows.append([o.device, o.status, len(o.changes) - len(deletions(o.changes)),
+                     len(deletions(o.changes)), f"{o.seconds:.2f}", detail])
     if verbose:
         for o in outcomes:
             for change in o.changes:
                 click.echo(f"{o.device}:{_render_change(change)[1:]}")
-    click.echo(table(["switch", "status", "changes", "seconds", "detail"], rows))
+    click.echo(table(["switch", "status", "changes", "deletions", "seconds", "detail"], rows))
+    touched = [i for o in outcomes for i in o.impacts]
+    if touched:
+        click.echo(impact.describe(touched))
 
 
 def _settle_command(ctx: Context, device: str, persist_id: str | None, action: str) -> None:

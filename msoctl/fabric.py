@@ -76,18 +76,21 @@ from typing import Any, Protocol
 
 from drivers.amp.driver import AmpDriver
 from drivers.amp.types import AmpSettings
-from drivers.errors import DeviceError, ValidationError, VerificationFailed
+from drivers.errors import DeviceError, SafetyInterlock, ValidationError, VerificationFailed
 from drivers.ocs import OcsDriver, PortMap
 from drivers.switch.netconf import NetconfTarget, SwitchSession
 from drivers.switch.tree import Change as TreeChange
+from msoctl import impact, safety
 from msoctl.amp_ops import restart_amplifier, set_amplifier
 from msoctl.fabric_intent import AmpIntent, FabricIntent
+from msoctl.impact import Impact
 from msoctl.inventory import Inventory
 from msoctl.journal import Change, DeviceLock, Journal, Operation
 from msoctl.links import Link
+from msoctl.linkstate import LinkStates
 from msoctl.ocs_ops import OcsPlan, apply_plan, close_interrupted, plan_map
 from msoctl.paths import DeviceAccess, PathReport, show
-from msoctl.switch_ops import APPLY, CANCEL, CONFIRM, Fleet
+from msoctl.switch_ops import APPLY, CANCEL, CONFIRM, Fleet, Guard, deletion_refusal, deletions
 
 FABRIC = "fabric"
 """The journal's device name for fabric operations (and the name of their lock)."""
@@ -220,6 +223,12 @@ class FabricPlan:
     restarts: list[RestartStep] = field(default_factory=list)
     verify_links: list[str] = field(default_factory=list)
     resume: Resume | None = None
+    impacts: list[Impact] = field(default_factory=list)
+
+    @property
+    def deletions(self) -> dict[str, list[TreeChange]]:
+        """Switch -> configuration its WANT tree would delete (leaves it does not name)."""
+        return {s.device: removed for s in self.switches if (removed := deletions(s.changes))}
 
     @property
     def changes(self) -> int:
@@ -243,7 +252,10 @@ class FabricPlan:
                           *(a.as_dict() for a in self.amps),
                           *(r.as_dict() for r in self.restarts),
                           {"step": "verify", "kind": "verify", "links": self.verify_links,
-                           "timeout_seconds": self.intent.verify_timeout_seconds}]}
+                           "timeout_seconds": self.intent.verify_timeout_seconds}],
+                "deletions": {device: [c.as_dict() for c in removed]
+                              for device, removed in self.deletions.items()},
+                "impact": [i.as_dict() for i in self.impacts]}
 
 
 def _spans_of(link: Link) -> list[tuple[str, Any]]:
@@ -439,7 +451,38 @@ def make_plan(access: FabricAccess, intent: FabricIntent, resume: Resume | None 
             if restart is not None:
                 plan.restarts.append(restart)
     plan.verify_links = [name for name, link in intent.links.items() if link.up]
+    plan.impacts = fabric_impacts(access, plan)
     return plan
+
+
+def fabric_impacts(access: FabricAccess, plan: FabricPlan) -> list[Impact]:
+    """What the whole plan does to the inventory's links: each OCS map step, each switch's
+    changes, each amplifier setting on a span carrying a link."""
+    inventory = access.inventory
+    drained = set(LinkStates(access.journal).drained())
+    maps: dict[str, dict[int, int] | None] = {o.device: dict(o.plan.current) for o in plan.ocs}
+
+    def read_map(name: str) -> dict[int, int] | None:
+        if name not in maps:
+            try:
+                with _ocs(access, name) as driver:
+                    maps[name] = dict(driver.port_map())
+            except DeviceError:
+                maps[name] = None
+        return maps[name]
+
+    found: list[Impact] = []
+    for o in plan.ocs:
+        found += impact.ocs_map(inventory, o.device, o.plan.current, o.plan.wanted, drained,
+                                read_map=read_map)
+    for s in plan.switches:
+        found += impact.switch_config(inventory, s.device, s.changes, drained,
+                                      read_map=read_map)
+    for a in plan.amps:
+        if a.changes:
+            found += impact.amplifier(inventory, a.device, "disturbed",
+                                      "the light level on its span changes", read_map, drained)
+    return impact.worst_first(found)
 
 
 # ---- resume -------------------------------------------------------------------------------
@@ -555,7 +598,7 @@ class _Run:
     """One apply: the steps in order, each recorded in the fabric operation."""
 
     def __init__(self, access: FabricAccess, plan: FabricPlan, change: Change,
-                 report: ApplyReport, say: Report):
+                 report: ApplyReport, say: Report, *, allow_delete: bool = False):
         self.access = access
         self.journal = access.journal
         self.inventory = access.inventory
@@ -563,6 +606,7 @@ class _Run:
         self.change = change
         self.report = report
         self.say = say
+        self.allow_delete = allow_delete
 
     def record(self, step: str, status: str, detail: str = "", **extra: Any) -> None:
         self.change.note("step", step=step, status=status, detail=detail, **extra)
@@ -582,7 +626,10 @@ class _Run:
     # 1. switches -------------------------------------------------------------------
 
     def switches(self) -> None:
-        fleet = Fleet(self.journal, self.access.switch_target)
+        # The plan's impact and deletions were checked before any step; the fleet refuses
+        # a deletion the plan did not show (running changed since) unless it was allowed.
+        fleet = Fleet(self.journal, self.access.switch_target,
+                      guard=Guard(allow_delete=self.allow_delete))
         todo = [s for s in self.plan.switches if s.changes]
         for s in self.plan.switches:
             if not s.changes:
@@ -595,6 +642,8 @@ class _Run:
                 self.record(s.step, "started")
                 self.change.outcome["failed_step"] = s.step
                 (outcome,) = fleet.apply([s.device], s.want, confirm=False, source=s.source)
+                if outcome.status == "refused":
+                    raise SafetyInterlock(str(outcome.error), device=s.device)
                 if outcome.status == "failed":
                     raise FabricFailed(str(outcome.error), device=s.device)
                 if outcome.status == "pending" and outcome.persist_id is not None:
@@ -748,8 +797,22 @@ def _wrong_light(light: PathReport, intent: FabricIntent) -> list[str]:
 
 
 def apply(access: FabricAccess, intent: FabricIntent, *,
-          say: Report = lambda line: None) -> ApplyReport:
-    """Apply ``intent`` (see the module docstring); ``say`` hears each step as it ends."""
+          say: Report = lambda line: None, force: bool = False,
+          allow_delete: bool = False) -> ApplyReport:
+    """Apply ``intent`` (see the module docstring); ``say`` hears each step as it ends.
+
+    Refused before any step, the fabric operation's result ``refused`` and
+    :class:`SafetyInterlock` raised (exit 3), when the plan takes an in-service link down
+    (unless ``force``) or a switch's WANT tree would delete configuration it does not name
+    (unless ``allow_delete``)."""
+    report, refusal = _apply(access, intent, say, force=force, allow_delete=allow_delete)
+    if refusal is not None:
+        raise SafetyInterlock(refusal)
+    return report
+
+
+def _apply(access: FabricAccess, intent: FabricIntent, say: Report, *, force: bool,
+           allow_delete: bool) -> tuple[ApplyReport, str | None]:
     journal = access.journal
     with DeviceLock(journal, FABRIC):
         resume = find_resume(journal, intent)
@@ -781,8 +844,14 @@ def apply(access: FabricAccess, intent: FabricIntent, *,
                                    "its pending commit was cancelled by a resumed fabric apply")
             plan = make_plan(access, intent, resume, leftovers)
             report.plan = plan
-            change.note("planned", steps=plan.step_ids(), changes=plan.changes)
-            run = _Run(access, plan, change, report, say)
+            change.note("planned", steps=plan.step_ids(), changes=plan.changes,
+                        impact=[i.as_dict() for i in plan.impacts])
+            refusal = _refusal(plan, force=force, allow_delete=allow_delete, change=change)
+            if refusal is not None:
+                change.status = "refused"
+                change.outcome["reason"] = refusal
+                return report, refusal
+            run = _Run(access, plan, change, report, say, allow_delete=allow_delete)
             run.switches()
             for ocs_step in plan.ocs:
                 run.ocs(ocs_step)
@@ -793,4 +862,19 @@ def apply(access: FabricAccess, intent: FabricIntent, *,
             if plan.verify_links:
                 run.verify()
             change.outcome["steps"] = {s.step: s.status for s in report.steps}
-            return report
+            return report, None
+
+
+def _refusal(plan: FabricPlan, *, force: bool, allow_delete: bool,
+             change: Change) -> str | None:
+    """Why the plan may not run, or None (with the overrides given noted in the journal)."""
+    violations = safety.links_taken_down(plan.impacts)
+    if violations and not force:
+        return safety.refusal(violations)
+    for violation in violations:
+        change.note("override", rule=violation.rule, reason=violation.message)
+    for device, removed in plan.deletions.items():
+        if not allow_delete:
+            return f"switch:{device}: {deletion_refusal(device, removed)}"
+        change.note("deletions", device=device, paths=[c.path for c in removed])
+    return None

@@ -40,7 +40,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _user() -> str:
+def current_user() -> str:
     try:
         return getpass.getuser()
     except (KeyError, OSError):
@@ -269,7 +269,7 @@ def _op_id() -> str:
 
 
 def _who() -> dict[str, Any]:
-    return {"user": _user(), "host": socket.gethostname(), "pid": os.getpid()}
+    return {"user": current_user(), "host": socket.gethostname(), "pid": os.getpid()}
 
 
 class DeviceLock:

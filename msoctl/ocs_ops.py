@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +13,7 @@ from drivers.ocs import OcsDriver, PortMap
 from drivers.ocs.types import MapDiff
 from drivers.yamlfile import LinedList, Section, YamlFileError, load_file
 from msoctl import safety
+from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import Change, DeviceLock, Journal
 
@@ -183,6 +184,7 @@ class ApplyResult:
     light: list[PathLight] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
     overrides: list[str] = field(default_factory=list)
+    impacts: list[Impact] = field(default_factory=list)
 
 
 def map_found(driver: OcsDriver, plan: OcsPlan) -> dict[str, Any]:
@@ -244,28 +246,33 @@ def apply_plan(
     action: str,
     force: bool = False,
     verify_light: bool = True,
+    impacts: Sequence[Impact] = (),
 ) -> ApplyResult:
-    """Carry out ``plan`` under the device lock, journaled, safety-checked and verified."""
+    """Carry out ``plan`` under the device lock, journaled, safety-checked and verified.
+
+    ``impacts`` are what the plan does to the inventory's links (:mod:`msoctl.impact`):
+    one that takes an in-service link down is refused like a lit port is, unless ``force``.
+    """
     with DeviceLock(journal, device.name):
         touched = plan.touched_ports
-        violations = safety.ocs_switch_power(
+        violations = [*safety.links_taken_down(impacts), *safety.ocs_switch_power(
             driver.power(touched) if touched else {}, touched, device.max_switch_power_dbm
-        )
+        )]
         if violations and not force:
-            message = violations[0].message + (
-                f" (and {len(violations) - 1} more)" if len(violations) > 1 else "")
+            message = safety.refusal(violations)
             journal.refuse(device=device.name, action=action, reason=message, exit_code=3,
-                           rule=violations[0].rule, ports=[v.port for v in violations])
-            raise SafetyInterlock(f"{message}; use --force to override (journaled)",
-                                  device=device.name)
+                           rule=violations[0].rule,
+                           ports=[v.port for v in violations if v.port is not None],
+                           links=[i.as_dict() for i in impacts])
+            raise SafetyInterlock(message, device=device.name)
         with journal.change(
             device=device.name, action=action, method=plan.method,
             current={str(k): v for k, v in plan.current.items()},
             wanted={str(k): v for k, v in plan.wanted.items()},
-            changes=plan.rows(),
+            changes=plan.rows(), impact=[i.as_dict() for i in impacts],
         ) as change:
             change.read_back = lambda: map_found(driver, plan)
-            result = ApplyResult(plan, plan.current, 0.0)
+            result = ApplyResult(plan, plan.current, 0.0, impacts=list(impacts))
             result.recovered = close_interrupted(journal, device.name, plan.current, change)
             for violation in violations:
                 change.note("override", rule=violation.rule, port=violation.port,

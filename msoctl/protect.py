@@ -59,6 +59,7 @@ from msoctl import safety
 from msoctl.inventory import Inventory
 from msoctl.journal import Change, DeviceBusy, DeviceLock, Journal, JournalError, locked_change
 from msoctl.links import Link, OcsPort
+from msoctl.linkstate import LinkStates
 from msoctl.protect_config import ProtectConfig, ProtectionEvent
 from msoctl.protect_light import (
     DIRECTION_NAMES,
@@ -89,6 +90,8 @@ PROBE_RETRY_SECONDS = 1.0
 SWITCH_RETRY_SECONDS = 0.1
 SWITCH_INTERVAL_SECONDS = 0.001
 ARMING_SECONDS = 1.0
+DRAIN_CHECK_SECONDS = 0.2
+"""How often the drained links are looked up: a drain takes effect within this."""
 """How long to wait at start for a first reading of every amplifier, whose gain the
 far-end thresholds behind it need."""
 
@@ -113,6 +116,7 @@ class _LinkState:
     retry_after: float = 0.0
     lights: dict[str, list[DirectionLight]] = field(default_factory=dict)
     seen: bool = False  # the maps have been read once
+    drained: bool = False  # out of service (msoctl link drain): watched, never moved
 
 
 class ProtectionController:
@@ -177,6 +181,8 @@ class ProtectionController:
         self._started = 0.0
         self._mono0, self._wall0 = time.monotonic(), time.time()
         self._thread_failure: list[BaseException] = []
+        self._link_states = LinkStates(journal)
+        self._drains_read = -DRAIN_CHECK_SECONDS
         self.counts = {"switch": 0, "revert": 0, "unavailable": 0, "failed": 0, "dip": 0}
 
     # ---- running -------------------------------------------------------------------------
@@ -331,8 +337,31 @@ class ProtectionController:
                           and now - reading.taken <= 4 * AMP_POLL_SECONDS + stale else None)
         return powers, maps, amps
 
+    def _check_drains(self, now: float) -> None:
+        """Which links are drained, read every DRAIN_CHECK_SECONDS (a small file beside the
+        journal, re-parsed only when it changed); each change of state is an event."""
+        if now - self._drains_read < DRAIN_CHECK_SECONDS:
+            return
+        self._drains_read = now
+        drained = self._link_states.drained()
+        for state in self._states.values():
+            entry = drained.get(state.link.name)
+            if (entry is not None) == state.drained:
+                continue
+            with self._lock:
+                state.drained = entry is not None
+            state.loss_since = state.wtr_since = None
+            state.unavailable, state.pending = None, None
+            if entry is not None:
+                self._emit("drained", state.link.name, f"{state.link.name}: drained by "
+                           f"{entry.user} since {entry.since}; left alone until undrained")
+            else:
+                self._emit("undrained", state.link.name,
+                           f"{state.link.name}: back in service; protected again")
+
     def _evaluate(self) -> None:
         now = time.monotonic()
+        self._check_drains(now)
         self._report_devices(now)
         powers, maps, amps = self._views(now)
         arming = (now - self._started < ARMING_SECONDS
@@ -390,6 +419,8 @@ class ProtectionController:
                   "protection": self.judge.span(link.protection, **readings)}
         with self._lock:
             state.lights = lights
+        if state.drained:  # out of service: its darkness is work in progress, not a failure
+            return None
         if not reachable or arming:
             state.loss_since = state.wtr_since = None
             return None
@@ -779,6 +810,7 @@ class ProtectionController:
                     "wait_to_restore_running_seconds": None if state.wtr_since is None
                     else round(now - state.wtr_since, 3),
                     "unavailable": state.unavailable,
+                    "drained": state.drained,
                 })
         return found
 

@@ -13,12 +13,19 @@ Rules so far:
   carries more than the device's ``max_switch_power_dbm`` (default +20 dBm,
   the input limit of common OCS units) sweeps a high-power beam across other
   ports and into the switch's optics.
+- Links: a change may not take an in-service link down (``link-in-service``,
+  from :mod:`msoctl.impact`): drain it first (``msoctl link drain``), or give
+  ``--force``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from msoctl.impact import Impact
 
 
 @dataclass(frozen=True)
@@ -26,6 +33,7 @@ class Violation:
     rule: str
     port: int | None
     message: str
+    link: str | None = None
 
 
 def ocs_switch_power(
@@ -75,3 +83,26 @@ def amp_als_timings(*, los_soak_seconds: float | None, restart_interval_seconds:
             f"restart pulses of {restart_pulse_seconds:g} s every {restart_interval_seconds:g} s "
             f"keep the output lit more than {MAX_RESTART_DUTY:.0%} of the time on a cut fiber"))
     return violations
+
+
+LINK_IN_SERVICE = "link-in-service"
+
+
+def links_taken_down(impacts: Iterable[Impact]) -> list[Violation]:
+    """In-service links the change would take down."""
+    return [Violation(LINK_IN_SERVICE, None,
+                      f"{impact.link} is in service and would go down ({impact.reason})",
+                      link=impact.link)
+            for impact in impacts if impact.effect == "down" and not impact.drained]
+
+
+def refusal(violations: list[Violation]) -> str:
+    """The one line a refusal prints: the first violation, how many more, and the way out."""
+    message = violations[0].message + (
+        f" (and {len(violations) - 1} more)" if len(violations) > 1 else "")
+    if violations[0].rule == LINK_IN_SERVICE:
+        links = sorted({v.link for v in violations if v.link})
+        return (f"{message}; drain it first ('msoctl link drain {' '.join(links[:1])}'"
+                + (f", and {len(links) - 1} more link(s)" if len(links) > 1 else "")
+                + ") or use --force (journaled)")
+    return f"{message}; use --force to override (journaled)"

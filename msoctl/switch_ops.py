@@ -32,10 +32,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from drivers.errors import DeviceError, ValidationError
+from drivers.errors import DeviceError, SafetyInterlock, ValidationError
 from drivers.switch.netconf import NetconfRejected, NetconfTarget, SwitchSession
 from drivers.switch.tree import Change, check
 from drivers.yamlfile import YamlFileError, load_file
+from msoctl import safety
+from msoctl.impact import Impact
 from msoctl.journal import Change as JournalChange
 from msoctl.journal import Journal, locked_change
 
@@ -69,8 +71,9 @@ class Outcome:
     """What happened on one device."""
 
     device: str
-    status: str = "ok"  # ok | pending | unchanged | cancelled | failed
+    status: str = "ok"  # ok | pending | unchanged | cancelled | refused | failed
     changes: list[Change] = field(default_factory=list)
+    impacts: list[Impact] = field(default_factory=list)
     persist_id: str | None = None
     error: str | None = None
     error_type: str | None = None
@@ -79,7 +82,9 @@ class Outcome:
 
     def as_dict(self) -> dict[str, Any]:
         return {"device": self.device, "status": self.status,
-                "changes": [c.as_dict() for c in self.changes], "persist_id": self.persist_id,
+                "changes": [c.as_dict() for c in self.changes if c.kind != "remove"],
+                "deletions": [c.as_dict() for c in self.changes if c.kind == "remove"],
+                "impact": [i.as_dict() for i in self.impacts], "persist_id": self.persist_id,
                 "error": self.error, "rpc_errors": self.rpc_errors,
                 "duration_seconds": round(self.seconds, 3)}
 
@@ -98,14 +103,45 @@ def _deadline(seconds: int) -> str:
     return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+ImpactOf = Callable[[str, list[Change]], list[Impact]]
+"""Switch name and its planned changes -> what they do to the inventory's links."""
+
+
+@dataclass(frozen=True)
+class Guard:
+    """What a switch change may do: delete configuration (``allow_delete``), change only
+    the leaves the WANT file names (``merge_only``), take an in-service link down
+    (``force``); ``impact_of`` works out the links each change touches."""
+
+    merge_only: bool = False
+    allow_delete: bool = False
+    force: bool = False
+    impact_of: ImpactOf | None = None
+
+
+def deletions(changes: Sequence[Change]) -> list[Change]:
+    """The changes that remove configuration present on the switch."""
+    return [c for c in changes if c.kind == "remove"]
+
+
+def deletion_refusal(device: str, removed: Sequence[Change]) -> str:
+    shown = ", ".join(c.path for c in removed[:3])
+    more = f" and {len(removed) - 3} more" if len(removed) > 3 else ""
+    return (f"the WANT file would delete {len(removed)} leaf(s) it does not name "
+            f"({shown}{more}); give --allow-delete to delete them, or --merge to change only "
+            "what the file names")
+
+
 class Fleet:
     """Applies one WANT tree to switches, journaled, each through :class:`SwitchSession`."""
 
     def __init__(self, journal: Journal, connect: Connect, *,
-                 session_factory: Callable[[NetconfTarget], SwitchSession] = SwitchSession):
+                 session_factory: Callable[[NetconfTarget], SwitchSession] = SwitchSession,
+                 guard: Guard | None = None):
         self.journal = journal
         self.connect = connect
         self.session = session_factory
+        self.guard = guard or Guard()
 
     # ---- apply ------------------------------------------------------------------------
 
@@ -135,7 +171,7 @@ class Fleet:
 
         if all_or_nothing:
             pending = [o for o in outcomes if o.status == "pending"]
-            if any(o.status == "failed" for o in outcomes):
+            if any(o.status in ("failed", "refused") for o in outcomes):
                 self._each([o.device for o in pending],
                            lambda name: self._settle(targets[name], outcome_of(name), CANCEL,
                                                      "all-or-nothing: another switch failed"),
@@ -161,13 +197,43 @@ class Fleet:
         outcome = Outcome(target.name)
         started = time.monotonic()
         token = f"msoctl-{uuid.uuid4().hex[:16]}"
+        guard = self.guard
         try:
             with locked_change(self.journal, device=target.name, action=APPLY,
                                want=source, want_sha256=digest, persist_id=token,
-                               confirm_timeout_seconds=timeout) as change:
-                with self.session(target) as first:
-                    applied = first.apply(want, confirm_timeout_seconds=timeout,
-                                          persist_id=token)
+                               confirm_timeout_seconds=timeout,
+                               merge_only=guard.merge_only) as change:
+
+                def check(changes: list[Change]) -> None:
+                    """Before the commit: no silent deletion, no in-service link down."""
+                    outcome.changes = changes
+                    if guard.impact_of is not None:
+                        outcome.impacts = guard.impact_of(target.name, changes)
+                    change.outcome["impact"] = [i.as_dict() for i in outcome.impacts]
+                    removed = deletions(changes)
+                    if removed and not guard.allow_delete:
+                        raise SafetyInterlock(deletion_refusal(target.name, removed),
+                                              device=target.name)
+                    violations = safety.links_taken_down(outcome.impacts)
+                    if violations and not guard.force:
+                        raise SafetyInterlock(safety.refusal(violations), device=target.name)
+                    for violation in violations:
+                        change.note("override", rule=violation.rule, reason=violation.message)
+                    if removed:
+                        change.note("deletions", paths=[c.path for c in removed])
+
+                try:
+                    with self.session(target) as first:
+                        applied = first.apply(want, confirm_timeout_seconds=timeout,
+                                              persist_id=token, merge_only=guard.merge_only,
+                                              check=check)
+                except SafetyInterlock as refused:  # nothing was committed
+                    outcome.status = change.status = "refused"
+                    outcome.error = refused.message
+                    outcome.error_type = type(refused).__name__
+                    change.outcome["reason"] = refused.message
+                    outcome.seconds = time.monotonic() - started
+                    return outcome
                 outcome.changes = applied.changes
                 change.outcome["changes"] = len(applied.changes)
                 change.outcome["method"] = applied.method

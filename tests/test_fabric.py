@@ -31,7 +31,8 @@ from tests.test_paths import INVENTORY
 MSOCTL = [sys.executable, "-c", "from msoctl.cli import main; main()"]
 
 WANT = {"switch": {"fast-cnp": {"enabled": True, "cnp-dscp": 48, "cnp-priority": 6},
-                   "ports": {"port": [{"name": "Ethernet1", "cable-length-meters": 30010,
+                   "ports": {"port": [{"name": "Ethernet1", "speed": "400G",
+                                       "cable-length-meters": 30010,
                                        "lossless-priorities": [3],
                                        "pfc": {"xoff-bytes": 23797850,
                                                "xon-bytes": 20480}}]}}}

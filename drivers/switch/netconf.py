@@ -41,7 +41,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -387,13 +387,17 @@ class SwitchSession:
 
     # ---- changing ---------------------------------------------------------------------
 
-    def plan(self, want: Mapping[str, Any]) -> Plan:
+    def plan(self, want: Mapping[str, Any], *, merge_only: bool = False) -> Plan:
         """What applying ``want`` would change; the server's own diff when it has a
-        candidate (validated there, so ``must`` violations show now). Changes nothing."""
-        config = to_xml(want, replace=REPLACED)
+        candidate (validated there, so ``must`` violations show now). Changes nothing.
+
+        ``merge_only``: change only the leaves ``want`` names (no node replaced whole,
+        so nothing it leaves out is deleted)."""
+        replaced = () if merge_only else REPLACED
+        config = to_xml(want, replace=replaced)
         if not self.capabilities.candidate:
             before = self.get_config("running")
-            after = merge(before, want, replace=REPLACED)
+            after = merge(before, want, replace=replaced)
             return Plan(before, after, diff(before, after), "local")
         with self._candidate_locked():
             self._edit("candidate", config)
@@ -406,22 +410,30 @@ class SwitchSession:
         return Plan(before, after, diff(before, after), "candidate")
 
     def apply(self, want: Mapping[str, Any], *, confirm_timeout_seconds: int = 120,
-              persist_id: str | None = None) -> Applied:
+              persist_id: str | None = None, merge_only: bool = False,
+              check: Callable[[list[Change]], None] | None = None) -> Applied:
         """Put ``want`` into running. With :confirmed-commit:1.1 and a ``persist_id`` the
         change is left pending (confirm or cancel it, from any session); otherwise it is
-        read back and confirmed (or rolled back) before this returns."""
+        read back and confirmed (or rolled back) before this returns.
+
+        ``merge_only`` as for :meth:`plan`. ``check`` is shown the changes before anything
+        is committed (or, without a candidate, written); whatever it raises (a refusal)
+        aborts the apply with the candidate discarded and running untouched."""
         if not 1 <= confirm_timeout_seconds <= 2**32 - 1:
             raise ValidationError("the confirm timeout is 1 s or more", device=self.name)
-        config = to_xml(want, replace=REPLACED)
+        replaced = () if merge_only else REPLACED
+        config = to_xml(want, replace=replaced)
         caps = self.capabilities
         if not caps.candidate:
-            return self._apply_running(want, config)
+            return self._apply_running(want, config, replaced, check)
         with self._candidate_locked():
             self._edit("candidate", config)
             try:
                 self._validate()
                 before = self.get_config("running")
                 changes = diff(before, self.get_config("candidate"))
+                if check is not None:
+                    check(changes)
                 if changes and caps.validate:
                     # netconfd 2.13 (yuma123) answers <ok/> to a commit that follows a
                     # <validate> and applies nothing; an edit in between avoids it. The
@@ -456,15 +468,19 @@ class SwitchSession:
         self.verify(want)
         return Applied(changes, "commit", pending=False)
 
-    def _apply_running(self, want: Mapping[str, Any], config: _Element) -> Applied:
+    def _apply_running(self, want: Mapping[str, Any], config: _Element,
+                       replaced: tuple[tuple[str, ...], ...],
+                       check: Callable[[list[Change]], None] | None) -> Applied:
         if not self.capabilities.writable_running:
             raise ValidationError("the server has neither :candidate nor :writable-running",
                                   device=self.name)
         with self._locked("running"):
             before = self.get_config("running")
-            changes = diff(before, merge(before, want, replace=REPLACED))
+            changes = diff(before, merge(before, want, replace=replaced))
             if not changes:
                 return Applied([], "none", pending=False)
+            if check is not None:
+                check(changes)
             self._edit("running", config)
             try:
                 self.verify(want)
