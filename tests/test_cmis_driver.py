@@ -24,8 +24,8 @@ from drivers.cmis.io import PagedIo, latched_bytes
 from drivers.cmis.module import CmisModule
 from drivers.cmis.pages import STANDARD_FIELDS
 from drivers.errors import (
+    DeviceRejected,
     DeviceTimeout,
-    ProtocolError,
     ValidationError,
     VerificationFailed,
 )
@@ -173,15 +173,18 @@ def test_reads_after_every_reset_never_return_page_00h_bytes(offset: int, length
             assert all(op.selected != (0, 0x00) for op in data_reads)
 
 
-def test_a_module_that_never_keeps_the_page_is_a_protocol_error() -> None:
+def test_a_module_that_never_keeps_the_page_has_refused_it() -> None:
+    """CMIS 5.x Page Mapping: a module that does not take a selection shows other select
+    bytes; selected twice in vain, the page is refused (DeviceRejected) and no byte of the
+    page that is there instead is returned or written."""
     pages = distinct_pages()
     bus, io = paged(pages)
     bus.ignore_select = True
-    with pytest.raises(ProtocolError):
+    with pytest.raises(DeviceRejected, match="does not select page 01h bank 0"):
         io.read(0x01, 128, 4)
-    with pytest.raises(ProtocolError):
+    with pytest.raises(DeviceRejected, match="read back bank 0 page 00h"):
         io.read(0x01, 200, 4)
-    with pytest.raises(ProtocolError):
+    with pytest.raises(DeviceRejected):
         io.write(B0, 147, b"\x0f\xa0")
     assert bus.page_bytes(0x00) == pages[0x00]  # nothing written to the wrong page
 

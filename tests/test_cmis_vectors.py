@@ -340,6 +340,8 @@ SPEC_FIELDS: tuple[tuple[str, int, int, int], ...] = (
     ("firmware_major", LOWER, 39, 1),
     ("firmware_minor", LOWER, 40, 1),
     ("fault_cause", LOWER, 41, 1),
+    ("media_type", LOWER, 85, 1),
+    ("applications", LOWER, 86, 32),  # descriptors 1-8, 4 bytes each
     ("bank_select", LOWER, 126, 1),
     ("page_select", LOWER, 127, 1),
     # page 00h
@@ -359,10 +361,18 @@ SPEC_FIELDS: tuple[tuple[str, int, int, int], ...] = (
     ("hardware_major", 0x01, 130, 1),
     ("hardware_minor", 0x01, 131, 1),
     ("supported_pages", 0x01, 142, 1),
+    ("dp_deinit_duration", 0x01, 144, 1),
+    ("dp_init_duration", 0x01, 144, 1),
+    ("controls_support", 0x01, 155, 1),
+    ("tx_flags_support", 0x01, 157, 1),
+    ("rx_flags_support", 0x01, 158, 1),
     ("module_monitor_support", 0x01, 159, 1),
     ("lane_monitor_support", 0x01, 160, 1),
     ("module_pwr_dn_duration", 0x01, 167, 1),
     ("module_pwr_up_duration", 0x01, 167, 1),
+    ("dp_tx_turn_off_duration", 0x01, 168, 1),
+    ("dp_tx_turn_on_duration", 0x01, 168, 1),
+    ("media_lane_assignment", 0x01, 176, 8),  # applications 1-8
     # page 02h: each group high alarm, low alarm, high warning, low warning, 2 bytes each
     *((f"{group}_{level}", 0x02, start + 2 * index, 2)
       for group, start in (("temperature", 128), ("vcc", 136), ("tx_power", 176),
@@ -375,13 +385,19 @@ SPEC_FIELDS: tuple[tuple[str, int, int, int], ...] = (
     ("apply_dp_init", 0x10, 143, 1),
     # page 11h
     ("data_path_state_lane1", 0x11, 128, 1),
+    ("data_path_states", 0x11, 128, 4),
     ("lane_flags", 0x11, 134, 20),
     ("flags_tx_fault", 0x11, 135, 1),
     ("flags_tx_los", 0x11, 136, 1),
     ("flags_rx_los", 0x11, 147, 1),
+    ("flags_rx_power_high_alarm", 0x11, 149, 1),
+    ("flags_rx_power_low_alarm", 0x11, 150, 1),
+    ("flags_rx_power_high_warning", 0x11, 151, 1),
+    ("flags_rx_power_low_warning", 0x11, 152, 1),
     ("tx_power_lane1", 0x11, 154, 2),
     ("tx_bias_lane1", 0x11, 170, 2),
     ("rx_power_lane1", 0x11, 186, 2),
+    ("active_control_set", 0x11, 206, 8),  # lanes 1-8
     # vendor page B0h (the docstring table of drivers/amp/vendor_page.py)
     ("input_power", B0, 128, 2),
     ("output_power", B0, 130, 2),
@@ -424,11 +440,15 @@ SPEC_BIT_MASKS = {
     "module_state": 0x0E, "interrupt_deasserted": 0x01, "power_class": 0xE0,
     "module_pwr_dn_duration": 0xF0, "module_pwr_up_duration": 0x0F,
     "data_path_state_lane1": 0x0F, "output_enable": 0x01, "mode": 0x06,
+    "dp_deinit_duration": 0xF0, "dp_init_duration": 0x0F,
+    "dp_tx_turn_off_duration": 0xF0, "dp_tx_turn_on_duration": 0x0F,
 }
 """Fields that are part of a byte: which bits (spec: 'bits 7-4', ...)."""
 
 SPEC_LATCHED = {"flags_module", "flags_temp_vcc", "flags_aux12", "flags_aux3_custom",
-                "lane_flags", "flags_tx_fault", "flags_tx_los", "flags_rx_los", "amp_flags"}
+                "lane_flags", "flags_tx_fault", "flags_tx_los", "flags_rx_los",
+                "flags_rx_power_high_alarm", "flags_rx_power_low_alarm",
+                "flags_rx_power_high_warning", "flags_rx_power_low_warning", "amp_flags"}
 """Latched, clear-on-read fields: bytes 8-11, page 11h 134-153, B0h 224."""
 
 SPEC_WRITABLE = {"module_control", "masks", "bank_select", "page_select", "data_path_deinit",
