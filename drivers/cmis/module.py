@@ -17,6 +17,7 @@ from typing import Any
 
 from drivers.cmis import codes
 from drivers.cmis.advertisement import (
+    ALWAYS_PAGED,
     Advertisement,
     PageSet,
     bit_names,
@@ -143,6 +144,7 @@ class CmisModule:
         self._identity: ModuleIdentity | None = None
         self._durations: Durations | None = None
         self._pages: PageSet | None = None
+        self._flat: bool | None = None
         self._extra_pages = frozenset(f.page for f in extra_fields if f.page != LOWER)
 
     def close(self) -> None:
@@ -167,40 +169,54 @@ class CmisModule:
                 values[item.name] = item.decode(data, block.start)
         return values
 
-    def read_raw(self, page: int, offset: int, length: int) -> bytes:
-        self.check_page(page)
+    def read_raw(self, page: int, offset: int, length: int, *, bank: int = 0) -> bytes:
+        self.check_page(page, bank)
         with self._named():
-            return self.io.read(page, offset, length)
+            return self.io.read(page, offset, length, bank=bank)
 
-    def write_raw(self, page: int, offset: int, data: bytes) -> None:
-        self.check_page(page)
+    def write_raw(self, page: int, offset: int, data: bytes, *, bank: int = 0) -> None:
+        self.check_page(page, bank)
         with self._named():
-            self.io.write(page, offset, data)
+            self.io.write(page, offset, data, bank=bank)
 
     # ---- which pages exist ------------------------------------------------------------
 
     def pages(self) -> PageSet:
         """The pages the module has: lower byte 2 (flat or paged), then page 01h byte 142
         (CMIS 5.2 section 8.4), plus the pages of ``extra_fields``. Read once, kept until a
-        reset.
-
-        A transport cannot always tell another page's bytes from the requested ones (optoe
-        selects pages in the kernel and does not check what the module selected), so the
-        driver asks for no page the module does not advertise.
-        """
+        reset."""
         if self._pages is None:
-            with self._named():
-                flat = self.io.read(LOWER, lower.FLAT_MEMORY.offset, 1)[0] & lower.FLAT_MEMORY.mask
-                supported = None if flat else self.io.read(
-                    page01.P, page01.SUPPORTED_PAGES.offset, 1)[0]
-            self._pages = page_set(flat=bool(flat), supported_pages=supported,
+            flat = self._flat_memory()
+            supported = None
+            if not flat:
+                with self._named():
+                    supported = self.io.read(page01.P, page01.SUPPORTED_PAGES.offset, 1)[0]
+            self._pages = page_set(flat=flat, supported_pages=supported,
                                    extra=self._extra_pages)
         return self._pages
 
+    def _flat_memory(self) -> bool:
+        if self._flat is None:
+            with self._named():
+                byte = self.io.read(LOWER, lower.FLAT_MEMORY.offset, 1)[0]
+            self._flat = bool(byte & lower.FLAT_MEMORY.mask)
+        return self._flat
+
     def check_page(self, page: int, bank: int = 0) -> None:
         """Raise ValidationError, before any byte of it is read or written, for a page (or
-        bank) the module does not advertise. Lower memory and page 00h always exist."""
+        bank) the module does not have.
+
+        A transport cannot always tell another page's bytes from the requested ones: optoe
+        selects pages in the kernel and does not check what the module selected, and a
+        module shows page 00h in place of a page it refuses. So the driver asks for no page
+        the module does not advertise. Lower memory and page 00h always exist; the pages
+        every paged module has and the pages of ``extra_fields`` need only lower byte 2
+        (paged memory); any other page or bank is looked up on page 01h byte 142.
+        """
         if page == LOWER or (page == 0x00 and bank == 0):
+            return
+        if not self._flat_memory() and bank == 0 and (
+                page in ALWAYS_PAGED or page in self._extra_pages):
             return
         known = self.pages()
         if not known.has(page, bank):
@@ -405,14 +421,14 @@ class CmisModule:
         """Software reset; wait for the module to come back and reach a steady state."""
         control = self.read_fields([lower.MODULE_CONTROL])["module_control"]
         base = control if isinstance(control, int) else 0
+        durations = self.durations()  # now: the module does not answer while it resets
         self.write_raw(LOWER, lower.MODULE_CONTROL.offset,
                        bytes(((base | lower.SOFTWARE_RESET) & 0xFF,)))
         forget = getattr(self.io, "forget_page", None)
         if callable(forget):
             forget()
         self._identity = None
-        self._pages = None
-        durations = self.durations()
+        self._pages = self._flat = None
         return self.wait_for_state({"ModuleReady", "ModuleLowPwr", "ModuleFault"},
                                    durations.power_down_seconds + durations.power_up_seconds,
                                    tolerate_errors=True)
