@@ -328,6 +328,26 @@ def test_temperature_and_vcc_flags_latch_against_page_02h(bench: Bench) -> None:
     assert bench.bus.read(9, 1)[0] == 0xA0  # Vcc low alarm and low warning
 
 
+def test_rx_power_flags_latch_against_the_page_02h_thresholds(bench: Bench) -> None:
+    """CMIS 5.2 page 11h bytes 149-152 (lane 1 Rx power high/low alarm and warning, latched)
+    against the page 02h Rx power thresholds (bytes 192-199): a dark input is below the low
+    alarm; -10 dBm is within every limit, so the flags stay clear once read."""
+    bench.light(None)
+    bench.advance(0.01)
+    assert bench.raw(page11.FLAGS_RX_POWER_LOW_ALARM) == b"\x01"
+    assert bench.raw(page11.FLAGS_RX_POWER_LOW_WARNING) == b"\x01"
+    assert bench.raw(page11.FLAGS_RX_POWER_HIGH_ALARM) == b"\x00"
+    bench.light(-10.0)
+    bench.clear_flags()
+    bench.advance(0.01)
+    for flag in (page11.FLAGS_RX_POWER_LOW_ALARM, page11.FLAGS_RX_POWER_LOW_WARNING,
+                 page11.FLAGS_RX_POWER_HIGH_ALARM, page11.FLAGS_RX_POWER_HIGH_WARNING):
+        assert bench.raw(flag) == b"\x00", flag.name
+    bench.light(5.0)  # above the +3 dBm high alarm
+    bench.advance(0.01)
+    assert bench.raw(page11.FLAGS_RX_POWER_HIGH_ALARM) == b"\x01"
+
+
 def test_vendor_flags_latch_clear_on_read_and_relatch_while_the_condition_lasts(
         bench: Bench) -> None:
     assert bench.read(vendor.AMP_FLAGS) == 0

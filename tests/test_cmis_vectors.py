@@ -28,6 +28,7 @@ import pytest
 from drivers.amp import types as amp_types
 from drivers.amp import vendor_page as vp
 from drivers.amp.driver import AmpDriver
+from drivers.cmis import advertisement as cmis_advertisement
 from drivers.cmis import module as cmis_module
 from drivers.cmis.fields import LOWER, Field
 from drivers.cmis.image import ImageIo
@@ -190,6 +191,9 @@ def roots(module: CmisModule, amp: AmpDriver) -> dict[str, Callable[[], Any]]:
         "durations": module.durations,
         "thresholds": module.thresholds,
         "flags": module.read_and_clear_flags,
+        "advertisement": module.advertisement,
+        "lanes": module.lanes,
+        "amp.path": amp.optical_path,
         "amp.status": amp.status,
         "amp.capabilities": amp.capabilities,
         "amp.settings": amp.settings,
@@ -213,6 +217,10 @@ def resolve(path: str, getters: dict[str, Callable[[], Any]]) -> Any:
         elif dataclasses.is_dataclass(value) and part in {f.name for f in
                                                           dataclasses.fields(value)}:
             value = getattr(value, part)
+        elif isinstance(value, tuple) and part.isdigit():
+            if int(part) >= len(value):
+                raise KeyError(f"{path}: no item {part} in {len(value)}")
+            value = value[int(part)]
         else:
             raise KeyError(f"{path}: {type(value).__name__} has no field {part!r}")
     return value
@@ -271,6 +279,7 @@ def test_several_whole_module_vectors_decode_through_amp_status() -> None:
 def test_vectors_cover_every_decoded_getter() -> None:
     paths = {e.path for v in ALL_VECTORS for e in v.expects}
     for root in ("identity.", "status.", "durations.", "thresholds.", "flags.",
+                 "advertisement.", "lanes.", "amp.path.",
                  "amp.status.module.", "amp.status.identity.", "amp.status.settings.",
                  "amp.status.monitors.", "amp.capabilities.", "amp.settings.", "amp.flags."):
         assert any(p.startswith(root) for p in paths), root
@@ -278,8 +287,12 @@ def test_vectors_cover_every_decoded_getter() -> None:
     for prefix, cls in (("identity.", "ModuleIdentity"), ("status.", "ModuleStatus"),
                         ("amp.status.settings.", "AmpSettings"),
                         ("amp.status.monitors.", "AmpMonitors"),
-                        ("amp.capabilities.", "AmpCapabilities")):
-        kind = getattr(cmis_module, cls, None) or getattr(amp_types, cls)
+                        ("amp.capabilities.", "AmpCapabilities"),
+                        ("advertisement.", "Advertisement"), ("lanes.", "LaneStatus"),
+                        ("amp.path.", "AmpPath"),
+                        ("advertisement.applications.0.", "Application")):
+        kind = (getattr(cmis_module, cls, None) or getattr(cmis_advertisement, cls, None)
+                or getattr(amp_types, cls))
         missing = {f.name for f in dataclasses.fields(kind)} - {
             p[len(prefix):] for p in paths if p.startswith(prefix)}
         assert not missing, f"{cls} fields no vector checks: {sorted(missing)}"
