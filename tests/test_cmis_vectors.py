@@ -1,11 +1,11 @@
 """Golden CMIS vectors (tests/vectors/cmis_*.txt) and an independent field list.
 
-DESIGN.md: every spec table is checked against vectors written from the
+Every spec table is checked against vectors written from the
 specification itself. The module images in tests/vectors/ are written byte by
-byte from REFERENCE.md (CMIS) and the vendor page's docstring table, put behind
+byte from CMIS 5.x (OIF-CMIS-05.2) and the vendor page's docstring table, put behind
 :class:`drivers.cmis.image.ImageIo` and decoded by the real planning, reading
 and decoding of :class:`CmisModule` and :class:`AmpDriver` -- no decoded read is
-mocked (STYLE.md item 4). The file format is described at the top of
+mocked. The file format is described at the top of
 tests/vectors/cmis_module.txt.
 
 :data:`SPEC_FIELDS` restates, from the same sources and not from the tables,
@@ -331,7 +331,7 @@ def test_vector_format_reads_text_hex_comments_and_bases(tmp_path: Path) -> None
 B0 = vp.PAGE
 
 SPEC_FIELDS: tuple[tuple[str, int, int, int], ...] = (
-    # lower memory (REFERENCE.md, CMIS): name, page, first byte, size
+    # lower memory (CMIS 5.2 section 8.2): name, page, first byte, size
     ("identifier", LOWER, 0, 1),
     ("revision_major", LOWER, 1, 1),
     ("revision_minor", LOWER, 1, 1),
