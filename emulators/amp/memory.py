@@ -28,8 +28,8 @@ bytes 128-255 written in the same transaction still go to the page selected
 when it began. A selection the module does not have (a page not
 implemented, any bank but 0) is not accepted: both select bytes fall back to
 bank 0, page 00h -- the rule SFF-8636 states for its page select byte, which
-CMIS modules keep -- and a host that reads 126-127 back sees that its page
-was refused. Upper memory then shows page 00h, which is why a host must check
+this module follows under CMIS too -- and a host that reads 126-127 back sees
+that its page was refused. Upper memory then shows page 00h, which is why a host must check
 the select bytes (or the pages the module advertises) before it trusts bytes
 128-255.
 
