@@ -1,4 +1,4 @@
-"""Amplifier changes as operations: settings (gain ramped) and the ALS restart.
+"""Amplifier changes as operations: settings (gain ramped), Tx disable, the ALS restart.
 
 Used by ``msoctl amp set|restart`` and by ``msoctl fabric apply``, so both obey the
 same rules: targets outside the module's advertised ranges are refused (and the
@@ -9,17 +9,20 @@ back; the change is journaled under the device's lock.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from drivers.amp.driver import AmpDriver
-from drivers.amp.types import AmpSettings
-from drivers.errors import ValidationError
+from drivers.amp.types import AmpPath, AmpSettings
+from drivers.errors import SafetyInterlock, ValidationError
+from msoctl import safety
 from msoctl.inventory import Device
 from msoctl.journal import Journal, locked_change
 
 SET = "amp.set"
 RESTART = "amp.restart"
+TX = "amp.tx"
 
 
 @dataclass
@@ -116,3 +119,55 @@ def restart_amplifier(journal: Journal, device: str, driver: AmpDriver,
         state = driver.status().monitors.als_state
         change.outcome["als_state"] = state
     return state
+
+
+@dataclass
+class TxResult:
+    before: AmpPath
+    after: AmpPath
+    output_power_dbm: float | None  # the output monitor read just after
+    overrides: list[safety.Violation] = field(default_factory=list)
+
+
+def set_tx(journal: Journal, device: str, driver: AmpDriver, *, disabled: bool,
+           override_laser_safety: bool = False,
+           overrides: Sequence[safety.Violation] = (), **context: Any) -> TxResult:
+    """Disable (``disabled``) or enable the amplifier's Tx output, journaled: the intent
+    before the write, the state read back after it.
+
+    Off is always allowed. On is refused (SafetyInterlock, journaled with exit code 3)
+    while ALS as the module holds it would not shut the output on a cut fiber, unless
+    ``override_laser_safety``, which is journaled with the change. ``overrides`` are other
+    rules the caller was told to override (a link taken down), noted the same way. Raises
+    ValidationError when the module does not advertise Tx disable.
+    """
+    before = driver.optical_path()
+    violations: list[safety.Violation] = []
+    if not disabled:
+        als = driver.settings()
+        violations = safety.amp_output_on(
+            als_mode=als.als_mode, los_soak_seconds=als.als_los_soak_seconds,
+            restart_interval_seconds=als.als_restart_interval_seconds,
+            restart_pulse_seconds=als.als_restart_pulse_seconds)
+        if violations and not override_laser_safety:
+            journal.refuse(device=device, action=TX, reason=violations[0].message,
+                           exit_code=3, rule=violations[0].rule, tx="on", **context)
+            raise SafetyInterlock(f"{violations[0].message}; use --override-laser-safety to "
+                                  "do it anyway (journaled)", device=device)
+    def found() -> dict[str, Any]:
+        now = driver.optical_path()
+        return {"state": "applied" if now.tx_disabled == disabled else "not applied",
+                "tx_disabled": now.tx_disabled, "data_path_state": now.data_path_state}
+
+    with locked_change(journal, device=device, action=TX, tx="off" if disabled else "on",
+                       before={"tx_disabled": before.tx_disabled,
+                               "data_path_state": before.data_path_state},
+                       read_back=found, **context) as change:
+        for violation in [*overrides, *violations]:
+            change.note("override", rule=violation.rule, reason=violation.message)
+        after = driver.set_tx_disabled(disabled)
+        output = driver.status().monitors.output_power_dbm
+        change.outcome.update(tx_disabled=after.tx_disabled,
+                              data_path_state=after.data_path_state,
+                              output_power_dbm=output)
+    return TxResult(before, after, output, violations)

@@ -9,11 +9,11 @@ from typing import Any
 import click
 
 from drivers.amp.driver import AmpDriver
-from drivers.amp.types import AmpStatus
+from drivers.amp.types import AmpPath, AmpStatus
 from drivers.cmis.fields import LOWER
 from drivers.errors import SafetyInterlock, ValidationError
 from msoctl import impact, safety
-from msoctl.amp_ops import restart_amplifier, set_amplifier
+from msoctl.amp_ops import restart_amplifier, set_amplifier, set_tx
 from msoctl.cli import Context, pass_context
 from msoctl.impact import Impact
 from msoctl.inventory import Device
@@ -23,7 +23,7 @@ from msoctl.output import cell, emit_json, fields, output_option, table
 
 @click.group()
 def amp() -> None:
-    """Optical amplifiers: gain, power, ALS, flags, thresholds, raw pages."""
+    """Optical amplifiers: gain, power, Tx disable, ALS, flags, thresholds, raw pages."""
 
 
 @contextmanager
@@ -35,8 +35,11 @@ def _driver(ctx: Context, name: str) -> Iterator[tuple[Device, AmpDriver]]:
         driver.close()
 
 
-def status_document(name: str, status: AmpStatus, driver: AmpDriver) -> dict[str, Any]:
+def status_document(name: str, status: AmpStatus, driver: AmpDriver,
+                    path: AmpPath | None = None) -> dict[str, Any]:
+    """The ``amp status`` document; ``path`` (Tx disable, data path) is read if not given."""
     caps = driver.capabilities()
+    path = path or driver.optical_path()
     s, m, i = status.settings, status.monitors, status.identity
     return {
         "device": name,
@@ -58,6 +61,8 @@ def status_document(name: str, status: AmpStatus, driver: AmpDriver) -> dict[str
         "target_tilt_db": s.target_tilt_db,
         "mode": s.mode,
         "output_enabled": s.output_enabled,
+        "tx_disabled": path.tx_disabled,
+        "data_path_state": path.data_path_state,
         "gain_min_db": caps.gain_min_db,
         "gain_max_db": caps.gain_max_db,
         "output_power_max_dbm": caps.output_power_max_dbm,
@@ -94,6 +99,8 @@ def status(ctx: Context, device: str, output: str) -> None:
                    f"firmware {d['firmware']}, CMIS {d['cmis_revision']}"),
         ("temperature", f"{cell(d['temperature_celsius'], 1)} °C, Vcc {cell(d['vcc_volts'])} V"),
         ("mode", f"{mode}, output {'enabled' if d['output_enabled'] else 'disabled'}"),
+        ("Tx", f"{_tx_word(d['tx_disabled'])} (page 10h), data path "
+               f"{d['data_path_state'] or '-'}"),
         ("target gain", f"{cell(d['target_gain_db'])} dB (range {cell(d['gain_min_db'])}.."
                         f"{cell(d['gain_max_db'])} dB)"),
         ("target output", f"{cell(d['target_output_power_dbm'])} dBm "
@@ -116,6 +123,48 @@ def amp_impacts(ctx: Context, name: str, effect: str, reason: str) -> list[Impac
     of the OCS at their ends)."""
     return impact.worst_first(impact.amplifier(ctx.inventory, name, effect, reason,
                                                ctx.read_map, ctx.drained()))
+
+
+def _tx_word(disabled: bool | None) -> str:
+    return {True: "disabled", False: "enabled", None: "-"}[disabled]
+
+
+@amp.command()
+@click.argument("device")
+@click.argument("state", type=click.Choice(["off", "on"]))
+@click.option("--override-laser-safety", is_flag=True,
+              help="Turn the output on even though ALS would not shut it on a cut fiber "
+                   "(journaled).")
+@click.option("--dry-run", is_flag=True, help="Show the links it darkens; write nothing.")
+@click.option("--force", is_flag=True,
+              help="Turn the output off although it darkens an in-service link (journaled).")
+@pass_context
+def tx(ctx: Context, device: str, state: str, override_laser_safety: bool, dry_run: bool,
+       force: bool) -> None:
+    """Tx output disable (CMIS page 10h): off darkens the output, on lights it again.
+
+    Turning it off is refused (exit 3) while it would take an in-service link down
+    (drain the link first, or --force). Turning it on is refused (exit 3) while ALS is
+    disabled or set so that it would keep the output lit into a cut fiber, unless
+    --override-laser-safety.
+    """
+    impacts = (amp_impacts(ctx, device, "down", "Tx disabled: no output") if state == "off"
+               else amp_impacts(ctx, device, "restored", "Tx enabled: its output comes back"))
+    click.echo(impact.describe(impacts))
+    if dry_run:
+        click.echo("dry run: nothing was written")
+        return
+    overrides = impact.enforce(impacts, journal=ctx.journal, device=device, action="amp.tx",
+                               force=force)
+    with _driver(ctx, device) as (_, driver):
+        result = set_tx(ctx.journal, device, driver, disabled=state == "off",
+                        override_laser_safety=override_laser_safety, overrides=overrides,
+                        impact=[i.as_dict() for i in impacts])
+    for violation in result.overrides:
+        click.echo(f"warning: safety override: {violation.message}")
+    click.echo(f"{device}: Tx {_tx_word(result.after.tx_disabled)}, data path "
+               f"{result.after.data_path_state or '-'}, output "
+               f"{cell(result.output_power_dbm)} dBm (read back)")
 
 
 def _pick(wanted: float | None, current: float | None) -> float | None:

@@ -9,6 +9,9 @@ Rules so far:
   the output stays lit into a cut fiber (``amp_als_timings``: soak at most 1 s,
   restart pulses lit at most a tenth of the time). Gain outside the
   module's advertised range is refused as bad input before anything is sent.
+  Turning the output back on (Tx disable cleared, ``amp_output_on``) is refused
+  while ALS would not shut it on a cut fiber: the same rules, applied to the
+  ALS settings the module holds. Turning the output off is always safe.
 - OCS: switching a port (making, moving or breaking its connection) while it
   carries more than the device's ``max_switch_power_dbm`` (default +20 dBm,
   the input limit of common OCS units) sweeps a high-power beam across other
@@ -83,6 +86,23 @@ def amp_als_timings(*, los_soak_seconds: float | None, restart_interval_seconds:
             f"restart pulses of {restart_pulse_seconds:g} s every {restart_interval_seconds:g} s "
             f"keep the output lit more than {MAX_RESTART_DUTY:.0%} of the time on a cut fiber"))
     return violations
+
+
+def amp_output_on(*, als_mode: str | None, los_soak_seconds: float | None,
+                  restart_interval_seconds: float | None,
+                  restart_pulse_seconds: float | None) -> list[Violation]:
+    """Lighting an amplifier's output into its span is safe only while ALS, as the module
+    holds it now, would shut the output if the fiber were cut."""
+    if als_mode is None:
+        return [Violation("amp-output-on-als-unknown", None,
+                          "the module's ALS mode cannot be read, so nothing says the output "
+                          "would shut on a fiber cut")]
+    found = [*amp_als_mode(als_mode), *amp_als_timings(
+        los_soak_seconds=los_soak_seconds, restart_interval_seconds=restart_interval_seconds,
+        restart_pulse_seconds=restart_pulse_seconds)]
+    return [Violation(f"amp-output-on:{v.rule}", v.port,
+                      f"turning the output on with ALS as it is set: {v.message}")
+            for v in found]
 
 
 LINK_IN_SERVICE = "link-in-service"

@@ -182,15 +182,28 @@ def test_rw_bytes_are_stored_and_wo_bytes_read_zero(bench: Bench) -> None:
     assert bench.read(vendor.ALS_COMMAND) == 0
 
 
-def test_an_unsupported_page_or_bank_select_is_refused(bench: Bench) -> None:
+def test_an_unsupported_page_or_bank_select_falls_back_to_page_00h(bench: Bench) -> None:
+    """CMIS 5.x Page Mapping (section 8.2.15 of CMIS 5.3): bank and page are written in one
+    write, the bank is acted on with the page. A selection the module does not have is not
+    accepted: both select bytes fall back to bank 0, page 00h, and upper memory shows page
+    00h -- never the page asked for, never the one selected before."""
+    bench.select(0x00)
+    page_00h = bench.bus.read(128, 128)  # identity: no latched and no live byte
+    for write in (b"\x03", b"\x20", b"\x9f", b"\xff"):  # pages the module lacks
+        bench.select(0x11)
+        bench.bus.write(127, write)
+        assert bench.bus.read(126, 2) == b"\x00\x00"
+        assert bench.bus.read(128, 128) == page_00h
     bench.select(0x11)
-    bench.bus.write(127, b"\x03")  # page 03h is not implemented
-    assert bench.bus.read(126, 2) == b"\x00\x11"
-    bench.bus.write(126, b"\x01\x10")  # bank 1 refused; page 10h taken
-    assert bench.bus.read(126, 2) == b"\x00\x10"
+    bench.bus.write(126, b"\x01\x10")  # bank 1 of page 10h: the module has bank 0 only
+    assert bench.bus.read(126, 2) == b"\x00\x00"
+    bench.bus.write(126, b"\x01")  # a bank alone waits for the page select ...
+    assert bench.bus.read(126, 2) == b"\x01\x00"
+    bench.bus.write(127, b"\x11")  # ... and is refused with it
+    assert bench.bus.read(126, 2) == b"\x00\x00"
     for page in PAGES:
-        bench.select(page)
-        assert bench.bus.read(127, 1) == bytes((page,))
+        bench.bus.write(126, bytes((0, page)))
+        assert bench.bus.read(126, 2) == bytes((0, page))
 
 
 def test_reads_run_from_lower_into_the_selected_page_and_wrap_past_255(bench: Bench) -> None:
@@ -226,7 +239,7 @@ def test_host_writes_never_change_read_only_or_reserved_bytes(offset: int, data:
         memory.poke(page, low, bytes(range(1, 129)))
     before = {page: memory.peek(page, 0 if page == LOWER else 128, 128) for page in PAGES}
     before[LOWER] = memory.peek(LOWER, 0, 128)
-    memory.poke(LOWER, 126, b"\x00\xb0")
+    memory.host_write(126, b"\x00\xb0")
     memory.host_write(offset, data)
     for (page, byte), access in memory.access.items():
         if access.kind in ("ro", "cor"):
@@ -313,6 +326,26 @@ def test_temperature_and_vcc_flags_latch_against_page_02h(bench: Bench) -> None:
     assert bench.bus.read(9, 1) == b"\x00"
     bench.amp.supply_volts = 2.9
     assert bench.bus.read(9, 1)[0] == 0xA0  # Vcc low alarm and low warning
+
+
+def test_rx_power_flags_latch_against_the_page_02h_thresholds(bench: Bench) -> None:
+    """CMIS 5.2 page 11h bytes 149-152 (lane 1 Rx power high/low alarm and warning, latched)
+    against the page 02h Rx power thresholds (bytes 192-199): a dark input is below the low
+    alarm; -10 dBm is within every limit, so the flags stay clear once read."""
+    bench.light(None)
+    bench.advance(0.01)
+    assert bench.raw(page11.FLAGS_RX_POWER_LOW_ALARM) == b"\x01"
+    assert bench.raw(page11.FLAGS_RX_POWER_LOW_WARNING) == b"\x01"
+    assert bench.raw(page11.FLAGS_RX_POWER_HIGH_ALARM) == b"\x00"
+    bench.light(-10.0)
+    bench.clear_flags()
+    bench.advance(0.01)
+    for flag in (page11.FLAGS_RX_POWER_LOW_ALARM, page11.FLAGS_RX_POWER_LOW_WARNING,
+                 page11.FLAGS_RX_POWER_HIGH_ALARM, page11.FLAGS_RX_POWER_HIGH_WARNING):
+        assert bench.raw(flag) == b"\x00", flag.name
+    bench.light(5.0)  # above the +3 dBm high alarm
+    bench.advance(0.01)
+    assert bench.raw(page11.FLAGS_RX_POWER_HIGH_ALARM) == b"\x01"
 
 
 def test_vendor_flags_latch_clear_on_read_and_relatch_while_the_condition_lasts(

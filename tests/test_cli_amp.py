@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 
+from emulators.amp.als import NORMAL
 from emulators.lab import Lab
+from emulators.optics.model import NO_LIGHT_DBM
 from msoctl.journal import Journal
-from tests.conftest import Msoctl, Result, wait_until
+from tests.conftest import Msoctl, Result, restart_amplifier, wait_until
 
 STATUS_KEYS = {"device", "module_state", "vendor", "part_number", "serial",
                "temperature_celsius", "input_power_dbm", "output_power_dbm", "gain_db",
@@ -205,3 +207,54 @@ def test_als_timings_that_defeat_als_need_the_override(
     forced = msoctl("amp", "als", "amp-1", *args, "--override-laser-safety")
     assert forced.code == 0, forced.err
     assert [r["event"] for r in _journal(lab)] == ["refused", "intent", "override", "result"]
+
+
+def test_tx_off_darkens_the_span_and_on_lights_it_journaled(msoctl: Msoctl, lab: Lab) -> None:
+    """CMIS 5.2 page 10h byte 130 (Tx output disable), advertised on page 01h byte 155 bit
+    1: ``amp tx off`` leaves no light on the span at once, the data path stays DPActivated;
+    ``amp tx on`` lights it again. Each change is journaled: the intent before it is sent,
+    the state read back after."""
+    amp = lab.amps["amp-1"]
+    _light_span_1(lab)
+    restart_amplifier(lab, "amp-1")
+    wait_until(lambda: amp.als_state == NORMAL and amp.output_dbm > 0.0, "amp-1 lit")
+    off = msoctl("amp", "tx", "amp-1", "off")
+    assert off.code == 0, off.err
+    assert amp.output_dbm == NO_LIGHT_DBM
+    assert "Tx disabled, data path DPActivated" in off.out and "(read back)" in off.out
+    status = json.loads(msoctl("amp", "status", "amp-1", "-o", "json").out)
+    assert (status["tx_disabled"], status["data_path_state"]) == (True, "DPActivated")
+    assert status["als_state"] == "output-disabled"
+    assert "Tx" in msoctl("amp", "status", "amp-1").out
+    on = msoctl("amp", "tx", "amp-1", "on")
+    assert on.code == 0, on.err
+    wait_until(lambda: amp.output_dbm > 0.0, "amp-1 lit again")
+    records = [r for r in _journal(lab) if r["action"] == "amp.tx"]
+    assert [r["event"] for r in records] == ["intent", "result", "intent", "result"]
+    intent_off, result_off, intent_on, result_on = records
+    assert (intent_off["tx"], intent_on["tx"]) == ("off", "on")
+    assert intent_off["before"] == {"tx_disabled": False, "data_path_state": "DPActivated"}
+    assert result_off["status"] == "ok" and result_off["tx_disabled"] is True
+    assert result_on["status"] == "ok" and result_on["tx_disabled"] is False
+
+
+def test_tx_on_with_als_disabled_needs_the_override(msoctl: Msoctl, lab: Lab) -> None:
+    """Laser safety (ITU-T G.664 ALS): lighting the output while ALS would not shut it on a
+    cut fiber is refused (exit 3, journaled) unless overridden; turning it off never is."""
+    assert msoctl("amp", "tx", "amp-1", "off").code == 0
+    forced = msoctl("amp", "als", "amp-1", "--mode", "disabled", "--override-laser-safety")
+    assert forced.code == 0, forced.err
+    refused = msoctl("amp", "tx", "amp-1", "on")
+    assert refused.code == 3
+    line = _one_error_line(refused)
+    assert "ALS" in line and "--override-laser-safety" in line
+    status = json.loads(msoctl("amp", "status", "amp-1", "-o", "json").out)
+    assert status["tx_disabled"] is True
+    allowed = msoctl("amp", "tx", "amp-1", "on", "--override-laser-safety")
+    assert allowed.code == 0, allowed.err
+    assert "safety override" in allowed.out
+    assert json.loads(msoctl("amp", "status", "amp-1", "-o", "json").out)["tx_disabled"] is False
+    tx = [r for r in _journal(lab) if r["action"] == "amp.tx"]
+    assert [r["event"] for r in tx] == ["intent", "result", "refused", "intent", "override",
+                                        "result"]
+    assert tx[2]["exit_code"] == 3 and tx[2]["rule"].startswith("amp-output-on")

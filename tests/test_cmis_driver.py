@@ -24,8 +24,8 @@ from drivers.cmis.io import PagedIo, latched_bytes
 from drivers.cmis.module import CmisModule
 from drivers.cmis.pages import STANDARD_FIELDS
 from drivers.errors import (
+    DeviceRejected,
     DeviceTimeout,
-    ProtocolError,
     ValidationError,
     VerificationFailed,
 )
@@ -173,15 +173,18 @@ def test_reads_after_every_reset_never_return_page_00h_bytes(offset: int, length
             assert all(op.selected != (0, 0x00) for op in data_reads)
 
 
-def test_a_module_that_never_keeps_the_page_is_a_protocol_error() -> None:
+def test_a_module_that_never_keeps_the_page_has_refused_it() -> None:
+    """CMIS 5.x Page Mapping: a module that does not take a selection shows other select
+    bytes; selected twice in vain, the page is refused (DeviceRejected) and no byte of the
+    page that is there instead is returned or written."""
     pages = distinct_pages()
     bus, io = paged(pages)
     bus.ignore_select = True
-    with pytest.raises(ProtocolError):
+    with pytest.raises(DeviceRejected, match="does not select page 01h bank 0"):
         io.read(0x01, 128, 4)
-    with pytest.raises(ProtocolError):
+    with pytest.raises(DeviceRejected, match="read back bank 0 page 00h"):
         io.read(0x01, 200, 4)
-    with pytest.raises(ProtocolError):
+    with pytest.raises(DeviceRejected):
         io.write(B0, 147, b"\x0f\xa0")
     assert bus.page_bytes(0x00) == pages[0x00]  # nothing written to the wrong page
 
@@ -487,3 +490,25 @@ def test_a_module_that_never_changes_state_times_out_on_the_advertised_duration(
     with pytest.raises(DeviceTimeout):
         module.set_low_power(True)
     assert 0.1 <= now[0] <= 0.1 * 1.5 + 0.05 + 0.011  # advertised 100 ms, plus the margin
+
+
+# ---- pages the module does not have ----------------------------------------------------------
+
+
+def test_a_flat_memory_module_is_asked_for_no_upper_page_but_00h() -> None:
+    """CMIS 5.2 section 8.2 (lower byte 2 bit 7, flat memory): a flat module has page 00h
+    only, so the driver reads no other page -- not even page 01h to look for more -- and
+    says so before a byte goes out."""
+    pages = amp_image()
+    flat_lower = bytearray(pages[LOWER])
+    flat_lower[2] |= 0x80
+    events: list[tuple[str, object]] = []
+    io = RecordingImageIo({**pages, LOWER: bytes(flat_lower)}, events)
+    module = CmisModule(io, name="amp-1", extra_fields=vp.FIELDS)
+    before = io.stats.transactions
+    for page in (0x01, 0x02, 0x11, B0):
+        with pytest.raises(ValidationError, match="flat memory: 00h"):
+            module.read_raw(page, 128, 4)
+    assert io.stats.transactions - before == 1  # lower byte 2, once
+    assert module.read_raw(0x00, 129, 4) == pages[0x00][1:5]
+    assert events == []

@@ -1,11 +1,11 @@
 """Golden CMIS vectors (tests/vectors/cmis_*.txt) and an independent field list.
 
-DESIGN.md: every spec table is checked against vectors written from the
+Every spec table is checked against vectors written from the
 specification itself. The module images in tests/vectors/ are written byte by
-byte from REFERENCE.md (CMIS) and the vendor page's docstring table, put behind
+byte from CMIS 5.x (OIF-CMIS-05.2) and the vendor page's docstring table, put behind
 :class:`drivers.cmis.image.ImageIo` and decoded by the real planning, reading
 and decoding of :class:`CmisModule` and :class:`AmpDriver` -- no decoded read is
-mocked (STYLE.md item 4). The file format is described at the top of
+mocked. The file format is described at the top of
 tests/vectors/cmis_module.txt.
 
 :data:`SPEC_FIELDS` restates, from the same sources and not from the tables,
@@ -28,6 +28,7 @@ import pytest
 from drivers.amp import types as amp_types
 from drivers.amp import vendor_page as vp
 from drivers.amp.driver import AmpDriver
+from drivers.cmis import advertisement as cmis_advertisement
 from drivers.cmis import module as cmis_module
 from drivers.cmis.fields import LOWER, Field
 from drivers.cmis.image import ImageIo
@@ -190,6 +191,9 @@ def roots(module: CmisModule, amp: AmpDriver) -> dict[str, Callable[[], Any]]:
         "durations": module.durations,
         "thresholds": module.thresholds,
         "flags": module.read_and_clear_flags,
+        "advertisement": module.advertisement,
+        "lanes": module.lanes,
+        "amp.path": amp.optical_path,
         "amp.status": amp.status,
         "amp.capabilities": amp.capabilities,
         "amp.settings": amp.settings,
@@ -213,6 +217,10 @@ def resolve(path: str, getters: dict[str, Callable[[], Any]]) -> Any:
         elif dataclasses.is_dataclass(value) and part in {f.name for f in
                                                           dataclasses.fields(value)}:
             value = getattr(value, part)
+        elif isinstance(value, tuple) and part.isdigit():
+            if int(part) >= len(value):
+                raise KeyError(f"{path}: no item {part} in {len(value)}")
+            value = value[int(part)]
         else:
             raise KeyError(f"{path}: {type(value).__name__} has no field {part!r}")
     return value
@@ -271,6 +279,7 @@ def test_several_whole_module_vectors_decode_through_amp_status() -> None:
 def test_vectors_cover_every_decoded_getter() -> None:
     paths = {e.path for v in ALL_VECTORS for e in v.expects}
     for root in ("identity.", "status.", "durations.", "thresholds.", "flags.",
+                 "advertisement.", "lanes.", "amp.path.",
                  "amp.status.module.", "amp.status.identity.", "amp.status.settings.",
                  "amp.status.monitors.", "amp.capabilities.", "amp.settings.", "amp.flags."):
         assert any(p.startswith(root) for p in paths), root
@@ -278,8 +287,12 @@ def test_vectors_cover_every_decoded_getter() -> None:
     for prefix, cls in (("identity.", "ModuleIdentity"), ("status.", "ModuleStatus"),
                         ("amp.status.settings.", "AmpSettings"),
                         ("amp.status.monitors.", "AmpMonitors"),
-                        ("amp.capabilities.", "AmpCapabilities")):
-        kind = getattr(cmis_module, cls, None) or getattr(amp_types, cls)
+                        ("amp.capabilities.", "AmpCapabilities"),
+                        ("advertisement.", "Advertisement"), ("lanes.", "LaneStatus"),
+                        ("amp.path.", "AmpPath"),
+                        ("advertisement.applications.0.", "Application")):
+        kind = (getattr(cmis_module, cls, None) or getattr(cmis_advertisement, cls, None)
+                or getattr(amp_types, cls))
         missing = {f.name for f in dataclasses.fields(kind)} - {
             p[len(prefix):] for p in paths if p.startswith(prefix)}
         assert not missing, f"{cls} fields no vector checks: {sorted(missing)}"
@@ -318,7 +331,7 @@ def test_vector_format_reads_text_hex_comments_and_bases(tmp_path: Path) -> None
 B0 = vp.PAGE
 
 SPEC_FIELDS: tuple[tuple[str, int, int, int], ...] = (
-    # lower memory (REFERENCE.md, CMIS): name, page, first byte, size
+    # lower memory (CMIS 5.2 section 8.2): name, page, first byte, size
     ("identifier", LOWER, 0, 1),
     ("revision_major", LOWER, 1, 1),
     ("revision_minor", LOWER, 1, 1),
@@ -340,6 +353,8 @@ SPEC_FIELDS: tuple[tuple[str, int, int, int], ...] = (
     ("firmware_major", LOWER, 39, 1),
     ("firmware_minor", LOWER, 40, 1),
     ("fault_cause", LOWER, 41, 1),
+    ("media_type", LOWER, 85, 1),
+    ("applications", LOWER, 86, 32),  # descriptors 1-8, 4 bytes each
     ("bank_select", LOWER, 126, 1),
     ("page_select", LOWER, 127, 1),
     # page 00h
@@ -359,10 +374,18 @@ SPEC_FIELDS: tuple[tuple[str, int, int, int], ...] = (
     ("hardware_major", 0x01, 130, 1),
     ("hardware_minor", 0x01, 131, 1),
     ("supported_pages", 0x01, 142, 1),
+    ("dp_deinit_duration", 0x01, 144, 1),
+    ("dp_init_duration", 0x01, 144, 1),
+    ("controls_support", 0x01, 155, 1),
+    ("tx_flags_support", 0x01, 157, 1),
+    ("rx_flags_support", 0x01, 158, 1),
     ("module_monitor_support", 0x01, 159, 1),
     ("lane_monitor_support", 0x01, 160, 1),
     ("module_pwr_dn_duration", 0x01, 167, 1),
     ("module_pwr_up_duration", 0x01, 167, 1),
+    ("dp_tx_turn_off_duration", 0x01, 168, 1),
+    ("dp_tx_turn_on_duration", 0x01, 168, 1),
+    ("media_lane_assignment", 0x01, 176, 8),  # applications 1-8
     # page 02h: each group high alarm, low alarm, high warning, low warning, 2 bytes each
     *((f"{group}_{level}", 0x02, start + 2 * index, 2)
       for group, start in (("temperature", 128), ("vcc", 136), ("tx_power", 176),
@@ -375,13 +398,19 @@ SPEC_FIELDS: tuple[tuple[str, int, int, int], ...] = (
     ("apply_dp_init", 0x10, 143, 1),
     # page 11h
     ("data_path_state_lane1", 0x11, 128, 1),
+    ("data_path_states", 0x11, 128, 4),
     ("lane_flags", 0x11, 134, 20),
     ("flags_tx_fault", 0x11, 135, 1),
     ("flags_tx_los", 0x11, 136, 1),
     ("flags_rx_los", 0x11, 147, 1),
+    ("flags_rx_power_high_alarm", 0x11, 149, 1),
+    ("flags_rx_power_low_alarm", 0x11, 150, 1),
+    ("flags_rx_power_high_warning", 0x11, 151, 1),
+    ("flags_rx_power_low_warning", 0x11, 152, 1),
     ("tx_power_lane1", 0x11, 154, 2),
     ("tx_bias_lane1", 0x11, 170, 2),
     ("rx_power_lane1", 0x11, 186, 2),
+    ("active_control_set", 0x11, 206, 8),  # lanes 1-8
     # vendor page B0h (the docstring table of drivers/amp/vendor_page.py)
     ("input_power", B0, 128, 2),
     ("output_power", B0, 130, 2),
@@ -424,11 +453,15 @@ SPEC_BIT_MASKS = {
     "module_state": 0x0E, "interrupt_deasserted": 0x01, "power_class": 0xE0,
     "module_pwr_dn_duration": 0xF0, "module_pwr_up_duration": 0x0F,
     "data_path_state_lane1": 0x0F, "output_enable": 0x01, "mode": 0x06,
+    "dp_deinit_duration": 0xF0, "dp_init_duration": 0x0F,
+    "dp_tx_turn_off_duration": 0xF0, "dp_tx_turn_on_duration": 0x0F,
 }
 """Fields that are part of a byte: which bits (spec: 'bits 7-4', ...)."""
 
 SPEC_LATCHED = {"flags_module", "flags_temp_vcc", "flags_aux12", "flags_aux3_custom",
-                "lane_flags", "flags_tx_fault", "flags_tx_los", "flags_rx_los", "amp_flags"}
+                "lane_flags", "flags_tx_fault", "flags_tx_los", "flags_rx_los",
+                "flags_rx_power_high_alarm", "flags_rx_power_low_alarm",
+                "flags_rx_power_high_warning", "flags_rx_power_low_warning", "amp_flags"}
 """Latched, clear-on-read fields: bytes 8-11, page 11h 134-153, B0h 224."""
 
 SPEC_WRITABLE = {"module_control", "masks", "bank_select", "page_select", "data_path_deinit",

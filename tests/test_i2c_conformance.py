@@ -42,6 +42,7 @@ from smbus2.smbus2 import I2C_M_RD
 from drivers.amp import vendor_page as vendor
 from drivers.cmis.fields import LOWER
 from drivers.cmis.io import CmisIo, I2cBus, IoStats, PagedIo, latched_bytes
+from drivers.cmis.module import CmisModule
 from drivers.cmis.pages import lower, page00
 from drivers.errors import (
     DeviceError,
@@ -487,8 +488,27 @@ def test_a_range_outside_one_page_is_refused_before_sending(rig: Rig) -> None:
     assert rig.device_counts() == device
 
 
+def test_a_page_or_bank_the_module_lacks_is_refused_before_the_bus(rig: Rig) -> None:
+    """CMIS 5.2 section 8.4 (page 01h byte 142, supported pages and banks) and 5.x Page
+    Mapping: the driver asks for no page the module does not advertise, so on no transport
+    -- optoe, which selects pages in the kernel without checking, included -- does another
+    page's data come back under the requested page's name."""
+    module = CmisModule(rig.io, name="amp-t", extra_fields=vendor.FIELDS)
+    assert module.pages().pages == frozenset({0x00, 0x01, 0x02, 0x10, 0x11, vendor.PAGE})
+    device = rig.device_counts()
+    for page, bank in ((0x03, 0), (0x20, 0), (0x9F, 0), (0x11, 1), (0x10, 3)):
+        with pytest.raises(ValidationError, match=f"page {page:02X}h bank {bank} is not"):
+            module.read_raw(page, 128, 16, bank=bank)
+        with pytest.raises(ValidationError):
+            module.write_raw(page, 130, b"\x01", bank=bank)
+    assert rig.device_counts() == device  # refused before anything reached the module
+    assert module.read_raw(0x00, 129, 16) == b"MegaScaleOut    "
+
+
 def test_a_bank_the_module_lacks_is_never_read_as_bank_0(rig: Rig) -> None:
-    expected: type[DeviceError] = ValidationError if rig.transport == "optoe" else ProtocolError
+    """Below the driver: optoe reaches bank 0 only (ValidationError); a raw bus selects the
+    bank, sees the module fall back to bank 0 page 00h and reports the page refused."""
+    expected: type[DeviceError] = ValidationError if rig.transport == "optoe" else DeviceRejected
     with pytest.raises(expected):
         rig.io.read(0x11, 128, 4, bank=1)
     with pytest.raises(expected):
@@ -562,14 +582,22 @@ def test_after_a_reset_a_write_still_lands_on_its_page(paged: ModuleRig) -> None
 
 
 def test_a_page_the_module_refuses_is_never_read(paged: ModuleRig) -> None:
-    # Page 20h is not implemented: the module keeps its page select at 00h.
-    before = paged.module.memory.peek(0x00, 128, 128)
-    with pytest.raises(ProtocolError):
-        paged.io.read(0x20, 128, 16)
-    with pytest.raises(ProtocolError):
+    """CMIS 5.x Page Mapping: the module does not accept page 20h (not implemented) and
+    falls back to bank 0 page 00h. PagedIo sees it in the select bytes it reads with the
+    data, selects once more, and reports the page refused (DeviceRejected): no byte of
+    page 00h comes back as page 20h, none is written there."""
+    memory = paged.module.memory
+    before = memory.peek(0x00, 128, 128)
+    paged.io.read(0x02, 128, 8)  # another page selected before: it is left too
+    for offset in (128, 200):  # early start at the select bytes, and a separate check
+        with pytest.raises(DeviceRejected, match="does not select page 20h"):
+            paged.io.read(0x20, offset, 16)
+        assert (memory.selected_bank, memory.selected_page) == (0, 0x00)
+    with pytest.raises(DeviceRejected):
         paged.io.write(0x20, 128, b"\x01")
-    assert paged.module.memory.selected_page == 0x00
-    assert paged.module.memory.peek(0x00, 128, 128) == before
+    assert memory.peek(0x00, 128, 128) == before
+    # the next access selects its page again and works
+    assert paged.io.read(0x02, 128, 8) == memory.peek(0x02, 128, 8)
 
 
 def test_nobody_at_the_device_address_is_a_nack(paged: ModuleRig) -> None:

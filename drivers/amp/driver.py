@@ -13,13 +13,15 @@ import math
 from typing import Any
 
 from drivers.amp import vendor_page as vp
-from drivers.amp.types import AmpCapabilities, AmpMonitors, AmpSettings, AmpStatus
+from drivers.amp.types import AmpCapabilities, AmpMonitors, AmpPath, AmpSettings, AmpStatus
 from drivers.cmis.fields import Field
-from drivers.cmis.module import CmisModule
+from drivers.cmis.module import CmisModule, LaneStatus
 from drivers.errors import ValidationError, VerificationFailed
 
 DEFAULT_SLEW_DB_PER_SECOND = 10.0
 DEFAULT_MAX_STEP_DB = 0.5
+OPTICAL_PATH_LANE = 1
+"""The CMIS lane that stands for the amplifier's one optical path (pages 10h and 11h)."""
 
 
 def _bits(raw: Any, names: dict[int, str]) -> tuple[str, ...]:
@@ -106,6 +108,24 @@ class AmpDriver:
             als_state=vp.ALS_STATES.get(state) if isinstance(state, int) else None,
             conditions=_bits(v["amp_status"], vp.FLAG_BITS),
         )
+
+    def optical_path(self) -> AmpPath:
+        """Tx disable and data path state of the amplifier's lane (pages 10h and 11h: one
+        read each, apart from the status poll, which stays on the vendor page)."""
+        return self._path(self.module.lanes())
+
+    @staticmethod
+    def _path(lanes: LaneStatus) -> AmpPath:
+        index = OPTICAL_PATH_LANE - 1
+        return AmpPath(lane=OPTICAL_PATH_LANE, tx_disabled=lanes.tx_disabled[index],
+                       data_path_state=lanes.data_path_states[index])
+
+    def set_tx_disabled(self, disabled: bool) -> AmpPath:
+        """Tx output disable of the amplifier's lane (page 10h byte 130), read back.
+        Disabling darkens the output; the data path state stays as it is (CMIS 5.2).
+        Raises ValidationError when the module does not advertise Tx disable,
+        VerificationFailed when the bit does not read back."""
+        return self._path(self.module.set_tx_disabled([OPTICAL_PATH_LANE], disabled))
 
     def read_and_clear_flags(self) -> dict[str, bool]:
         """Every latched flag of the module and the amplifier; reading clears them."""

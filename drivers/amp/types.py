@@ -46,6 +46,15 @@ class AmpMonitors:
 
 
 @dataclass(frozen=True)
+class AmpPath:
+    """The amplifier's optical path as CMIS lane 1 shows it."""
+
+    lane: int
+    tx_disabled: bool | None  # page 10h byte 130: the host has shut the output
+    data_path_state: str | None  # page 11h: "DPActivated", "DPDeactivated", ...
+
+
+@dataclass(frozen=True)
 class AmpStatus:
     module: ModuleStatus
     identity: ModuleIdentity

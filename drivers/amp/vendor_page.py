@@ -17,7 +17,8 @@ means "no reading".
 | 140-141 | ro     | pump_temperature       | s16, 1/256 degC                                      |
 | 142-143 | ro     | back_reflection        | s16, 0.01 dB, reflected relative to output           |
 | 144     | ro     | als_state              | 0 normal, 1 LOS soak, 2 shut down, 3 restart pulse,  |
-|         |        |                        | 4 output disabled (by control or low power)          |
+|         |        |                        | 4 output disabled (by control, Tx disable or low     |
+|         |        |                        | power, or while the data path is not activated)      |
 | 145     | ro     | amp_status             | live conditions, same bits as amp_flags, not latched |
 | 146     | rw     | amp_control            | bit 0 output enable; bits 2-1 mode: 0 constant gain, |
 |         |        |                        | 1 constant output power                              |

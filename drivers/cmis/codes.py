@@ -59,7 +59,32 @@ DATA_PATH_STATES: dict[int, str] = {
     6: "DPTxTurnOff",
     7: "DPInitialized",
 }
-"""Page 11h bytes 128-131, one nibble per lane."""
+"""Page 11h bytes 128-131, one nibble per lane: lane 1 in bits 3-0 of byte 128, lane 2 in
+bits 7-4, lane 3 in bits 3-0 of byte 129, ... The states are those of the data path state
+machine, CMIS 5.2 section 6.3.3; 0 and 8-15 are reserved."""
+
+DATA_PATH_STATE_CODES: dict[str, int] = {name: code for code, name in DATA_PATH_STATES.items()}
+
+LANES = 8
+"""Lanes of one bank (CMIS 5.2 section 8.2: a bank of pages 10h-1Fh covers 8 lanes)."""
+
+MEDIA_TYPES: dict[int, str] = {
+    0x00: "undefined",
+    0x01: "optical MMF",
+    0x02: "optical SMF",
+    0x03: "passive copper",
+    0x04: "active cable",
+    0x05: "BASE-T",
+}
+"""Lower page byte 85, MediaType: which SFF-8024 table the media interface IDs of the
+application descriptors come from. 06h-3Fh reserved, 40h-8Fh custom, 90h-FFh reserved."""
+
+END_OF_APPLICATIONS = 0xFF
+"""A HostInterfaceID of FFh ends the application list (CMIS 5.2 section 8.2, application
+advertising)."""
+
+UNDEFINED_INTERFACE = 0x00
+"""SFF-8024 host electrical and media interface code 00h: undefined."""
 
 
 def name_of(table: dict[int, str], value: int | None) -> str | None:

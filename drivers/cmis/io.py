@@ -18,6 +18,12 @@ is repeated after selecting again, so another page's bytes are never taken
 as data. A read that starts further in, where starting early would cross
 latched clear-on-read bytes or cost more than a small transaction, checks
 the select bytes with a separate two-byte read first.
+
+A module does not accept a bank or page it does not have: its select bytes
+read back another page (page 00h of bank 0) instead. When selecting again
+does not help either, the module has refused the page, and that is
+:class:`~drivers.errors.DeviceRejected` -- nothing of the page that is
+there instead is returned or written.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from drivers.cmis.fields import LOWER, Field
-from drivers.errors import ProtocolError, ValidationError
+from drivers.errors import DeviceRejected, ValidationError
 
 MAX_TRANSFER = 128
 """Bytes one transaction moves at most (one page; i2c_rdwr and the bridge both allow it)."""
@@ -126,36 +132,49 @@ class PagedIo:
         if page == LOWER:
             return b"".join(self.bus.read(start, size)
                             for start, size in _chunks(offset, length))
+        selected: tuple[int, ...] = ()
         for _attempt in range(2):
             self._select(page, bank)
-            data = self._read_verified(page, bank, offset, length)
+            data, selected = self._read_verified(page, bank, offset, length)
             if data is not None:
                 return data
             self.forget_page()
-        raise ProtocolError(f"{self.address}: the module does not keep page {page:02X}h "
-                            f"bank {bank} selected")
+        raise self._refused(page, bank, selected)
 
-    def _read_verified(self, page: int, bank: int, offset: int, length: int) -> bytes | None:
+    def _refused(self, page: int, bank: int, selected: tuple[int, ...]) -> DeviceRejected:
+        shown = f"bank {selected[0]} page {selected[1]:02X}h" if len(selected) == 2 else "?"
+        return DeviceRejected(f"{self.address}: the module does not select page {page:02X}h "
+                              f"bank {bank} (its select bytes read back {shown}): it does not "
+                              "have that page")
+
+    def _read_verified(self, page: int, bank: int, offset: int, length: int
+                       ) -> tuple[bytes | None, tuple[int, ...]]:
+        """The bytes, or None when the select bytes show another page; and the selects."""
         if self._early_start_ok(page, offset) and offset + length - 126 <= MAX_TRANSFER:
             skip = offset - 126
             data = self.bus.read(126, skip + length)
-            if tuple(data[:2]) != (bank, page):
-                return None
-            return data[skip:]
-        if tuple(self.bus.read(126, 2)) != (bank, page):
-            return None
-        return b"".join(self.bus.read(start, size) for start, size in _chunks(offset, length))
+            selected = tuple(data[:2])
+            if selected != (bank, page):
+                return None, selected
+            return data[skip:], selected
+        selected = tuple(self.bus.read(126, 2))
+        if selected != (bank, page):
+            return None, selected
+        return b"".join(self.bus.read(start, size)
+                        for start, size in _chunks(offset, length)), selected
 
     def write(self, page: int, offset: int, data: bytes, *, bank: int = 0) -> None:
         check_range(page, offset, len(data))
         if page != LOWER:
             self._select(page, bank)
-            if tuple(self.bus.read(126, 2)) != (bank, page):
+            selected = tuple(self.bus.read(126, 2))
+            if selected != (bank, page):
                 self.forget_page()
                 self._select(page, bank)
-                if tuple(self.bus.read(126, 2)) != (bank, page):
-                    raise ProtocolError(f"{self.address}: page {page:02X}h bank {bank} "
-                                        "cannot be selected")
+                selected = tuple(self.bus.read(126, 2))
+                if selected != (bank, page):
+                    self.forget_page()
+                    raise self._refused(page, bank, selected)
         for start, size in _chunks(offset, len(data)):
             self.bus.write(start, data[start - offset:start - offset + size])
         if page == LOWER and offset <= 127 < offset + len(data):

@@ -16,11 +16,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from drivers.cmis import codes
+from drivers.cmis.advertisement import (
+    ALWAYS_PAGED,
+    Advertisement,
+    PageSet,
+    bit_names,
+    decode_applications,
+    duration_seconds,
+    media_type_name,
+    page_set,
+)
 from drivers.cmis.fields import LOWER, Field
 from drivers.cmis.io import CmisIo, latched_bytes
-from drivers.cmis.pages import STANDARD_FIELDS, lower, page00, page01, page02
+from drivers.cmis.pages import STANDARD_FIELDS, lower, page00, page01, page02, page10, page11
 from drivers.cmis.reads import plan_reads
-from drivers.errors import DeviceError, DeviceTimeout, ProtocolError
+from drivers.errors import (
+    DeviceError,
+    DeviceTimeout,
+    ProtocolError,
+    ValidationError,
+    VerificationFailed,
+)
 
 STATE_POLL_FRACTION = 0.1
 """Poll the state this often, as a fraction of the advertised duration."""
@@ -80,6 +96,27 @@ class Durations:
     power_down_seconds: float
 
 
+@dataclass(frozen=True)
+class LaneStatus:
+    """Pages 10h and 11h of bank 0, lanes 1-8 (index 0 is lane 1)."""
+
+    data_path_states: tuple[str | None, ...]  # codes.DATA_PATH_STATES names
+    tx_disabled: tuple[bool | None, ...]  # page 10h byte 130, as the host set it
+    active_applications: tuple[int | None, ...]  # AppSel code in use, 0: in no data path
+
+
+def _nibbles(raw: Any) -> tuple[int | None, ...]:
+    data = bytes.fromhex(raw) if isinstance(raw, str) else b""
+    if 2 * len(data) != codes.LANES:
+        return (None,) * codes.LANES
+    return tuple(data[lane // 2] >> (4 * (lane % 2)) & 0x0F for lane in range(codes.LANES))
+
+
+def _lane_bits(raw: Any) -> tuple[bool | None, ...]:
+    if not isinstance(raw, int):
+        return (None,) * codes.LANES
+    return tuple(bool(raw >> lane & 1) for lane in range(codes.LANES))
+
 
 
 class CmisModule:
@@ -106,6 +143,9 @@ class CmisModule:
         self.monotonic = monotonic
         self._identity: ModuleIdentity | None = None
         self._durations: Durations | None = None
+        self._pages: PageSet | None = None
+        self._flat: bool | None = None
+        self._extra_pages = frozenset(f.page for f in extra_fields if f.page != LOWER)
 
     def close(self) -> None:
         self.io.close()
@@ -119,6 +159,7 @@ class CmisModule:
         """
         values: dict[str, Any] = {}
         for block in plan_reads(fields, self.latched):
+            self.check_page(block.page)
             with self._named():
                 data = self.io.read(block.page, block.start, block.length)
             if len(data) != block.length:
@@ -128,13 +169,62 @@ class CmisModule:
                 values[item.name] = item.decode(data, block.start)
         return values
 
-    def read_raw(self, page: int, offset: int, length: int) -> bytes:
+    def read_raw(self, page: int, offset: int, length: int, *, bank: int = 0) -> bytes:
+        self.check_page(page, bank)
         with self._named():
-            return self.io.read(page, offset, length)
+            return self.io.read(page, offset, length, bank=bank)
 
-    def write_raw(self, page: int, offset: int, data: bytes) -> None:
+    def write_raw(self, page: int, offset: int, data: bytes, *, bank: int = 0) -> None:
+        self.check_page(page, bank)
         with self._named():
-            self.io.write(page, offset, data)
+            self.io.write(page, offset, data, bank=bank)
+
+    # ---- which pages exist ------------------------------------------------------------
+
+    def pages(self) -> PageSet:
+        """The pages the module has: lower byte 2 (flat or paged), then page 01h byte 142
+        (CMIS 5.2 section 8.4), plus the pages of ``extra_fields``. Read once, kept until a
+        reset."""
+        if self._pages is None:
+            flat = self._flat_memory()
+            supported = None
+            if not flat:
+                with self._named():
+                    supported = self.io.read(page01.P, page01.SUPPORTED_PAGES.offset, 1)[0]
+            self._pages = page_set(flat=flat, supported_pages=supported,
+                                   extra=self._extra_pages)
+        return self._pages
+
+    def _flat_memory(self) -> bool:
+        if self._flat is None:
+            with self._named():
+                byte = self.io.read(LOWER, lower.FLAT_MEMORY.offset, 1)[0]
+            self._flat = bool(byte & lower.FLAT_MEMORY.mask)
+        return self._flat
+
+    def check_page(self, page: int, bank: int = 0) -> None:
+        """Raise ValidationError, before any byte of it is read or written, for a page (or
+        bank) the module does not have.
+
+        A transport cannot always tell another page's bytes from the requested ones: optoe
+        selects pages in the kernel and does not check what the module selected, and a
+        module shows page 00h in place of a page it refuses. So the driver asks for no page
+        the module does not advertise. Lower memory and page 00h always exist; the pages
+        every paged module has and the pages of ``extra_fields`` need only lower byte 2
+        (paged memory); any other page or bank is looked up on page 01h byte 142.
+        """
+        if page == LOWER or (page == 0x00 and bank == 0):
+            return
+        if not self._flat_memory() and bank == 0 and (
+                page in ALWAYS_PAGED or page in self._extra_pages):
+            return
+        known = self.pages()
+        if not known.has(page, bank):
+            listed = ", ".join(f"{p:02X}h" for p in sorted(known.pages))
+            raise ValidationError(
+                f"page {page:02X}h bank {bank} is not one this module has "
+                f"({'flat memory' if known.flat else 'paged'}: {listed}; "
+                f"{known.banks} bank{'s' if known.banks > 1 else ''})", device=self.name)
 
     @contextmanager
     def _named(self) -> Iterator[None]:
@@ -218,19 +308,98 @@ class CmisModule:
                 flags[flag] = bool(isinstance(raw, int) and raw >> bit & 1)
         return flags
 
+    # ---- advertisement and lanes -----------------------------------------------------------
+
+    ADVERTISEMENT_FIELDS = (lower.MEDIA_TYPE, lower.APPLICATIONS, page01.SUPPORTED_PAGES,
+                            page01.DP_INIT_DURATION, page01.DP_DEINIT_DURATION,
+                            page01.CONTROLS_SUPPORT, page01.TX_FLAGS_SUPPORT,
+                            page01.RX_FLAGS_SUPPORT, page01.MODULE_MONITOR_SUPPORT,
+                            page01.LANE_MONITOR_SUPPORT, page01.DP_TX_TURN_ON_DURATION,
+                            page01.DP_TX_TURN_OFF_DURATION, page01.MEDIA_LANE_ASSIGNMENT)
+
+    def advertisement(self) -> Advertisement:
+        """What a host's CMIS state machine reads first: MediaType, the application
+        descriptors, the media lane assignment, supported pages, controls, flags, monitors
+        and the data path durations (CMIS 5.2 sections 8.2 and 8.4)."""
+        v = self.read_fields(self.ADVERTISEMENT_FIELDS)
+        known = self.pages()
+        descriptors = bytes.fromhex(v["applications"]) if v["applications"] else b""
+        lanes = bytes.fromhex(v["media_lane_assignment"]) if v["media_lane_assignment"] else b""
+        controls, tx_flags, rx_flags = (v["controls_support"], v["tx_flags_support"],
+                                        v["rx_flags_support"])
+        return Advertisement(
+            media_type=media_type_name(v["media_type"]),
+            applications=decode_applications(descriptors, lanes),
+            pages=tuple(sorted(known.pages)),
+            banks=known.banks,
+            tx_disable_implemented=bool(isinstance(controls, int)
+                                        and controls & page01.TX_DISABLE_IMPLEMENTED),
+            tx_fault_flag=bool(isinstance(tx_flags, int)
+                               and tx_flags & page01.TX_FAULT_FLAG_SUPPORTED),
+            rx_los_flag=bool(isinstance(rx_flags, int)
+                             and rx_flags & page01.RX_LOS_FLAG_SUPPORTED),
+            module_monitors=bit_names(v["module_monitor_support"], page01.MODULE_MONITOR_BITS),
+            lane_monitors=bit_names(v["lane_monitor_support"], page01.LANE_MONITOR_BITS),
+            dp_init_seconds=duration_seconds(v["dp_init_duration"]),
+            dp_deinit_seconds=duration_seconds(v["dp_deinit_duration"]),
+            dp_tx_turn_on_seconds=duration_seconds(v["dp_tx_turn_on_duration"]),
+            dp_tx_turn_off_seconds=duration_seconds(v["dp_tx_turn_off_duration"]),
+        )
+
+    LANE_FIELDS = (page11.DATA_PATH_STATES, page11.ACTIVE_CONTROL_SET, page10.TX_DISABLE)
+
+    def lanes(self) -> LaneStatus:
+        """Data path state, Tx disable and active application of lanes 1-8 (bank 0).
+        Reads no latched lane flag."""
+        v = self.read_fields(self.LANE_FIELDS)
+        active = bytes.fromhex(v["active_control_set"]) if v["active_control_set"] else b""
+        return LaneStatus(
+            data_path_states=tuple(None if code is None else
+                                   codes.name_of(codes.DATA_PATH_STATES, code)
+                                   for code in _nibbles(v["data_path_states"])),
+            tx_disabled=_lane_bits(v["tx_disable"]),
+            active_applications=tuple(active[lane] >> 4 if lane < len(active) else None
+                                      for lane in range(codes.LANES)),
+        )
+
+    def set_tx_disabled(self, lanes: Iterable[int], disabled: bool) -> LaneStatus:
+        """Set (or clear) Tx output disable, page 10h byte 130, of ``lanes`` (1-8), leaving
+        the other lanes' bits alone; read back. CMIS 5.2 page 10h: Tx disable turns the
+        lane's output off without changing its data path state.
+
+        Raises ValidationError, before writing, for a lane outside 1-8 or when page 01h
+        byte 155 does not advertise Tx disable; VerificationFailed when the bits do not
+        read back as written.
+        """
+        chosen = sorted(set(lanes))
+        if not chosen or any(not 1 <= lane <= codes.LANES for lane in chosen):
+            raise ValidationError(f"lanes must be 1..{codes.LANES}, got {chosen}",
+                                  device=self.name)
+        controls = self.read_fields([page01.CONTROLS_SUPPORT])["controls_support"]
+        if not (isinstance(controls, int) and controls & page01.TX_DISABLE_IMPLEMENTED):
+            raise ValidationError("the module does not advertise Tx disable (page 01h byte "
+                                  "155 bit 1)", device=self.name)
+        current = self.read_fields([page10.TX_DISABLE])["tx_disable"]
+        if not isinstance(current, int):
+            raise ProtocolError("Tx disable byte unreadable", device=self.name)
+        mask = sum(1 << (lane - 1) for lane in chosen)
+        wanted = current | mask if disabled else current & ~mask
+        self.write_raw(page10.P, page10.TX_DISABLE.offset, bytes((wanted & 0xFF,)))
+        after = self.lanes()
+        got = after.tx_disabled
+        if any(got[lane - 1] is not disabled for lane in chosen):
+            raise VerificationFailed(f"Tx disable of lanes {chosen} reads back "
+                                     f"{[got[lane - 1] for lane in chosen]}, wrote {disabled}",
+                                     device=self.name)
+        return after
+
     # ---- state machine ---------------------------------------------------------------------
 
     def durations(self) -> Durations:
         if self._durations is None:
             v = self.read_fields([page01.PWR_UP_DURATION, page01.PWR_DN_DURATION])
-
-            def seconds(code: Any) -> float:
-                if not isinstance(code, int) or code not in codes.DURATION_SECONDS:
-                    return max(codes.DURATION_SECONDS.values())  # 50 min+, or reserved
-                return codes.DURATION_SECONDS[code]
-
-            self._durations = Durations(seconds(v["module_pwr_up_duration"]),
-                                        seconds(v["module_pwr_dn_duration"]))
+            self._durations = Durations(duration_seconds(v["module_pwr_up_duration"]),
+                                        duration_seconds(v["module_pwr_dn_duration"]))
         return self._durations
 
     def set_low_power(self, low: bool) -> str:
@@ -252,13 +421,14 @@ class CmisModule:
         """Software reset; wait for the module to come back and reach a steady state."""
         control = self.read_fields([lower.MODULE_CONTROL])["module_control"]
         base = control if isinstance(control, int) else 0
+        durations = self.durations()  # now: the module does not answer while it resets
         self.write_raw(LOWER, lower.MODULE_CONTROL.offset,
                        bytes(((base | lower.SOFTWARE_RESET) & 0xFF,)))
         forget = getattr(self.io, "forget_page", None)
         if callable(forget):
             forget()
         self._identity = None
-        durations = self.durations()
+        self._pages = self._flat = None
         return self.wait_for_state({"ModuleReady", "ModuleLowPwr", "ModuleFault"},
                                    durations.power_down_seconds + durations.power_up_seconds,
                                    tolerate_errors=True)

@@ -19,11 +19,19 @@ the page selected by bytes 126 (bank) and 127 (page). An access that runs
 past 127 continues at 128 of the selected page; one that runs past 255 wraps
 to 128 of the same page (lower memory is not re-entered), as CMIS modules do.
 
-Bank and page select (bytes 126 and 127) take effect when the write
-transaction that changes them ends, so bytes 128-255 written in the same
-transaction still go to the page selected when it began. A value selecting a
-page that is not implemented (or any bank but 0) is refused: the select byte
-keeps its old value, which a host sees when it reads 126-127 back.
+Bank and page select (bytes 126 and 127), as CMIS 5.x Page Mapping has them
+(section 8.2.15 of CMIS 5.3): a host writes both in one transaction; the
+module acts on the bank only when the page select is written, so a write of
+byte 126 alone is stored and waits for the next write of byte 127. A
+selection takes effect when the write transaction that makes it ends, so
+bytes 128-255 written in the same transaction still go to the page selected
+when it began. A selection the module does not have (a page not
+implemented, any bank but 0) is not accepted: both select bytes fall back to
+bank 0, page 00h -- the rule SFF-8636 states for its page select byte, which
+this module follows under CMIS too -- and a host that reads 126-127 back sees
+that its page was refused. Upper memory then shows page 00h, which is why a host must check
+the select bytes (or the pages the module advertises) before it trusts bytes
+128-255.
 
 The device side (the module model) uses :meth:`peek`, :meth:`poke`,
 :meth:`set_field` and :meth:`latch`, which bypass the host access rules.
@@ -102,6 +110,7 @@ class PagedMemory:
                 raise ValueError(f"page {page} is not 00h..FFh")
             self._data[page] = bytearray(PAGE_SIZE)
         self.access = build_access(fields)
+        self._bank_in_effect = 0
         for page, _byte in self.access:
             if page not in self._data:
                 raise ValueError(f"a field lies on page {page:02X}h, which is not implemented")
@@ -114,7 +123,17 @@ class PagedMemory:
 
     @property
     def selected_bank(self) -> int:
-        return self._data[LOWER][BANK_SELECT]
+        """The bank in effect (byte 126 may hold a bank written alone, not yet acted on)."""
+        return self._bank_in_effect
+
+    def has(self, page: int, bank: int) -> bool:
+        """Whether the module has ``page`` in ``bank`` (bank 0 only)."""
+        return bank == 0 and page in self.pages
+
+    def select_page_00h(self) -> None:
+        """Device side: bank 0, page 00h (after a reset, or a refused selection)."""
+        self._data[LOWER][BANK_SELECT] = self._data[LOWER][PAGE_SELECT] = 0
+        self._bank_in_effect = 0
 
     def peek(self, page: int, offset: int, length: int = 1) -> bytes:
         start = self._index(page, offset, length)
@@ -206,16 +225,16 @@ class PagedMemory:
                 old = self._data[page][index]
                 self._data[page][index] = (old & ~access.writable) | (value & access.writable)
                 result.stored.add((page, address))
-        # The selects take effect when the transaction ends.
+        # The selects take effect when the transaction ends; a bank waits for a page.
         lower = self._data[LOWER]
         if BANK_SELECT in selects:
-            if selects[BANK_SELECT] == 0:
-                lower[BANK_SELECT] = 0
-            else:
-                result.refused_select = True
+            lower[BANK_SELECT] = selects[BANK_SELECT]
         if PAGE_SELECT in selects:
-            if selects[PAGE_SELECT] in self.pages:
-                lower[PAGE_SELECT] = selects[PAGE_SELECT]
+            bank, page = lower[BANK_SELECT], selects[PAGE_SELECT]
+            if self.has(page, bank):
+                lower[PAGE_SELECT] = page
+                self._bank_in_effect = bank
             else:
+                self.select_page_00h()
                 result.refused_select = True
         return result

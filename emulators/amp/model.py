@@ -31,6 +31,15 @@ What is modelled, and why:
   advertises the bands that hold them (code 0x4, under 100 ms, and 0x5,
   under 500 ms). Every state change latches byte 8 bit 0. There is no LPMode
   pin, so LowPwrAllowRequestHW is stored and has no effect.
+- The data path of lane 1 (:mod:`emulators.amp.datapath`): DPActivated in
+  ModuleReady, DPDeactivated in every other module state, through DPInit
+  (8 ms) and DPTxTurnOn (4 ms) on the way up and DPTxTurnOff (1 ms) and
+  DPDeinit (4 ms) on the way down when the host sets DataPathDeinit; light
+  leaves the amplifier only in DPActivated. Lanes 2-8 stay DPDeactivated.
+- Tx disable (page 10h byte 130 bit 0, lane 1) shuts the output -- pump off,
+  shutter closed, ALS state 4 -- whatever the data path state, which it does
+  not change (CMIS 5.2 page 10h); clearing it brings the output back. The
+  vendor output enable (B0h byte 146 bit 0) does the same.
 - Software reset (byte 26 bit 3, self-clearing): controls back to defaults,
   page select back to 00h, latched flags cleared; the module does not
   acknowledge the bus for 50 ms, then starts again in ModuleLowPwr and goes
@@ -38,7 +47,7 @@ What is modelled, and why:
 - Module temperature about 36 degC at 30 degC ambient, warming 0.008 degC
   per mA of pump current, drifting +-0.3 degC over 15 minutes; Vcc 3.300 V
   drifting +-4 mV. Both are latched in byte 9 against the page 02h
-  thresholds.
+  thresholds, and the lane 1 Rx power (the input) in page 11h bytes 149-152.
 - Flags: vendor status byte 145 is live; its latched copy byte 224, byte 9
   and the lane flags of page 11h latch whenever a condition is seen (at
   every ALS or state event and before every bus transaction) and clear only
@@ -79,6 +88,7 @@ from drivers.cmis.fields import LOWER
 from drivers.cmis.pages import lower, page11
 from emulators.amp import edfa
 from emulators.amp.als import RESTART_PULSE, SHUTDOWN, Als, AlsSettings
+from emulators.amp.datapath import ACTIVATED, DataPath, DataPathTimes
 from emulators.amp.edfa import EdfaDesign, GainTarget
 from emulators.amp.registers import (
     DEFAULTS,
@@ -96,11 +106,13 @@ from emulators.amp.registers import (
     Identity,
     Snapshot,
     Thresholds,
+    flags_rx_power,
     flags_temperature_vcc,
     interrupt_asserted,
     new_memory,
     read_controls,
     refuse_invalid,
+    rx_power_milliwatts,
     write_controls,
     write_identity,
     write_snapshot,
@@ -119,6 +131,8 @@ FAULT = MODULE_STATE_CODES["ModuleFault"]
 ALS_PULSE_POWER_DBM = 10.0
 BACK_REFLECTION_FAULT_DB = -15.0
 BUS_FAULTS = ("nack", "bus_hang", "corrupt")
+RX_POWER_FLAGS = (page11.FLAGS_RX_POWER_HIGH_ALARM, page11.FLAGS_RX_POWER_LOW_ALARM,
+                  page11.FLAGS_RX_POWER_HIGH_WARNING, page11.FLAGS_RX_POWER_LOW_WARNING)
 _MAX_EVENTS_PER_UPDATE = 1_000_000
 
 
@@ -146,6 +160,7 @@ class AmplifierModule:
         boot_seconds: float = 0.5,
         ambient_celsius: float = 30.0,
         back_reflection_db: float = -40.0,
+        data_path_times: DataPathTimes | None = None,
     ):
         self.name = name
         self.serial = serial or f"MA{zlib.crc32(name.encode()) % 10**8:08d}"
@@ -171,8 +186,10 @@ class AmplifierModule:
         self._output_offset_db = calibration.uniform(-0.1, 0.1)
         self._noise = random.Random(f"{self.serial}/noise")
 
+        self.data_path_times = data_path_times or DataPathTimes()
         self.memory = new_memory()
-        write_identity(self.memory, self.identity, self.design, pwr_up_seconds, pwr_dn_seconds)
+        write_identity(self.memory, self.identity, self.design, pwr_up_seconds, pwr_dn_seconds,
+                       self.data_path_times)
         write_thresholds(self.memory, Thresholds())
         write_controls(self.memory, DEFAULTS)
         self._controls: Controls = replace(DEFAULTS)
@@ -184,6 +201,7 @@ class AmplifierModule:
         self._down_until: float | None = None
         self._fault_cause = 0
         self._als = Als()
+        self._data_path = DataPath(self.data_path_times, activated=True)
         self._gain_db: float | None = None
         self._tilt_db: float | None = None
         self._pumps_ok = [True] * pump_count
@@ -209,6 +227,13 @@ class AmplifierModule:
         with self.lock:
             self.update()
             return self._state
+
+    @property
+    def data_path_state(self) -> int:
+        """Lane 1's data path state code (codes.DATA_PATH_STATES)."""
+        with self.lock:
+            self.update()
+            return self._data_path.state
 
     @property
     def als_state(self) -> int:
@@ -281,7 +306,8 @@ class AmplifierModule:
             self._updating = False
 
     def _deadline(self) -> float | None:
-        times = [self._als.deadline(self._los(), self._als_settings())]
+        times = [self._als.deadline(self._los(), self._als_settings()),
+                 self._data_path.deadline()]
         if self._down_until is not None:
             times.append(self._down_until)
         elif self._state in (PWR_UP, PWR_DN):
@@ -293,6 +319,9 @@ class AmplifierModule:
         """Every transition due at ``t``, then the pump and the latched flags follow."""
         for _ in range(16):
             changed = self._module_step(t)
+            changed |= self._data_path.settle(
+                t, module_ready=self._state == READY and self._down_until is None,
+                deinit=self._controls.data_path_deinit)
             changed |= self._als.settle(t, active=self._active(), los=self._los(),
                                         settings=self._als_settings())
             if not changed:
@@ -371,9 +400,11 @@ class AmplifierModule:
         self._settle(t)
 
     def _active(self) -> bool:
+        """Whether the output may be lit: ready, data path activated, neither Tx disable
+        nor the vendor output enable holding it dark."""
         c = self._controls
-        return (self._state == READY and self._down_until is None and c.output_enable
-                and not c.tx_disable and not c.data_path_deinit)
+        return (self._state == READY and self._down_until is None
+                and self._data_path.state == ACTIVATED and c.output_enable and not c.tx_disable)
 
     def _pumping(self) -> bool:
         return self._active() and self._als.pumping and any(self._pumps_ok)
@@ -482,7 +513,7 @@ class AmplifierModule:
             else reflection + self._noise.gauss(0.0, 0.05),
             als_state=self._als.state,
             status=self._status(),
-            data_path_active=self._active(),
+            data_path_state=self._data_path.state,
         )
 
     # ---- the bus side (the I2C slave calls these, one transaction at a time) ----------------
@@ -499,6 +530,9 @@ class AmplifierModule:
         self.memory.latch(LOWER, lower.FLAGS_TEMP_VCC.offset,
                           flags_temperature_vcc(self.memory, snap.temperature_celsius,
                                                 snap.vcc_volts))
+        rx_flags = flags_rx_power(self.memory, rx_power_milliwatts(snap.input_dbm))
+        for flag, bit in zip(RX_POWER_FLAGS, rx_flags, strict=True):
+            self.memory.latch(page11.P, flag.offset, bit)
         write_snapshot(self.memory, replace(snap, interrupt=interrupt_asserted(self.memory)))
 
     def host_read(self, offset: int, length: int) -> bytes:

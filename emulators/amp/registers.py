@@ -1,8 +1,32 @@
-"""The amplifier's CMIS registers: identity, thresholds, control defaults, live values.
+"""The amplifier's CMIS registers: identity, advertisement, thresholds, controls, live values.
 
 Everything is written through the declarative field tables (drivers/cmis/pages
 and drivers/amp/vendor_page), so an offset lives in exactly one place. This
 module maps the model's typed values to and from bytes; it holds no state.
+
+What the module advertises, and why (CMIS 5.2 sections 8.2 and 8.4):
+
+- MediaType (byte 85) 02h, optical single-mode fiber: both of its ports are SMF.
+- One application (bytes 86-89): an EDFA has no electrical host interface and
+  no standard media interface, so HostInterfaceID and MediaInterfaceID are
+  00h, "undefined" in SFF-8024, with one host and one media lane and lane 1 as
+  the only start (host lane assignment 01h, page 01h byte 176 01h). Every other
+  descriptor has HostInterfaceID FFh: the list ends there. A host's CMIS state
+  machine thus decodes one application it cannot match to any port speed and
+  leaves the module alone, and the lane-1 data path comes up by itself (the
+  active control set, page 11h byte 206, shows AppSel 1 on lane 1; lanes 2-8
+  are in no data path and stay DPDeactivated).
+- Page 01h: bank 0 only, no optional page (byte 142 00h; the vendor page B0h
+  is in the custom range, which byte 142 does not cover); Tx output disable
+  implemented (byte 155 bit 1); Tx fault and Rx LOS flags (157 bit 0, 158 bit
+  1); temperature and Vcc monitors (159, no aux monitor: the pump figures are
+  on the vendor page); lane 1 Rx power (160 bit 2) -- the input light, which
+  fits the 0.1 uW register up to +8.2 dBm. The output is not advertised as a
+  Tx power monitor: an amplifier's +20 dBm does not fit that register
+  (6.5535 mW at most), and a saturated reading would lie. Data path durations
+  (bytes 144 and 168) are the bands that hold the model's times.
+- Page 02h thresholds for exactly the advertised monitors: temperature, Vcc,
+  Rx power. The other groups read 0.
 """
 
 from __future__ import annotations
@@ -11,9 +35,10 @@ import math
 from dataclasses import dataclass
 
 from drivers.amp import vendor_page as vendor
-from drivers.cmis.codes import DURATION_SECONDS
+from drivers.cmis.codes import DURATION_SECONDS, END_OF_APPLICATIONS, LANES, UNDEFINED_INTERFACE
 from drivers.cmis.fields import LOWER, Field
 from drivers.cmis.pages import lower, page00, page01, page02, page10, page11
+from emulators.amp.datapath import DEACTIVATED, DataPathTimes
 from emulators.amp.edfa import EdfaDesign
 from emulators.amp.memory import PagedMemory
 
@@ -65,11 +90,24 @@ class Thresholds:
 
     temperature_celsius: tuple[float, float, float, float] = (75.0, -5.0, 70.0, 0.0)
     vcc_volts: tuple[float, float, float, float] = (3.63, 2.97, 3.465, 3.135)
+    rx_power_milliwatts: tuple[float, float, float, float] = (1.9953, 0.001, 1.0, 0.002)
+    """Input light: +3 dBm, -30 dBm (the default LOS threshold), 0 dBm, -27 dBm."""
+
+
+MEDIA_TYPE_SMF = 0x02
+APPLICATION = bytes((UNDEFINED_INTERFACE, UNDEFINED_INTERFACE, 0x11, 0x01))
+"""Descriptor 1: undefined host and media interface, 1 host lane and 1 media lane, lane 1."""
+UNUSED_APPLICATION = bytes((END_OF_APPLICATIONS, 0, 0, 0))
+LANE_1_ONLY = 0x01
+ACTIVE_CONTROL_LANE_1 = 0x10
+"""Page 11h byte 206: AppSel 1 (bits 7-4), DataPathID 0 (lane 1 is its first lane)."""
 
 
 def write_identity(memory: PagedMemory, identity: Identity, design: EdfaDesign,
-                   pwr_up_seconds: float, pwr_dn_seconds: float) -> None:
+                   pwr_up_seconds: float, pwr_dn_seconds: float,
+                   dp_times: DataPathTimes | None = None) -> None:
     m = memory
+    dp = dp_times or DataPathTimes()
     m.set_field(lower.IDENTIFIER, 0x18)  # QSFP-DD
     m.set_field(lower.REVISION_MAJOR, 5)
     m.set_field(lower.REVISION_MINOR, 2)
@@ -92,11 +130,26 @@ def write_identity(memory: PagedMemory, identity: Identity, design: EdfaDesign,
     m.set_field(page01.INACTIVE_FIRMWARE_MINOR, identity.firmware[1])
     m.set_field(page01.HARDWARE_MAJOR, identity.hardware[0])
     m.set_field(page01.HARDWARE_MINOR, identity.hardware[1])
+    m.set_field(lower.MEDIA_TYPE, MEDIA_TYPE_SMF)
+    descriptors = APPLICATION + UNUSED_APPLICATION * (lower.APPLICATIONS.size // 4 - 1)
+    m.poke(LOWER, lower.APPLICATIONS.offset, descriptors)
     m.set_field(page01.SUPPORTED_PAGES, 0x00)  # bank 0 only, no page 03h, no VDM
+    m.set_field(page01.CONTROLS_SUPPORT, page01.TX_DISABLE_IMPLEMENTED)
+    m.set_field(page01.TX_FLAGS_SUPPORT, page01.TX_FAULT_FLAG_SUPPORTED)
+    m.set_field(page01.RX_FLAGS_SUPPORT, page01.RX_LOS_FLAG_SUPPORTED)
     m.set_field(page01.MODULE_MONITOR_SUPPORT, 0x03)  # temperature and Vcc
-    m.set_field(page01.LANE_MONITOR_SUPPORT, 0x06)  # lane 1 Tx and Rx power (mirrored)
+    m.set_field(page01.LANE_MONITOR_SUPPORT, 0x04)  # lane 1 Rx power (the input)
     m.set_field(page01.PWR_UP_DURATION, duration_code(pwr_up_seconds))
     m.set_field(page01.PWR_DN_DURATION, duration_code(pwr_dn_seconds))
+    m.set_field(page01.DP_INIT_DURATION, duration_code(dp.init_seconds))
+    m.set_field(page01.DP_DEINIT_DURATION, duration_code(dp.deinit_seconds))
+    m.set_field(page01.DP_TX_TURN_ON_DURATION, duration_code(dp.tx_turn_on_seconds))
+    m.set_field(page01.DP_TX_TURN_OFF_DURATION, duration_code(dp.tx_turn_off_seconds))
+    assignment = page01.MEDIA_LANE_ASSIGNMENT
+    m.poke(assignment.page, assignment.offset,
+           bytes((LANE_1_ONLY,)) + bytes(assignment.size - 1))
+    active = page11.ACTIVE_CONTROL_SET
+    m.poke(active.page, active.offset, bytes((ACTIVE_CONTROL_LANE_1,)) + bytes(active.size - 1))
     m.set_field(vendor.GAIN_MIN, design.gain_min_db)
     m.set_field(vendor.GAIN_MAX, design.gain_max_db)
     m.set_field(vendor.OUTPUT_POWER_MAX, design.output_power_max_dbm)
@@ -108,7 +161,8 @@ def write_identity(memory: PagedMemory, identity: Identity, design: EdfaDesign,
 
 def write_thresholds(memory: PagedMemory, thresholds: Thresholds) -> None:
     for fields, values in ((page02.TEMPERATURE, thresholds.temperature_celsius),
-                           (page02.VCC, thresholds.vcc_volts)):
+                           (page02.VCC, thresholds.vcc_volts),
+                           (page02.RX_POWER, thresholds.rx_power_milliwatts)):
         for f, value in zip(fields, values, strict=True):
             memory.set_field(f, value)
 
@@ -158,7 +212,7 @@ def write_controls(memory: PagedMemory, controls: Controls) -> None:
     m.poke(LOWER, lower.MODULE_CONTROL.offset,
            bytes((lower.LOW_POWER_REQUEST_SW if controls.low_power_request else 0,)))
     m.poke(LOWER, lower.MASKS.offset, bytes(lower.MASKS.size))
-    m.poke(LOWER, lower.BANK_SELECT.offset, bytes(2))
+    m.select_page_00h()
     m.set_field(vendor.OUTPUT_ENABLE, int(controls.output_enable))
     m.set_field(vendor.MODE, int(controls.constant_power))
     for f, name in _NUMERIC:
@@ -224,7 +278,7 @@ class Snapshot:
     back_reflection_db: float | None
     als_state: int
     status: int
-    data_path_active: bool
+    data_path_state: int  # lane 1
 
 
 def _clamped(f: Field, value: float) -> float:
@@ -265,12 +319,26 @@ def write_snapshot(memory: PagedMemory, snap: Snapshot) -> None:
     _set_reading(m, vendor.BACK_REFLECTION, snap.back_reflection_db)
     m.set_field(vendor.ALS_STATE, snap.als_state)
     m.set_field(vendor.AMP_STATUS, snap.status)
-    # Lane 1 of pages 10h/11h stands for the amplifier's one optical path.
-    m.set_field(page11.DATA_PATH_STATE_LANE1, 4 if snap.data_path_active else 1)
-    m.set_field(page11.TX_POWER_LANE1,
-                _clamped(page11.TX_POWER_LANE1, _milliwatts(snap.output_dbm)))
-    m.set_field(page11.RX_POWER_LANE1,
-                _clamped(page11.RX_POWER_LANE1, _milliwatts(snap.input_dbm)))
+    # Lane 1 of pages 10h/11h stands for the amplifier's one optical path; lanes 2-8 are
+    # in no data path (nibbles: lane 1 in bits 3-0 of byte 128).
+    states = [snap.data_path_state] + [DEACTIVATED] * (LANES - 1)
+    m.poke(page11.P, page11.DATA_PATH_STATES.offset,
+           bytes(states[i] | states[i + 1] << 4 for i in range(0, LANES, 2)))
+    m.set_field(page11.RX_POWER_LANE1, rx_power_milliwatts(snap.input_dbm))
+
+
+def rx_power_milliwatts(input_dbm: float) -> float:
+    """The lane 1 Rx power reading of this input, clamped to what the register holds."""
+    return _clamped(page11.RX_POWER_LANE1, _milliwatts(input_dbm))
+
+
+def flags_rx_power(memory: PagedMemory, milliwatts: float) -> tuple[int, int, int, int]:
+    """Lane 1 bits of page 11h bytes 149-152 (Rx power high alarm, low alarm, high
+    warning, low warning) for this reading against the page 02h Rx power thresholds."""
+    high_alarm, low_alarm, high_warning, low_warning = (_value(memory, f)
+                                                        for f in page02.RX_POWER)
+    return (int(milliwatts > high_alarm), int(milliwatts < low_alarm),
+            int(milliwatts > high_warning), int(milliwatts < low_warning))
 
 
 def flags_temperature_vcc(memory: PagedMemory, temperature: float, vcc: float) -> int:

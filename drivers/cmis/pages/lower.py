@@ -29,6 +29,11 @@ MASKS = Field("masks", P, 31, size=6, kind="bytes", access="rw")
 FIRMWARE_MAJOR = Field("firmware_major", P, 39)
 FIRMWARE_MINOR = Field("firmware_minor", P, 40)
 FAULT_CAUSE = Field("fault_cause", P, 41)
+MEDIA_TYPE = Field("media_type", P, 85, doc="see codes.MEDIA_TYPES")
+APPLICATIONS = Field("applications", P, 86, size=32, kind="bytes",
+                     doc="application descriptors 1-8, 4 bytes each: HostInterfaceID, "
+                         "MediaInterfaceID, host lane count (bits 7-4) and media lane count "
+                         "(bits 3-0), host lane assignment options; FFh host ID ends the list")
 BANK_SELECT = Field("bank_select", P, 126, access="rw")
 PAGE_SELECT = Field("page_select", P, 127, access="rw")
 
@@ -46,4 +51,5 @@ TEMP_VCC_FLAG_BITS = {0: "temperature_high_alarm", 1: "temperature_low_alarm",
 FIELDS = (IDENTIFIER, REVISION_MAJOR, REVISION_MINOR, FLAT_MEMORY, MODULE_STATE,
           INTERRUPT_DEASSERTED, FLAGS_MODULE, FLAGS_TEMP_VCC, FLAGS_AUX12, FLAGS_AUX3_CUSTOM,
           TEMPERATURE, VCC, AUX1, AUX2, AUX3, CUSTOM_MONITOR, MODULE_CONTROL, MASKS,
-          FIRMWARE_MAJOR, FIRMWARE_MINOR, FAULT_CAUSE, BANK_SELECT, PAGE_SELECT)
+          FIRMWARE_MAJOR, FIRMWARE_MINOR, FAULT_CAUSE, MEDIA_TYPE, APPLICATIONS, BANK_SELECT,
+          PAGE_SELECT)
