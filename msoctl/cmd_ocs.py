@@ -22,6 +22,7 @@ from msoctl.acceptance import (
 from msoctl.characterize import Limits, parse_port_list, parse_wavelengths
 from msoctl.characterize_report import summary_rows
 from msoctl.cli import Context, pass_context
+from msoctl.cli_types import DEVICE, Count, Number, OutputDir, input_path
 from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import locked_change
@@ -67,7 +68,7 @@ def _direction(driver: OcsDriver, port: int) -> str:
 
 
 @ocs.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @console_option
 @output_option
 @pass_context
@@ -188,7 +189,7 @@ dry_run_option = click.option("--dry-run", is_flag=True,
 
 
 @ocs.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.argument("pairs", nargs=-1, required=True, metavar="IN:OUT...")
 @dry_run_option
 @force_option
@@ -218,7 +219,7 @@ def connect(ctx: Context, device: str, pairs: tuple[str, ...], dry_run: bool, fo
 
 
 @ocs.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.argument("ports", nargs=-1, required=True, metavar="PORT...")
 @dry_run_option
 @force_option
@@ -241,8 +242,8 @@ def disconnect(ctx: Context, device: str, ports: tuple[str, ...], dry_run: bool,
 
 
 @ocs.command()
-@click.argument("device")
-@click.argument("mapfile", type=click.Path(path_type=Path))
+@click.argument("device", type=DEVICE)
+@click.argument("mapfile", type=input_path(dir_okay=False))
 @dry_run_option
 @force_option
 @console_option
@@ -270,7 +271,7 @@ def apply(ctx: Context, device: str, mapfile: Path, dry_run: bool, force: bool, 
 
 
 @ocs.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.argument("ports", nargs=-1, metavar="[PORT...]")
 @console_option
 @output_option
@@ -290,7 +291,7 @@ def power(ctx: Context, device: str, ports: tuple[str, ...], console: bool, outp
 
 
 @ocs.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @console_option
 @output_option
 @pass_context
@@ -354,7 +355,7 @@ def _set_ports(ctx: Context, device: str, ports: tuple[str, ...], enabled: bool,
 
 
 @port.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.argument("ports", nargs=-1, required=True, metavar="PORT...")
 @console_option
 @pass_context
@@ -364,7 +365,7 @@ def enable(ctx: Context, device: str, ports: tuple[str, ...], console: bool) -> 
 
 
 @port.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.argument("ports", nargs=-1, required=True, metavar="PORT...")
 @dry_run_option
 @click.option("--force", is_flag=True,
@@ -378,7 +379,7 @@ def disable(ctx: Context, device: str, ports: tuple[str, ...], dry_run: bool, fo
 
 
 @ocs.command("boot-mode")
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.argument("mode", required=False, type=click.Choice([m.value for m in BootMode]))
 @console_option
 @pass_context
@@ -402,7 +403,7 @@ def boot_mode(ctx: Context, device: str, mode: str | None, console: bool) -> Non
 
 
 @ocs.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @console_option
 @output_option
 @pass_context
@@ -422,7 +423,7 @@ def light(ctx: Context, device: str, console: bool, output: str) -> None:
 
 
 @ocs.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.option("--laser", "laser_name", required=True, metavar="NAME",
               help="Tunable laser (inventory kind laser) feeding the ingress ports.")
 @click.option("--meter", "meter_name", required=True, metavar="NAME",
@@ -432,29 +433,29 @@ def light(ctx: Context, device: str, console: bool, output: str) -> None:
                    "named egress port (all of the test set's when none of a side is named).")
 @click.option("--wavelengths", default="1550", show_default=True, metavar="NM[,NM...]",
               help="Wavelengths, nm.")
-@click.option("--repeat", type=click.IntRange(1, 100), default=3, show_default=True,
+@click.option("--repeat", type=Count(1, 100), default=3, show_default=True,
               help="Rounds: each path is reconnected and measured this many times.")
 @click.option("--out", "out_dir", required=True, metavar="DIR",
-              type=click.Path(path_type=Path, file_okay=False),
+              type=OutputDir(),
               help="Directory for report.json, measurements.csv, figures and the state "
                    "that lets a rerun continue.")
-@click.option("--reference", metavar="FILE", type=click.Path(path_type=Path, dir_okay=False),
+@click.option("--reference", metavar="FILE", type=input_path(dir_okay=False),
               help="Test-set reference (default: the laser's 'reference' in the inventory).")
-@click.option("--laser-power", type=float, default=10.0, show_default=True, metavar="DBM",
+@click.option("--laser-power", type=Number(), default=10.0, show_default=True, metavar="DBM",
               help="Laser output power, dBm.")
-@click.option("--averaging-time", type=float, default=0.01, show_default=True, metavar="S",
+@click.option("--averaging-time", type=Number(), default=0.01, show_default=True, metavar="S",
               help="Meter averaging time of the single readings, seconds.")
-@click.option("--log-interval", type=float, default=1e-4, show_default=True, metavar="S",
+@click.option("--log-interval", type=Number(), default=1e-4, show_default=True, metavar="S",
               help="Meter logging interval for switching time, seconds.")
-@click.option("--log-window", type=float, default=0.1, show_default=True, metavar="S",
+@click.option("--log-window", type=Number(), default=0.1, show_default=True, metavar="S",
               help="Longest logging window per switch step, seconds.")
-@click.option("--max-il", type=float, default=Limits.max_insertion_loss_db, show_default=True,
+@click.option("--max-il", type=Number(), default=Limits.max_insertion_loss_db, show_default=True,
               metavar="DB", help="Insertion-loss limit, dB.")
-@click.option("--max-repeatability", type=float, default=Limits.max_repeatability_db,
+@click.option("--max-repeatability", type=Number(), default=Limits.max_repeatability_db,
               show_default=True, metavar="DB", help="Repeatability limit, +-dB.")
-@click.option("--max-switching-ms", type=float, default=Limits.max_switching_seconds * 1000,
+@click.option("--max-switching-ms", type=Number(), default=Limits.max_switching_seconds * 1000,
               show_default=True, metavar="MS", help="Switching-time limit, ms.")
-@click.option("--max-crosstalk", type=float, default=Limits.max_crosstalk_db, show_default=True,
+@click.option("--max-crosstalk", type=Number(), default=Limits.max_crosstalk_db, show_default=True,
               metavar="DB", help="Crosstalk limit, dB (relative to the launched power).")
 @click.option("--restart", is_flag=True,
               help="Discard a previous, different characterization in DIR and start again.")
@@ -494,7 +495,7 @@ def characterize(ctx: Context, device: str, laser_name: str, meter_name: str, po
 
 
 @ocs.command()
-@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("directory", metavar="DIR", type=input_path(file_okay=False))
 @output_option
 def report(directory: Path, output: str) -> None:
     """Print the summary of a characterization written to DIR."""

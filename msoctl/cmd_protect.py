@@ -13,6 +13,7 @@ import click
 
 from drivers.errors import DeviceError, ValidationError
 from msoctl.cli import Context, pass_context
+from msoctl.cli_types import LINK, TEXT, Number
 from msoctl.journal import Operation
 from msoctl.links import Link, OcsPort
 from msoctl.ocs_ops import parse_port
@@ -43,24 +44,24 @@ def _probe(text: str) -> OcsPort:
 
 
 @protect.command()
-@click.option("--link", "links", multiple=True, metavar="LINK",
+@click.option("--link", "links", multiple=True, metavar="LINK", type=LINK,
               help="Protect this link (repeatable; default: every link with a protection span).")
-@click.option("--hold-off-ms", type=click.FloatRange(0, 60_000), default=0.0,
+@click.option("--hold-off-ms", type=Number(0, 60_000), default=0.0,
               show_default=True, help="A loss must last this long before a switch.")
-@click.option("--wait-to-restore-s", type=click.FloatRange(0, 3600), default=300.0,
+@click.option("--wait-to-restore-s", type=Number(0, 3600), default=300.0,
               show_default=True,
               help="The working span must stay lit this long before a revert.")
 @click.option("--revertive/--non-revertive", default=True, show_default=True,
               help="Go back to the working span once it is restored, or stay.")
-@click.option("--poll-ms", type=click.FloatRange(1, 10_000), default=5.0, show_default=True,
+@click.option("--poll-ms", type=Number(1, 10_000), default=5.0, show_default=True,
               help="How often each OCS's power monitors are read.")
-@click.option("--threshold-dbm", type=click.FloatRange(-60, 20), default=-20.0,
+@click.option("--threshold-dbm", type=Number(-60, 20), default=-20.0,
               show_default=True,
               help="Loss of light below this at a span's end (raised by the gain of an "
                    "amplifier in front of the monitor).")
-@click.option("--hysteresis-db", type=click.FloatRange(0, 20), default=2.0, show_default=True,
+@click.option("--hysteresis-db", type=Number(0, 20), default=2.0, show_default=True,
               help="Light counts as back only this far above the threshold.")
-@click.option("--probe", "probes", multiple=True, metavar="OCS:PORT",
+@click.option("--probe", "probes", multiple=True, metavar="OCS:PORT", type=TEXT,
               help="An ingress port carrying idle light to keep the standby span lit "
                    "(repeatable; default: a free lit ingress port that no link uses).")
 @click.option("--no-probe", is_flag=True,
@@ -68,7 +69,7 @@ def _probe(text: str) -> OcsPort:
 @click.option("--no-als-restart", is_flag=True,
               help="Do not ask amplifiers for a restart pulse when light is back at their "
                    "input (their own restart timer still runs).")
-@click.option("--verify-timeout-ms", type=click.FloatRange(10, 60_000), default=1000.0,
+@click.option("--verify-timeout-ms", type=Number(10, 60_000), default=1000.0,
               show_default=True, help="How long light may take to arrive after a switch.")
 @pass_context
 def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restore_s: float,
