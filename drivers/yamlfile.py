@@ -314,7 +314,8 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
         if stat.S_ISDIR(info.st_mode):
             raise YamlFileError(f"{path}: cannot read: is a directory, not a file")
         if not stat.S_ISREG(info.st_mode):
-            raise YamlFileError(f"{path}: cannot read: not a regular file (a device, FIFO or socket)")
+            raise YamlFileError(f"{path}: cannot read: not a regular file (a device, FIFO "
+                                "or socket)")
         if info.st_size > max_bytes:
             raise YamlFileError(f"{path}: {info.st_size:,} bytes; a file is read only up "
                                 f"to {_size_text(max_bytes)}")

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from drivers.errors import ValidationError
+from drivers.errors import DeviceError, ValidationError
 from drivers.ocs import BootMode, OcsDriver, PortMap, PortState
 from msoctl import impact
 from msoctl.acceptance import (
@@ -47,6 +47,10 @@ force_option = click.option(
     "--force", is_flag=True,
     help="Override the safety interlock on switching lit ports (journaled).",
 )
+
+
+class LightLost(DeviceError):
+    """Light entering a connected path does not leave at its egress; the table says where."""
 
 
 @click.group()
@@ -408,15 +412,22 @@ def boot_mode(ctx: Context, device: str, mode: str | None, console: bool) -> Non
 @output_option
 @pass_context
 def light(ctx: Context, device: str, console: bool, output: str) -> None:
-    """Check that light entering each connected path leaves at its egress."""
+    """Check that light entering each connected path leaves at its egress.
+
+    Exits 1 (after the table or the JSON document) when any path has lost its light.
+    """
     with _driver(ctx, device, console) as (_, driver):
         paths = check_light(driver, driver.port_map())
     if output == "json":
         emit_json({"device": device, "paths": [p.as_dict() for p in paths]})
-        return
-    click.echo(table(["ingress", "egress", "in dBm", "out dBm", "loss dB", "light"],
-                     [[p.ingress, p.egress, p.ingress_dbm, p.egress_dbm, p.insertion_loss_db,
-                       p.status] for p in paths]))
+    else:
+        click.echo(table(["ingress", "egress", "in dBm", "out dBm", "loss dB", "light"],
+                         [[p.ingress, p.egress, p.ingress_dbm, p.egress_dbm,
+                           p.insertion_loss_db, p.status] for p in paths]))
+    lost = [f"{p.ingress}:{p.egress}" for p in paths if p.status == "lost"]
+    if lost:
+        raise LightLost(f"light lost on {len(lost)} of {len(paths)} path(s): "
+                        f"{', '.join(lost)}", device=device)
 
 
 # ---- acceptance testing with lab instruments (msoctl/characterize.py) ----------------------

@@ -19,6 +19,7 @@ from msoctl.links import Link, OcsPort
 from msoctl.ocs_ops import parse_port
 from msoctl.output import emit_json, output_option, table
 from msoctl.protect import ProtectConfig, ProtectionController, ProtectionEvent
+from msoctl.protect_config import check_probes
 from msoctl.protect_light import (
     DIRECTION_NAMES,
     LIT,
@@ -79,10 +80,12 @@ def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restor
     """Watch the links' spans and switch them on loss of light, until SIGINT or SIGTERM."""
     if no_probe and probes:
         raise ValidationError("--probe and --no-probe exclude each other")
+    parsed_probes = tuple(_probe(p) for p in probes)
+    check_probes(parsed_probes, ctx.inventory, lambda name: _ocs_size(ctx, name))
     config = ProtectConfig(
         hold_off_seconds=hold_off_ms / 1000, wait_to_restore_seconds=wait_to_restore_s,
         revertive=revertive, poll_seconds=poll_ms / 1000, threshold_dbm=threshold_dbm,
-        hysteresis_db=hysteresis_db, probes=tuple(_probe(p) for p in probes),
+        hysteresis_db=hysteresis_db, probes=parsed_probes,
         use_probes=not no_probe, restart_amplifiers=not no_als_restart,
         verify_timeout_seconds=verify_timeout_ms / 1000)
     controller = ProtectionController(ctx.inventory, ctx.journal, links=list(links) or None,
@@ -104,6 +107,20 @@ def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restor
     click.echo(f"stopped: {counts['switch']} switch(es), {counts['revert']} revert(s), "
                f"{counts['unavailable']} time(s) protection unavailable, "
                f"{counts['failed']} failure(s)")
+
+
+def _ocs_size(ctx: Context, name: str) -> int:
+    """N of OCS ``name`` (NxN), asked of the device; sends nothing else."""
+    try:
+        _, driver = ctx.ocs(name)
+    except DeviceError as error:  # exit 1: the probe could not be checked, so no start
+        error.message = f"cannot check --probe: {error.message}"
+        error.device = error.device or name
+        raise
+    try:
+        return driver.size
+    finally:
+        driver.close()
 
 
 def _printer() -> Callable[[ProtectionEvent], None]:

@@ -101,6 +101,15 @@ class ProbeHandler(BaseHTTPRequestHandler):
     server_version = f"msoctl-exporter/{__version__}"
 
     def do_GET(self) -> None:
+        try:
+            self._get()
+        except Exception as error:  # one bad request must not leave a traceback behind
+            log.error("%s %s: internal error: %s: %s", self.address_string(), self.path,
+                      type(error).__name__, error, exc_info=log.isEnabledFor(logging.DEBUG))
+            self._send(HTTPStatus.INTERNAL_SERVER_ERROR,
+                       f"internal error: {type(error).__name__}\n".encode(), TEXT)
+
+    def _get(self) -> None:
         url = urlsplit(self.path)
         params = parse_qs(url.query)
         prober = self.server.prober
