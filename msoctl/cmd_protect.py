@@ -113,14 +113,14 @@ def _ocs_size(ctx: Context, name: str) -> int:
     """N of OCS ``name`` (NxN), asked of the device; sends nothing else."""
     try:
         _, driver = ctx.ocs(name)
+        try:
+            return driver.size
+        finally:
+            driver.close()
     except DeviceError as error:  # exit 1: the probe could not be checked, so no start
         error.message = f"cannot check --probe: {error.message}"
         error.device = error.device or name
         raise
-    try:
-        return driver.size
-    finally:
-        driver.close()
 
 
 def _printer() -> Callable[[ProtectionEvent], None]:
