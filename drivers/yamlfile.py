@@ -14,7 +14,9 @@ error line, never a hang, a traceback or gigabytes of memory:
   written (a "billion laughs" document is refused), and may not refer to a node
   that contains them;
 - integers fit in 64 bits; a value YAML cannot construct (a timestamp such as
-  2020-13-45) is refused with its line.
+  2020-13-45) is refused with its line;
+- mapping keys (field names, device names) hold no control or formatting
+  character.
 
 :class:`Section` reads typed fields: numbers are finite (``.nan``, ``.inf`` and
 ``1e999`` are refused), text holds no control or invisible formatting
@@ -217,6 +219,10 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LinedDict:
         key = loader.construct_object(key_node, deep=True)
         if not isinstance(key, str):
             key = str(key)
+        bad = unsafe_character(key)
+        if bad is not None:  # keys are field names and names, shown in every message
+            raise ConstructorError(None, None, f"the key {shown(key)} contains the control "
+                                   f"or formatting character {bad}", key_node.start_mark)
         if key in result:
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key {shown(key)}", key_node.start_mark

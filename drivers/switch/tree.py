@@ -76,7 +76,7 @@ def _check_container(value: Any, path: Path, steps: list[str], source: str) -> d
         at = _at(value, str(name), source)
         if node is None:
             known = sorted(p[-1] for p in SCHEMA if p[:-1] == path and SCHEMA[p].config)
-            raise ValidationError(f"{at}: {where}/{name}: unknown; known here: "
+            raise ValidationError(f"{at}: {where}/{shown(name)}: unknown; known here: "
                                   f"{', '.join(known)}")
         if not node.config:
             raise ValidationError(f"{at}: {where}/{name}: is state data, not configuration")
