@@ -33,6 +33,7 @@ _NET_URL = re.compile(r"(?P<scheme>socket|rfc2217)://(?P<host>[^:/?#\s]+):(?P<po
                       r"(?:[/?].*)?")
 _OTHER_SERIAL_SCHEMES = ("loop", "spy", "alt", "hwgrep", "cp2110")
 _I2C_BUS = re.compile(r"[0-9]{1,4}")
+_PORT = re.compile(r"[0-9]{1,5}")
 
 
 @dataclass
@@ -156,7 +157,7 @@ def _visa_problem(address: str) -> str | None:
     except rname.InvalidResourceName as error:
         return f"not a VISA resource string: {error}"
     port = getattr(parsed, "port", None)
-    if port is not None and not (str(port).isdigit() and 1 <= int(port) <= 65535):
+    if port is not None and not (_PORT.fullmatch(str(port)) and 1 <= int(port) <= 65535):
         return f"port {port} is not 1..65535"
     host = getattr(parsed, "host_address", None)
     if host is not None and not str(host).strip():

@@ -139,6 +139,22 @@ def test_integers_have_an_upper_bound(msoctl: Msoctl, args: list[str], option: s
     assert option in one_error_line(msoctl(*args))
 
 
+@pytest.mark.parametrize("args, expected", [
+    ([*CHARACTERIZE, "--ports", "1-999999"], "--ports: '1-999999': ports are 1..1024"),
+    ([*CHARACTERIZE, "--ports", "\u00b2-8"], "is not a port or a range like 1-8"),
+    ([*CHARACTERIZE, "--wavelengths", "nan"], "--wavelengths: nan nm is outside"),
+    (["exporter", "--listen", ":\u00b2"], "--listen ':\u00b2': write ADDR:PORT"),
+    (["exporter", "--listen", ":" + "9" * 5000], "write ADDR:PORT"),
+], ids=["port-range", "superscript", "wavelength", "listen-superscript", "listen-digits"])
+def test_numbers_inside_text_options(msoctl: Msoctl, site: Path, args: list[str],
+                                     expected: str) -> None:
+    """Numbers written inside text (port lists, wavelengths, ADDR:PORT) are ASCII digits
+    of a bounded length: '²' is a digit to str.isdigit() but not to int(), more than 4300
+    digits make int() raise, and a range of a billion ports would never be listed."""
+    assert expected in one_error_line(msoctl(*args))
+    assert not (site / "run").exists()
+
+
 def test_a_distance_needs_its_unit(msoctl: Msoctl) -> None:
     """The headroom formula takes metres; a bare 30 could be 30 m or 30 km, a thousandfold
     difference in xoff, so it is refused with both spellings offered."""
@@ -353,8 +369,11 @@ def test_intent_and_topology_names_follow_the_pattern(msoctl: Msoctl, site: Path
     """Intent entries and topology elements are names too (keys written by hand)."""
     _intent(site, 'links:\n  "link\\e1": {span: working}\n')
     assert one_error_line(msoctl("fabric", "plan", "intent.yaml")) == (
-        f"error: {site / 'intent.yaml'}:2: fabric intent: links: 'link\\x1b1' is not a "
-        "link name")
+        f"error: {site / 'intent.yaml'}:2: not valid YAML: the key 'link\\x1b1' contains "
+        "the control or formatting character U+001B")
+    _intent(site, 'links:\n  "link 1": {span: working}\n')
+    assert one_error_line(msoctl("fabric", "plan", "intent.yaml")) == (
+        f"error: {site / 'intent.yaml'}:2: fabric intent: links: 'link 1' is not a link name")
     _intent(site, 'ocs:\n  - {name: "ocs-x\\n", size: 4}\n')
     assert "field 'name': must not contain control" in one_error_line(
         msoctl("lab", "up", "--topology", "intent.yaml", "--state-dir", "lab"))
@@ -559,6 +578,15 @@ def test_protect_does_not_start_when_the_probe_cannot_be_checked(
         inventory.write_text(original)
     assert message.startswith("error: ocs-b: cannot check --probe: ")
     assert "protection.run" not in _journal_actions(lab)
+
+
+def test_port_numbers_of_any_length_are_one_line(lab_msoctl: Msoctl, lab: Lab) -> None:
+    """A port number longer than any OCS's is refused (and journaled as a refusal, as
+    the command journals them) without reaching int()'s own 4300-digit ValueError."""
+    for args in (["connect", "ocs-a", "1:" + "9" * 5000], ["disconnect", "ocs-a", "9" * 5000]):
+        message = one_error_line(lab_msoctl("ocs", *args))
+        assert "is out of range" in message and len(message) < 200
+    assert lab.ocs["ocs-a"].connection_map() == {}
 
 
 def test_ocs_light_exits_1_when_a_path_is_lost(lab_msoctl: Msoctl, lab: Lab) -> None:

@@ -241,7 +241,7 @@ def _read_children(element: _Element, path: Path) -> dict[str, Any]:
 def _parse_leaf(text: str, node: Node) -> Value:
     if node.type == "boolean":
         return text == "true"
-    if node.type == "uint" and text.isdigit():
+    if node.type == "uint" and text.isascii() and text.isdigit():
         return int(text)
     return text
 

@@ -10,6 +10,7 @@ budget): a SIGTERM ends the exporter gracefully.
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import ssl
 from http import HTTPStatus
@@ -42,7 +43,7 @@ inventory: {inventory}
 def parse_listen(listen: str) -> tuple[str, int]:
     """``ADDR:PORT``, ``[V6ADDR]:PORT`` or ``:PORT`` (every IPv4 address)."""
     host, sep, port_text = listen.rpartition(":")
-    if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+    if not sep or not re.fullmatch(r"[0-9]{1,5}", port_text) or not 0 <= int(port_text) <= 65535:
         raise ValidationError(f"--listen {listen!r}: write ADDR:PORT, [V6ADDR]:PORT or :PORT")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     return host or "0.0.0.0", int(port_text)
