@@ -30,6 +30,7 @@ import os
 import re
 import stat
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,20 +38,17 @@ import yaml
 from yaml.composer import Composer
 from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, SequenceNode
+from yaml.parser import Parser
+from yaml.reader import Reader
 from yaml.resolver import Resolver
+from yaml.scanner import Scanner
 
 try:  # libyaml's scanner and parser are about four times faster than the pure-Python ones
-    from yaml._yaml import CParser as _Events
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml.parser import Parser
-    from yaml.reader import Reader
-    from yaml.scanner import Scanner
+    from yaml._yaml import CParser as _CParser
 
-    class _Events(Reader, Scanner, Parser):  # type: ignore[no-redef]
-        def __init__(self, stream: str) -> None:
-            Reader.__init__(self, stream)
-            Scanner.__init__(self)
-            Parser.__init__(self)
+    _LIBYAML_EVENTS: Any = _CParser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    _LIBYAML_EVENTS = None
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 64
@@ -111,15 +109,20 @@ def _children(node: Node) -> list[Node]:
     return []
 
 
-class _Loader(Composer, _Events, SafeConstructor, Resolver):
-    """PyYAML's safe loader with our resolvers, constructors and limits.
+class _Limits(Composer, SafeConstructor, Resolver):
+    """PyYAML's safe loader with our resolvers, constructors and limits, on top of an
+    event parser (libyaml's or PyYAML's own, see :class:`_Loader`).
 
     The Python composer comes before libyaml's in the method order: it is the one
     that calls :meth:`compose_node` for every node, where the depth is counted.
     """
 
-    def __init__(self, stream: str) -> None:
-        _Events.__init__(self, stream)
+    # provided by the event parser the concrete loader adds (libyaml's or PyYAML's)
+    check_event: Callable[..., bool]
+    peek_event: Callable[[], Any]
+    dispose: Callable[[], None]
+
+    def __init__(self) -> None:
         Composer.__init__(self)
         SafeConstructor.__init__(self)
         Resolver.__init__(self)
@@ -199,7 +202,7 @@ class _Loader(Composer, _Events, SafeConstructor, Resolver):
                                    node.start_mark) from None
 
 
-def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int:
+def _construct_int(loader: _Limits, node: yaml.ScalarNode) -> int:
     if len(str(node.value)) > _INTEGER_DIGITS:
         raise ConstructorError(None, None, "integer too large (at most 64 bits)",
                                node.start_mark)
@@ -210,7 +213,7 @@ def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int:
     return value
 
 
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LinedDict:
+def _construct_mapping(loader: _Limits, node: yaml.MappingNode) -> LinedDict:
     loader.flatten_mapping(node)
     result = LinedDict()
     result.line = node.start_mark.line + 1
@@ -232,52 +235,78 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LinedDict:
     return result
 
 
-def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> LinedList:
+def _construct_sequence(loader: _Limits, node: yaml.SequenceNode) -> LinedList:
     result = LinedList(loader.construct_object(child, deep=True) for child in node.value)
     result.line = node.start_mark.line + 1
     result.item_lines = [child.start_mark.line + 1 for child in node.value]
     return result
 
 
+class _PythonLoader(_Limits, Reader, Scanner, Parser):
+    """The limited loader on PyYAML's pure-Python reader, scanner and parser."""
+
+    def __init__(self, stream: str) -> None:
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+        _Limits.__init__(self)
+
+
+_LOADERS: list[type[_Limits]] = [_PythonLoader]
+if _LIBYAML_EVENTS is not None:
+    class _LibyamlLoader(_Limits, _LIBYAML_EVENTS):  # type: ignore[misc]
+        """The limited loader on libyaml's scanner and parser (the same events)."""
+
+        def __init__(self, stream: str) -> None:
+            _LIBYAML_EVENTS.__init__(self, stream)
+            _Limits.__init__(self)
+
+    _LOADERS.insert(0, _LibyamlLoader)
+_Loader = _LOADERS[0]
+"""The loader :func:`load_text` uses: libyaml's parser when PyYAML has it."""
+
+
 # YAML 1.1 reads 1:21 as the sexagesimal integer 81 (and 1:30.5 as the float 90.5); for
 # port pairs written IN:OUT that is a silent corruption, so integers here are plain decimal
 # (or 0x/0o) only, and floats have no sexagesimal form.
-_Loader.yaml_implicit_resolvers = {
+_Limits.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers
             if tag not in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
                            "tag:yaml.org,2002:bool")]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
-_Loader.add_implicit_resolver(
+_Limits.add_implicit_resolver(
     "tag:yaml.org,2002:int",
     re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?0o[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$"),
     list("-+0123456789"),
 )
-_Loader.add_implicit_resolver(
+_Limits.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(r"^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
                r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
     list("-+0123456789."),
 )
 # Only true/false are booleans: YAML 1.1's yes/no/on/off turn a label "no" into False.
-_Loader.add_implicit_resolver(
+_Limits.add_implicit_resolver(
     "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
 )
 # (the stubs type add_constructor for PyYAML's own loader classes only)
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,  # type: ignore[type-var]
+_Limits.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,  # type: ignore[type-var]
                         _construct_mapping)
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG,  # type: ignore[type-var]
+_Limits.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG,  # type: ignore[type-var]
                         _construct_sequence)
-_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)  # type: ignore[type-var]
+_Limits.add_constructor("tag:yaml.org,2002:int", _construct_int)  # type: ignore[type-var]
 
 
-def load_text(text: str, source: str) -> Any:
+def load_text(text: str, source: str, *, pure_python: bool = False) -> Any:
     """The YAML document in ``text``, within the limits of this module.
 
-    Raises :class:`YamlFileError` naming ``source`` and, where known, the line.
+    ``pure_python`` parses with PyYAML's own parser rather than libyaml's (slower; the
+    two read the same files, and tests check that both keep the limits). Raises
+    :class:`YamlFileError` naming ``source`` and, where known, the line.
     """
     try:
-        loader = _Loader(text)
+        loader = (_PythonLoader if pure_python else _Loader)(text)  # type: ignore[call-arg]
         try:
             return loader.get_single_data()
         finally:

@@ -287,6 +287,32 @@ def test_deep_nesting_and_alias_bombs_are_one_line(msoctl: Msoctl, site: Path, b
     assert expected in one_error_line(msoctl("inventory", "check"))
 
 
+@pytest.mark.parametrize("pure_python", [False, True], ids=["libyaml", "pure-python"])
+@pytest.mark.parametrize("body, expected", [
+    ("a: " + "[" * 70 + "]" * 70, "f.yaml:1: not valid YAML: nested deeper than 64 levels"),
+    (ALIAS_DEPTH, "f.yaml:4: not valid YAML: aliases nest this value deeper than 64 levels"),
+    ("a: &a [*a]", "f.yaml:1: not valid YAML: an alias refers to a node that contains it"),
+    ("a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+     + "".join(f"{k}: &{k} [{', '.join([f'*{p}'] * 10)}]\n"
+               for p, k in zip("abcdef", "bcdefg", strict=True)),
+     "f.yaml:7: not valid YAML: aliases expand this document by 12,345,660 nodes"),
+    ("a: 1" + "0" * 30, "f.yaml:1: not valid YAML: integer too large (at most 64 bits)"),
+    ('"a\\x1bb": 1', "f.yaml:1: not valid YAML: the key 'a\\x1bb' contains the control"),
+    ("a: 1\n---\nb: 2\n", "f.yaml:2: not valid YAML: expected a single document in the "
+                          "stream, but found another document"),
+])
+def test_both_parsers_keep_the_limits(body: str, expected: str, pure_python: bool) -> None:
+    """libyaml's parser is used when PyYAML has it, PyYAML's own otherwise; the limits
+    live in the composer and constructors above either, so both refuse the same way."""
+    from drivers.yamlfile import YamlFileError, load_text
+
+    with pytest.raises(YamlFileError) as caught:
+        load_text(body, "f.yaml", pure_python=pure_python)
+    assert str(caught.value).startswith(expected), caught.value
+    assert load_text("a: [1, {b: 0x10}]\nc: 1:21\n", "f.yaml", pure_python=pure_python) == \
+        {"a": [1, {"b": 16}], "c": "1:21"}
+
+
 @pytest.mark.parametrize("body, expected", [
     ("devices:\n  - {name: ocs-a, kind: ocs, transport: visa, address: x, "
      "timeout_seconds: 0x" + "f" * 40 + "}\n", "inventory.yaml:2: not valid YAML: integer "
