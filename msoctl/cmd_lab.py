@@ -16,15 +16,22 @@ from typing import Any
 
 import click
 
+from drivers.errors import DeviceError
 from drivers.yamlfile import YamlFileError
 from emulators.lab import Lab, load_topology
 from emulators.lab.control import ENDPOINT_FILE, TOKEN_FILE
+from emulators.lab.statelock import StateDirBusy
 from msoctl.cli import Context, pass_context
 from msoctl.inventory import find_inventory
 from msoctl.lab_control import LabEndpoint, call, find_lab
 from msoctl.output import emit_json, output_option, table
 
 DEFAULT_STATE_DIR = Path("lab-state")
+
+
+class LabBusy(DeviceError):
+    """Another lab runs on the state directory; nothing of it was touched."""
+
 ALL_KINDS = "all"
 
 
@@ -52,8 +59,11 @@ def up(ctx: Context, topology: Path | None, state_dir: Path) -> None:
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
+    try:
+        emulated = Lab(state_dir, spec)
+    except StateDirBusy as busy:
+        raise LabBusy(str(busy)) from None
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    emulated = Lab(state_dir, spec)
     try:
         inventory = emulated.start()
         click.echo(f"lab {spec.name!r} is up: {len(emulated.ocs)} OCS, "

@@ -83,6 +83,7 @@ from emulators.lab.control import (
     endpoint_document,
     remove_endpoint_file,
 )
+from emulators.lab.statelock import StateDirLock
 from emulators.lab.topology import BenchSpec, Topology, load_topology
 from emulators.loopthread import LoopThread
 from emulators.ocs.model import OcsDevice
@@ -145,7 +146,13 @@ class Lab:
         self.control: ControlServer | None = None
         self._tick: asyncio.Task[None] | None = None
         self._runner = LoopThread("lab")
-        self._build()
+        self._state_lock = StateDirLock(self.state_dir)
+        self._state_lock.acquire()  # before anything in the directory is read or written
+        try:
+            self._build()
+        except BaseException:
+            self._state_lock.release()
+            raise
 
     # ---- construction -----------------------------------------------------------
 
@@ -393,7 +400,10 @@ class Lab:
         return self._runner.call(coroutine, timeout)
 
     def stop(self) -> None:
-        self._runner.stop(self._stop_servers)
+        try:
+            self._runner.stop(self._stop_servers)
+        finally:
+            self._state_lock.release()
 
     def __enter__(self) -> Lab:
         self.start()
