@@ -5,8 +5,9 @@ and AES-128 privacy (usmAesCfb128Protocol), authPriv required; a v2c community o
 when one is given. VACM (RFC 3415) gives both read access to what the agent serves and
 nothing else; the v3 user also has a write view over the same subtree, so that its
 SETs reach the agent's checks and are refused as RFC 3416 says (notWritable,
-noAccess, noCreation: :mod:`.responders`), while the community has none
-(authorizationError). Nothing is writable, and no SET changes anything.
+noAccess, noCreation: :mod:`.responders`), while the community's write view
+includes nothing (noAccess, as a read-only community gets elsewhere). Nothing is
+writable, and no SET changes anything.
 
 Structure:
 
@@ -217,7 +218,7 @@ class CpoAgent:
                              served)
         if self.community is not None:
             config.add_v1_system(snmp_engine, V2C_SECURITY_NAME, self.community)
-            config.add_vacm_user(snmp_engine, 2, V2C_SECURITY_NAME, "noAuthNoPriv", served)
+            _read_only_vacm(snmp_engine, V2C_SECURITY_NAME, served)
         snmp_context = context.SnmpContext(snmp_engine)
         snmp_context.context_names[b""] = Instrumentation(self)
         cmdrsp.GetCommandResponder(snmp_engine, snmp_context)
@@ -395,6 +396,22 @@ class CpoAgent:
         if boots != self._boots_on_engine:
             snmpengine.set_boots(snmp_engine, boots)
             self._boots_on_engine = boots
+
+
+def _read_only_vacm(snmp_engine: engine.SnmpEngine, security_name: str,
+                    served: tuple[int, ...]) -> None:
+    """VACM for a v2c community: read ``served``, and a write view that excludes
+    everything, so a SET is refused noAccess (RFC 3416 4.2.5 (1)), as a read-only
+    community is by other agents. (pysnmp's own user helper names a write view that
+    has no subtrees, and pysnmp 7.1 then lets writes through instead of answering
+    noSuchView.)"""
+    group = f"{security_name}-group"
+    read_view, write_view = f"{security_name}-read", f"{security_name}-no-write"
+    config.add_vacm_group(snmp_engine, group, 2, security_name)
+    config.add_vacm_access(snmp_engine, group, b"", 2, "noAuthNoPriv", "exact",
+                           read_view, write_view, "")
+    config.add_vacm_view(snmp_engine, read_view, "included", served, b"")
+    config.add_vacm_view(snmp_engine, write_view, "excluded", (1,), b"")
 
 
 def _fraction(text: str | None) -> float | None:

@@ -11,11 +11,13 @@
   refuses it, by RFC 3416 section 4.2.5's checks in order, the error-index naming
   the first variable binding that fails (every one does: nothing here is
   writable, and nothing is ever changed). VACM comes first (RFC 3413 section 3.2):
-  a user without a write view gets authorizationError with error-index 0, a name
-  outside the write view noAccess; then :meth:`~.mibview.MibView.write_refusal`
-  (notWritable, noAccess or noCreation). pysnmp's own SET path is not used: it
-  would ask the MIB tree this agent does not have, and it resets the error-index
-  of a request with more variables than the index to 1.
+  a name outside the requester's write view is noAccess (RFC 3416 4.2.5 (1)), and
+  should VACM find no view or group at all, authorizationError with error-index 0
+  (RFC 3413 3.2 (5); the agent's own configuration never leads there); then
+  :meth:`~.mibview.MibView.write_refusal` (notWritable, noAccess or noCreation).
+  pysnmp's own SET path is not used: it would ask the MIB tree this agent does not
+  have, and it resets the error-index of a request with more variables than the
+  index to 1.
 """
 
 from __future__ import annotations
