@@ -8,6 +8,7 @@ Every OID a test asks for comes from drivers/snmp/mibs.py.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import subprocess
@@ -395,11 +396,11 @@ def test_the_agents_own_table_serves_every_column_with_the_mibs_scale() -> None:
 
 def test_the_emulator_does_not_use_the_collectors_mapping() -> None:
     """An agent that shares the tested code's column mapping proves nothing about it."""
-    probe = ("import sys, emulators.cpo.agent, emulators.lab.lab; "
-             "print(sorted(name for name in sys.modules if name.startswith('drivers.snmp')))")
+    probe = ("import json, sys, emulators.cpo.agent, emulators.lab.lab; print(json.dumps("
+             "sorted(name for name in sys.modules if name.startswith('drivers.snmp'))))")
     completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                                timeout=120, check=True)
-    modules = eval(completed.stdout)  # a printed list of names
+    modules = json.loads(completed.stdout)
     assert "drivers.snmp.collector" not in modules
     assert "drivers.snmp.mibs" in modules  # the MIBs themselves: the spec table
 

@@ -211,6 +211,26 @@ def test_a_reboot_counts_one_more_boot_and_restarts_engine_time(tiny: AgentUnder
     assert int(run(Client(tiny).get(UP_TIME))[1][0][1]) == 700
 
 
+def test_a_manager_whose_time_falls_out_of_the_window_catches_up(tiny: AgentUnderTest) -> None:
+    """RFC 3414 3.2 (7): a request whose engine time is more than 150 s off the agent's
+    gets a notInTimeWindow Report with the agent's time, and the manager resends. The
+    agent's engine time follows its device clock, stepped here 400 s past what the
+    manager last heard, in no time of this host's."""
+    async def scenario() -> tuple[int, int]:
+        client = Client(tiny, retries=0)
+        error, before = await client.get(ENGINE["snmpEngineTime"])
+        assert error is None, error
+        tiny.step(400.0)
+        error, after = await client.get(ENGINE["snmpEngineTime"])
+        assert error is None, error
+        return int(before[0][1]), int(after[0][1])
+
+    received = tiny.agent.requests_received
+    before, after = run(scenario())
+    assert after - before == 400
+    assert tiny.agent.requests_received - received == 4  # discovery, get, get refused, again
+
+
 def test_boots_are_kept_across_restarts_of_the_agent(tmp_path: Path) -> None:
     """RFC 3414 2.2.2: boots are kept in non-volatile storage, so a new agent process
     with the same engineID counts on; stop and start again is one more boot too."""

@@ -253,6 +253,7 @@ class CpoAgent:
         When the agent is back, the FEC counters and sysUpTime start from zero, every
         lane's discontinuity time is 0 again, and the SNMP engine counts one more boot
         (snmpEngineBoots, kept in ``nvram_path``) with its engine time from zero.
+        Raises OSError if the boots cannot be kept.
         """
         with self._lock:
             self._boots = self.nvram.next_boot(self.engine_id)
