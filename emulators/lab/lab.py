@@ -66,11 +66,13 @@ from typing import Any, TypeVar
 
 import yaml
 
+from drivers.switch.link import PORT_SPEEDS_BPS
 from emulators.amp.bridge import I2cBridge
 from emulators.amp.i2c import I2cSlave
 from emulators.amp.model import AmplifierModule
 from emulators.clock import Clock, RealClock
 from emulators.cpo.agent import CpoAgent, UsmCredentials
+from emulators.cpo.interfaces import Interface
 from emulators.cpo.model import SwitchTelemetry, TelemetrySpec, receiver_source
 from emulators.faults import Fault, FaultError, FaultInjector
 from emulators.instruments.bench import AcceptanceBench
@@ -281,8 +283,11 @@ class Lab:
             switch.users = {SWITCH_USERNAME: self._new_password(name)}
             await switch.start()
         for spec in self.topology.switches:
+            speed = PORT_SPEEDS_BPS[spec.speed]
             agent = CpoAgent(self.telemetry[spec.name], self._new_snmp_credentials(spec.name),
-                             port_names=dict(enumerate(spec.port_names, start=1)),
+                             interfaces=[Interface(number, name, speed) for number, name
+                                         in enumerate(spec.port_names, start=1)],
+                             nvram_path=self.state_dir / f"{spec.name}.snmp-engine.json",
                              seed=zlib.crc32(spec.name.encode()))
             await agent.start()
             self.snmp[spec.name] = agent
