@@ -304,6 +304,29 @@ class OcsDevice(ScpiDevice):
         if self.engine_fault:
             raise _error(-240, "LC engine fault: the map cannot change")
 
+    def factory_reset(self) -> None:
+        """As delivered, for a lab or a test reusing one emulator: no connections and no
+        switching history, every port enabled, boot mode RESTore, no faults, the cell
+        warm, powered up. How it answers (reply form, monitors) is left as it is."""
+        self.faults.clear()
+        with self.lock:
+            now = self.clock.now()
+            self._down_until = None
+            self._pending_boot_power_loss = False
+            self._paths.clear()
+            self._gone.clear()
+            self._transitions.clear()
+            self._reconfigurations.clear()
+            self._disabled.clear()
+            self._failed.clear()
+            self.engine_fault = False
+            self._fault_history = deque([(now, 0)], maxlen=self._fault_history.maxlen)
+            self.heater_on = True
+            self._powered_since = now - 10 * CELL_WARMUP_SECONDS
+            self.busy_until = now
+            self.boot_mode = "restore"
+            self._save_nvram()
+
     # ---- what the common commands and status registers report ---------------------------
 
     def model(self) -> str:

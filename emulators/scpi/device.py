@@ -49,6 +49,9 @@ class ScpiDevice:
         self.power_listeners: list[Callable[[bool], None]] = []
         self._statuses: weakref.WeakSet[ClientStatus] = weakref.WeakSet()
         self._shared: ClientStatus | None = None
+        self.errors_reported = 0
+        """Errors any client has caused since the device was built (a closed connection's
+        queue is gone with it; this count is not)."""
 
     # ---- client status ------------------------------------------------------------------
 
@@ -57,11 +60,16 @@ class ScpiDevice:
         if self.shared_status and self._shared is not None:
             return self._shared
         status = ClientStatus(self.clock, operation=self.operation_conditions(),
-                              questionable=self.questionable_conditions())
+                              questionable=self.questionable_conditions(),
+                              on_report=self._count_error)
         self._statuses.add(status)
         if self.shared_status:
             self._shared = status
         return status
+
+    def _count_error(self, code: int, text: str) -> None:
+        with self.lock:
+            self.errors_reported += 1
 
     def client_statuses(self) -> list[ClientStatus]:
         """The status of every client still connected (one when shared)."""

@@ -21,7 +21,7 @@ register), §10.18 (*OPC), §10.3 (*CLS); SCPI-99 vol. 1 ch. 9 and vol. 2 ch. 20
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from drivers.scpi.codes import SCPI_ERRORS
@@ -155,8 +155,10 @@ class ClientStatus:
     """
 
     def __init__(self, clock: Clock, *, operation: ConditionSource | None = None,
-                 questionable: ConditionSource | None = None, queue_size: int = 16):
+                 questionable: ConditionSource | None = None, queue_size: int = 16,
+                 on_report: Callable[[int, str], None] | None = None):
         self.clock = clock
+        self.on_report = on_report  # the device counting errors, for tests and diagnostics
         self.errors = ErrorQueue(queue_size)
         self.operation = RegisterSet(operation or NoConditions(), clock)
         self.questionable = RegisterSet(questionable or NoConditions(), clock)
@@ -170,6 +172,8 @@ class ClientStatus:
 
     def report(self, code: int, text: str) -> None:
         """Queue an error/event and set the ESR bit of its class."""
+        if self.on_report is not None:
+            self.on_report(code, text)
         codes = [code] if self.errors.push(code, text) else [code, _QUEUE_OVERFLOW]
         for each in codes:
             bit = event_status_bit(each)
