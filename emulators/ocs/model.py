@@ -50,10 +50,10 @@ How it answers (the dialect; attributes, switchable while it runs):
 
 - ``reply_form``: ``"polatis"`` (the default, as real units of the family
   answer: ``:OXC:SWIT:CONN:PORT?`` a quoted string, ``"65"``, ``""`` when
-  unconnected; ``:PMON:POW?`` a parenthesised list, at most 256 ports per query
-  -- more is refused with -223, the chunk size third-party drivers keep to, a
-  limit the unit is assumed to have) or ``"bare"`` (``65``/``0``; a plain
-  comma-separated list, no limit).
+  unconnected; ``:PMON:POW?`` a parenthesised list, at most
+  ``power_query_max_ports`` (256) ports per query -- more is refused with -223:
+  the chunk size third-party drivers keep to, a limit the unit is assumed to
+  have) or ``"bare"`` (``65``/``0``; a plain comma-separated list, no limit).
 - ``power_monitors``: ``False`` models a unit without monitors (``:PMON:POW?``
   is an undefined header, -113).
 - ``shared_status`` (constructor only): one error queue and one set of status
@@ -75,6 +75,7 @@ from pathlib import Path
 from drivers.ocs.commands import (
     DEVICE_ERRORS,
     OPERATION_SETTLING,
+    POWER_QUERY_MAX_PORTS,
     QUESTIONABLE_ENGINE_FAULT,
     QUESTIONABLE_PORT_FAILED,
     QUESTIONABLE_TEMPERATURE,
@@ -150,6 +151,7 @@ class OcsDevice(ScpiDevice):
         self.size = size
         self.reply_form = reply_form
         self.power_monitors = power_monitors
+        self.power_query_max_ports = POWER_QUERY_MAX_PORTS  # in the Polatis form
         self.model_name = model_name or f"LCOCS-{size}x{size}"
         self.ambient_celsius = ambient_celsius
         self.heater_on = True

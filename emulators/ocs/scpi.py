@@ -16,7 +16,6 @@ from drivers.ocs.commands import (
     COMMANDS,
     DEVICE_ERRORS,
     NOT_A_NUMBER,
-    POWER_QUERY_MAX_PORTS,
 )
 from drivers.scpi.codes import SCPI_ERRORS
 from emulators.ocs.model import OcsDevice
@@ -84,8 +83,9 @@ def make_interpreter(device: OcsDevice, status: ClientStatus | None = None) -> S
             raise ScpiError(-113, ":PMONitor:POWer? (this unit has no power monitors)")
         ports = _channels(params[0])
         device.check_ports(ports)
-        if device.reply_form == polatis and len(ports) > POWER_QUERY_MAX_PORTS:
-            raise ScpiError(-223, f"at most {POWER_QUERY_MAX_PORTS} ports per power query")
+        limit = device.power_query_max_ports
+        if device.reply_form == polatis and len(ports) > limit:
+            raise ScpiError(-223, f"at most {limit} ports per power query")
         readings = ",".join(_format_power(device.monitor_dbm(p)) for p in ports)
         return f"({readings})" if device.reply_form == polatis else readings
 

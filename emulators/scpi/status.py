@@ -101,8 +101,15 @@ class RegisterSet:
         self.positive = REGISTER_MASK  # PTRansition: 0 -> 1 latches
         self.negative = 0  # NTRansition: 1 -> 0 latches
         self._event = 0
-        self._seen = 0  # the condition as last sampled; a new set starts from nothing
+        self._seen = 0  # the condition as last sampled
         self._seen_at = clock.now()
+        self._sample(self._seen_at)  # a new set starts from nothing: what holds is new
+
+    def _sample(self, moment: float) -> None:
+        value = self.source.condition_at(moment) & REGISTER_MASK
+        rising, falling = value & ~self._seen, self._seen & ~value
+        self._event |= (rising & self.positive) | (falling & self.negative)
+        self._seen = value
 
     def _update(self) -> None:
         """Latch every transition since the last look, at the moments it happened."""
@@ -110,10 +117,7 @@ class RegisterSet:
         moments = sorted(t for t in self.source.condition_changes(self._seen_at, now)
                          if self._seen_at < t <= now)
         for moment in [*moments, now]:
-            value = self.source.condition_at(moment) & REGISTER_MASK
-            rising, falling = value & ~self._seen, self._seen & ~value
-            self._event |= (rising & self.positive) | (falling & self.negative)
-            self._seen = value
+            self._sample(moment)
         self._seen_at = now
 
     def condition(self) -> int:
@@ -145,6 +149,7 @@ class RegisterSet:
         self.preset()
         self._event = 0
         self._seen = 0
+        self._sample(self._seen_at)
 
 
 class ClientStatus:
