@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +23,9 @@ import pytest
 from drivers.errors import DeviceRejected
 from drivers.ocs import OcsDriver
 from drivers.ocs.connect import open_ocs
+from drivers.yamlfile import YamlFileError
 from emulators.clock import Clock, SteppedClock
+from emulators.lab import Lab, load_topology
 from emulators.loopthread import LoopThread
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
@@ -238,3 +241,41 @@ def test_a_shared_queue_our_own_refusal_is_still_ours() -> None:
             assert device.connection_map() == {1: 65}
         finally:
             driver.close()
+
+
+# ---- choosing the variant in a lab topology ----------------------------------------------
+
+_TOPOLOGY = """
+name: variants
+ocs:
+  - {name: ocs-p, size: 8}
+  - {name: ocs-v, size: 8, reply_form: bare, power_monitors: false, error_queue: shared}
+"""
+
+
+def test_a_topology_chooses_how_each_ocs_answers(tmp_path: Path) -> None:
+    """The lab's topology keys: ``reply_form`` (polatis, the default, or bare),
+    ``power_monitors`` and ``error_queue`` (per-client, the default, or shared)."""
+    path = tmp_path / "topology.yaml"
+    path.write_text(_TOPOLOGY, encoding="utf-8")
+    lab = Lab(tmp_path / "lab", load_topology(path), clock=SteppedClock(),
+              serial_consoles=False)
+    plain, variant = lab.ocs["ocs-p"], lab.ocs["ocs-v"]
+    assert (plain.reply_form, plain.power_monitors, plain.shared_status) == (
+        "polatis", True, False)
+    assert (variant.reply_form, variant.power_monitors, variant.shared_status) == (
+        "bare", False, True)
+    assert variant.new_client_status() is variant.new_client_status()
+    assert plain.new_client_status() is not plain.new_client_status()
+
+
+@pytest.mark.parametrize(("entry", "field"), [
+    ("reply_form: quoted", "reply_form"),
+    ("error_queue: global", "error_queue"),
+    ("power_monitors: 2", "power_monitors"),
+])
+def test_a_wrong_variant_names_its_field(tmp_path: Path, entry: str, field: str) -> None:
+    path = tmp_path / "topology.yaml"
+    path.write_text(f"ocs:\n  - {{name: ocs-x, size: 8, {entry}}}\n", encoding="utf-8")
+    with pytest.raises(YamlFileError, match=f"field '{field}'"):
+        load_topology(path)
