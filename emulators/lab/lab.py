@@ -54,6 +54,7 @@ and ``msoctl lab fault`` use it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import math
@@ -168,6 +169,9 @@ class Lab:
                 serial=spec.serial,
                 boot_seconds=spec.boot_seconds,
                 nvram_path=self.state_dir / f"{spec.name}.nvram.json",
+                reply_form=spec.reply_form,
+                power_monitors=spec.power_monitors,
+                shared_status=spec.error_queue == "shared",
             )
         for amp in self.topology.amplifiers:
             module = AmplifierModule(
@@ -263,12 +267,12 @@ class Lab:
 
     async def _start_servers(self) -> None:
         for name, device in self.ocs.items():
-            interpreter = make_interpreter(device)
-            server = ScpiTcpServer(device, interpreter)
+            # one interpreter per client: each has its own error queue and registers
+            server = ScpiTcpServer(device, functools.partial(make_interpreter, device))
             await server.start()
             self.tcp[name] = server
             if self.serial_consoles:
-                console = ScpiPtyServer(device, interpreter)
+                console = ScpiPtyServer(device, functools.partial(make_interpreter, device))
                 await console.start()
                 self.consoles[name] = console
         for name, module in self.amps.items():
