@@ -74,6 +74,13 @@ def test_power_in_both_reply_forms_and_on_a_unit_without_monitors(
     assert [p["power_dbm"] for p in json.loads(result.out)["ports"]] == [None, None]
     table = msoctl("ocs", "power", "ocs-a", "1")
     assert table.code == 0 and "Traceback" not in table.err
+    # The lit-port interlock cannot check ports without readings: said, journaled, not refused.
+    change = msoctl("ocs", "connect", "ocs-a", "1:70")
+    assert change.code == 0, change.err
+    assert "no power reading on port(s) 1, 70: the lit-port interlock could not check" \
+        in change.out
+    intent = next(r for r in _journal(lab) if r["event"] == "intent")
+    assert intent["power_unchecked_ports"] == [1, 70]
 
 
 def test_power_all_ports_and_ports_view(msoctl: Msoctl) -> None:
