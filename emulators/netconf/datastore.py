@@ -103,6 +103,9 @@ class Datastores:
         self.stores: dict[str, _Element] = {name: empty() for name in DATASTORES}
         self.locks: dict[str, int] = {}
         self.pending: PendingCommit | None = None
+        # Whether the candidate was written since it was last made running's copy: the
+        # cheap first answer to "has it changes not committed" (RFC 6241 7.5).
+        self._candidate_changed = False
         self._watch: asyncio.Task[None] | None = None
 
     # ---- wiring ----------------------------------------------------------------------
@@ -132,7 +135,7 @@ class Datastores:
             if holder == session.session_id:
                 del self.locks[name]
                 if name == "candidate":
-                    self.stores["candidate"] = copy.deepcopy(self.stores["running"])
+                    self._reset_candidate()
         pending = self.pending
         if pending is not None and pending.persist is None and \
                 pending.session_id == session.session_id:
@@ -177,18 +180,15 @@ class Datastores:
         changed, errors = apply_edit(self.stores[target], config,
                                      default_operation=default_operation,
                                      error_option=error_option)
-        if (target == "running" or test_option == "test-only") and not errors:
+        if errors:  # whatever the error-option, the target stays exactly as it was
+            raise RpcErrors(errors)
+        if target == "running" or test_option == "test-only":
             errors = self.validator.must_errors(changed)
             if errors:
                 raise RpcErrors(errors)  # running never holds an invalid configuration
         if test_option == "test-only":
-            if errors:
-                raise RpcErrors(errors)
             return
-        if not errors or error_option != "rollback-on-error":
-            self._store(target, changed)
-        if errors:
-            raise RpcErrors(errors)
+        self._store(target, changed)
 
     def copy_config(self, session: NetconfSession, operation: _Element) -> None:
         target = self._datastore_name(operation, "target", DATASTORES)
@@ -205,7 +205,7 @@ class Datastores:
 
     def discard_changes(self, session: NetconfSession, operation: _Element) -> None:
         self._check_lock(session, "candidate")
-        self.stores["candidate"] = copy.deepcopy(self.stores["running"])
+        self._reset_candidate()
 
     def validate(self, session: NetconfSession, operation: _Element) -> None:
         self._require_valid(self._source_tree(operation))
@@ -218,10 +218,11 @@ class Datastores:
         if holder is not None:
             raise RpcError("lock-denied", f"{target} is locked by session {holder}",
                            error_type="protocol", info={"session-id": str(holder)})
-        if target == "candidate" and not _same(self.stores["candidate"],
-                                               self.stores["running"]):
-            raise RpcError("lock-denied", "candidate has changes not committed",
-                           error_type="protocol", info={"session-id": "0"})
+        if target == "candidate" and self._candidate_changed:
+            if not _same(self.stores["candidate"], self.stores["running"]):
+                raise RpcError("lock-denied", "candidate has changes not committed",
+                               error_type="protocol", info={"session-id": "0"})
+            self._candidate_changed = False  # edits that changed nothing in the end
         self.locks[target] = session.session_id
 
     def unlock(self, session: NetconfSession, operation: _Element) -> None:
@@ -258,6 +259,7 @@ class Datastores:
         self._require_valid(candidate)
         if not confirmed:
             self._store("running", candidate)
+            self._candidate_changed = False  # the candidate is running's copy again
             self.pending = None
             self._stop_watch()
             return
@@ -267,6 +269,7 @@ class Datastores:
             pending.persist if pending is not None and persist_id is not None else None)
         rollback = copy.deepcopy(rollback)
         self._store("running", candidate)
+        self._candidate_changed = False
         self.pending = PendingCommit(rollback=rollback, deadline=self.clock.now() + timeout,
                                      session_id=session.session_id, persist=owner_persist)
         self._start_watch()
@@ -313,7 +316,7 @@ class Datastores:
         self.pending = None
         self._stop_watch()
         self._store("running", copy.deepcopy(pending.rollback))
-        self.stores["candidate"] = copy.deepcopy(pending.rollback)
+        self._reset_candidate()
 
     def _start_watch(self) -> None:
         self._stop_watch()
@@ -344,8 +347,15 @@ class Datastores:
                 raise RpcError("operation-failed", f"the device cannot apply it: {error}",
                                error_type="application") from None
         self.stores[name] = tree
-        if name == "running" and not self.use_candidate:
-            self.stores["candidate"] = copy.deepcopy(tree)
+        if name == "candidate":
+            self._candidate_changed = True
+        elif name == "running" and not self.use_candidate:
+            self._reset_candidate()
+
+    def _reset_candidate(self) -> None:
+        """The candidate back to a copy of running: no changes not committed."""
+        self.stores["candidate"] = copy.deepcopy(self.stores["running"])
+        self._candidate_changed = False
 
     def _require_valid(self, tree: _Element) -> None:
         errors = check_structure(tree) or self.validator.must_errors(tree)
