@@ -39,6 +39,7 @@ from emulators.netconf.edit import (
     apply_edit,
     subtree_filter,
 )
+from emulators.netconf.library import MONITORING_NS, Library, switch_modules
 from emulators.netconf.messages import RpcError, RpcErrors, qname
 from emulators.netconf.server import NetconfServer
 from emulators.netconf.session import NetconfSession
@@ -53,7 +54,6 @@ VALIDATE = "urn:ietf:params:netconf:capability:validate:1.1"
 ROLLBACK_ON_ERROR = "urn:ietf:params:netconf:capability:rollback-on-error:1.0"
 STARTUP = "urn:ietf:params:netconf:capability:startup:1.0"
 WRITABLE_RUNNING = "urn:ietf:params:netconf:capability:writable-running:1.0"
-CAPABILITIES = (CANDIDATE, CONFIRMED_COMMIT, VALIDATE, ROLLBACK_ON_ERROR, STARTUP, CAPABILITY)
 DATASTORES = ("running", "candidate", "startup")
 TEST_OPTIONS = ("test-then-set", "set", "test-only")  # :validate:1.1 adds test-only
 DEFAULT_CONFIRM_TIMEOUT_SECONDS = 600  # RFC 6241 8.4.5.1
@@ -62,11 +62,21 @@ CommitHook = Callable[[dict[str, Any]], None]
 StateSource = Callable[[], "_Element | None"]
 
 
+def switch_library(*, candidate: bool = True) -> Library:
+    """The YANG library of the switch emulator's datastores (emulators/netconf/library.py)."""
+    return Library(switch_modules(candidate=candidate),
+                   datastores=DATASTORES if candidate else ("running", "startup"))
+
+
 def capabilities(*, candidate: bool = True) -> tuple[str, ...]:
-    """The capabilities to give the server: with :candidate, or writable-running without."""
-    if candidate:
-        return CAPABILITIES
-    return (WRITABLE_RUNNING, VALIDATE, ROLLBACK_ON_ERROR, STARTUP, CAPABILITY)
+    """The capabilities to give the server: with :candidate, or writable-running without;
+    the module discovery ones (ietf-netconf-monitoring, the YANG library) last."""
+    own = (CANDIDATE, CONFIRMED_COMMIT, VALIDATE, ROLLBACK_ON_ERROR, STARTUP, CAPABILITY) \
+        if candidate else (WRITABLE_RUNNING, VALIDATE, ROLLBACK_ON_ERROR, STARTUP, CAPABILITY)
+    return own + switch_library(candidate=candidate).capabilities()
+
+
+CAPABILITIES = capabilities()
 
 
 def empty() -> _Element:
@@ -94,12 +104,13 @@ class Datastores:
 
     def __init__(self, *, clock: Clock | None = None, on_commit: CommitHook | None = None,
                  state: StateSource | None = None, validator: Validator | None = None,
-                 candidate: bool = True):
+                 candidate: bool = True, library: Library | None = None):
         self.clock: Clock = clock if clock is not None else RealClock()
         self.on_commit = on_commit
         self.state = state
         self.validator = validator if validator is not None else default_validator()
         self.use_candidate = candidate
+        self.library = library if library is not None else switch_library(candidate=candidate)
         self.stores: dict[str, _Element] = {name: empty() for name in DATASTORES}
         self.locks: dict[str, int] = {}
         self.pending: PendingCommit | None = None
@@ -107,10 +118,14 @@ class Datastores:
         # cheap first answer to "has it changes not committed" (RFC 6241 7.5).
         self._candidate_changed = False
         self._watch: asyncio.Task[None] | None = None
+        self._server: NetconfServer | None = None
 
     # ---- wiring ----------------------------------------------------------------------
 
     def register(self, server: NetconfServer) -> None:
+        """Answer the operations on ``server``; they run in its worker thread, one at a
+        time, and so does :meth:`session_ended` when it is the server's hook."""
+        self._server = server
         for name, handler in (
             ("get-config", self.get_config), ("get", self.get),
             ("edit-config", self.edit_config), ("copy-config", self.copy_config),
@@ -120,6 +135,8 @@ class Datastores:
             ("cancel-commit", self.cancel_commit),
         ):
             server.handle(name, self._guarded(handler))
+        self.library.server_capabilities = server.capabilities
+        server.handle("get-schema", self.library.get_schema, namespace=MONITORING_NS)
 
     def _guarded(self, handler: Callable[[NetconfSession, _Element], _Element | None]
                  ) -> Callable[[NetconfSession, _Element], _Element | None]:
@@ -142,8 +159,11 @@ class Datastores:
             self._roll_back("the session of the confirmed commit ended")
 
     def close(self) -> None:
-        """Stop watching a confirmed commit's timeout (the server is going away)."""
-        self._stop_watch()
+        """Stop watching a confirmed commit's timeout (the server is going away); call it
+        on the server's loop."""
+        task, self._watch = self._watch, None
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
 
     # ---- reading ---------------------------------------------------------------------
 
@@ -159,6 +179,7 @@ class Datastores:
             state_root.append(copy.deepcopy(state))
             whole, _ = apply_edit(whole, state_root, default_operation="merge",
                                   error_option="continue-on-error")
+        whole.extend(self.library.state())  # module discovery: not in the datastores
         return messages.data(*subtree_filter(whole, _filter(operation)))
 
     # ---- changing --------------------------------------------------------------------
@@ -318,22 +339,39 @@ class Datastores:
         self._store("running", copy.deepcopy(pending.rollback))
         self._reset_candidate()
 
+    # The watch task lives on the server's loop; the operations that start and stop it
+    # run in the worker thread, so they only ask the loop to look again (_rewatch).
+
     def _start_watch(self) -> None:
-        self._stop_watch()
-        with contextlib.suppress(RuntimeError):  # no running loop: the lazy check only
-            self._watch = asyncio.get_running_loop().create_task(self._watch_deadline())
+        self._post_rewatch()
 
     def _stop_watch(self) -> None:
+        self._post_rewatch()
+
+    def _post_rewatch(self) -> None:
+        loop = self._server.loop if self._server is not None else None
+        if loop is None or loop.is_closed():
+            return  # no loop to watch on: the lazy check at every operation only
+        with contextlib.suppress(RuntimeError):  # the loop is stopping: nothing to watch
+            loop.call_soon_threadsafe(self._rewatch)
+
+    def _rewatch(self) -> None:
+        """On the loop: one task sleeping until the pending commit's deadline, or none."""
         task, self._watch = self._watch, None
         if task is not None and task is not asyncio.current_task():
             task.cancel()
+        if self.pending is not None:
+            self._watch = asyncio.get_running_loop().create_task(self._watch_deadline())
 
     async def _watch_deadline(self) -> None:
         while (pending := self.pending) is not None:
             left = pending.deadline - self.clock.now()
             if left <= 0:
-                self._watch = None  # expire() must not cancel this very task
-                self.expire()
+                server = self._server
+                if server is not None and server.worker is not None:
+                    await server.in_worker(self.expire)  # with the operations, in order
+                else:
+                    self.expire()
                 return
             await self.clock.sleep(left)
 
