@@ -139,8 +139,9 @@ class Library:
             entry = _sub(schemas, _m("schema"))
             _sub(entry, _m("identifier"), module.name)
             _sub(entry, _m("version"), module.revision)
-            schema_format = etree.SubElement(entry, _m("format"), nsmap={"ncm": MONITORING_NS})
-            schema_format.text = f"ncm:{SCHEMA_FORMAT}"
+            # unprefixed: the identity is read in the element's own (default) namespace
+            # (RFC 7950 9.10.3); a prefix used only in text would not survive copies
+            _sub(entry, _m("format"), SCHEMA_FORMAT)
             _sub(entry, _m("namespace"), module.namespace)
             _sub(entry, _m("location"), "NETCONF")
         return root
@@ -255,7 +256,7 @@ def _format(operation: _Element) -> str | None:
     if element is None:
         return None
     prefix, _, name = (element.text or "").strip().rpartition(":")
-    if prefix and element.nsmap.get(prefix) != MONITORING_NS or not name:
+    if (prefix and element.nsmap.get(prefix) != MONITORING_NS) or not name:
         raise RpcError("invalid-value", f"format {element.text!r} is not a schema format "
                        "of ietf-netconf-monitoring", error_type="protocol",
                        info={"bad-element": "format"})
