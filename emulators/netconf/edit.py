@@ -13,7 +13,8 @@ an edit of tens of thousands of list entries is answered in seconds:
   among its siblings in the datastore through an index built once per parent,
   by key values, and kept up to date as entries are added and removed,
   never by scanning the siblings again;
-- schema paths are carried down the recursion, not walked up from each node;
+- schema nodes are found by one lookup of the element's tag among its parent's
+  (:data:`~emulators.netconf.yangdata.CHILDREN`), never walked up from each node;
 - a subtree new to the datastore is copied in one piece unless an operation
   attribute sits somewhere inside it (one pass over the request finds those),
   in which case it is built up node by node so that inner operations apply.
@@ -28,15 +29,14 @@ from dataclasses import dataclass, field
 from lxml import etree
 from lxml.etree import _Element
 
-from drivers.switch.schema import SCHEMA, Node
+from drivers.switch.schema import Node
 from emulators.netconf.messages import RpcError
 from emulators.netconf.validation import OPERATION
 from emulators.netconf.yangdata import (
+    CHILDREN,
     PATH_NAMESPACES,
-    in_module,
     instance_path,
     key_values,
-    local_name,
 )
 
 OPERATIONS = ("merge", "replace", "create", "delete", "remove")
@@ -65,16 +65,27 @@ class Edit:
         if not self.continue_on_error:
             raise StopEdit
 
-    def index(self, target: _Element, path: Path) -> dict[Hashable, _Element]:
-        """``target``'s element children by match key (built on first use)."""
+    def existing(self, target: _Element, path: Path, element: _Element,
+                 node: Node | None) -> tuple[_Element | None, Hashable]:
+        """The child of ``target`` that ``element`` of the request names, and its key.
+
+        A container or leaf is its parent's one child of that name (found in C); list
+        and leaf-list entries go through an index of ``target``'s entries by key,
+        built on first use and kept up to date by :func:`_put` and :func:`_drop`.
+        """
+        key = match_key(element, node)
+        if node is None or node.kind not in ("list", "leaf-list"):
+            return target.find(element.tag), key
         found = self.indexes.get(target)
         if found is None:
             found = {}
+            children = CHILDREN.get(path, _NO_CHILDREN)
             for child in target:
-                if isinstance(child.tag, str):
-                    found.setdefault(match_key(child, _child_node(path, child)), child)
+                entry = children.get(child.tag)
+                if entry is not None and entry[1].kind in ("list", "leaf-list"):
+                    found.setdefault(match_key(child, entry[1]), child)
             self.indexes[target] = found
-        return found
+        return found.get(key), key
 
 
 def apply_edit(datastore: _Element, config: _Element, *, default_operation: str,
@@ -111,10 +122,14 @@ def _marked(config: _Element) -> set[_Element]:
     return marked
 
 
-def _child_node(path: Path, element: _Element) -> Node | None:
-    if not in_module(element):
-        return None
-    return SCHEMA.get((*path, local_name(element)))
+_NO_CHILDREN: dict[str, tuple[Path, Node]] = {}
+_NOWHERE: Path = ("",)  # the path below anything that is not a node of the module
+
+
+def _lookup(path: Path, element: _Element) -> tuple[Path, Node | None]:
+    """``element``'s schema path and node, as a child of the node at ``path``."""
+    found = CHILDREN.get(path, _NO_CHILDREN).get(element.tag)
+    return (_NOWHERE, None) if found is None else found
 
 
 def match_key(element: _Element, node: Node | None) -> Hashable:
@@ -130,9 +145,22 @@ def match_key(element: _Element, node: Node | None) -> Hashable:
 
 def _children(target: _Element, path: Path, edit_parent: _Element, inherited: str,
               edit: Edit) -> None:
+    children = CHILDREN.get(path, _NO_CHILDREN)
     for element in edit_parent:
-        if isinstance(element.tag, str):
-            _node(target, path, element, inherited, edit)
+        tag = element.tag
+        if not isinstance(tag, str):
+            continue
+        if inherited == "merge" and OPERATION not in element.attrib:
+            # the bulk of every edit, taken short: a leaf merged in (what _node does)
+            found = children.get(tag)
+            if found is not None and found[1].kind == "leaf":
+                existing = target.find(tag)
+                if existing is None:
+                    target.append(copy.deepcopy(element))
+                else:
+                    existing.text = element.text
+                continue
+        _node(target, path, element, inherited, edit)
 
 
 def _node(target: _Element, path: Path, element: _Element, inherited: str,
@@ -145,12 +173,8 @@ def _node(target: _Element, path: Path, element: _Element, inherited: str,
                            info={"bad-attribute": "operation",
                                  "bad-element": str(etree.QName(element).localname)}))
         return
-    node = _child_node(path, element)
-    # below an element of another namespace nothing is a node of the module
-    here = (*path, local_name(element)) if in_module(element) else ("",)
-    index = edit.index(target, path)
-    key = match_key(element, node)
-    existing = index.get(key)
+    here, node = _lookup(path, element)
+    existing, key = edit.existing(target, path, element, node)
     leafy = node is not None and node.kind in ("leaf", "leaf-list")
     if operation in ("delete", "remove"):
         if existing is not None:
@@ -222,12 +246,16 @@ def _put(target: _Element, fresh: _Element, existing: _Element | None, key: Hash
         edit.indexes.pop(existing, None)
     else:
         target.append(fresh)
-    edit.indexes[target][key] = fresh
+    index = edit.indexes.get(target)
+    if index is not None:  # only the parents of list entries have one
+        index[key] = fresh
 
 
 def _drop(target: _Element, existing: _Element, key: Hashable, edit: Edit) -> None:
     target.remove(existing)
-    del edit.indexes[target][key]
+    index = edit.indexes.get(target)
+    if index is not None:
+        del index[key]
     edit.indexes.pop(existing, None)
 
 
