@@ -3,17 +3,29 @@
 running, candidate and startup are ``<config>`` trees holding the module's
 ``<switch>`` (yang/msoctl-congestion.yang). :meth:`Datastores.register` puts
 the operations on a :class:`NetconfServer` built with :data:`CAPABILITIES`:
-get-config (subtree filter), get (configuration and the operational state of
-a callback), edit-config (every operation, default-operation, error-option, test-option),
+get-config (subtree filter), get (configuration, the operational state of
+a callback, and the module discovery data of emulators/netconf/library.py),
+edit-config (every operation, default-operation, error-option, test-option),
 copy-config, delete-config, lock/unlock, discard-changes, validate, commit,
-confirmed commit (:confirmed-commit:1.1, on the injected clock) and
-cancel-commit. Every change of running calls ``on_commit`` with the
+confirmed commit (:confirmed-commit:1.1, on the injected clock), cancel-commit
+and get-schema. Every change of running calls ``on_commit`` with the
 plain-dict tree emulators/switch/config.py reads, before running changes: a
 ``ValueError`` from it refuses the change (``operation-failed``).
 
-A confirmed commit's timeout is watched twice: every operation first rolls an
-expired one back (so a test that steps the clock sees the rollback on its
-next RPC), and a task sleeping on the clock does it when nobody asks (give a
+A refused edit-config leaves its target exactly as it was, whatever its
+error-option: the edit works on a copy, kept only when nothing failed.
+RFC 6241 7.2 requires that of rollback-on-error and leaves a partial result
+open to the server under stop-on-error and continue-on-error; this server (like
+netconfd) keeps none, and continue-on-error only goes on to report every
+error. So a failed edit never counts as a change not committed, which would
+refuse the next lock of the candidate (RFC 6241 7.5).
+
+The operations run in the server's worker thread, one at a time
+(emulators/netconf/worker.py); nothing here touches the event loop but the
+watch of a confirmed commit's timeout. That timeout is watched twice: every
+operation first rolls an expired one back (so a test that steps the clock sees
+the rollback on its next RPC), and a task on the server's loop, sleeping on the
+clock, hands the rollback to the worker when nobody asks (give a
 ``SteppedClock(jump_on_sleep=False)``, whose sleeps wait for ``advance``).
 """
 

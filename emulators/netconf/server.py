@@ -15,6 +15,18 @@ operation (``server.handle("get-config", fn)``); ``close-session`` and
 ``on_session_end(session)`` is called once for every session however it ends
 (close-session, kill-session, the client going away, a framing error).
 
+The event loop only moves bytes: parsing a request, running a plain handler
+and serialising its reply happen in the server's worker thread
+(emulators/netconf/worker.py), as does ``on_session_end``, so one server's big
+request never holds the loop that other servers (and other devices) share, and
+one server's operations run one at a time in the order they came. Coroutine
+handlers and the built-in operations run on the loop.
+
+``close-session`` is answered ``<ok/>``; then the channel is closed after its
+last byte and the SSH connection only once the client has closed its side (or
+after a grace period), so the reply is never lost to the connection's teardown
+(RFC 6241 7.8). kill-session and the drop fault close at once.
+
 Transport faults (:mod:`emulators.faults`), per RPC:
 
 | kind     | effect                                                               |

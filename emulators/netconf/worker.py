@@ -24,7 +24,8 @@ devices keep answering within tens of milliseconds, not within their idle
 sub-millisecond time; bench/netconf_edit.py measures both side by side. The
 step after this one is a process per group of devices (both cores serving), for
 which a worker that owns its switch's datastores is the seam: its work already
-reaches it as bytes in and bytes out.
+reaches it as a request's bytes (with the session they came on) and leaves it as
+the reply's.
 """
 
 from __future__ import annotations
