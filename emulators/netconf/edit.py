@@ -151,15 +151,22 @@ def _children(target: _Element, path: Path, edit_parent: _Element, inherited: st
         if not isinstance(tag, str):
             continue
         if inherited == "merge" and OPERATION not in element.attrib:
-            # the bulk of every edit, taken short: a leaf merged in (what _node does)
+            # the bulk of every edit, taken short (what _node does for these): a leaf
+            # merged in, a container that is there already merged into
             found = children.get(tag)
-            if found is not None and found[1].kind == "leaf":
+            kind = None if found is None else found[1].kind
+            if kind == "leaf":
                 existing = target.find(tag)
                 if existing is None:
                     target.append(copy.deepcopy(element))
                 else:
                     existing.text = element.text
                 continue
+            if kind == "container" and found is not None:
+                existing = target.find(tag)
+                if existing is not None:
+                    _children(existing, found[0], element, inherited, edit)
+                    continue
         _node(target, path, element, inherited, edit)
 
 

@@ -43,6 +43,7 @@ from lxml.etree import _Element
 
 from drivers.switch.schema import MODULE, NAMESPACE, REVISION
 from emulators.netconf.messages import NETCONF_NS, RpcError
+from emulators.netconf.validation import YANG_DIRECTORY
 
 MONITORING_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
 MONITORING_REVISION = "2010-10-04"
@@ -52,7 +53,7 @@ YANG_LIBRARY_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-library"
 YANG_LIBRARY_REVISION = "2019-01-04"
 YANG_LIBRARY_CAPABILITY = "urn:ietf:params:netconf:capability:yang-library:1.0"
 DATASTORES_NS = "urn:ietf:params:xml:ns:yang:ietf-datastores"
-MODULE_FILE = Path(__file__).resolve().parents[2] / "yang" / f"{MODULE}.yang"
+MODULE_FILE = YANG_DIRECTORY / f"{MODULE}.yang"
 SCHEMA_FORMAT = "yang"  # the one format served: an identity of ietf-netconf-monitoring
 MODULE_SET = "switch"
 
