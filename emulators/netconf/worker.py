@@ -44,16 +44,22 @@ class Worker:
     def __init__(self, name: str):
         self.name = name
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}-worker")
+        self._closed = False
 
     async def run(self, function: Callable[..., T], *args: object) -> T:
         """``function(*args)`` in the worker thread; its result, or what it raised.
 
         Cancelling the caller does not stop a call already running: the next call
-        starts only after it, so the order of the server's work is kept.
+        starts only after it, so the order of the server's work is kept. Once the
+        worker is closed, calls run in the caller's thread (a session ending while
+        its server stops still releases its locks).
         """
+        if self._closed:
+            return function(*args)
         return await asyncio.get_running_loop().run_in_executor(
             self._executor, function, *args)
 
     def close(self) -> None:
         """Take no more calls; the thread ends once the call running now (if any) ends."""
+        self._closed = True
         self._executor.shutdown(wait=False)
