@@ -4,6 +4,24 @@ The servers live on one asyncio event loop in a background thread, bound to
 loopback on ephemeral ports. Once all of them listen, the lab writes an
 inventory (atomically: write, then rename) that msoctl reads.
 
+One loop serves every OCS, amplifier bridge, SNMP agent and switch. Their
+requests cost at most a fraction of a second of CPU, except a switch's big
+NETCONF request, whose parsing, editing, validation and reply take CPU time in
+proportion to its size (about 3 s for an edit of 40,000 list entries). That work
+does not run on the loop: each switch's NETCONF server gives it to a worker
+thread of its own (emulators/netconf/worker.py), which also keeps that switch's
+datastore operations in order, one at a time, as a device does. The loop goes
+on moving every device's bytes meanwhile; what the other devices still feel is
+the interpreter's lock (the worker is made to let the loop run at least every
+switch interval, 5 ms, and a few C calls hold it longer), so their answers take
+milliseconds instead of a fraction of one, where before they waited for the
+whole request (bench/netconf_edit.py has the figures). A thread was chosen over
+a process per switch because everything that drives a switch in the lab (its
+faults, its congestion model, the tests that read it) stays in this process;
+the worker, which receives a request's bytes and returns the reply's, is where
+the switches can move out to a process of their own when the lab is spread over
+several for a large fabric.
+
 Amplifier modules are reached through their USB-serial I2C bridge (TCP and a
 pty). A tick on the lab's loop brings every amplifier up to date every 50 ms
 of real time, so ALS shuts an output when its input goes dark even when
