@@ -57,6 +57,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/ocs_remap.py
 	$(BIN)/python bench/amp_poll.py
 	$(BIN)/python bench/switch_fleet.py
+	$(BIN)/python bench/netconf_edit.py
 	$(BIN)/python bench/ocs_characterize.py
 	$(BIN)/python bench/cpo_walk.py
 	$(BIN)/python bench/protection.py

@@ -16,8 +16,10 @@ from typing import Any
 
 import click
 
+from drivers.errors import DeviceError
 from emulators.lab import Lab, load_topology
 from emulators.lab.control import ENDPOINT_FILE, TOKEN_FILE
+from emulators.lab.statelock import StateDirBusy
 from msoctl.cli import Context, pass_context
 from msoctl.cli_types import TEXT, Count, Number, OutputDir, input_path
 from msoctl.inventory import inventory_named
@@ -27,6 +29,11 @@ from msoctl.output import emit_json, output_option, table
 DEFAULT_STATE_DIR = Path("lab-state")
 MAX_FAULT_SECONDS = 86_400.0  # a day: longer is a fault to clear by hand
 MAX_FAULT_COUNT = 1_000_000
+
+
+class LabBusy(DeviceError):
+    """Another lab runs on the state directory; nothing of it was touched."""
+
 ALL_KINDS = "all"
 
 
@@ -54,8 +61,11 @@ def up(ctx: Context, topology: Path | None, state_dir: Path) -> None:
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
+    try:
+        emulated = Lab(state_dir, spec)
+    except StateDirBusy as busy:
+        raise LabBusy(str(busy)) from None
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    emulated = Lab(state_dir, spec)
     try:
         inventory = emulated.start()
         click.echo(f"lab {spec.name!r} is up: {len(emulated.ocs)} OCS, "

@@ -139,6 +139,7 @@ def _print_result(result: ApplyResult, output: str, *, dry_run: bool = False) ->
                 "light": [p.as_dict() for p in result.light],
                 "recovered_operations": result.recovered,
                 "overrides": result.overrides,
+                "power_unchecked_ports": result.unchecked_ports,
             })
         emit_json(document)
         return
@@ -152,6 +153,12 @@ def _print_result(result: ApplyResult, output: str, *, dry_run: bool = False) ->
                    "converged from the map the device reported")
     for message in result.overrides:
         click.echo(f"warning: safety override: {message}")
+    if result.unchecked_ports:
+        shown = ", ".join(map(str, result.unchecked_ports[:8]))
+        more = f" and {len(result.unchecked_ports) - 8} more" if len(result.unchecked_ports) > 8 \
+            else ""
+        click.echo(f"warning: no power reading on port(s) {shown}{more}: the lit-port "
+                   "interlock could not check them (journaled)")
     if plan.method != "none":
         click.echo(f"applied with 1 command ({plan.method}) in {result.seconds * 1000:.0f} ms; "
                    f"map verified ({len(result.final)} connections)")

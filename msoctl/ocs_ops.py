@@ -196,6 +196,7 @@ class ApplyResult:
     recovered: list[str] = field(default_factory=list)
     overrides: list[str] = field(default_factory=list)
     impacts: list[Impact] = field(default_factory=list)
+    unchecked_ports: list[int] = field(default_factory=list)  # no monitor: power not checked
 
 
 def map_found(driver: OcsDriver, plan: OcsPlan) -> dict[str, Any]:
@@ -266,9 +267,13 @@ def apply_plan(
     """
     with DeviceLock(journal, device.name):
         touched = plan.touched_ports
+        powers = driver.power(touched) if touched else {}
         violations = [*safety.links_taken_down(impacts), *safety.ocs_switch_power(
-            driver.power(touched) if touched else {}, touched, device.max_switch_power_dbm
-        )]
+            powers, touched, device.max_switch_power_dbm)]
+        # A port without a monitor reading (a unit without monitors, or a port without a
+        # detector) cannot be checked for a high-power beam: said and journaled, not refused
+        # (refusing would make such units unusable; the links' impact is still checked).
+        unchecked = [port for port in touched if powers.get(port) is None]
         if violations and not force:
             message = safety.refusal(violations)
             journal.refuse(device=device.name, action=action, reason=message, exit_code=3,
@@ -281,9 +286,11 @@ def apply_plan(
             current={str(k): v for k, v in plan.current.items()},
             wanted={str(k): v for k, v in plan.wanted.items()},
             changes=plan.rows(), impact=[i.as_dict() for i in impacts],
+            power_unchecked_ports=unchecked or None,
         ) as change:
             change.read_back = lambda: map_found(driver, plan)
-            result = ApplyResult(plan, plan.current, 0.0, impacts=list(impacts))
+            result = ApplyResult(plan, plan.current, 0.0, impacts=list(impacts),
+                                 unchecked_ports=unchecked)
             result.recovered = close_interrupted(journal, device.name, plan.current, change)
             for violation in violations:
                 change.note("override", rule=violation.rule, port=violation.port,

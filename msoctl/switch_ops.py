@@ -202,7 +202,7 @@ class Fleet:
             with locked_change(self.journal, device=target.name, action=APPLY,
                                want=source, want_sha256=digest, persist_id=token,
                                confirm_timeout_seconds=timeout,
-                               merge_only=guard.merge_only) as change:
+                               merge_only=guard.merge_only or None) as change:
 
                 def check(changes: list[Change]) -> None:
                     """Before the commit: no silent deletion, no in-service link down."""

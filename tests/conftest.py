@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from drivers.ocs import OcsDriver
+from drivers.ocs import BootMode, OcsDriver, PortState
 from drivers.ocs.connect import open_ocs
 from emulators.lab import Lab
 from msoctl.cli import run
@@ -17,12 +17,47 @@ from msoctl.cli import run
 # Every OCS conformance test runs over each of these: the network port through
 # pyvisa (pyvisa-py), and the serial console through pyserial and through pyvisa.
 OCS_TRANSPORTS = ("visa-tcp", "serial-pty", "visa-asrl")
+# ... and against each reply form the emulated OCS can answer in (emulators/ocs/model.py):
+# the Polatis family's (quoted PORT?, parenthesised power list) and the bare one.
+REPLY_FORMS = ("polatis", "bare")
 
 
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[Lab]:
     with Lab(tmp_path / "lab") as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def module_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """One lab for a whole test module; reset what a test changes with :func:`reset_ocs`."""
+    with Lab(tmp_path_factory.mktemp("lab")) as running:
+        yield running
+
+
+def reset_ocs(lab: Lab, name: str, *, reply_form: str = "polatis") -> None:
+    """Give the next test OCS ``name`` as delivered, answering in ``reply_form``, and check
+    through SCPI (a client of its own) that it is: no connections, every port enabled,
+    boot mode RESTore, no switching history, nothing failed."""
+    device = lab.ocs[name]
+    device.factory_reset()
+    device.reply_form = reply_form
+    device.power_monitors = True
+    kind, address = ocs_endpoint(lab, name, "visa-tcp")
+    check = open_ocs(name, kind, address, timeout_seconds=2.0)
+    try:
+        assert dict(check.port_map()) == {}, "reset left connections"
+        assert set(check.port_states().values()) == {PortState.ENABLED}, "reset left ports"
+        assert check.boot_mode() is BootMode.RESTORE
+        assert check.lc_status().last_switching_seconds is None
+        assert check.session.query("*TST?") == "0", "reset left a fault"
+    finally:
+        check.close()
+
+
+@pytest.fixture(params=REPLY_FORMS)
+def reply_form(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 def ocs_endpoint(lab: Lab, name: str, transport: str) -> tuple[str, str]:

@@ -55,6 +55,34 @@ def test_power_json_contract(msoctl: Msoctl) -> None:
     assert document["ports"][2]["power_dbm"] < -50
 
 
+def test_power_in_both_reply_forms_and_on_a_unit_without_monitors(
+        msoctl: Msoctl, lab: Lab) -> None:
+    """The lab's OCS answers as Polatis-family units do (power as a parenthesised list,
+    SCPI-99 vol. 2 §21.8 for the error of a unit without monitors): ``msoctl ocs power``
+    reads that form and the bare one, and a unit without monitors gives null powers."""
+    device = lab.ocs["ocs-a"]
+    assert device.reply_form == "polatis"
+    for form in ("polatis", "bare"):
+        device.reply_form = form
+        result = msoctl("ocs", "power", "ocs-a", "1", "100", "-o", "json")
+        assert result.code == 0, result.err
+        ports = json.loads(result.out)["ports"]
+        assert ports[0]["power_dbm"] > -5 and ports[1]["power_dbm"] < -50
+    device.power_monitors = False
+    result = msoctl("ocs", "power", "ocs-a", "1", "100", "-o", "json")
+    assert result.code == 0, result.err
+    assert [p["power_dbm"] for p in json.loads(result.out)["ports"]] == [None, None]
+    table = msoctl("ocs", "power", "ocs-a", "1")
+    assert table.code == 0 and "Traceback" not in table.err
+    # The lit-port interlock cannot check ports without readings: said, journaled, not refused.
+    change = msoctl("ocs", "connect", "ocs-a", "1:70")
+    assert change.code == 0, change.err
+    assert "no power reading on port(s) 1, 70: the lit-port interlock could not check" \
+        in change.out
+    intent = next(r for r in _journal(lab) if r["event"] == "intent")
+    assert intent["power_unchecked_ports"] == [1, 70]
+
+
 def test_power_all_ports_and_ports_view(msoctl: Msoctl) -> None:
     assert len(json.loads(msoctl("ocs", "power", "ocs-a", "-o", "json").out)["ports"]) == 128
     msoctl("ocs", "connect", "ocs-a", "3:70")
@@ -88,11 +116,12 @@ def test_connect_then_disconnect_journaled(msoctl: Msoctl, lab: Lab) -> None:
 def test_bad_connections_refused_before_sending(
     msoctl: Msoctl, lab: Lab, pairs: list[str], message: str
 ) -> None:
+    errors_before = lab.ocs["ocs-a"].errors_reported
     result = msoctl("ocs", "connect", "ocs-a", *pairs)
     assert result.code == 2
     assert message in _one_error_line(result)
     assert lab.ocs["ocs-a"].connection_map() == {}
-    assert len(lab.ocs["ocs-a"].errors) == 0
+    assert lab.ocs["ocs-a"].errors_reported == errors_before  # nothing wrong reached it
     if pairs != ["1-65"]:
         (record,) = _journal(lab)
         assert record["event"] == "refused" and record["exit_code"] == 2

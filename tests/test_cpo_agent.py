@@ -8,71 +8,83 @@ Every OID a test asks for comes from drivers/snmp/mibs.py.
 
 from __future__ import annotations
 
-import asyncio
+import json
 import math
-import os
 import re
 import subprocess
+import sys
 import time
-from collections.abc import Coroutine, Iterator
-from typing import Any, TypeVar
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from pysnmp.hlapi.v3arch.asyncio import (
     CommunityData,
-    ContextData,
-    ObjectIdentity,
-    ObjectType,
-    SnmpEngine,
-    UdpTransportTarget,
     UsmUserData,
-    bulk_cmd,
-    get_cmd,
     usmAesCfb128Protocol,
     usmHMAC192SHA256AuthProtocol,
 )
 from pysnmp.proto import errind, rfc1905
-from pysnmp.proto.rfc1902 import Null
-from pysnmp.smi.builder import MibBuilder
-from pysnmp.smi.view import MibViewController
 
 from drivers.snmp import mibs
 from drivers.snmp.mibs import MibObject, Oid
+from emulators.cpo import columns as served_columns
 from emulators.cpo import physics
 from emulators.faults import Fault, FaultError
-from tests.peers import require_executable
-from tests.snmp_agents import CREDENTIALS, SPEC, TINY, AgentUnderTest
+from tests.snmp_agents import (
+    SPEC,
+    TINY,
+    AgentUnderTest,
+    Client,
+    get_one,
+    net_snmp,
+    our_stderr,
+    run,
+    timed_out,
+    v3,
+    v3_arguments,
+)
 
-T = TypeVar("T")
-
-MIBS_DIR = mibs.source_directory()
-
-# Which reading attribute each column carries: written out here, not taken from the
-# emulator's own table, so that a column wired to the wrong value shows up.
-COLUMNS = {
+# Which reading attribute each column carries, and how the MIB's DESCRIPTION scales it
+# (N: a fixed point counting 10^-N of the UNITS), written out here and not taken from
+# the emulator's own table (emulators/cpo/columns.py), so that a column wired to the
+# wrong value, or scaled wrong, shows up.
+COLUMNS: dict[str, tuple[str, Any, dict[str, tuple[str, int | str]]]] = {
     "msoCpoEngineTable": ("engines", lambda row: (row.index,), {
-        "msoCpoEngineName": "name", "msoCpoEngineLaneCount": "lane_count",
-        "msoCpoEngineTemperature": "temperature_celsius",
-        "msoCpoEngineTempHighThreshold": "temperature_high_celsius",
-        "msoCpoEngineSupplyVoltage": "supply_voltage_volts", "msoCpoEngineStatus": "status"}),
+        "msoCpoEngineName": ("name", "text"),
+        "msoCpoEngineLaneCount": ("lane_count", "number"),
+        "msoCpoEngineTemperature": ("temperature_celsius", 2),  # hundredths of a degree
+        "msoCpoEngineTempHighThreshold": ("temperature_high_celsius", 2),
+        "msoCpoEngineSupplyVoltage": ("supply_voltage_volts", 3),  # millivolts
+        "msoCpoEngineStatus": ("status", "enum")}),
     "msoCpoLaneTable": ("optical_lanes", lambda row: (row.port, row.lane), {
-        "msoCpoLaneEngineIndex": "engine", "msoCpoLaneEngineLane": "engine_lane",
-        "msoCpoLaneTxPower": "tx_power_dbm", "msoCpoLaneRxPower": "rx_power_dbm",
-        "msoCpoLaneTxBias": "tx_bias_ma", "msoCpoLaneElsModule": "els_module",
-        "msoCpoLaneElsLane": "els_lane"}),
+        "msoCpoLaneEngineIndex": ("engine", "number"),
+        "msoCpoLaneEngineLane": ("engine_lane", "number"),
+        "msoCpoLaneTxPower": ("tx_power_dbm", 2),  # hundredths of a dBm
+        "msoCpoLaneRxPower": ("rx_power_dbm", 2),
+        "msoCpoLaneTxBias": ("tx_bias_ma", 3),  # microamperes
+        "msoCpoLaneElsModule": ("els_module", "number"),
+        "msoCpoLaneElsLane": ("els_lane", "number")}),
     "msoCpoElsTable": ("lasers", lambda row: (row.module, row.lane), {
-        "msoCpoElsOutputPower": "output_power_dbm", "msoCpoElsBiasCurrent": "bias_current_ma",
-        "msoCpoElsVoltage": "voltage_volts", "msoCpoElsTemperature": "temperature_celsius",
-        "msoCpoElsState": "state", "msoCpoElsControlMode": "control_mode",
-        "msoCpoElsFaults": "faults"}),
+        "msoCpoElsOutputPower": ("output_power_dbm", 2),
+        "msoCpoElsBiasCurrent": ("bias_current_ma", 3),
+        "msoCpoElsVoltage": ("voltage_volts", 3),
+        "msoCpoElsTemperature": ("temperature_celsius", 2),
+        "msoCpoElsState": ("state", "enum"),
+        "msoCpoElsControlMode": ("control_mode", "enum"),
+        "msoCpoElsFaults": ("faults", "bits")}),
     "msoCpcLaneTable": ("electrical_lanes", lambda row: (row.port, row.lane), {
-        "msoCpcLaneSnr": "snr_db", "msoCpcLanePreFecBer": "pre_fec_ber",
-        "msoCpcLaneFecCorrected": "fec_corrected",
-        "msoCpcLaneFecUncorrectable": "fec_uncorrectable",
-        "msoCpcLaneInsertionLoss": "insertion_loss_db", "msoCpcLaneEyeHeight": "eye_height_mv",
-        "msoCpcLaneEyeWidth": "eye_width_ui",
-        "msoCpcLaneDiscontinuityTime": "discontinuity_at"}),
+        "msoCpcLaneSnr": ("snr_db", 2),  # hundredths of a dB
+        "msoCpcLanePreFecBer": ("pre_fec_ber", "log10"),  # log10 of the ratio, thousandths
+        "msoCpcLaneFecCorrected": ("fec_corrected", "counter"),
+        "msoCpcLaneFecUncorrectable": ("fec_uncorrectable", "counter"),
+        "msoCpcLaneInsertionLoss": ("insertion_loss_db", 2),
+        "msoCpcLaneEyeHeight": ("eye_height_mv", 3),  # microvolts
+        "msoCpcLaneEyeWidth": ("eye_width_ui", 3),  # thousandths of a UI
+        "msoCpcLaneDiscontinuityTime": ("discontinuity_at", "timestamp")}),
 }
+POWER_FLOOR = -10000  # MsoPowerDbm: "a power below -100.00 dBm ... is reported as -10000"
+BER_FLOOR = -18000  # MsoLog10Ber: "a ratio below 1E-18 ... is reported as -18000"
 
 
 def _module(table: str) -> str:
@@ -92,87 +104,6 @@ def shared() -> Iterator[AgentUnderTest]:
     harness = AgentUnderTest(SPEC, community="public-test", seed=5)
     yield harness
     harness.close()
-
-
-# --- a small pysnmp client -------------------------------------------------------------
-
-
-def v3(*, auth_key: str = CREDENTIALS.auth_key,
-       priv_key: str = CREDENTIALS.priv_key) -> UsmUserData:
-    return UsmUserData(CREDENTIALS.user, authKey=auth_key, privKey=priv_key,
-                       authProtocol=usmHMAC192SHA256AuthProtocol,
-                       privProtocol=usmAesCfb128Protocol)
-
-
-class Client:
-    """pysnmp 7 calls against one agent, with one SnmpEngine (use inside one event loop)."""
-
-    def __init__(self, harness: AgentUnderTest, auth: UsmUserData | CommunityData | None = None,
-                 *, timeout: float = 2.0, retries: int = 0, max_message_size: int = 65507):
-        self.port = harness.agent.port
-        self.auth = auth or v3()
-        self.timeout = timeout
-        self.retries = retries
-        self.engine = SnmpEngine(maxMessageSize=max_message_size)
-        # pysnmp resolves every OID it sends through a MIB view, and sets up pysmi's
-        # compiler in each new one (about 0.3 s): share one view between the clients.
-        self.engine.cache["mibViewController"] = _shared_view()
-
-    async def target(self) -> UdpTransportTarget:
-        return await UdpTransportTarget.create(("127.0.0.1", self.port), timeout=self.timeout,
-                                               retries=self.retries)
-
-    async def get(self, *oids: Oid) -> tuple[Any, list[tuple[Oid, Any]]]:
-        error, status, _, var_binds = await get_cmd(
-            self.engine, self.auth, await self.target(), ContextData(),
-            *(ObjectType(ObjectIdentity(oid)) for oid in oids), lookupMib=False)
-        assert not status, status
-        return error, [(tuple(name), value) for name, value in var_binds]
-
-    async def bulk(self, repetitions: int, *oids: Oid,
-                   non_repeaters: int = 0) -> list[tuple[Oid, Any]]:
-        error, status, _, var_binds = await bulk_cmd(
-            self.engine, self.auth, await self.target(), ContextData(), non_repeaters,
-            repetitions, *(ObjectType(ObjectIdentity(oid), Null()) for oid in oids),
-            lookupMib=False)
-        assert error is None and not status, (error, status)
-        return [(tuple(name), value) for name, value in var_binds]
-
-    async def walk(self, root: Oid, repetitions: int = 50) -> list[tuple[Oid, Any]]:
-        """GETBULK from ``root`` until past its subtree; any error fails the test."""
-        found: list[tuple[Oid, Any]] = []
-        cursor = root
-        while True:
-            answers = await self.bulk(repetitions, cursor)
-            for name, value in answers:
-                if name[:len(root)] != root or value is rfc1905.endOfMibView \
-                        or isinstance(value, rfc1905.EndOfMibView):
-                    return found
-                found.append((name, value))
-            cursor = answers[-1][0]
-
-
-def _timed_out(error: Any) -> bool:
-    return isinstance(error, errind.RequestTimedOut)
-
-
-_VIEW: list[MibViewController] = []
-
-
-def _shared_view() -> MibViewController:
-    if not _VIEW:
-        _VIEW.append(MibViewController(MibBuilder()))
-    return _VIEW[0]
-
-
-def run(coroutine: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coroutine)
-
-
-async def _get_one(harness: AgentUnderTest, oid: Oid, **kwargs: Any) -> Any:
-    error, var_binds = await Client(harness, **kwargs).get(oid)
-    assert error is None, error
-    return var_binds[0][1]
 
 
 def _expected(column: MibObject, value: Any, harness: AgentUnderTest) -> Any:
@@ -220,7 +151,7 @@ def test_a_bulk_walk_of_each_table_decodes_to_the_models_values(
         assert parsed is not None, oid
         column, index = parsed
         seen_columns.add(column.name)
-        expected = _expected(column, getattr(rows[index], columns[column.name]), shared)
+        expected = _expected(column, getattr(rows[index], columns[column.name][0]), shared)
         decoded = _decoded(column, value) if column.base_type != "TimeTicks" else int(value)
         if isinstance(expected, float):
             resolution = 10.0 ** -column.decimals
@@ -287,11 +218,13 @@ def test_absent_instances_and_objects_are_reported_as_such(shared: AgentUnderTes
 
 
 def test_getbulk_stops_after_a_row_of_end_of_mib_view(shared: AgentUnderTest) -> None:
-    last = (*mibs.oid("MSO-CPC-MIB", "msoCpcFecDegradeThreshold"), 0)
-    histogram = mibs.table("MSO-CPC-MIB", "msoCpcHistogramTable")
-    final_bin = histogram.instance("msoCpcHistogramCodewords", (6, 4, 16))
-    answers = run(Client(shared).bulk(40, final_bin, last))
-    # first row: the threshold, then end; second row: both ended — and no third.
+    """RFC 3416 4.2.3: a response may hold fewer repetitions than asked; after a
+    repetition in which every variable is endOfMibView, more would add nothing."""
+    last = (*mibs.oid("SNMP-FRAMEWORK-MIB", "snmpEngineMaxMessageSize"), 0)
+    before_last = (*mibs.oid("SNMP-FRAMEWORK-MIB", "snmpEngineTime"), 0)
+    assert shared.agent.view.oids[-2:] == [before_last, last]  # the end of what is served
+    answers = run(Client(shared).bulk(40, before_last, last))
+    # first row: the last object, then end; second row: both ended — and no third.
     assert [name for name, _ in answers[:1]] == [last]
     assert len(answers) == 4
     assert all(isinstance(value, rfc1905.EndOfMibView) for _, value in answers[1:])
@@ -314,12 +247,12 @@ def test_v2c_is_served_only_where_a_community_is_configured(shared: AgentUnderTe
                                                              tiny: AgentUnderTest) -> None:
     up_time = (*mibs.oid("SNMPv2-MIB", "sysUpTime"), 0)
     community = CommunityData("public-test", mpModel=1)
-    assert run(_get_one(shared, up_time, auth=community)) is not None
+    assert run(get_one(shared, up_time, auth=community)) is not None
     wrong = run(Client(shared, CommunityData("guess", mpModel=1), timeout=0.5).get(up_time))
-    assert _timed_out(wrong[0])
+    assert timed_out(wrong[0])
     started = time.monotonic()
     error, _ = run(Client(tiny, CommunityData("public-test", mpModel=1), timeout=0.5).get(up_time))
-    assert _timed_out(error)
+    assert timed_out(error)
     assert time.monotonic() - started < 2.0
 
 
@@ -345,6 +278,131 @@ def test_unknown_user_is_refused_too(tiny: AgentUnderTest) -> None:
     error, _ = run(Client(tiny, stranger, timeout=5.0).get((*mibs.oid("SNMPv2-MIB",
                                                                       "sysUpTime"), 0)))
     assert isinstance(error, errind.UnknownUserName), error
+
+
+# --- the agent's own mapping, read by name with net-snmp ------------------------------
+
+
+_LINE = re.compile(r"^(?P<module>[\w-]+)::(?P<name>\w+)\.(?P<index>[\d.]+) = "
+                   r"(?P<type>[\w-]+): ?(?P<value>.*)$")
+
+
+def _net_snmp_walk(harness: AgentUnderTest, name: str) -> dict[str, dict[tuple[int, ...], str]]:
+    """net-snmp's walk of ``name`` (MODULE::object): column name -> index -> value text."""
+    completed = net_snmp("snmpbulkwalk", *v3_arguments(), "-Cr60",
+                         f"127.0.0.1:{harness.agent.port}", name)
+    assert completed.returncode == 0 and our_stderr(completed) == [], completed.stderr
+    found: dict[str, dict[tuple[int, ...], str]] = {}
+    for line in completed.stdout.splitlines():
+        match = _LINE.match(line)
+        assert match is not None, line
+        index = tuple(int(arc) for arc in match["index"].split("."))
+        found.setdefault(match["name"], {})[index] = match["value"].strip()
+    return found
+
+
+def _raw(scale: int | str, value: Any, boot_time: float) -> Any:
+    """What the agent must serve for a model value, by the MIB text's own rules."""
+    if scale == "timestamp":  # TimeStamp: sysUpTime at the event, 0 if none
+        return 0 if value is None else round((value - boot_time) * 100)
+    if scale == "log10":
+        return BER_FLOOR if value <= 0 else max(BER_FLOOR, round(1000 * math.log10(value)))
+    if scale == "bits":
+        return frozenset(value)
+    if isinstance(scale, int):
+        if value == float("-inf"):
+            return POWER_FLOOR
+        return round(value * 10**scale)
+    return value
+
+
+def _printed(scale: int | str, text: str) -> Any:
+    """The value in net-snmp's text, back to the raw integer where it is a number."""
+    if scale == "timestamp":  # "(1250) 0:00:12.50"
+        match = re.match(r"\((\d+)\)", text)
+        assert match is not None, text
+        return int(match[1])
+    if scale == "enum":  # "on(3)"
+        return text.split("(")[0]
+    if scale == "bits":  # "C0 overTemperature(0) coolerFault(1)"
+        return frozenset(re.findall(r"(\w+)\(\d+\)", text))
+    if scale == "text":
+        return text.strip('"')
+    number = text.split()[0]  # "-1.23 dBm": the DISPLAY-HINT's decimal point, then UNITS
+    if scale == "log10":
+        return round(float(number) * 1000)
+    if isinstance(scale, int):
+        return round(float(number) * 10**scale)
+    return int(number)
+
+
+@pytest.mark.parametrize("table", sorted(COLUMNS))
+def test_net_snmp_reads_every_column_by_name_and_each_value_is_the_models(
+        shared: AgentUnderTest, table: str) -> None:
+    """Each column as net-snmp names and formats it from the MIB text (its DISPLAY-HINT
+    and UNITS, RFC 2579 section 3.1), compared with the model's value scaled as the
+    column's DESCRIPTION says: a column that carries another's value, or is scaled
+    wrong, fails here even if a collector that shares its mapping would agree."""
+    reading = shared.step_and_read(4.0)
+    rows_attribute, index_of, expected_columns = COLUMNS[table]
+    rows = {index_of(row): row for row in getattr(reading, rows_attribute)}
+    walked = _net_snmp_walk(shared, f"{_module(table)}::{table}")
+    assert set(walked) == set(expected_columns)
+    for column, (attribute, scale) in expected_columns.items():
+        assert set(walked[column]) == set(rows), column
+        for index, text in walked[column].items():
+            model = getattr(rows[index], attribute)
+            assert _printed(scale, text) == _raw(scale, model, shared.agent._boot_time), (
+                column, index, text, model)
+
+
+def test_net_snmp_reads_the_histogram_and_the_threshold_by_name(shared: AgentUnderTest) -> None:
+    """msoCpcHistogramCodewords: bin n of a lane is its codewords with n symbol errors
+    (16: 16 or more); msoCpcFecDegradeThreshold is an MsoLog10Ber (MSO-CPC-MIB)."""
+    reading = shared.step_and_read(2.0)
+    walked = _net_snmp_walk(shared, "MSO-CPC-MIB::msoCpcHistogramTable")
+    assert set(walked) == {"msoCpcHistogramCodewords"}
+    served = {index: int(text.split()[0]) for index, text in
+              walked["msoCpcHistogramCodewords"].items()}
+    assert served == {(lane.port, lane.lane, number): count
+                      for lane in reading.electrical_lanes
+                      for number, count in enumerate(lane.histogram)}
+    assert len(served) == len(reading.electrical_lanes) * 17
+    completed = net_snmp("snmpget", *v3_arguments(), f"127.0.0.1:{shared.agent.port}",
+                         "MSO-CPC-MIB::msoCpcFecDegradeThreshold.0")
+    assert completed.returncode == 0, completed.stderr
+    expected = round(1000 * math.log10(reading.fec_degrade_threshold_ber))
+    assert completed.stdout.strip() == (
+        f"MSO-CPC-MIB::msoCpcFecDegradeThreshold.0 = INTEGER: {expected / 1000:.3f} log10")
+
+
+def test_the_agents_own_table_serves_every_column_with_the_mibs_scale() -> None:
+    """The emulator's table (emulators/cpo/columns.py) restates each column's scale from
+    its DESCRIPTION; it must agree with the textual convention's DISPLAY-HINT "d-N"
+    (RFC 2579 section 3.1), and name every readable column of the MSO tables."""
+    for table in served_columns.TABLES:
+        layout = mibs.table(table.module, table.table)
+        assert {column.name for column in table.columns} == {
+            column.name for column in layout.columns}, table.table
+        for column in table.columns:
+            node = layout.column(column.name)
+            if column.encoding.kind == "fixed":
+                assert column.encoding.decimals == node.decimals, column.name
+            elif column.encoding.kind == "log10_ber":
+                assert node.syntax == "MsoLog10Ber", column.name
+            else:
+                assert node.decimals == 0, column.name
+
+
+def test_the_emulator_does_not_use_the_collectors_mapping() -> None:
+    """An agent that shares the tested code's column mapping proves nothing about it."""
+    probe = ("import json, sys, emulators.cpo.agent, emulators.lab.lab; print(json.dumps("
+             "sorted(name for name in sys.modules if name.startswith('drivers.snmp'))))")
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                               timeout=120, check=True)
+    modules = json.loads(completed.stdout)
+    assert "drivers.snmp.collector" not in modules
+    assert "drivers.snmp.mibs" in modules  # the MIBs themselves: the spec table
 
 
 # --- restarts, discontinuities, faults ----------------------------------------------
@@ -397,7 +455,7 @@ def test_a_rebooting_agent_answers_nothing_until_it_is_back(tiny: AgentUnderTest
     tiny.step_and_read(1.0)
     tiny.telemetry.faults.inject(Fault("reboot", seconds=30.0))
     error, _ = run(Client(tiny, timeout=0.3).get(up_time))
-    assert _timed_out(error)
+    assert timed_out(error)
     tiny.step_and_read(31.0)
     counted = [_lane_counter("msoCpcLaneFecCorrected"), _lane_counter("msoCpcLaneFecUncorrectable"),
                mibs.table("MSO-CPC-MIB", "msoCpcHistogramTable").instance(
@@ -416,10 +474,10 @@ def test_drop_faults_lose_all_some_or_a_counted_number_of_requests(
     faults = tiny.telemetry.faults
     faults.inject(Fault("drop"))
     error, _ = run(Client(tiny, timeout=0.3).get(up_time))
-    assert _timed_out(error)
+    assert timed_out(error)
     faults.clear("drop")
     faults.inject(Fault("drop", count=1))  # the first try is lost, the retry answered
-    assert run(_get_one(tiny, up_time, timeout=0.3, retries=1)) is not None
+    assert run(get_one(tiny, up_time, timeout=0.3, retries=1)) is not None
     assert not faults.is_active("drop")
     faults.inject(Fault("drop", target="0.3"))
     dropped = sum(tiny.agent.should_drop() for _ in range(2000))
@@ -431,18 +489,18 @@ def test_drop_faults_lose_all_some_or_a_counted_number_of_requests(
 
 def test_a_slow_agent_answers_late_and_a_frozen_one_not_at_all(tiny: AgentUnderTest) -> None:
     up_time = (*mibs.oid("SNMPv2-MIB", "sysUpTime"), 0)
-    run(_get_one(tiny, up_time))  # discovery out of the way
+    run(get_one(tiny, up_time))  # discovery out of the way
     faults = tiny.telemetry.faults
     faults.inject(Fault("latency", seconds=0.3))
     started = time.monotonic()
-    assert run(_get_one(tiny, up_time, timeout=2.0)) is not None
+    assert run(get_one(tiny, up_time, timeout=2.0)) is not None
     assert time.monotonic() - started >= 0.3
     faults.clear("latency")
     faults.inject(Fault("freeze"))
     error, _ = run(Client(tiny, timeout=0.3).get(up_time))
-    assert _timed_out(error)
+    assert timed_out(error)
     faults.clear("freeze")
-    assert run(_get_one(tiny, up_time)) is not None
+    assert run(get_one(tiny, up_time)) is not None
 
 
 @pytest.mark.parametrize("kind", ["garbage", "truncate", "reset"])
@@ -462,7 +520,7 @@ def test_spoiled_responses_are_ignored_by_the_client_which_retries(tiny: AgentUn
         return spoiled, retried
 
     spoiled, retried = run(scenario())
-    assert _timed_out(spoiled) and retried is None
+    assert timed_out(spoiled) and retried is None
     assert not tiny.telemetry.faults.is_active(kind)
 
 
@@ -471,7 +529,7 @@ def test_an_els_fault_shows_in_the_laser_and_port_lane_tables(tiny: AgentUnderTe
     lanes = mibs.table("MSO-CPO-MIB", "msoCpoLaneTable")
     state = els.instance("msoCpoElsState", (1, 2))
     tiny.step_and_read(0.5)
-    assert els.column("msoCpoElsState").enum_name(int(run(_get_one(tiny, state)))) == "on"
+    assert els.column("msoCpoElsState").enum_name(int(run(get_one(tiny, state)))) == "on"
     tiny.telemetry.faults.inject(Fault("els", target="1/2"))  # seen at once, no refresh wait
     oids = [state, els.instance("msoCpoElsFaults", (1, 2)),
             els.instance("msoCpoElsOutputPower", (1, 2)),
@@ -487,27 +545,13 @@ def test_an_els_fault_shows_in_the_laser_and_port_lane_tables(tiny: AgentUnderTe
 
 def test_rising_ber_shows_in_the_served_pre_fec_ber(tiny: AgentUnderTest) -> None:
     ber = _lane_counter("msoCpcLanePreFecBer", 2, 2)
-    first = int(run(_get_one(tiny, ber)))
+    first = int(run(get_one(tiny, ber)))
     tiny.telemetry.faults.inject(Fault("rising_ber", target="2", seconds=10))
     tiny.step_and_read(20.0)
-    assert int(run(_get_one(tiny, ber))) > first + 2000  # two decades worse at least
+    assert int(run(get_one(tiny, ber))) > first + 2000  # two decades worse at least
 
 
 # --- interop: Debian's net-snmp -------------------------------------------------------
-
-
-def _net_snmp(program: str, *arguments: str, timeout: float = 60) -> subprocess.CompletedProcess[
-        str]:
-    executable = require_executable(program, debian_package="snmp")
-    environment = {key: value for key, value in os.environ.items()
-                   if key not in ("MIBS", "MIBDIRS", "SNMPCONFPATH")}
-    return subprocess.run([str(executable), *arguments], capture_output=True, text=True,
-                          timeout=timeout, env=environment, check=False)
-
-
-def _v3_arguments(*, auth_key: str = CREDENTIALS.auth_key) -> list[str]:
-    return ["-v3", "-l", "authPriv", "-u", CREDENTIALS.user, "-a", "SHA-256", "-A", auth_key,
-            "-x", "AES", "-X", CREDENTIALS.priv_key, "-M", f"+{MIBS_DIR}", "-m", "ALL"]
 
 
 def test_net_snmp_bulkwalk_reads_every_object_of_both_mibs_by_name(
@@ -518,29 +562,24 @@ def test_net_snmp_bulkwalk_reads_every_object_of_both_mibs_by_name(
                 if node.kind in ("column", "scalar") and node.max_access == "read-only"]
     assert len(readable) == 30
     root = mibs.mib_object("MSO-SMI", "msoMibs").qualified_name
-    completed = _net_snmp("snmpbulkwalk", *_v3_arguments(), "-Cr50",
+    completed = net_snmp("snmpbulkwalk", *v3_arguments(), "-Cr50",
                           f"127.0.0.1:{shared.agent.port}", root)
     assert completed.returncode == 0, completed.stderr
-    ours = [line for line in completed.stderr.splitlines()
-            if "/usr/share/snmp/mibs/" not in line]
-    assert ours == []
+    assert our_stderr(completed) == []
     names = set(re.findall(r"^(MSO-C[PO][OC]-MIB::\w+)\.", completed.stdout, re.MULTILINE))
     assert names == {node.qualified_name for node in readable}
-    # The walk runs into the end of the agent's view (MSO-CPC-MIB comes last): one
-    # endOfMibView row, and net-snmp says so once, on the last line.
-    assert "No Such" not in completed.stdout
-    assert completed.stdout.count("No more variables") == 1
-    assert "No more variables" in completed.stdout.splitlines()[-1]
+    assert "No Such" not in completed.stdout and "No more variables" not in completed.stdout
     assert "MSO-CPO-MIB::msoCpoElsState.1.1 = INTEGER: on(3)" in completed.stdout
-    assert re.search(r"MSO-CPO-MIB::msoCpoLaneTxPower\.1\.1 = INTEGER: -?\d+\.\d\d dBm",
+    assert re.search(r"MSO-CPO-MIB::msoCpoLaneTxPower\.1\.1 = INTEGER: -?\d*\.\d\d dBm",
                      completed.stdout)
-    lines = completed.stdout.count("\n") - 1
-    assert lines == len(shared.agent.view) - 7 - len(SPEC.ports)  # all but system and ifName
+    ours_served = [oid for oid in shared.agent.view.oids
+                   if oid[:len(mibs.oid("MSO-SMI", "msoMibs"))] == mibs.oid("MSO-SMI", "msoMibs")]
+    assert completed.stdout.count("\n") == len(ours_served)
 
 
 def test_net_snmp_with_a_wrong_passphrase_fails_fast(tiny: AgentUnderTest) -> None:
     started = time.monotonic()
-    completed = _net_snmp("snmpget", *_v3_arguments(auth_key="not-the-passphrase"),
+    completed = net_snmp("snmpget", *v3_arguments(auth_key="not-the-passphrase"),
                           "-t", "5", "-r", "2", f"127.0.0.1:{tiny.agent.port}",
                           "SNMPv2-MIB::sysUpTime.0")
     assert completed.returncode != 0
@@ -549,7 +588,7 @@ def test_net_snmp_with_a_wrong_passphrase_fails_fast(tiny: AgentUnderTest) -> No
 
 
 def test_net_snmp_v2c_against_the_v3_only_agent_times_out(tiny: AgentUnderTest) -> None:
-    completed = _net_snmp("snmpget", "-v2c", "-c", "public", "-t", "0.5", "-r", "0",
+    completed = net_snmp("snmpget", "-v2c", "-c", "public", "-t", "0.5", "-r", "0",
                           f"127.0.0.1:{tiny.agent.port}",
                           mibs.mib_object("SNMPv2-MIB", "sysUpTime").dotted + ".0", timeout=10)
     assert completed.returncode != 0 and "timeout" in completed.stderr.lower()

@@ -25,8 +25,8 @@ from msoctl.journal import Journal, Operation
 from tests.conftest import Msoctl, subprocess_env
 
 MSOCTL = [sys.executable, "-m", "msoctl"]
-OCS_TRIES = 12
-FABRIC_TRIES = 8
+OCS_TRIES = 14
+FABRIC_TRIES = 6
 
 
 def _permutation(shift: int) -> dict[int, int]:

@@ -78,3 +78,32 @@ def test_bad_topology_is_refused_with_its_line(tmp_path: Path) -> None:
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert f"{topology}:3" in lines[0] and "size" in lines[0]
+
+
+def test_a_second_lab_on_a_state_directory_is_refused_and_touches_nothing(
+        tmp_path: Path) -> None:
+    """One lab per state directory: the second is refused with the first one's pid, and the
+    first one's inventory, secrets, known_hosts, NVRAM and lab.json are left as they were."""
+    from emulators.lab import Lab
+
+    state = tmp_path / "state"
+    with Lab(state) as first:
+        first.ocs["ocs-a"].add((1,), (65,))  # NVRAM written
+        before = {path: path.read_bytes() for path in sorted(state.rglob("*"))
+                  if path.is_file() and path.name != "journal.jsonl"}
+        assert {p.name for p in before} >= {"inventory.yaml", "known_hosts", "lab.json",
+                                            "ocs-a.nvram.json", "sw-a.password"}
+        second = subprocess.run([*MSOCTL, "lab", "up", "--state-dir", str(state)],
+                                capture_output=True, text=True, timeout=60)
+        assert second.returncode == 1
+        lines = second.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ")
+        import os
+
+        assert f"pid {os.getpid()}" in lines[0] and str(state) in lines[0]
+        after = {path: path.read_bytes() for path in sorted(state.rglob("*"))
+                 if path.is_file() and path.name != "journal.jsonl"}
+        assert after == before
+        assert first.ocs["ocs-a"].connection_map() == {1: 65}
+    with Lab(state) as again:  # stopped, the directory is free again
+        assert again.ocs["ocs-a"].connection_map() == {1: 65}

@@ -280,6 +280,42 @@ def test_standard_objects_a_collector_needs_are_there_too() -> None:
     assert mibs.oid("SNMPv2-MIB", "sysUpTime") == (1, 3, 6, 1, 2, 1, 1, 3)
     assert mibs.oid("IF-MIB", "ifName") == (1, 3, 6, 1, 2, 1, 31, 1, 1, 1, 1)
     assert mibs.mib_object("IF-MIB", "ifIndex").base_type == "Integer32"
+    assert mibs.oid("IF-MIB", "ifNumber") == (1, 3, 6, 1, 2, 1, 2, 1)
+    assert mibs.mib_object("IF-MIB", "ifType").enumeration["ethernetCsmacd"] == 6
+    assert mibs.mib_object("IF-MIB", "ifHighSpeed").base_type == "Gauge32"
+
+
+def test_the_snmp_engine_group_is_rfc_3411s() -> None:
+    """SNMP-FRAMEWORK-MIB (RFC 3411 section 5): snmpEngine 1.3.6.1.6.3.10.2.1, objects
+    1-4, with the RFC's ranges; the copy is the RFC's own text (its LAST-UPDATED)."""
+    engine = mibs.oid("SNMP-FRAMEWORK-MIB", "snmpEngine")
+    assert engine == (1, 3, 6, 1, 6, 3, 10, 2, 1)
+    expected = {"snmpEngineID": (1, "OCTET STRING", (5, 32)),
+                "snmpEngineBoots": (2, "Integer32", (1, 2147483647)),
+                "snmpEngineTime": (3, "Integer32", (0, 2147483647)),
+                "snmpEngineMaxMessageSize": (4, "Integer32", (484, 2147483647))}
+    for name, (arc, base_type, value_range) in expected.items():
+        node = mibs.mib_object("SNMP-FRAMEWORK-MIB", name)
+        assert (node.oid, node.kind, node.base_type, node.value_range, node.max_access) == (
+            (*engine, arc), "scalar", base_type, value_range, "read-only"), name
+    text = (MIBS_DIR / "SNMP-FRAMEWORK-MIB.mib").read_text()
+    assert 'LAST-UPDATED "200210140000Z"' in text and "RFC 3411" in text
+    assert _smilint("-l", "4", MIBS_DIR / "SNMP-FRAMEWORK-MIB.mib") == ""
+
+
+def test_net_snmp_resolves_the_standard_objects_the_agent_serves() -> None:
+    snmptranslate = require_executable("snmptranslate", debian_package="snmp")
+    names = [("SNMP-FRAMEWORK-MIB", name) for name in (
+        "snmpEngineID", "snmpEngineBoots", "snmpEngineTime", "snmpEngineMaxMessageSize")]
+    names += [("IF-MIB", name) for name in (
+        "ifNumber", "ifIndex", "ifDescr", "ifType", "ifSpeed", "ifOperStatus", "ifName",
+        "ifHighSpeed")]
+    completed = subprocess.run(
+        [snmptranslate, "-M", f"+{MIBS_DIR}", "-m", "ALL", "-On",
+         *(f"{module}::{name}" for module, name in names)],
+        capture_output=True, text=True, timeout=60, env=_net_snmp_environment(), check=False)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split() == [mibs.mib_object(*pair).dotted for pair in names]
 
 
 def test_unknown_names_are_refused_clearly() -> None:

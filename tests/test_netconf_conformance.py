@@ -363,6 +363,11 @@ PERSIST_ID_MISSING = Difference(
     "without it with missing-element (RFC 6241 appendix A: an expected element is "
     "missing), naming persist-id",
     (("tag", "in-use"), ("bad_element", None)))
+GET_SCHEMA_NO_MATCH = Difference(
+    "netconfd answers a get-schema that matches no schema (an unknown identifier or "
+    "version) with operation-failed and error-app-tag no-matches; RFC 6022 3.1: if the "
+    "requested schema does not exist, the error-tag is invalid-value",
+    (("tag", "operation-failed"),))
 
 
 # ---- hello, reading -------------------------------------------------------------------
@@ -516,6 +521,40 @@ def test_a_list_entry_without_its_key_is_missing_element(server: Server) -> None
                   path="/switch/ports/port[name='Ethernet1']/queues/queue[1]",
                   bad_element="queue-id"))
         assert switch_of(session, "candidate") is None
+
+
+@pytest.mark.parametrize("error_option", ["stop-on-error", "continue-on-error"])
+def test_a_refused_edit_keeps_nothing_under_any_error_option(server: Server,
+                                                             error_option: str) -> None:
+    """RFC 6241 7.2 leaves a partial edit under stop-on-error or continue-on-error to
+    the server; both servers keep none: the target stays as it was."""
+    with server.session() as session:
+        session.edit_config(target="candidate", config=config(port("<speed>100G</speed>")))
+        before = switch_of(session, "candidate")
+        assert_refused(server, lambda: session.edit_config(
+            target="candidate", error_option=error_option, config=config(
+                "<ports><port><name>Ethernet2</name><speed>400G</speed></port>"
+                '<port nc:operation="create"><name>Ethernet1</name></port></ports>')),
+            Error("data-exists", "application", path="/switch/ports/port[name='Ethernet1']"))
+        assert switch_of(session, "candidate") == before
+
+
+@pytest.mark.parametrize("error_option", ["stop-on-error", "rollback-on-error",
+                                          "continue-on-error"])
+def test_a_failed_delete_leaves_the_candidate_lockable(server: Server,
+                                                       error_option: str) -> None:
+    """RFC 6241 7.2 and 7.5: the delete of a leaf of a port that does not exist is
+    data-missing and leaves no entry for that port behind, so the candidate has no
+    changes and another session's lock is granted."""
+    with server.session() as first, server.session() as second:
+        assert_refused(server, lambda: first.edit_config(
+            target="candidate", error_option=error_option,
+            config=config(port('<speed nc:operation="delete"/>', "Ethernet9"))),
+            Error("data-missing", "application",
+                  path="/switch/ports/port[name='Ethernet9']/speed"))
+        assert switch_of(first, "candidate") is None
+        second.lock("candidate")
+        second.unlock("candidate")
 
 
 # ---- locks, sessions -----------------------------------------------------------------
@@ -721,6 +760,93 @@ def test_an_unconfirmed_commit_is_rolled_back_when_its_timeout_expires(server: S
                 time.sleep(0.05)
         assert time.monotonic() - committed >= timeout_seconds
         assert switch_of(session, "candidate") == before
+
+
+# ---- module discovery -----------------------------------------------------------------
+
+MONITORING_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
+YANG_LIBRARY_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-library"
+YANG_LIBRARY_1_0 = "urn:ietf:params:netconf:capability:yang-library:1.0"
+
+
+def _get_schema(identifier: str, **parameters: str) -> _Element:
+    operation = etree.Element(f"{{{MONITORING_NS}}}get-schema", nsmap={None: MONITORING_NS})
+    etree.SubElement(operation, f"{{{MONITORING_NS}}}identifier").text = identifier
+    for name, value in parameters.items():
+        etree.SubElement(operation, f"{{{MONITORING_NS}}}{name}").text = value
+    return operation
+
+
+def test_get_schema_returns_the_module(server: Server) -> None:
+    """RFC 6022 3.1: both servers answer get-schema with yang/msoctl-congestion.yang
+    (netconfd pretty-prints its reply, so its text comes wrapped in white space)."""
+    text = MODULE.read_text(encoding="utf-8").strip()
+    with server.session() as session:
+        assert session.get_schema("msoctl-congestion").data.strip() == text
+        reply = session.get_schema("msoctl-congestion", version="2026-11-30")
+        assert reply.data.strip() == text
+
+
+@pytest.mark.parametrize("parameters", [{"identifier": "no-such-module"},
+                                        {"identifier": "msoctl-congestion",
+                                         "version": "1999-01-01"}],
+                         ids=["identifier", "version"])
+def test_get_schema_of_a_schema_not_there(server: Server, parameters: dict[str, str]) -> None:
+    """RFC 6022 3.1: a requested schema that does not exist is invalid-value (the
+    emulator names the parameter that matched nothing)."""
+    ruled_out = "version" if "version" in parameters else "identifier"
+    with server.session() as session:
+        assert_refused(server, lambda: session.dispatch(_get_schema(**parameters)),
+                       Error("invalid-value", "protocol", bad_element=ruled_out),
+                       GET_SCHEMA_NO_MATCH)
+
+
+def test_get_schema_in_a_format_not_served(server: Server) -> None:
+    """RFC 6022 3.1: the module exists in YANG only; asked in YIN it does not exist."""
+    with server.session() as session:
+        assert_refused(server, lambda: session.dispatch(_get_schema(
+            "msoctl-congestion", format="yin")),
+            Error("invalid-value", "protocol", bad_element="format"))
+
+
+def test_the_schema_list_names_the_module(server: Server) -> None:
+    """RFC 6022 2.1.3: /netconf-state/schemas lists the module: identifier, version,
+    format (an identity: compared by name), namespace, location NETCONF."""
+    subtree = (f'<netconf-state xmlns="{MONITORING_NS}"><schemas><schema>'
+               "<identifier>msoctl-congestion</identifier></schema></schemas></netconf-state>")
+    with server.session() as session:
+        data = session.get(filter=("subtree", subtree)).data
+        [entry] = data.iterfind(f".//{{{MONITORING_NS}}}schema")
+        fields = {str(etree.QName(child).localname): (child.text or "").strip()
+                  for child in entry}
+        fields["format"] = fields["format"].rpartition(":")[2]
+        assert fields == {"identifier": "msoctl-congestion", "version": "2026-11-30",
+                          "format": "yang", "namespace": NAMESPACE, "location": "NETCONF"}
+
+
+def test_the_yang_library_capability_names_the_module_set(server: Server) -> None:
+    """RFC 7950 5.6.4: :yang-library:1.0 in the hello carries the revision of the
+    ietf-yang-library the server implements and the module-set-id of /modules-state,
+    which lists msoctl-congestion as implemented."""
+    with server.session() as session:
+        [uri] = [c for c in session.server_capabilities
+                 if c.startswith(f"{YANG_LIBRARY_1_0}?")]
+        wanted = dict(p.partition("=")[::2] for p in uri.partition("?")[2].split("&"))
+        subtree = f'<modules-state xmlns="{YANG_LIBRARY_NS}"/>'
+        state = session.get(filter=("subtree", subtree)).data.find(
+            f"{{{YANG_LIBRARY_NS}}}modules-state")
+        assert state is not None
+
+        def text(element: _Element, name: str) -> str:
+            return (element.findtext(f"{{{YANG_LIBRARY_NS}}}{name}") or "").strip()
+
+        assert text(state, "module-set-id") == wanted["module-set-id"]
+        modules = {text(entry, "name"): (text(entry, "revision"),
+                                         text(entry, "conformance-type"))
+                   for entry in state.iterfind(f"{{{YANG_LIBRARY_NS}}}module")}
+        assert modules["msoctl-congestion"] == ("2026-11-30", "implement")
+        assert modules["ietf-yang-library"] == (wanted["revision"], "implement")
+        assert modules["ietf-netconf-monitoring"] == ("2010-10-04", "implement")
 
 
 # ---- the netconfd peer itself ---------------------------------------------------------

@@ -19,6 +19,7 @@ from drivers.switch.schema import NAMESPACE
 from emulators.clock import SteppedClock
 from emulators.netconf import NetconfServer
 from emulators.netconf.datastore import CAPABILITIES, Datastores, capabilities
+from emulators.netconf.edit import ERROR_OPTIONS
 from emulators.netconf.validation import MustRules, check_structure, default_validator, prefixed
 from emulators.netconf.yangdata import to_tree
 from emulators.switch.config import parse
@@ -195,26 +196,66 @@ TWO_EDITS = config(port("<speed>400G</speed>", "Ethernet2")
                    + f'<ports><port nc:operation="create">{PORT}</port></ports>')
 
 
-@pytest.mark.parametrize(("error_option", "kept"), [
-    ("rollback-on-error", False), ("stop-on-error", True), ("continue-on-error", True)])
-def test_error_options(switch: Switch, error_option: str, kept: bool) -> None:
+@pytest.mark.parametrize("error_option", ERROR_OPTIONS)
+def test_a_refused_edit_keeps_nothing_whatever_the_error_option(switch: Switch,
+                                                                error_option: str) -> None:
+    """RFC 6241 7.2: under rollback-on-error the target is restored to its state at the
+    start of the edit; the emulator (like netconfd) does the same under stop-on-error and
+    continue-on-error, so a refused edit never leaves half of itself behind."""
     with netconf(switch.server.port) as session:
         session.edit_config(target="candidate", config=config(port("<speed>100G</speed>")))
+        before = switch_text(session, "candidate")
         with pytest.raises(RPCError) as refused:
             session.edit_config(target="candidate", config=TWO_EDITS, error_option=error_option)
         assert refused.value.tag == "data-exists"
-        assert ("Ethernet2" in switch_text(session, "candidate")) is kept
+        assert switch_text(session, "candidate") == before  # Ethernet2 was not kept
 
 
-def test_continue_on_error_goes_past_the_error(switch: Switch) -> None:
+def test_continue_on_error_reports_every_error(switch: Switch) -> None:
+    """RFC 6241 7.2: continue-on-error goes on past an error and records each one; the
+    edit is still refused as a whole."""
     edits = config(f'<ports><port nc:operation="create">{PORT}</port></ports>'
-                   + port("<speed>400G</speed>", "Ethernet2"))
+                   + port("<speed>400G</speed>", "Ethernet2")
+                   + port('<speed nc:operation="delete"/>', "Ethernet3"))
     with netconf(switch.server.port) as session:
         session.edit_config(target="candidate", config=config(port("<speed>100G</speed>")))
-        for option, kept in (("stop-on-error", False), ("continue-on-error", True)):
-            with pytest.raises(RPCError):
+        before = switch_text(session, "candidate")
+        for option, tags in (("stop-on-error", ["data-exists"]),
+                             ("continue-on-error", ["data-exists", "data-missing"])):
+            with pytest.raises(RPCError) as refused:
                 session.edit_config(target="candidate", config=edits, error_option=option)
-            assert ("Ethernet2" in switch_text(session, "candidate")) is kept
+            errors = getattr(refused.value, "errors", None) or [refused.value]
+            assert [error.tag for error in errors] == tags
+            assert switch_text(session, "candidate") == before
+
+
+MISSING_LEAF = port('<speed nc:operation="delete"/>', "Ethernet9")  # a port not there
+
+
+@pytest.mark.parametrize("candidate", [True, False], ids=["candidate", "writable-running"])
+@pytest.mark.parametrize("error_option", ERROR_OPTIONS)
+def test_a_failed_delete_leaves_the_target_lockable(loop: Loop, candidate: bool,
+                                                   error_option: str) -> None:
+    """RFC 6241 7.2 (the target as it was before a failed edit-config) and 7.5 (a lock is
+    refused when the candidate has changes not committed; a failed edit made none): the
+    delete of a leaf of a port that does not exist is data-missing, and no list entry
+    for that port is left behind, so another session's lock succeeds."""
+    running = Switch(loop, candidate=candidate)
+    target = "candidate" if candidate else "running"
+    try:
+        with netconf(running.server.port) as first, netconf(running.server.port) as second:
+            before = switch_text(first, target)
+            with pytest.raises(RPCError) as refused:
+                first.edit_config(target=target, config=config(MISSING_LEAF),
+                                  error_option=error_option)
+            assert refused.value.tag == "data-missing"
+            assert unprefixed(refused.value.path) == \
+                "/switch/ports/port[name='Ethernet9']/speed"
+            assert switch_text(first, target) == before
+            second.lock(target)
+            second.unlock(target)
+    finally:
+        running.stop()
 
 
 @pytest.mark.parametrize(("body", "tag", "path"), [

@@ -541,6 +541,98 @@ def test_raw_a_client_hello_with_a_session_id_ends_the_session(
     assert loop.run(hello_with_session_id())
 
 
+CLOSE_SESSION = f'<rpc xmlns="{NETCONF_NS}" message-id="1"><close-session/></rpc>'.encode()
+# A request after close-session big enough to be still on its way when the server
+# closes: unread input at a close is what makes a TCP stack reset the stream.
+PIPELINED = (f'<rpc xmlns="{NETCONF_NS}" message-id="2"><get-config><source><running/>'
+             f"</source><!-- {'x' * 1024 * 1024} --></get-config></rpc>").encode()
+CLOSE_SESSIONS = 10  # per framing and client behaviour
+
+
+async def close_session_answer(port: int, capabilities: tuple[str, ...], then: str) -> bytes:
+    """What a raw client receives after sending close-session and then either another
+    request (``"pipeline"``) or its EOF (``"eof"``), until the server closes."""
+    client = RawClient(port)
+    await client.open(capabilities)
+    try:
+        client.writer.write(encode(CLOSE_SESSION, client.decoder.framing))
+        if then == "pipeline":
+            client.writer.write(encode(PIPELINED, client.decoder.framing))
+        else:
+            client.writer.write_eof()
+        try:
+            return await client.receive()
+        except (EOFError, asyncssh.Error, ConnectionError) as lost:
+            return repr(lost).encode()
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("capabilities", [(BASE_1_0, BASE_1_1), (BASE_1_0,)],
+                         ids=["chunked", "end-of-message"])
+def test_the_ok_to_close_session_always_arrives(switch: Switch,
+                                                capabilities: tuple[str, ...]) -> None:
+    """RFC 6241 7.8: the server answers close-session with <ok/> and then closes the
+    session; the reply reaches the client first, in either framing (RFC 6242 4.1 and
+    4.2), even when the client has sent more (a pipelined request, its EOF) that the
+    server then never reads. Before the server waited for its channel to close, a
+    third of the sessions (with a request pipelined, all of them) lost the reply to a
+    reset of the TCP stream."""
+    async def many() -> list[bytes]:
+        return [await close_session_answer(switch.server.port, capabilities, then)
+                for then in ("pipeline", "eof") for _ in range(CLOSE_SESSIONS)]
+
+    answers = asyncio.run(many())  # the clients on a loop of their own, not the server's
+    lost = [answer for answer in answers if b"<ok/>" not in answer]
+    assert not lost, f"{len(lost)} of {len(answers)} sessions lost the reply: {lost[:3]}"
+
+
+def test_ncclient_close_session_gets_its_ok_every_time(switch: Switch) -> None:
+    """RFC 6241 7.8 with ncclient, which waits for the reply before it closes."""
+    for _ in range(8):
+        with netconf(switch.server.port) as session:
+            assert session.close_session().ok
+            assert not session.connected
+
+
+# ---- the work of a server is done off its event loop ---------------------------------------
+
+
+def test_a_blocked_operation_stalls_neither_the_loop_nor_another_server(loop: Loop) -> None:
+    """One server's operation that does not return (a handler waiting on an event)
+    runs in that server's worker thread: a second server on the same event loop keeps
+    answering meanwhile (RFC 6241 7.8 close-session included), and the first answers
+    once the operation ends."""
+    release = threading.Event()
+    entered = threading.Event()
+
+    def blocked(session: NetconfSession, rpc: Any) -> Any:
+        entered.set()
+        assert release.wait(30)
+        return messages.data()
+
+    slow, fast = Switch(loop), Switch(loop)
+    slow.server.handle("block", blocked, namespace=TEST_NS)
+    try:
+        with netconf(slow.server.port, timeout=30) as waiting:
+            outcome: list[Any] = []
+            caller = threading.Thread(target=lambda: outcome.append(
+                waiting.dispatch(etree.Element(f"{{{TEST_NS}}}block"))))
+            caller.start()
+            assert entered.wait(10)
+            with netconf(fast.server.port, timeout=5) as other:
+                assert other.get_config(source="running").ok
+            assert loop.run(asyncio.sleep(0, result=True), timeout=5)  # the loop is free
+            assert caller.is_alive()  # still blocked: nothing was cut short
+            release.set()
+            caller.join(10)
+            assert outcome and outcome[0].ok
+    finally:
+        release.set()
+        slow.stop()
+        fast.stop()
+
+
 # ---- faults ----------------------------------------------------------------------------
 
 

@@ -1,17 +1,50 @@
-"""The OCS conformance suite: every test runs over every transport (see conftest.OCS_TRANSPORTS).
+"""The OCS conformance suite: every test runs over every transport (conftest.OCS_TRANSPORTS)
+and against both reply forms of the family (conftest.REPLY_FORMS: the Polatis form real
+units send -- ``:OXC:SWIT:CONN:PORT?`` quoted, ``:PMON:POW?`` parenthesised -- and the
+bare form).
 
 The emulator is plugged in at the lowest seam (a real socket or pty), so the
-driver's formatting and parsing and the emulator's SCPI parser all run.
+driver's formatting and parsing and the emulator's SCPI parser all run. One lab
+serves the whole module; before each test ocs-a is reset to as delivered, set to
+the test's reply form, and the reset is checked over SCPI (conftest.reset_ocs).
 """
 
 from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
 
 import pytest
 
 from drivers.errors import DeviceRejected, ValidationError
 from drivers.ocs import BootMode, OcsDriver, PortState
+from drivers.ocs.connect import open_ocs
 from emulators.faults import Fault
 from emulators.lab import Lab
+from tests.conftest import ocs_endpoint, reset_ocs
+
+
+@pytest.fixture
+def lab(module_lab: Lab) -> Lab:
+    return module_lab
+
+
+@pytest.fixture
+def ocs(lab: Lab, transport: str, reply_form: str) -> Iterator[OcsDriver]:
+    """A driver for ocs-a (reset, answering in ``reply_form``) over ``transport``, 2 s timeout."""
+    reset_ocs(lab, "ocs-a", reply_form=reply_form)
+    kind, address = ocs_endpoint(lab, "ocs-a", transport)
+    driver = open_ocs("ocs-a", kind, address, timeout_seconds=2.0)
+    try:
+        yield driver
+    finally:
+        driver.close()
+        lab.ocs["ocs-a"].faults.clear()
+
+
+def _other_client(lab: Lab) -> socket.socket:
+    """Another client of ocs-a: a raw connection to its network port."""
+    return socket.create_connection(("127.0.0.1", lab.tcp["ocs-a"].port), timeout=2.0)
 
 
 def test_identity_and_size(ocs: OcsDriver, lab: Lab) -> None:
@@ -68,6 +101,7 @@ def test_disconnect_all(ocs: OcsDriver) -> None:
 def test_bad_input_is_refused_before_sending(ocs: OcsDriver, lab: Lab) -> None:
     device = lab.ocs["ocs-a"]
     commands_before = dict(device.connection_map())
+    errors_before = device.errors_reported
     with pytest.raises(ValidationError):
         ocs.connect({65: 1})  # reversed
     with pytest.raises(ValidationError):
@@ -76,7 +110,7 @@ def test_bad_input_is_refused_before_sending(ocs: OcsDriver, lab: Lab) -> None:
         ocs.replace_map({1: 70, 2: 70})
     with pytest.raises(ValidationError):
         ocs.power([0, 129])
-    assert len(device.errors) == 0
+    assert device.errors_reported == errors_before  # nothing wrong reached the device
     assert device.connection_map() == commands_before
 
 
@@ -142,7 +176,29 @@ def test_lc_figures(ocs: OcsDriver) -> None:
     assert switching is not None and 0.02 < switching < 0.05
 
 
-def test_errors_left_by_others_are_not_blamed_on_us(ocs: OcsDriver, lab: Lab) -> None:
-    lab.ocs["ocs-a"].errors.push(-113, "Undefined header")
-    ocs.open()  # re-opening clears the queue (*CLS)
+def test_errors_of_other_clients_are_not_blamed_on_us(ocs: OcsDriver, lab: Lab) -> None:
+    """IEEE 488.2 §11.5.1 / SCPI-99 vol. 2 §21.8: each client has its own error queue,
+    so another connection's errors never reach ours."""
+    with _other_client(lab) as other:
+        other.sendall(b":OXC:NOPE\n:OXC:SWIT:CONN:PORT? 999\n")
+        assert dict(ocs.connect({1: 65})) == {1: 65}
+        other.sendall(b":SYST:ERR:ALL?\n")
+        reply = other.makefile("rb").readline().decode()
+    assert reply.startswith('-113,"Undefined header') and "-222" in reply  # still its own
+
+
+def test_errors_we_left_are_not_blamed_on_a_later_change(ocs: OcsDriver) -> None:
+    """SCPI-99 vol. 2 §21.8 and IEEE 488.2 §10.3: a change starts with *CLS in its own
+    program message, so an error left by an earlier unchecked command is not read as the
+    change's."""
+    ocs.session.write(":OXC:NOPE")
+    assert dict(ocs.connect({1: 65})) == {1: 65}
+
+
+def test_a_unit_without_power_monitors_gives_no_readings(ocs: OcsDriver, lab: Lab) -> None:
+    """SCPI-99 vol. 2 §21.8 (-113 Undefined header): a unit without monitors does not
+    know :PMON:POW?; every power is then not available, and nothing else fails."""
+    lab.ocs["ocs-a"].power_monitors = False
+    assert ocs.power([1, 2, 65]) == {1: None, 2: None, 65: None}
+    assert ocs.power() == dict.fromkeys(range(1, 129))
     assert dict(ocs.connect({1: 65})) == {1: 65}

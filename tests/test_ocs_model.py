@@ -18,7 +18,7 @@ from emulators.faults import Fault
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
 from emulators.optics.model import NO_LIGHT_DBM, OpticalModel, Source
-from emulators.scpi.parser import ScpiError
+from emulators.scpi.parser import ScpiError, ScpiInterpreter
 
 SIZE = 16  # ingress 1..16, egress 17..32
 WARM_SWITCH_SECONDS = 3 * 0.008 + 0.006  # three LC response times at 40 degC + hologram load
@@ -40,6 +40,7 @@ class Bench:
         self.optics.add(lasers)
         for port in range(1, size + 1):
             self.optics.patch(f"lasers:{port}", f"ocs:{port}")
+        self.client: ScpiInterpreter | None = None
 
     def out(self, egress: int) -> float:
         """Power leaving an egress port now, dBm."""
@@ -50,7 +51,10 @@ class Bench:
         return self.out(egress) > -10.0
 
     def scpi(self, line: str) -> str | None:
-        return asyncio.run(make_interpreter(self.device).execute(line))
+        """One program message from this bench's client (one connection, its own status)."""
+        if self.client is None:
+            self.client = make_interpreter(self.device)
+        return asyncio.run(self.client.execute(line))
 
 
 @pytest.fixture
@@ -395,13 +399,19 @@ def test_a_reboot_without_power_loss_keeps_the_map_and_the_light(bench: Bench) -
     assert bench.lit(17)
 
 
-def test_a_reboot_empties_the_error_queue(bench: Bench) -> None:
+@pytest.mark.parametrize("power_loss", [True, False])
+def test_a_reboot_leaves_each_client_as_at_power_on(bench: Bench, power_loss: bool) -> None:
+    """IEEE 488.2 §11.5.1.1.2 (PON) and §10.3: after the controller restarts, a client
+    that stayed attached (the console) finds its error queue empty, its enables cleared
+    and PON set."""
+    bench.scpi("*ESR?;*ESE 36")
     bench.scpi(":OXC:NOPE")
-    assert len(bench.device.errors) == 1
-    bench.device.reboot(power_loss=True)
+    assert bench.client is not None and len(bench.client.errors) == 1
+    bench.device.reboot(power_loss=power_loss)
     bench.clock.advance(BOOT_SECONDS)
     assert bench.device.is_up()
-    assert len(bench.device.errors) == 0
+    assert len(bench.client.errors) == 0
+    assert bench.scpi("*ESR?;*ESE?") == "128;0"
 
 
 def test_nvram_file_restores_the_map_on_a_new_instance(tmp_path: Path) -> None:
@@ -493,7 +503,8 @@ def test_a_failed_port_has_no_monitor_reading(bench: Bench) -> None:
     assert bench.device.monitor_dbm(3) is None
     reply = bench.scpi(":PMON:POW? (@3,20)")
     assert reply is not None
-    first, second = reply.split(",")
+    assert reply.startswith("(") and reply.endswith(")")  # the Polatis form
+    first, second = reply[1:-1].split(",")
     assert float(first) == pytest.approx(9.91e37)  # SCPI not-a-number
     assert -62.0 <= float(second) <= -58.0
 

@@ -28,6 +28,7 @@ from emulators.scpi.parser import (
     parse_param,
     split_outside,
 )
+from emulators.scpi.status import ClientStatus
 
 # IEEE 488.2 string response data: a quoted string, embedded quotes doubled.
 _ERROR_REPLY = re.compile(r'[+-]?\d+,"(?:[^"]|"")*"')
@@ -127,20 +128,40 @@ def test_syntax_errors(ocs: Ocs, line: str) -> None:
 
 @pytest.mark.parametrize("line", [
     ":OXC:SWIT:SIZE?\u00e9",
-    ":OXC:SWIT:SIZE?\x01",
     ":OXC:SWIT:CONN:ADD (@1),(@65)\x7f",
     "*IDN?\u2028",
 ])
 def test_invalid_characters(ocs: Ocs, line: str) -> None:
+    """IEEE 488.2 ch. 7: program messages are 7-bit ASCII; DEL and anything above it is
+    an invalid character (SCPI-99 vol. 2 §21.8: -101)."""
     assert ocs.send(line) is None
     assert ocs.error_codes() == [-101]
     assert ocs.device.connection_map() == {}
 
 
 def test_a_tab_separates_header_and_parameters(ocs: Ocs) -> None:
-    # IEEE 488.2: the header separator is white space, which includes HT.
+    """IEEE 488.2 §7.4.1.2: the header separator is white space, which includes HT."""
     assert ocs.send(":OXC:SWIT:CONN:ADD\t(@1),(@65)") is None
-    assert ocs.send(":OXC:SWIT:CONN:PORT?\t1") == "65"
+    assert ocs.send(":OXC:SWIT:CONN:PORT?\t1") == '"65"'
+    assert ocs.error_codes() == []
+
+
+@pytest.mark.parametrize("byte", [*range(0x00, 0x0A), *range(0x0B, 0x21)])
+def test_every_white_space_byte_is_white_space(ocs: Ocs, byte: int) -> None:
+    """IEEE 488.2 §7.4.1.2: <white space> is any byte 0x00-0x09 or 0x0B-0x20, wherever
+    white space may stand: around the header separator, parameters and units."""
+    space = chr(byte)
+    assert ocs.send(f"{space}:OXC:SWIT:CONN:ADD{space}(@1){space},{space}(@65){space}") is None
+    assert ocs.send(f":OXC:SWIT:CONN:PORT?{space}{space}1{space};{space}*OPC?") == '"65";1'
+    assert ocs.error_codes() == []
+    assert ocs.device.connection_map() == {1: 65}
+
+
+def test_an_empty_message_is_no_command(ocs: Ocs) -> None:
+    """IEEE 488.2 §7.3 (program message syntax): a terminator alone is an empty program
+    message, which does nothing and is no error."""
+    assert ocs.send("") is None
+    assert ocs.send(" \t\r") is None
     assert ocs.error_codes() == []
 
 
@@ -198,7 +219,17 @@ def test_split_outside_keeps_lists_and_strings_whole() -> None:
 
 def test_interpreter_refuses_a_table_without_every_handler() -> None:
     with pytest.raises(ValueError, match="no handler"):
-        ScpiInterpreter(CommandTree(COMMANDS), {}, ErrorQueue())
+        ScpiInterpreter(CommandTree(COMMANDS), {}, ClientStatus(SteppedClock()))
+
+
+def test_a_default_node_may_be_written_or_left_out() -> None:
+    """SCPI-99 vol. 1 ch. 6: a node in brackets is a default node, optional on the wire."""
+    tree = CommandTree(COMMANDS)
+    for spelling in (":SYST:ERR?", ":SYST:ERR:NEXT?", ":system:error:next?", ":SYSTEM:ERROR?"):
+        assert tree.resolve(spelling, [])[0] == "error"
+    assert tree.resolve(":STAT:OPER?", [])[0] == "operation_event"
+    assert tree.resolve(":STAT:OPER:EVEN?", [])[0] == "operation_event"
+    assert tree.resolve(":SYST:ERR:ALL?", [])[0] == "errors_all"
 
 
 # ---- the error queue ----------------------------------------------------------------
@@ -215,11 +246,11 @@ def test_error_queue_is_fifo(ocs: Ocs) -> None:
 
 
 def test_error_queue_overflow_puts_350_in_the_last_slot(ocs: Ocs) -> None:
-    size = ocs.device.errors.size
+    size = ocs.interpreter.errors.size
     for port in range(1, size + 6):  # five more errors than fit
         ocs.send(f":OXC:SWIT:CONN:PORT? {1000 + port}")  # -222 each
     ocs.send(":OXC:NOPE")  # -113, lost: the queue is full
-    assert len(ocs.device.errors) == size
+    assert len(ocs.interpreter.errors) == size
     codes = ocs.error_codes()
     assert codes == [-222] * (size - 1) + [-350]
     # The ones kept are the oldest, in order.
@@ -286,7 +317,20 @@ def test_the_next_message_starts_at_the_root_again(ocs: Ocs) -> None:
 
 
 def test_relative_headers_follow_the_last_command_not_the_last_common_one(ocs: Ocs) -> None:
-    assert ocs.send(":OXC:SWIT:PORT:DIS (@3);*IDN?;STAT? (@2,3)") is not None
+    assert ocs.send(":OXC:SWIT:PORT:DIS (@3);*OPC?;STAT? (@2,3)") == "1;(E,D)"
     assert ocs.send(":OXC:SWIT:PORT:STAT? (@3)") == "(D)"
     reply = ocs.send(":SYST:ERR?;:OXC:SWIT:SIZE?;CONN:ADD (@1),(@65);STAT?")
     assert reply == '0,"No error";64,64;(@1),(@65)'
+
+
+def test_a_query_after_idn_in_one_message_is_a_query_error(ocs: Ocs) -> None:
+    """IEEE 488.2 §6.5.7.5.7 and §8.7.11: *IDN? answers arbitrary ASCII response data,
+    which must end the response message; a query after it in the same program message
+    is a query error (-440) and is not answered. Commands after it still run."""
+    reply = ocs.send("*IDN?;:OXC:SWIT:SIZE?")
+    assert reply is not None and reply.startswith("MegaScaleOut,") and ";" not in reply
+    assert ocs.error_codes() == [-440]
+    assert ocs.send(":OXC:SWIT:SIZE?;*IDN?") is not None  # last is fine
+    assert ocs.send("*IDN?;:OXC:SWIT:PORT:DIS (@4)") is not None
+    assert ocs.device.port_state(4) == "D"
+    assert ocs.error_codes() == []

@@ -209,8 +209,9 @@ def test_a_collection_takes_few_requests_and_the_agent_saw_just_those(
     assert requests <= 9
     served = 2 * 6 + 32 * 7 + 8 * 7 + 16 * 8 + 16 * 17 + 4 + 1
     # Past its end, a walk of unknown length (the first responses, ifName) gets the
-    # rest of its response's repetitions; every request also carries sysUpTime.
-    assert served + requests <= variables <= served + 4 * 50 + requests
+    # rest of its response's repetitions; every request also carries sysUpTime and
+    # snmpEngineBoots.
+    assert served + 2 * requests <= variables <= served + 4 * 50 + 2 * requests
 
 
 def test_oids_that_do_not_increase_are_a_protocol_error() -> None:
@@ -352,6 +353,47 @@ def test_an_agent_restart_gives_no_rates_and_says_why(tiny: AgentUnderTest) -> N
     for row in lane_intervals(first, second):
         assert row.no_rates_reason is not None and "restarted" in row.no_rates_reason
         assert row.fec_corrected_per_second is None and row.codeword_error_ratio is None
+
+
+def test_a_reboot_that_sysuptime_hides_is_told_by_snmp_engine_boots(
+        tiny: AgentUnderTest) -> None:
+    """RFC 3414 2.2.2: a changed snmpEngineBoots means the engine re-initialised. Read
+    at 1 s of uptime; the agent reboots, and 10 s later its sysUpTime is 10 s, ahead
+    of the first reading, while this host's clock has hardly moved (the agent's is
+    stepped): only the boots show that its counters started again."""
+    first, second = _two_readings(
+        tiny, lambda: tiny.telemetry.faults.inject(Fault("reboot")), step=10.0)
+    assert first.info.uptime_seconds == pytest.approx(1.0)
+    assert second.info.uptime_seconds == pytest.approx(10.0)  # forwards
+    assert (first.info.engine_boots, second.info.engine_boots) == (1, 2)
+    assert not first.info.restarted and not second.info.restarted
+    for row in lane_intervals(first, second):
+        assert row.no_rates_reason is not None
+        assert "snmpEngineBoots went from 1 to 2" in row.no_rates_reason
+        assert row.fec_corrected_per_second is None
+
+
+def test_a_reboot_during_a_collection_marks_it_restarted(tiny: AgentUnderTest) -> None:
+    """Every request carries snmpEngineBoots (SNMP-FRAMEWORK-MIB): a reboot between two
+    requests of one collection, after which sysUpTime is ahead of where it was, still
+    marks the collection restarted. The reboot is the agent's fault, injected when
+    its third datagram (USM discovery, the first walk, then this) arrives."""
+    agent = tiny.agent
+    tiny.step(1.0)
+    receive = agent.should_drop
+
+    def reboot_at_the_third_request() -> bool:
+        if agent.requests_received == 3:
+            tiny.telemetry.faults.inject(Fault("reboot"))
+            tiny.step(20.0)  # sysUpTime after the reboot: 20 s, before it: 1 s
+        return receive()
+
+    agent.should_drop = reboot_at_the_third_request  # type: ignore[method-assign]
+    cpc = collect(TelemetryCollector(tiny.target()).cpc())
+    assert cpc.info.restarted
+    assert (cpc.info.engine_boots, cpc.info.engine_boots_end) == (1, 2)
+    assert cpc.info.uptime_seconds is not None and cpc.info.uptime_end_seconds is not None
+    assert cpc.info.uptime_end_seconds > cpc.info.uptime_seconds
 
 
 def test_a_lane_reset_gives_no_rates_for_that_lane_only(tiny: AgentUnderTest) -> None:

@@ -23,12 +23,13 @@ BINS = 17
 
 
 def info(uptime: float, *, end: float | None = None, at: float | None = None,
-         restarted: bool = False) -> CollectionInfo:
+         restarted: bool = False, boots: int | None = None) -> CollectionInfo:
     return CollectionInfo(device="sw-x", uptime_seconds=uptime,
                           uptime_end_seconds=uptime if end is None else end,
                           restarted=restarted, requests=3, variables=100,
                           duration_seconds=0.1,
-                          started_monotonic=1000.0 + uptime if at is None else at)
+                          started_monotonic=1000.0 + uptime if at is None else at,
+                          engine_boots=boots, engine_boots_end=boots)
 
 
 def lane(port: int, number: int, histogram: list[int] | None, *, reset_at: float = 0.0,
@@ -157,6 +158,27 @@ def test_sysuptime_falling_behind_this_hosts_clock_is_a_restart() -> None:
     late = replace(after, info=replace(after.info, started_monotonic=1000.0 + 20.0
                                        + RESTART_SLACK_SECONDS - 0.5))
     assert lane_intervals(before, late)[0].no_rates_reason is None
+
+
+def test_a_change_of_snmp_engine_boots_is_a_restart_whatever_sysuptime_did() -> None:
+    """RFC 3414 2.2.2: snmpEngineBoots counts the engine's re-initialisations. Up 10 s,
+    read; restarted at once and read 30 s later: sysUpTime went forwards, and this
+    host's clock agrees, but boots 4 -> 5 says the counters started again."""
+    before = reading(10.0, lane(1, 1, bins(0)), at=1000.0, boots=4)
+    after = reading(30.0, lane(1, 1, bins(30 * CODEWORDS_PER_SECOND)), at=1030.0, boots=5)
+    [row] = lane_intervals(before, after)
+    assert row.no_rates_reason is not None and "snmpEngineBoots went from 4 to 5" in (
+        row.no_rates_reason)
+    assert row.fec_corrected is None
+
+
+def test_the_same_boots_leave_nothing_to_guess_from_this_hosts_clock() -> None:
+    """With snmpEngineBoots unchanged the engine did not re-initialise: a sysUpTime that
+    advanced less than this host's clock (a slow host, a stalled agent) is no restart."""
+    before = reading(10.0, lane(1, 1, bins(0)), at=1000.0, boots=4)
+    after = reading(30.0, lane(1, 1, bins(20 * CODEWORDS_PER_SECOND)), at=1090.0, boots=4)
+    [row] = lane_intervals(before, after)
+    assert row.no_rates_reason is None and row.codewords == 20 * CODEWORDS_PER_SECOND
 
 
 def test_a_changed_discontinuity_time_is_a_reset_of_that_lane_only() -> None:

@@ -16,6 +16,7 @@ import pytest
 from drivers.snmp import mibs
 from emulators.clock import SteppedClock
 from emulators.cpo import copper, physics
+from emulators.cpo.columns import BITS, COUNTER, ENUM, LOG10_BER, NUMBER, TEXT, fixed
 from emulators.cpo.mibview import encode
 from emulators.cpo.model import SwitchTelemetry, TelemetrySpec, receiver_source
 from emulators.cpo.optical import LASER_RAMP_SECONDS, NO_LIGHT_DBM
@@ -363,22 +364,29 @@ def test_spec_refuses_impossible_shapes() -> None:
 
 
 def test_values_encode_as_the_mib_says() -> None:
+    """MSO-TC's fixed points and MsoLog10Ber, RFC 2578's BITS and Counter64, RFC 2863's
+    saturating ifSpeed, as the agent's own table (emulators/cpo/columns.py) names them."""
     def node(module: str, name: str) -> mibs.MibObject:
         return mibs.mib_object(module, name)
 
     tx = node("MSO-CPO-MIB", "msoCpoLaneTxPower")
-    assert encode(tx, -1.234) == -123 and encode(tx, NO_LIGHT_DBM) == -10000
-    assert encode(tx, 250.0) == 10000 and encode(tx, None) is None
-    assert encode(tx, float("nan")) is None
+    assert encode(tx, fixed(2), -1.234) == -123 and encode(tx, fixed(2), NO_LIGHT_DBM) == -10000
+    assert encode(tx, fixed(2), 250.0) == 10000 and encode(tx, fixed(2), None) is None
+    assert encode(tx, fixed(2), float("nan")) is None
     ber = node("MSO-CPC-MIB", "msoCpcLanePreFecBer")
-    assert encode(ber, 2.4e-4) == -3620 and encode(ber, 0.0) == -18000
-    assert encode(ber, 1e-30) == -18000
-    assert encode(node("MSO-CPO-MIB", "msoCpoElsBiasCurrent"), 52.5) == 52500
-    assert encode(node("MSO-CPO-MIB", "msoCpoElsState"), "ramping") == 2
-    assert encode(node("MSO-CPO-MIB", "msoCpoElsFaults"),
+    assert encode(ber, LOG10_BER, 2.4e-4) == -3620 and encode(ber, LOG10_BER, 0.0) == -18000
+    assert encode(ber, LOG10_BER, 1e-30) == -18000
+    assert encode(node("MSO-CPO-MIB", "msoCpoElsBiasCurrent"), fixed(3), 52.5) == 52500
+    assert encode(node("MSO-CPO-MIB", "msoCpoElsState"), ENUM, "ramping") == 2
+    assert encode(node("MSO-CPO-MIB", "msoCpoElsFaults"), BITS,
                   frozenset({"coolerFault", "endOfLife"})) == b"\x41"
-    assert encode(node("MSO-CPC-MIB", "msoCpcLaneFecCorrected"), 2**64 + 5) == 5
-    assert encode(node("MSO-CPO-MIB", "msoCpoEngineName"), "OE1" * 30) == b"OE1" * 21 + b"O"
+    assert encode(node("MSO-CPC-MIB", "msoCpcLaneFecCorrected"), COUNTER, 2**64 + 5) == 5
+    assert encode(node("MSO-CPO-MIB", "msoCpoEngineName"), TEXT,
+                  "OE1" * 30) == b"OE1" * 21 + b"O"
+    speed = node("IF-MIB", "ifSpeed")
+    assert encode(speed, NUMBER, 800e9) == 2**32 - 1 and encode(speed, NUMBER, 1e9) == 10**9
+    with pytest.raises(TypeError):
+        encode(tx, ENUM, 1.5)
 
 
 def test_tables_that_augment_another_take_its_index() -> None:

@@ -48,24 +48,24 @@ Logging is an overlapped operation: ``*OPC?`` answers once every started
 logging has completed (a unit that answers earlier is caught by the state
 query). Several ports started in one program message start together.
 
-Both: ``*IDN?``, ``*OPC?``, ``*RST``, ``*CLS``, ``*ESE``/``*ESE?`` (the
-session's resynchronisation marker) and ``:SYSTem:ERRor?`` (one entry per
-query, oldest first). The SCPI not-a-number ``9.91E+37`` is a reading the
-instrument could not take.
+Both: the IEEE 488.2 mandatory common commands and the commands SCPI-99
+requires (:mod:`drivers.scpi.common`: ``*IDN?``, ``*OPC?``, ``*RST``, ``*CLS``,
+``*ESE``/``*ESE?`` -- the session's resynchronisation marker --, the status
+byte and registers, ``:SYSTem:ERRor?`` with one entry per query, oldest first).
+The laser reports OPERation SETTling while it retunes or turns on, the meter
+MEASuring while a port logs. The SCPI not-a-number ``9.91E+37`` is a reading
+the instrument could not take.
 """
 
 from __future__ import annotations
 
+from drivers.scpi.common import IEEE488_COMMON, SCPI_REQUIRED
 from drivers.scpi.table import ScpiCommand
 
 _COMMON: dict[str, ScpiCommand] = {
-    "identify": ScpiCommand("*IDN?", summary="manufacturer,model,serial,firmware"),
-    "operation_complete": ScpiCommand("*OPC?", summary="1 once every overlapped operation is done"),
+    **IEEE488_COMMON,
+    **SCPI_REQUIRED,
     "reset": ScpiCommand("*RST", summary="factory settings; laser output off, logging stopped"),
-    "clear_status": ScpiCommand("*CLS", summary="empty the error queue"),
-    "event_status_enable_set": ScpiCommand("*ESE", ("number",), summary="set the ESE register"),
-    "event_status_enable": ScpiCommand("*ESE?", summary="read the ESE register back"),
-    "error": ScpiCommand(":SYSTem:ERRor?", summary='oldest error: code,"message"'),
 }
 
 LASER_COMMANDS: dict[str, ScpiCommand] = {

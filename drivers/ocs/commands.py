@@ -1,13 +1,30 @@
 """The OCS's SCPI command set, as a table to review against the manual.
 
-Modelled on the command tree of the most common commercial OCS family (see
-REFERENCE.md), so the driver works on real units. Ingress ports are 1..N,
-egress ports N+1..2N. Channel lists pair by position:
-``:OXC:SWIT:CONN:ADD (@1,2),(@65,66)`` connects 1->65 and 2->66.
+Modelled on the command tree of the most common commercial OCS family (the
+Polatis-family SCPI tree as public third-party drivers use it), so the driver
+works on real units. Ingress ports are 1..N, egress ports N+1..2N. Channel
+lists pair by position: ``:OXC:SWIT:CONN:ADD (@1,2),(@65,66)`` connects 1->65
+and 2->66.
+
+Two reply forms are in use and the driver reads both:
+
+| key          | Polatis form (real units)          | bare form                    |
+|--------------|------------------------------------|------------------------------|
+| connect_port | a quoted string, ``"65"``; ``"0"`` | ``65``; ``0`` or empty       |
+|              | or ``""`` when unconnected         |                              |
+| power        | a parenthesised list,              | ``-3.21,-4.02``              |
+|              | ``(-3.21,-4.02)``                  |                              |
+
+Some units have no power monitors at all: ``:PMON:POW?`` is then an
+undefined header (-113), and the driver reports every power as not
+available. Power queries name at most :data:`POWER_QUERY_MAX_PORTS` ports
+each (the chunk size public drivers use; the unit's own limit is not
+published).
 
 The ``:OXC:LC`` subtree is this project's extension for liquid-crystal
 engines and is not found on other units; the driver treats an "Undefined
-header" reply to it as "not available".
+header" reply to it as "not available". ``:OXC:BOOT:MODE`` has no public
+source either; real units may not have it.
 
 | key               | meaning                                                     |
 |-------------------|-------------------------------------------------------------|
@@ -15,28 +32,39 @@ header" reply to it as "not available".
 | connect_only      | make the map exactly this; unchanged paths stay lit         |
 | connect_subtract  | remove every connection of the listed ports                 |
 | connect_state     | the map: ``(@1,2),(@65,66)``; empty ``(@),(@)``             |
-| connect_port      | the port connected to one port, ``0`` for none              |
-| port_state        | ``E`` enabled, ``D`` disabled (dark), ``F`` failed, per port |
+| connect_port      | the port connected to one port (see the reply forms above)  |
+| port_state        | ``(E,D,F)``: enabled, disabled (dark), failed, per port     |
 | power             | monitor reading per port, dBm, 2 decimals; ``9.91E+37`` (the |
 |                   | SCPI not-a-number) where the port has no reading             |
 | boot_mode         | map after power loss: ``DARK`` (none) or ``REST`` (restore)  |
 | lc_temperature    | LC cell temperature, degrees Celsius                         |
 | lc_switch_time    | duration of the last completed reconfiguration, seconds      |
 | insertion_loss    | factory insertion loss of each (ingress, egress) pair, dB    |
+
+Besides these, the IEEE 488.2 common commands and SCPI-99's required commands
+(:mod:`drivers.scpi.common`); ``*RST`` drops every connection. The status
+registers report (SCPI-99 bit numbers):
+
+| register          | bit | set while                                             |
+|-------------------|-----|-------------------------------------------------------|
+| OPERation         | 1   | SETTling: the LC engine is reconfiguring              |
+| QUEStionable      | 4   | TEMPerature: the LC cell is more than 2 degC below    |
+|                   |     | its set point (switching is slower than specified)    |
+| QUEStionable      | 9   | a port has failed (device-defined bit)                |
+| QUEStionable      | 10  | the LC engine has a fault (device-defined bit)        |
+
+``*TST?`` answers the sum of :data:`SELF_TEST_FAULTS` found, 0 when none.
 """
 
 from __future__ import annotations
 
+from drivers.scpi.common import IEEE488_COMMON, OPERATION_BITS, QUESTIONABLE_BITS, SCPI_REQUIRED
 from drivers.scpi.table import ScpiCommand
 
 COMMANDS: dict[str, ScpiCommand] = {
-    "identify": ScpiCommand("*IDN?", summary="manufacturer,model,serial,firmware"),
-    "operation_complete": ScpiCommand("*OPC?", summary="1 once every pending change is done"),
+    **IEEE488_COMMON,
+    **SCPI_REQUIRED,
     "reset": ScpiCommand("*RST", summary="drop every connection"),
-    "clear_status": ScpiCommand("*CLS", summary="empty the error queue"),
-    "event_status_enable_set": ScpiCommand("*ESE", ("number",), summary="set the ESE register"),
-    "event_status_enable": ScpiCommand("*ESE?", summary="read the ESE register back"),
-    "error": ScpiCommand(":SYSTem:ERRor?", summary='oldest error: code,"message"'),
     "errors_all": ScpiCommand(":SYSTem:ERRor:ALL?", summary="every queued error"),
     "size": ScpiCommand(":OXC:SWITch:SIZE?", summary="ingress,egress port counts"),
     "connect_add": ScpiCommand(":OXC:SWITch:CONNect:ADD", ("chanlist", "chanlist")),
@@ -70,3 +98,15 @@ DEVICE_ERRORS: dict[int, str] = {
     203: "Switching engine busy",
 }
 """Device-specific error queue codes."""
+
+POWER_QUERY_MAX_PORTS = 256
+"""Ports one ``:PMON:POW?`` names at most; the driver splits longer requests."""
+
+OPERATION_SETTLING = 1 << OPERATION_BITS["SETTling"]
+QUESTIONABLE_TEMPERATURE = 1 << QUESTIONABLE_BITS["TEMPerature"]
+QUESTIONABLE_PORT_FAILED = 1 << 9
+QUESTIONABLE_ENGINE_FAULT = 1 << 10
+"""Status condition bits of the OCS (values, not bit numbers)."""
+
+SELF_TEST_FAULTS: dict[str, int] = {"port failed": 1, "LC engine fault": 2}
+"""What ``*TST?`` adds up: each fault found contributes its value; 0 passes."""

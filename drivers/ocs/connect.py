@@ -30,9 +30,14 @@ def is_console(transport: str, address: str) -> bool:
 
 
 def open_ocs(
-    name: str, transport: str, address: str, *, timeout_seconds: float = 5.0
+    name: str, transport: str, address: str, *, timeout_seconds: float = 5.0,
+    shared_error_queue: bool = False,
 ) -> OcsDriver:
-    """Connect, clear stale errors, and return a ready driver (close it when done)."""
+    """Connect, clear stale errors, and return a ready driver (close it when done).
+
+    ``shared_error_queue``: the unit keeps one error queue for every client
+    (see :class:`~drivers.ocs.driver.OcsDriver`); per-client queues by default.
+    """
     link: StreamTransport
     if transport == "visa":
         link = VisaTransport(address, baudrate=CONSOLE_BAUD, timeout_seconds=timeout_seconds)
@@ -47,7 +52,7 @@ def open_ocs(
         write_termination=b"\r\n" if console else b"\n",
         read_termination=b"\r" if console else b"\n",
     )
-    driver = OcsDriver(session)
+    driver = OcsDriver(session, shared_error_queue=shared_error_queue)
     try:
         driver.open()
     except BaseException:

@@ -2,18 +2,46 @@
 
 Every change is followed by a completion fence (``*OPC?``), an error-queue
 check, and a read-back: a change that returns has been verified on the device.
+
+Replies are read in both forms that units of the family send (see
+:mod:`drivers.ocs.commands`): ``:OXC:SWIT:CONN:PORT?`` quoted (``"65"``) or bare
+(``65``), ``:PMON:POW?`` parenthesised (``(-3.21,-4.02)``) or bare. Power queries
+name at most 256 ports each; a unit without power monitors (the query is an
+undefined header, or answers an error) gives ``None`` for every power.
+
+Error queues: on a unit that keeps one queue per client, every error the
+driver reads is its own. On a unit with one queue for every client (open it
+with ``shared_error_queue=True``) an error another client caused while our
+change ran can be read as ours; the driver then reads back, and takes the
+error for another client's when the device holds exactly what was asked (it
+logs a warning) -- a refusal of ours always leaves the device short of it.
 """
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 
-from drivers.errors import ProtocolError, ValidationError, VerificationFailed
-from drivers.ocs.commands import BOOT_MODES, COMMANDS, NOT_A_NUMBER, PORT_STATES
+from drivers.errors import DeviceRejected, ProtocolError, ValidationError, VerificationFailed
+from drivers.ocs.commands import (
+    BOOT_MODES,
+    COMMANDS,
+    NOT_A_NUMBER,
+    PORT_STATES,
+    POWER_QUERY_MAX_PORTS,
+)
 from drivers.ocs.types import BootMode, Connection, Identity, LcStatus, PortMap, PortState
-from drivers.scpi.session import ScpiSession, channel_list, parse_channel_list, render
+from drivers.scpi.session import (
+    UNDEFINED_HEADER,
+    ScpiSession,
+    channel_list,
+    parse_channel_list,
+    render,
+)
+
+log = logging.getLogger(__name__)
 
 
 def _float(text: str, what: str) -> float | None:
@@ -26,13 +54,32 @@ def _float(text: str, what: str) -> float | None:
     return value
 
 
+def unquoted(text: str) -> str:
+    """``"65"`` -> ``65``: IEEE 488.2 string response data without its quotes (a bare
+    reply is returned as it is)."""
+    body = text.strip()
+    if len(body) >= 2 and body[0] == body[-1] and body[0] in "\"'":
+        return body[1:-1].strip()
+    return body
+
+
+def list_items(text: str) -> list[str]:
+    """``(-3.21,-4.02)`` or ``-3.21,-4.02`` -> ``['-3.21', '-4.02']``."""
+    body = text.strip()
+    if body.startswith("(") and body.endswith(")"):
+        body = body[1:-1]
+    return [item.strip() for item in body.split(",")] if body.strip() else []
+
+
 class OcsDriver:
     """A 2N-port optical circuit switch: ingress 1..N, egress N+1..2N."""
 
-    def __init__(self, session: ScpiSession):
+    def __init__(self, session: ScpiSession, *, shared_error_queue: bool = False):
         self.session = session
         self.name = session.device
+        self.shared_error_queue = shared_error_queue
         self._size: int | None = None
+        self._has_monitors: bool | None = None  # False once :PMON:POW? is undefined
 
     # ---- lifecycle ----------------------------------------------------------------
 
@@ -123,17 +170,36 @@ class OcsDriver:
                 for (i, e), loss in zip(current.items(), losses, strict=True)]
 
     def connected_port(self, port: int) -> int | None:
+        """The port ``port`` is connected to, ``None`` when unconnected."""
         self.check_ports([port])
-        reply = self._query("connect_port", str(port)).strip()
-        if reply in ("", "0"):
+        reply = self._query("connect_port", str(port))
+        text = unquoted(reply)
+        if text in ("", "0"):
             return None
         try:
-            return int(reply)
+            return int(text)
         except ValueError:
             raise ProtocolError(f"bad port reply {reply!r}", device=self.name) from None
 
-    def _change(self, command: str, what: str) -> None:
-        self.session.change(command, what)
+    def _apply(self, command: str, what: str, problem: Callable[[], str | None]) -> None:
+        """Send a change and verify it: ``problem()`` reads back and says what is wrong.
+
+        Raises :class:`DeviceRejected` when the device refused it (on a unit with a
+        shared error queue, only when the read-back shows it short of what was
+        asked) and :class:`VerificationFailed` when the read-back disagrees.
+        """
+        try:
+            self.session.change(command, what)
+        except DeviceRejected as refused:
+            if not self.shared_error_queue or problem() is not None:
+                raise
+            log.warning("%s: %s reported %s, yet the device holds what was asked: taken "
+                        "for another client's error (the unit has one error queue)",
+                        self.name, what, "; ".join(refused.errors))
+            return
+        wrong = problem()
+        if wrong is not None:
+            raise VerificationFailed(wrong, device=self.name)
 
     def wait_settled(self) -> None:
         """Wait until every reconfiguration the switch has accepted is complete.
@@ -148,46 +214,55 @@ class OcsDriver:
         wanted = PortMap(pairs, self.size)
         if not wanted:
             return self.port_map()
-        self._change(render(COMMANDS["connect_add"], channel_list(list(wanted)),
-                            channel_list(list(wanted.values()))), "connect")
-        result = self.port_map()
-        missing = {i: e for i, e in wanted.items() if result.get(i) != e}
-        if missing:
-            raise VerificationFailed(f"connections {_pairs(missing)} absent after connect",
-                                     device=self.name)
-        return result
+        result = [PortMap({}, self.size)]  # filled by the read-back
+
+        def problem() -> str | None:
+            result[0] = self.port_map()
+            missing = {i: e for i, e in wanted.items() if result[0].get(i) != e}
+            return f"connections {_pairs(missing)} absent after connect" if missing else None
+
+        self._apply(render(COMMANDS["connect_add"], channel_list(list(wanted)),
+                           channel_list(list(wanted.values()))), "connect", problem)
+        return result[0]
 
     def disconnect(self, ports: Iterable[int]) -> PortMap:
         """Remove every connection that involves one of ``ports``."""
         ports = self.check_ports(ports)
         if not ports:
             return self.port_map()
-        self._change(render(COMMANDS["connect_subtract"], channel_list(ports), "(@)"),
-                     "disconnect")
-        result = self.port_map()
         named = set(ports)
-        left = {i: e for i, e in result.items() if i in named or e in named}
-        if left:
-            raise VerificationFailed(f"connections {_pairs(left)} remain after disconnect",
-                                     device=self.name)
-        return result
+        result = [PortMap({}, self.size)]  # filled by the read-back
+
+        def problem() -> str | None:
+            result[0] = self.port_map()
+            left = {i: e for i, e in result[0].items() if i in named or e in named}
+            return f"connections {_pairs(left)} remain after disconnect" if left else None
+
+        self._apply(render(COMMANDS["connect_subtract"], channel_list(ports), "(@)"),
+                    "disconnect", problem)
+        return result[0]
 
     def replace_map(self, wanted: Mapping[int, int]) -> PortMap:
         """Make the map exactly ``wanted`` in one command; unchanged paths stay lit."""
         target = PortMap(wanted, self.size)
-        self._change(render(COMMANDS["connect_only"], channel_list(list(target)),
-                            channel_list(list(target.values()))), "replace map")
-        result = self.port_map()
-        if result != target:
-            raise VerificationFailed(f"map after replace differs: {target.diff(result)}",
-                                     device=self.name)
-        return result
+        result = [target]  # filled by the read-back
+
+        def problem() -> str | None:
+            result[0] = self.port_map()
+            if result[0] != target:
+                return f"map after replace differs: {target.diff(result[0])}"
+            return None
+
+        self._apply(render(COMMANDS["connect_only"], channel_list(list(target)),
+                           channel_list(list(target.values()))), "replace map", problem)
+        return result[0]
 
     def disconnect_all(self) -> None:
-        self._change(COMMANDS["disconnect_all"].short(), "disconnect all")
-        left = self.port_map()
-        if left:
-            raise VerificationFailed(f"{len(left)} connections remain", device=self.name)
+        def problem() -> str | None:
+            left = self.port_map()
+            return f"{len(left)} connections remain" if left else None
+
+        self._apply(COMMANDS["disconnect_all"].short(), "disconnect all", problem)
 
     # ---- ports ----------------------------------------------------------------------------
 
@@ -211,26 +286,52 @@ class OcsDriver:
         if not chosen:
             return {}
         key = "port_enable" if enabled else "port_disable"
-        self._change(render(COMMANDS[key], channel_list(chosen)),
-                     "enable ports" if enabled else "disable ports")
-        states = self.port_states(chosen)
         want = PortState.ENABLED if enabled else PortState.DISABLED
-        wrong = [p for p, s in states.items() if s != want]
-        if wrong:
-            raise VerificationFailed(f"ports {wrong} are not {want.value}", device=self.name)
+        states: dict[int, PortState] = {}
+
+        def problem() -> str | None:
+            states.update(self.port_states(chosen))
+            wrong = [p for p, s in states.items() if s != want]
+            return f"ports {wrong} are not {want.value}" if wrong else None
+
+        self._apply(render(COMMANDS[key], channel_list(chosen)),
+                    "enable ports" if enabled else "disable ports", problem)
         return states
 
     def power(self, ports: Iterable[int] | None = None) -> dict[int, float | None]:
-        """Monitor reading per port in dBm; ``None`` where the port has no reading."""
+        """Monitor reading per port in dBm; ``None`` where the port has no reading, and
+        for every port of a unit without power monitors.
+
+        Asked :data:`~drivers.ocs.commands.POWER_QUERY_MAX_PORTS` ports per query.
+        Raises :class:`ProtocolError` only for a reply that cannot be read.
+        """
         wanted = self._all_ports(ports)
-        if not wanted:
-            return {}
-        reply = self._query("power", channel_list(wanted))
-        values = reply.split(",")
-        if len(values) != len(wanted):
-            raise ProtocolError(f"{len(values)} power readings for {len(wanted)} ports",
+        readings: dict[int, float | None] = dict.fromkeys(wanted)
+        for start in range(0, len(wanted), POWER_QUERY_MAX_PORTS):
+            if self._has_monitors is False:
+                break
+            chunk = wanted[start:start + POWER_QUERY_MAX_PORTS]
+            readings.update(self._power_chunk(chunk))
+        return readings
+
+    def _power_chunk(self, ports: list[int]) -> dict[int, float | None]:
+        command = render(COMMANDS["power"], channel_list(ports))
+        reply, entries = self.session.query_checked(command)
+        if entries or reply is None:
+            codes = [code for code, _ in entries]
+            if UNDEFINED_HEADER in codes:
+                self._has_monitors = False
+                log.debug("%s: no power monitors (%s is undefined)", self.name, command)
+            else:
+                log.warning("%s: power query answered %s: readings not available", self.name,
+                            "; ".join(f"{code} {text}" for code, text in entries) or "nothing")
+            return dict.fromkeys(ports)
+        self._has_monitors = True
+        values = list_items(reply)
+        if len(values) != len(ports):
+            raise ProtocolError(f"{len(values)} power readings for {len(ports)} ports",
                                 device=self.name)
-        return {port: _float(v, "power") for port, v in zip(wanted, values, strict=True)}
+        return {port: _float(v, "power") for port, v in zip(ports, values, strict=True)}
 
     # ---- boot mode and LC figures -----------------------------------------------------------
 
@@ -243,9 +344,11 @@ class OcsDriver:
 
     def set_boot_mode(self, mode: BootMode) -> None:
         short = next(s for s, name in BOOT_MODES.items() if name == mode.value)
-        self._change(render(COMMANDS["boot_mode_set"], short), "set boot mode")
-        if self.boot_mode() != mode:
-            raise VerificationFailed(f"boot mode did not change to {mode.value}", device=self.name)
+
+        def problem() -> str | None:
+            return None if self.boot_mode() == mode else f"boot mode did not change to {mode.value}"
+
+        self._apply(render(COMMANDS["boot_mode_set"], short), "set boot mode", problem)
 
     def lc_status(self) -> LcStatus:
         temperature = self._optional("lc_temperature")

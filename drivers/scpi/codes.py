@@ -33,4 +33,6 @@ SCPI_ERRORS: dict[int, str] = {
     -400: "Query error",
     -410: "Query INTERRUPTED",
     -420: "Query UNTERMINATED",
+    -430: "Query DEADLOCKED",
+    -440: "Query UNTERMINATED after indefinite response",
 }

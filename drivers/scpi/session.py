@@ -5,6 +5,17 @@ error queue, and fences changes with ``*OPC?``. After a timeout or a garbled
 reply the byte stream can no longer be trusted (a late reply would be taken as
 the answer to the next query), so the session reconnects and resynchronises
 on a unique marker before it sends anything else.
+
+Whose errors: an instrument that keeps an error queue per client (per TCP
+connection, and one for its console) gives each session only its own errors.
+Some units keep one queue for every client: another client's error can then
+land in ours. A change therefore starts with ``*CLS`` in the same program
+message (``*CLS;:OXC:SWIT:CONN:ADD ...``), so whatever was queued before is
+gone and the window in which a foreign error can arrive is the change's own
+execution and fence. What remains on such a unit: our ``*CLS`` also empties
+errors another client has not read yet, and an error another client causes
+inside that window is read as ours -- the driver above decides (the OCS
+driver, told the unit has one queue, checks by reading back).
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ from drivers.transports.base import StreamTransport
 _ERROR_ENTRY = re.compile(r'\s*([+-]?\d+)\s*,\s*"((?:[^"]|"")*)"\s*')
 _MAX_RESYNC_LINES = 64
 UNDEFINED_HEADER = -113
+CLEAR_STATUS = "*CLS"
 
 
 def parse_error_queue(reply: str) -> list[tuple[int, str]]:
@@ -43,6 +55,16 @@ def parse_error_queue(reply: str) -> list[tuple[int, str]]:
                 raise ProtocolError(f"malformed error queue reply {reply!r}")
             position += 1
     return entries
+
+
+def _error_queue_or_none(line: str) -> list[tuple[int, str]] | None:
+    """The entries if ``line`` is an error-queue reply, else ``None``."""
+    if not _ERROR_ENTRY.match(line):
+        return None
+    try:
+        return parse_error_queue(line)
+    except ProtocolError:
+        return None
 
 
 class ScpiSession:
@@ -172,25 +194,36 @@ class ScpiSession:
                                                     f"({len(received)} bytes in)")
                     raise
 
-    def query_if_supported(self, command: str) -> str | None:
-        """Like :meth:`query`, but ``None`` when the device answers "Undefined header".
+    def query_checked(self, command: str) -> tuple[str | None, list[tuple[int, str]]]:
+        """Send a query with an error-queue query behind it, in one write; return the
+        reply (``None`` when there was none) and the errors queued.
 
-        An instrument sends no reply to a query it does not know, so the query
-        travels with an error-queue query behind it: the first line is then
-        either the value (and the error queue follows) or the error queue itself.
+        A query that errors sends no reply, so the first line
+        is either the value, with the error queue after it, or the error queue
+        itself. It is taken for the queue when it reads as one: no query this is
+        used for answers ``<number>,"<text>"``.
         """
         with self._exchange():
             self._send(command, self.error_query)
             first = self._read_line(command)
-            if _ERROR_ENTRY.match(first) and first.lstrip().startswith("-"):
-                entries = parse_error_queue(first)
-                if [code for code, _ in entries] == [UNDEFINED_HEADER]:
-                    return None
-            else:
-                entries = parse_error_queue(self._read_line(self.error_query))
+            entries = _error_queue_or_none(first)
+            if entries is not None:
+                return None, entries
+            return first, parse_error_queue(self._read_line(self.error_query))
+
+    def query_if_supported(self, command: str) -> str | None:
+        """Like :meth:`query`, but ``None`` when the device answers "Undefined header".
+
+        Raises :class:`DeviceRejected` for any other error the query caused.
+        """
+        reply, entries = self.query_checked(command)
+        if reply is None and [code for code, _ in entries] == [UNDEFINED_HEADER]:
+            return None
         if entries:
             raise self._rejected(command, entries)
-        return first
+        if reply is None:
+            raise self._named(ProtocolError(f"no reply to {command} and no error"))
+        return reply
 
     # ---- completion and errors ------------------------------------------------------------
 
@@ -216,16 +249,20 @@ class ScpiSession:
         The change, the fence and the error-queue query leave in one write, as
         three program messages: one round trip instead of three. They are
         separate messages so that a refused change cannot swallow the fence
-        (an error discards the rest of its own message only). With ``wait``
+        (an error discards the rest of its own message only); the change's
+        message starts with ``*CLS`` (see the module's docstring). With ``wait``
         false there is no fence: for starting an overlapped operation (a
         logging) that ``*OPC?`` would wait for.
         """
+        # *CLS in the change's own message: what was queued before (by anybody, on a
+        # unit with one shared queue) is not read as this change's error.
+        cleared = f"{CLEAR_STATUS};{command}"
         with self._exchange():
             if wait:
-                self._send(command, self.fence_query, self.error_query)
+                self._send(cleared, self.fence_query, self.error_query)
                 self._expect_done(self._read_line(self.fence_query))
             else:
-                self._send(command, self.error_query)
+                self._send(cleared, self.error_query)
             entries = parse_error_queue(self._read_line(self.error_query))
         if entries:
             raise self._rejected(context, entries)

@@ -2,8 +2,11 @@
 
 A header is written in the standard SCPI long form with the short form in
 capitals (``:OXC:SWITch:CONNect:ADD``); the short form (``:OXC:SWIT:CONN:ADD``)
-and the long form are both valid on the wire, case-insensitively. Drivers send
-the short form; emulators build their parser from the same tables.
+and the long form are both valid on the wire, case-insensitively. A node in
+brackets is a default node (SCPI-99 vol. 1 ch. 6): ``:SYSTem:ERRor[:NEXT]?``
+is the same query written ``:SYST:ERR?`` or ``:SYST:ERR:NEXT?``. Drivers send
+the short form without default nodes; emulators build their parser from the
+same tables.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 _NODE = re.compile(r"^\*?[A-Z][A-Za-z]*\??$")
+_SEGMENTS = re.compile(r"(?:\[:[A-Za-z]+\]|:[A-Za-z]+)+")
+_SEGMENT = re.compile(r"\[:([A-Za-z]+)\]|:([A-Za-z]+)")
 
 
 @dataclass(frozen=True)
@@ -30,8 +35,11 @@ class ScpiCommand:
     summary: str = ""
 
     def __post_init__(self) -> None:
-        nodes = self.nodes()
-        if not nodes or not all(_NODE.match(node) for node in nodes):
+        body = self.header.rstrip("?")
+        if not body.startswith("*") and not _SEGMENTS.fullmatch(body):
+            raise ValueError(f"malformed SCPI header {self.header!r}")
+        nodes = [node for node, _ in self._segments()]
+        if not self.nodes() or not all(_NODE.match(node) for node in nodes):
             raise ValueError(f"malformed SCPI header {self.header!r}")
 
     @property
@@ -42,12 +50,27 @@ class ScpiCommand:
     def is_common(self) -> bool:
         return self.header.startswith("*")
 
-    def nodes(self) -> list[str]:
-        """The header's nodes in long form (``['OXC', 'SWITch', 'CONNect', 'ADD']``)."""
+    def _segments(self) -> list[tuple[str, bool]]:
+        """Every node in long form with whether it is a default (optional) node."""
         body = self.header.rstrip("?")
         if body.startswith("*"):
-            return [body]
-        return [node for node in body.split(":") if node]
+            return [(body, False)]
+        return [(optional or required, bool(optional))
+                for optional, required in _SEGMENT.findall(body)]
+
+    def nodes(self) -> list[str]:
+        """The header's nodes in long form, default nodes left out
+        (``['OXC', 'SWITch', 'CONNect', 'ADD']``)."""
+        return [node for node, optional in self._segments() if not optional]
+
+    def paths(self) -> list[list[str]]:
+        """Every node path that names this command: with and without each default node
+        (``:SYSTem:ERRor[:NEXT]?`` -> ``[['SYSTem', 'ERRor'], ['SYSTem', 'ERRor', 'NEXT']]``)."""
+        paths: list[list[str]] = [[]]
+        for node, optional in self._segments():
+            paths = [*paths, *([*p, node] for p in paths)] if optional else [
+                [*p, node] for p in paths]
+        return sorted(paths, key=len)
 
     def short(self) -> str:
         """The short form as sent on the wire, with ``?`` for a query."""

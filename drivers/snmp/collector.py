@@ -19,8 +19,13 @@ wanted (with pysnmp, decoding a variable costs far more than a round trip on a L
 - once msoCpcLaneTable's first column is complete, the FEC histogram: one walk per
   port, expecting its lanes times the MIB's 17 bins.
 
-Every request also asks for sysUpTime (a non-repeater), so that an agent restart
-in the middle of a collection shows (:attr:`CollectionInfo.restarted`).
+Every request also asks for sysUpTime and snmpEngineBoots (non-repeaters), so that
+an agent restart in the middle of a collection shows (:attr:`CollectionInfo.restarted`):
+snmpEngineBoots counts the agent's engine's re-initialisations (SNMP-FRAMEWORK-MIB,
+RFC 3414 2.2.2), so a change of it means the counters started again, even when
+sysUpTime did not go backwards (the agent had been up for less time before the
+restart than since); sysUpTime going backwards is a restart too, for an agent that
+does not serve snmpEngineBoots.
 
 The whole collection runs under one time budget (``budget_seconds``): past it,
 :class:`DeviceTimeout`, whatever the per-request timeouts would still allow.
@@ -120,6 +125,7 @@ HISTOGRAM = (CPC, "msoCpcHistogramTable", "msoCpcHistogramCodewords", "msoCpcHis
 THRESHOLD = (CPC, "msoCpcFecDegradeThreshold")
 IF_NAME = ("IF-MIB", "ifXTable", "ifName")
 SYS_UP_TIME = ("SNMPv2-MIB", "sysUpTime")
+ENGINE_BOOTS = ("SNMP-FRAMEWORK-MIB", "snmpEngineBoots")
 TICKS_PER_SECOND = 100  # TimeTicks and TimeStamp count hundredths of a second
 
 _WIRE_TAGS = {
@@ -246,13 +252,15 @@ class TelemetryCollector:
         names = mibs.table(*IF_NAME[:2])
         threshold = mibs.mib_object(*THRESHOLD)
         up_time = mibs.oid(*SYS_UP_TIME)
+        engine_boots = mibs.oid(*ENGINE_BOOTS)
         plan = _Plan(layouts, histogram)
         first = [Segment(layout.oid, first_response_only=True) for layout in layouts.values()]
         first.append(Segment(names.column(IF_NAME[2]).oid))
         if "electrical_lanes" in tables:
             first.append(Segment(threshold.oid))
         results, extras = await self.session.walk_segments(
-            first, with_each=[up_time], concurrency=self.concurrency, then=plan.next)
+            first, with_each=[up_time, engine_boots], concurrency=self.concurrency,
+            then=plan.next)
         threshold_ber: float | None = None
         port_names: dict[int, str] = {}
         for result in results:
@@ -269,17 +277,21 @@ class TelemetryCollector:
                     rows[key].setdefault(index, {})[fields[column]] = value
         histograms = (_histograms(plan.values["histogram"], plan.lanes or [], device)
                       if histogram else {})
-        uptimes = _uptimes(extras, up_time, device)
+        uptimes = _scalars(extras, SYS_UP_TIME, device)
+        boots = [int(value) for value in _scalars(extras, ENGINE_BOOTS, device)]
         info = CollectionInfo(
             device=device,
             uptime_seconds=uptimes[0] if uptimes else None,
             uptime_end_seconds=uptimes[-1] if uptimes else None,
-            restarted=any(later < earlier - RESTART_TOLERANCE_SECONDS
-                          for earlier, later in itertools.pairwise(uptimes)),
+            restarted=len(set(boots)) > 1 or any(
+                later < earlier - RESTART_TOLERANCE_SECONDS
+                for earlier, later in itertools.pairwise(uptimes)),
             requests=self.session.requests - requests_before,
             variables=self.session.variables - variables_before,
             duration_seconds=time.monotonic() - started,
-            started_monotonic=self.session.first_request_monotonic or started)
+            started_monotonic=self.session.first_request_monotonic or started,
+            engine_boots=boots[0] if boots else None,
+            engine_boots_end=boots[-1] if boots else None)
         return _Walked(rows, histograms, port_names, threshold_ber, info)
 
 
@@ -405,15 +417,22 @@ def _scalar(node: MibObject, var_binds: Sequence[VarBind], device: str) -> float
     return None
 
 
-def _uptimes(extras: Sequence[Sequence[VarBind]], up_time: Oid, device: str) -> list[float]:
+def _scalars(extras: Sequence[Sequence[VarBind]], scalar: tuple[str, str],
+             device: str) -> list[float]:
+    """The decoded values of scalar ``scalar`` (module, name) in each response, in order.
+
+    A response without it (an agent that does not serve it: GETNEXT gave another
+    object) adds nothing.
+    """
+    node = mibs.mib_object(*scalar)
+    instance = (*node.oid, 0)
     found = []
-    node = mibs.mib_object(*SYS_UP_TIME)
     for answers in extras:
         for oid, value in answers:
-            if oid == (*up_time, 0):
-                uptime = decode(node, value, device=device)
-                if isinstance(uptime, float):
-                    found.append(uptime)
+            if oid == instance:
+                decoded = decode(node, value, device=device)
+                if isinstance(decoded, (int, float)):
+                    found.append(float(decoded))
     return found
 
 

@@ -5,12 +5,14 @@ Counters (RFC 2578): a Counter64 (or Counter32) only grows, and wraps to zero pa
 wrap between them is counted right. A counter has no meaningful value of its own
 after a *discontinuity*, and no difference is taken across one:
 
-- the agent restarted: sysUpTime went backwards between the readings, or during
-  either of them (:attr:`CollectionInfo.restarted`); every counter started again
+- the agent restarted: its snmpEngineBoots changed between the readings (RFC 3414
+  2.2.2: the engine re-initialised), or sysUpTime went backwards, or either happened
+  during a reading (:attr:`CollectionInfo.restarted`); every counter started again
   from zero (MSO-CPC-MIB, msoCpcLaneDiscontinuityTime). sysUpTime does not go
   backwards when the agent had been up for less time before the restart than
-  since; then it advanced less than this host's clock did, which is taken as a
-  restart too when the shortfall is over :data:`RESTART_SLACK_SECONDS` plus 1 %
+  since, but snmpEngineBoots still shows it; from an agent that does not serve
+  snmpEngineBoots, sysUpTime advancing less than this host's clock did is taken as
+  a restart too when the shortfall is over :data:`RESTART_SLACK_SECONDS` plus 1 %
   (slack for a first request that needed a retry). A TimeTicks wrap after 497 days
   reads as a restart, which costs one interval, not a wrong rate;
 - the lane's msoCpcLaneDiscontinuityTime changed: its receiver was reset;
@@ -131,13 +133,21 @@ def interval_seconds(before: CpcTelemetry, after: CpcTelemetry) -> float | None:
 def restart_between(before: CpcTelemetry, after: CpcTelemetry) -> str | None:
     """Why every counter is discontinuous between the readings, or ``None``."""
     if before.info.restarted or after.info.restarted:
-        return "the agent restarted during a reading (sysUpTime went backwards)"
+        return ("the agent restarted during a reading (its snmpEngineBoots changed or "
+                "sysUpTime went backwards)")
+    boots_before, boots_after = before.info.engine_boots_end, after.info.engine_boots
+    boots_known = boots_before is not None and boots_after is not None
+    if boots_known and boots_before != boots_after:
+        return (f"the agent restarted: snmpEngineBoots went from {boots_before} to "
+                f"{boots_after}, and its counters started again from zero")
     start, end = before.info.uptime_end_seconds, after.info.uptime_seconds
     if start is None or end is None:
         return None
     if end < start:
         return (f"the agent restarted: sysUpTime went back from {start:.2f} s to {end:.2f} s,"
                 f" and its counters started again from zero")
+    if boots_known:
+        return None  # the same boot: nothing to guess from this host's clock
     first = before.info.uptime_seconds
     local = after.info.started_monotonic - before.info.started_monotonic
     if first is not None and end - first < local - RESTART_SLACK_SECONDS - 0.01 * local:

@@ -24,8 +24,9 @@ class CollectionInfo:
     uptime_end_seconds: float | None
     """sysUpTime in the last response."""
     restarted: bool
-    """sysUpTime went backwards between two responses: the agent restarted meanwhile,
-    so counters read before and after that moment do not belong together."""
+    """snmpEngineBoots changed, or sysUpTime went backwards, between two responses: the
+    agent restarted meanwhile, so counters read before and after that moment do not
+    belong together."""
     requests: int
     """PDUs sent (the engine's own retries and USM discovery not counted)."""
     variables: int
@@ -34,6 +35,11 @@ class CollectionInfo:
     started_monotonic: float
     """``time.monotonic()`` of this process when the collection's first request went out
     (after the address lookup and engine set-up, which only the first one pays)."""
+    engine_boots: int | None = None
+    """snmpEngineBoots (SNMP-FRAMEWORK-MIB) in the first response; ``None`` from an
+    agent that does not serve it."""
+    engine_boots_end: int | None = None
+    """snmpEngineBoots in the last response."""
 
 
 @dataclass(frozen=True)

@@ -2,25 +2,29 @@
 
 Security: one USM user with HMAC-SHA-256 authentication (usmHMAC192SHA256AuthProtocol)
 and AES-128 privacy (usmAesCfb128Protocol), authPriv required; a v2c community only
-when one is given. VACM gives both read access to what the agent serves, nothing
-else, and no write access.
+when one is given. VACM (RFC 3415) gives both read access to what the agent serves and
+nothing else; the v3 user also has a write view over the same subtree, so that its
+SETs reach the agent's checks and are refused as RFC 3416 says (notWritable,
+noAccess, noCreation: :mod:`.responders`), while the community's write view
+includes nothing (noAccess, as a read-only community gets elsewhere). Nothing is
+writable, and no SET changes anything.
 
-Structure (the REFERENCE.md recipe):
+Structure:
 
 - The UDP socket is bound before pysnmp sees it (``port=0``: an ephemeral port,
   and a bind error raised at once by :meth:`CpoAgent.start`).
-- A MIB instrumentation controller of our own over :class:`~.mibview.MibView`'s
-  sorted OID list replaces pysnmp's MIB tree: GET is a dict lookup, GETNEXT a
-  bisection, both still asking VACM (the responder's access callback) about every
-  instance they return.
-- GETBULK fills the response up to the size the manager accepts and stops after
-  the first repetition in which every variable is endOfMibView (RFC 3416 allows
-  it; the stock responder repeats endOfMibView to the end of max-repetitions and
-  caps a response at 64 variables).
+- The responders of :mod:`.responders` over :class:`~.mibview.MibView`'s sorted OID
+  list replace pysnmp's MIB tree.
 - Values come from :class:`~.model.SwitchTelemetry`: the agent brings the model
   up to the clock at most once per ``refresh_seconds`` of device time (as a
   device's firmware refreshes its counters about once a second), so that a walk
-  reads one consistent snapshot; sysUpTime is computed for every request.
+  reads one consistent snapshot; sysUpTime, snmpEngineBoots and snmpEngineTime
+  are computed for every request.
+- The SNMP engine's identity is :mod:`.snmpengine`'s: a stable snmpEngineID,
+  snmpEngineBoots counted at every start and reboot (kept in ``nvram_path`` when
+  given, as a real engine keeps it across restarts), snmpEngineTime on the device
+  clock. What USM writes in message headers and what the snmpEngine group serves
+  are the same values.
 
 Faults, on the telemetry's :class:`~emulators.faults.FaultInjector`:
 
@@ -34,7 +38,8 @@ Faults, on the telemetry's :class:`~emulators.faults.FaultInjector`:
 | garbage | the response is replaced by random bytes of its length                      |
 | truncate| the response is cut to its first half                                       |
 | reboot  | the agent restarts: down for ``seconds`` of device time (default 0), then   |
-|         | counters from zero, sysUpTime from zero, snmpEngineBoots + 1                |
+|         | counters from zero, sysUpTime and snmpEngineTime from zero,                  |
+|         | snmpEngineBoots + 1                                                         |
 
 plus the model's own (els, rising_ber, engine, overheat, lane_reset; see
 :mod:`.model`).
@@ -47,32 +52,35 @@ import logging
 import random
 import socket
 import threading
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pysnmp.carrier.asyncio.dgram import udp
 from pysnmp.entity import config, engine
 from pysnmp.entity.rfc3413 import cmdrsp, context
-from pysnmp.proto import rfc1902, rfc1905
-from pysnmp.proto.api import v2c
-from pysnmp.smi import error as smi_error
-from pysnmp.smi.instrum import AbstractMibInstrumController
+from pysnmp.proto import rfc1902
 
 from drivers.snmp import mibs
-from drivers.snmp.collector import TICKS_PER_SECOND
-from drivers.snmp.mibs import MibObject
-from emulators.cpo.mibview import MibView, Snapshot, SystemInfo, Value
+from emulators.cpo import snmpengine
+from emulators.cpo.interfaces import Interface, check_covers, default_interfaces
+from emulators.cpo.mibview import (
+    TICKS_PER_SECOND,
+    EngineState,
+    MibView,
+    Snapshot,
+    SystemInfo,
+    Value,
+)
 from emulators.cpo.model import SwitchTelemetry
+from emulators.cpo.responders import BulkResponder, Instrumentation, SetResponder, encoded_size
 from emulators.faults import Fault, FaultError
 
 log = logging.getLogger(__name__)
 
 V2C_SECURITY_NAME = "msoctl-v2c"
 MIN_KEY_LENGTH = 8  # RFC 3414 passphrases; net-snmp refuses shorter ones
-MAX_REPETITIONS = 1000  # however large the response may be
-RESPONSE_MARGIN = 64  # bytes kept free in a response for the PDU's own header
 
 _WIRE_TYPES: dict[str, Any] = {
     "Integer32": rfc1902.Integer32,
@@ -103,7 +111,14 @@ class UsmCredentials:
 
 
 class CpoAgent:
-    """The SNMP agent of one switch's :class:`SwitchTelemetry`, on the running event loop."""
+    """The SNMP agent of one switch's :class:`SwitchTelemetry`, on the running event loop.
+
+    ``interfaces`` are the ports the CPO/CPC tables index (IF-MIB's rows; by default
+    ``portN`` at 200 Gb/s per electrical lane); they must be exactly the telemetry's
+    ports (ValueError otherwise). ``engine_id`` defaults to one made from the switch's
+    name (:func:`~.snmpengine.engine_id_for`); ``nvram_path`` keeps snmpEngineBoots
+    across restarts of the agent (in memory, for this object's life, without it).
+    """
 
     def __init__(
         self,
@@ -114,8 +129,10 @@ class CpoAgent:
         host: str = "127.0.0.1",
         port: int = 0,
         refresh_seconds: float = 1.0,
-        port_names: Mapping[int, str] | None = None,
+        interfaces: Sequence[Interface] | None = None,
         system: SystemInfo | None = None,
+        engine_id: bytes | None = None,
+        nvram_path: Path | None = None,
         seed: int = 0,
     ):
         self.telemetry = telemetry
@@ -128,12 +145,21 @@ class CpoAgent:
         self.system = system or SystemInfo(
             descr=f"msoctl CPO/CPC telemetry agent emulator, switch {telemetry.name}",
             object_id=mibs.oid("MSO-SMI", "megaScaleOut"), name=telemetry.name)
+        spec = telemetry.spec
+        if interfaces is None:
+            interfaces = default_interfaces(spec.ports, spec.electrical_lanes_per_port)
+        check_covers(interfaces, spec.ports)
+        self.engine_id = engine_id or snmpengine.engine_id_for(telemetry.name)
+        if not 5 <= len(self.engine_id) <= 32:
+            raise ValueError("an snmpEngineID is 5 to 32 octets (RFC 3411)")
+        self.nvram = snmpengine.EngineNvram(nvram_path)
         telemetry.update()
-        self.view = MibView(telemetry.read(), self.system,
-                            port_names or {port: f"port{port}" for port in telemetry.spec.ports})
+        self.view = MibView(telemetry.read(), self.system, interfaces)
         self._lock = threading.RLock()
         self._boot_time = self.clock.now()
-        self._boots_pending = 0
+        self._boots = 0
+        self._boots_on_engine = 0
+        self._started = False
         self._reset_pending = False
         self._snapshot: Snapshot | None = None
         self._wire: dict[int, Any] = {}
@@ -154,7 +180,12 @@ class CpoAgent:
     # ---- life cycle ------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Bind the UDP socket (OSError if it cannot) and start answering."""
+        """Bind the UDP socket (OSError if it cannot) and start answering.
+
+        The engine counts one more boot (snmpEngineBoots, kept in ``nvram_path``), and
+        sysUpTime and snmpEngineTime start from zero. OSError also if the boots
+        cannot be written.
+        """
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
             sock.bind((self.host, self.requested_port))
@@ -162,9 +193,20 @@ class CpoAgent:
             sock.close()
             raise
         sock.setblocking(False)
+        try:
+            with self._lock:
+                self._boots = self.nvram.next_boot(self.engine_id)
+                if self._started:  # started again after stop(): a new boot
+                    self._begin_boot(0.0)
+                self._started = True
+        except OSError:
+            sock.close()
+            raise
         self._socket = sock
         self.port = sock.getsockname()[1]
-        snmp_engine = engine.SnmpEngine()
+        snmp_engine = engine.SnmpEngine(maxMessageSize=snmpengine.MAX_MESSAGE_SIZE)
+        snmpengine.install(snmp_engine, self.engine_id, self._boots, self.engine_seconds)
+        self._boots_on_engine = self._boots
         transport = _FaultyUdpTransport(self, loop=asyncio.get_running_loop())
         transport.open_server_mode(sock=sock)
         config.add_transport(snmp_engine, udp.DOMAIN_NAME, transport)
@@ -172,19 +214,22 @@ class CpoAgent:
                            config.USM_AUTH_HMAC192_SHA256, self.credentials.auth_key,
                            config.USM_PRIV_CFB128_AES, self.credentials.priv_key)
         served = _common_prefix(self.view.oids)
-        config.add_vacm_user(snmp_engine, 3, self.credentials.user, "authPriv", served)
+        config.add_vacm_user(snmp_engine, 3, self.credentials.user, "authPriv", served,
+                             served)
         if self.community is not None:
             config.add_v1_system(snmp_engine, V2C_SECURITY_NAME, self.community)
-            config.add_vacm_user(snmp_engine, 2, V2C_SECURITY_NAME, "noAuthNoPriv", served)
+            _read_only_vacm(snmp_engine, V2C_SECURITY_NAME, served)
         snmp_context = context.SnmpContext(snmp_engine)
-        snmp_context.context_names[b""] = _Instrumentation(self)
+        snmp_context.context_names[b""] = Instrumentation(self)
         cmdrsp.GetCommandResponder(snmp_engine, snmp_context)
         cmdrsp.NextCommandResponder(snmp_engine, snmp_context)
-        _BulkResponder(snmp_engine, snmp_context)
+        BulkResponder(snmp_engine, snmp_context)
+        SetResponder(snmp_engine, snmp_context)
         self._engine = snmp_engine
         self._transport = transport
         await transport.ready()
-        log.info("%s: SNMP agent on udp://%s:%d", self.telemetry.name, self.host, self.port)
+        log.info("%s: SNMP agent on udp://%s:%d (snmpEngineBoots %d)", self.telemetry.name,
+                 self.host, self.port, self._boots)
 
     async def stop(self) -> None:
         if self._engine is not None:
@@ -207,25 +252,32 @@ class CpoAgent:
 
         When the agent is back, the FEC counters and sysUpTime start from zero, every
         lane's discontinuity time is 0 again, and the SNMP engine counts one more boot
-        (snmpEngineBoots) with its engine time from zero.
+        (snmpEngineBoots, kept in ``nvram_path``) with its engine time from zero.
+        Raises OSError if the boots cannot be kept.
         """
         with self._lock:
-            self._boot_time = self.clock.now() + down_seconds
-            self._reset_pending = True
-            self._reset_counters_when_up()
-            self._snapshot = None
-            self._wire.clear()
-            self._sizes.clear()
-            self._boots_pending += 1
+            self._boots = self.nvram.next_boot(self.engine_id)
+            self._begin_boot(down_seconds)
+
+    def _begin_boot(self, down_seconds: float) -> None:
+        self._boot_time = self.clock.now() + down_seconds
+        self._reset_pending = True
+        self._reset_counters_when_up()
+        self._snapshot = None
+        self._wire.clear()
+        self._sizes.clear()
 
     @property
     def engine_boots(self) -> int | None:
         """snmpEngineBoots as the SNMP engine counts it (None before :meth:`start`)."""
         if self._engine is None:
             return None
-        (boots,) = self._engine.get_mib_builder().import_symbols(
-            "__SNMP-FRAMEWORK-MIB", "snmpEngineBoots")
-        return int(boots.syntax)
+        return self._boots
+
+    def engine_seconds(self) -> int:
+        """snmpEngineTime: whole seconds of device time since the last boot."""
+        seconds = max(0.0, self.clock.now() - self._boot_time)
+        return min(snmpengine.MAX_ENGINE_SECONDS, int(seconds))
 
     @property
     def is_up(self) -> bool:
@@ -242,11 +294,19 @@ class CpoAgent:
             self.telemetry.reset_counters(self._boot_time)
             self._reset_pending = False
 
+    def _engine_state(self) -> EngineState:
+        snmp_engine = self._engine
+        boots = snmpengine.boots_of(snmp_engine) if snmp_engine is not None else self._boots
+        size = (snmpengine.max_message_size_of(snmp_engine) if snmp_engine is not None
+                else snmpengine.MAX_MESSAGE_SIZE)
+        return EngineState(self.engine_id, boots, self.engine_seconds(), size)
+
     def snapshot(self) -> Snapshot:
         """The snapshot requests read now.
 
         The model is brought up to the clock when the snapshot is ``refresh_seconds``
-        old; a change made to it meanwhile (a fault) shows at once.
+        old; a change made to it meanwhile (a fault) shows at once. sysUpTime and the
+        snmpEngine group are as the engine has them at this request.
         """
         with self._lock:
             self._reset_counters_when_up()
@@ -256,32 +316,34 @@ class CpoAgent:
                 self.telemetry.update(now)
             reading = self.telemetry.read()
             if current is None or reading is not current.reading:
-                current = Snapshot(reading, self._boot_time, 0)
+                current = Snapshot(self.view, reading, self._boot_time, self._engine_state())
                 self._snapshot = current
                 self._wire.clear()
                 self._sizes.clear()
             current.uptime_ticks = self.uptime_ticks()
+            current.engine = self._engine_state()
             return current
 
     def wire_value(self, position: int, snapshot: Snapshot) -> Any:
         """The pysnmp value of instance ``position`` in ``snapshot``, ``None`` if absent."""
         node = self.view.nodes[position]
-        if node.base_type == "TimeTicks" and node.kind == "scalar":  # sysUpTime: every time
-            return rfc1902.TimeTicks(snapshot.uptime_ticks)
-        cached = self._wire.get(position)
+        per_request = position in self.view.per_request
+        cached = None if per_request else self._wire.get(position)
         if cached is None:
             raw: Value | None = self.view.getters[position](snapshot)
             if raw is None:
                 return None
             cached = _WIRE_TYPES[node.base_type or ""](raw)
-            self._wire[position] = cached
+            if not per_request:
+                self._wire[position] = cached
         return cached
 
     def encoded_size(self, position: int, value: Any) -> int:
         """The BER size of instance ``position`` with ``value`` in a response."""
         size = self._sizes.get(position)
-        if size is None or self.view.nodes[position].base_type == "Counter64":
-            size = self._sizes[position] = _encoded_size(self.view.oids[position], value)
+        if size is None or self.view.nodes[position].base_type == "Counter64" \
+                or position in self.view.per_request:
+            size = self._sizes[position] = encoded_size(self.view.oids[position], value)
         return size
 
     def object_name(self, position: int) -> rfc1902.ObjectName:
@@ -328,17 +390,29 @@ class CpoAgent:
         """Line noise to send instead of a response (the garbage fault)."""
         return self._garbage_rng.randbytes(length)
 
-    def apply_pending_boots(self, snmp_engine: engine.SnmpEngine) -> None:
-        """On the loop: a restart counts one more snmpEngineBoots and resets engine time."""
-        with self._lock:
-            boots, self._boots_pending = self._boots_pending, 0
-        if not boots:
-            return
-        builder = snmp_engine.get_mib_builder()
-        engine_boots, engine_time = builder.import_symbols(
-            "__SNMP-FRAMEWORK-MIB", "snmpEngineBoots", "snmpEngineTime")
-        engine_boots.syntax = engine_boots.syntax.clone(int(engine_boots.syntax) + boots)
-        engine_time.syntax = engine_time.syntax.clone(int(time.time()))
+    def sync_engine(self, snmp_engine: engine.SnmpEngine) -> None:
+        """On the loop, before a request is processed: USM's snmpEngineBoots is the
+        agent's (a restart from another thread shows in the next message header)."""
+        boots = self._boots
+        if boots != self._boots_on_engine:
+            snmpengine.set_boots(snmp_engine, boots)
+            self._boots_on_engine = boots
+
+
+def _read_only_vacm(snmp_engine: engine.SnmpEngine, security_name: str,
+                    served: tuple[int, ...]) -> None:
+    """VACM for a v2c community: read ``served``, and a write view that excludes
+    everything, so a SET is refused noAccess (RFC 3416 4.2.5 (1)), as a read-only
+    community is by other agents. (pysnmp's own user helper names a write view that
+    has no subtrees, and pysnmp 7.1 then lets writes through instead of answering
+    noSuchView.)"""
+    group = f"{security_name}-group"
+    read_view, write_view = f"{security_name}-read", f"{security_name}-no-write"
+    config.add_vacm_group(snmp_engine, group, 2, security_name)
+    config.add_vacm_access(snmp_engine, group, b"", 2, "noAuthNoPriv", "exact",
+                           read_view, write_view, "")
+    config.add_vacm_view(snmp_engine, read_view, "included", served, b"")
+    config.add_vacm_view(snmp_engine, write_view, "excluded", (1,), b"")
 
 
 def _fraction(text: str | None) -> float | None:
@@ -384,7 +458,7 @@ class _FaultyUdpTransport(udp.UdpAsyncioTransport):  # type: ignore[misc]
             agent.requests_dropped += 1
             return
         if agent._engine is not None:
-            agent.apply_pending_boots(agent._engine)
+            agent.sync_engine(agent._engine)
         latency = agent.telemetry.faults.consume("latency")
         if latency is not None and latency.seconds:
             self.loop.call_later(latency.seconds, self._callback_function, self,
@@ -393,148 +467,3 @@ class _FaultyUdpTransport(udp.UdpAsyncioTransport):  # type: ignore[misc]
         super().datagram_received(datagram, transportAddress)
 
 
-class _Instrumentation(AbstractMibInstrumController):  # type: ignore[misc]
-    """GET and GETNEXT over the view's sorted OIDs, asking VACM about what they answer.
-
-    VACM's verdict is asked once per object (column or scalar) and request: the agent
-    opens views on whole subtrees only, never on single instances.
-    """
-
-    def __init__(self, agent: CpoAgent):
-        self.agent = agent
-
-    def _allowed(self, position: int, value: Any, index: int, ctx: dict[str, Any]) -> bool:
-        access = ctx.get("acFun")
-        if access is None:
-            return True
-        node = self.agent.view.nodes[position]
-        verdicts: dict[MibObject, bool] = ctx.setdefault("msoVerdicts", {})
-        verdict = verdicts.get(node)
-        if verdict is None:
-            ctx["idx"] = index
-            verdict = verdicts[node] = not access("read", (self.agent.view.oids[position],
-                                                           value), **ctx)
-        return verdict
-
-    @staticmethod
-    def _snapshot(agent: CpoAgent, ctx: dict[str, Any]) -> Snapshot:
-        snapshot: Snapshot | None = ctx.get("msoSnapshot")
-        if snapshot is None:
-            snapshot = ctx["msoSnapshot"] = agent.snapshot()
-        return snapshot
-
-    def read_variables(self, *var_binds: Any, **ctx: Any) -> list[tuple[Any, Any]]:
-        agent, view = self.agent, self.agent.view
-        snapshot = self._snapshot(agent, ctx)
-        answers: list[tuple[Any, Any]] = []
-        for index, (name, _) in enumerate(var_binds):
-            oid = tuple(name)
-            position = view.position(oid)
-            value = None if position is None else agent.wire_value(position, snapshot)
-            if value is None:
-                answers.append((name, rfc1905.noSuchInstance if view.is_object(oid)
-                                else rfc1905.noSuchObject))
-            elif position is not None and not self._allowed(position, value, index, ctx):
-                answers.append((name, rfc1905.noSuchObject))
-            else:
-                answers.append((name, value))
-        return answers
-
-    def read_next_variables(self, *var_binds: Any, **ctx: Any) -> list[tuple[Any, Any]]:
-        return [answer for answer, _ in self.read_next_sized(var_binds, ctx)]
-
-    def read_next_sized(self, var_binds: Sequence[Any],
-                        ctx: dict[str, Any]) -> list[tuple[tuple[Any, Any], int]]:
-        """GETNEXT of each variable: ((name, value), encoded size) for each."""
-        agent, view = self.agent, self.agent.view
-        snapshot = self._snapshot(agent, ctx)
-        answers: list[tuple[tuple[Any, Any], int]] = []
-        end = len(view)
-        for index, (name, _) in enumerate(var_binds):
-            position = view.position_after(tuple(name))
-            while position < end:
-                value = agent.wire_value(position, snapshot)
-                if value is not None and self._allowed(position, value, index, ctx):
-                    answers.append(((agent.object_name(position), value),
-                                    agent.encoded_size(position, value)))
-                    break
-                position += 1
-            else:
-                answers.append(((name, rfc1905.endOfMibView), _encoded_size(name, None)))
-        return answers
-
-
-class _BulkResponder(cmdrsp.BulkCommandResponder):  # type: ignore[misc]
-    """GETBULK filled up to the manager's size limit, ended by a row of endOfMibView."""
-
-    def __init__(self, snmp_engine: engine.SnmpEngine, snmp_context: context.SnmpContext):
-        super().__init__(snmp_engine, snmp_context)
-        self._size_limits: dict[Any, int] = {}
-
-    def process_pdu(self, snmpEngine: Any, messageProcessingModel: Any,
-                    securityModel: Any, securityName: Any, securityLevel: Any,
-                    contextEngineId: Any, contextName: Any, pduVersion: Any,
-                    PDU: Any, maxSizeResponseScopedPDU: Any,
-                    stateReference: Any) -> None:
-        self._size_limits[stateReference] = int(maxSizeResponseScopedPDU)
-        try:
-            super().process_pdu(snmpEngine, messageProcessingModel, securityModel,
-                                securityName, securityLevel, contextEngineId, contextName,
-                                pduVersion, PDU, maxSizeResponseScopedPDU, stateReference)
-        finally:
-            self._size_limits.pop(stateReference, None)
-
-    def handle_management_operation(self, snmpEngine: Any, stateReference: Any,
-                                    contextName: Any, PDU: Any) -> None:
-        non_repeaters = max(0, int(v2c.apiBulkPDU.get_non_repeaters(PDU)))
-        repetitions = min(MAX_REPETITIONS,
-                          max(0, int(v2c.apiBulkPDU.get_max_repetitions(PDU))))
-        requested = list(v2c.apiPDU.get_varbinds(PDU))
-        non_repeaters = min(non_repeaters, len(requested))
-        instrumentation = self.snmpContext.get_mib_instrum(contextName)
-        if not isinstance(instrumentation, _Instrumentation):
-            raise smi_error.GenError()
-        ctx = {"snmpEngine": snmpEngine, "acFun": self.verify_access, "cbCtx": self.cbCtx}
-        budget = self._size_limits.get(stateReference, 1472) - RESPONSE_MARGIN
-        first = instrumentation.read_next_sized(requested[:non_repeaters], ctx)
-        answers = [answer for answer, _ in first]
-        used = sum(size for _, size in first)
-        repeating = requested[non_repeaters:]
-        while repeating and repetitions > 0:
-            row = instrumentation.read_next_sized(repeating, ctx)
-            size = sum(size for _, size in row)
-            if used + size > budget and answers:
-                break  # RFC 3416 4.2.3: fewer repetitions rather than tooBig
-            repeating = [answer for answer, _ in row]
-            answers.extend(repeating)
-            used += size
-            repetitions -= 1
-            if all(value is rfc1905.endOfMibView for _, value in repeating):
-                break
-        self.send_varbinds(snmpEngine, stateReference, 0, 0, answers)
-        self.release_state_information(stateReference)
-
-
-def _length_octets(length: int) -> int:
-    return 1 if length < 128 else 1 + (length.bit_length() + 7) // 8
-
-
-def _tlv(content: int) -> int:
-    return 1 + _length_octets(content) + content
-
-
-def _oid_content(arcs: Sequence[int]) -> int:
-    return 1 + sum(max(1, (int(arc).bit_length() + 6) // 7) for arc in arcs[2:])
-
-
-def _encoded_size(name: Sequence[int], value: Any) -> int:
-    """The BER size of one variable binding, closely enough to fill a response."""
-    if value is None:  # endOfMibView, noSuchObject, noSuchInstance
-        content = 0
-    elif isinstance(value, rfc1902.ObjectIdentifier):
-        content = _oid_content(tuple(value))
-    elif isinstance(value, rfc1902.OctetString):
-        content = len(value.asOctets())
-    else:
-        content = int(value).bit_length() // 8 + 1
-    return _tlv(_tlv(_oid_content(tuple(name))) + _tlv(content))

@@ -1,18 +1,15 @@
 """What the CPO/CPC agent serves: every instance OID in order, and its value in a snapshot.
 
-Every OID comes from the compiled MIBs (:mod:`drivers.snmp.mibs`) and which column
-carries what from the collector's tables; this module says which reading attribute
-holds it and encodes values as the MIB's syntax says:
+Which object carries which value, and how it is encoded, is :mod:`.columns` (the
+agent's own table, restated from the MIB text); every OID, range, enumeration and
+BITS name comes from the compiled MIBs (:mod:`drivers.snmp.mibs`). Served here:
 
-- a fixed-point Integer32 (``d-N`` DISPLAY-HINT) is ``round(value × 10^N)``, held to
-  the syntax's range, so a dark receiver (``-inf`` dBm) is the range's floor,
-  -10000, as MsoPowerDbm says;
-- MsoLog10Ber is ``round(1000 × log10(ratio))``, -18000 for a ratio below 1E-18
-  or no errors at all;
-- enumerations by name, BITS by the names set (MSB first, RFC 2578);
-- Counter64 modulo 2^64; TimeStamp as sysUpTime at the event (0 before the
-  agent started or when there was none);
-- strings as UTF-8, cut to the syntax's size.
+- MSO-CPO-MIB's three tables and MSO-CPC-MIB's lane and histogram tables and
+  threshold, from :class:`~.model.TelemetryReading`;
+- IF-MIB's ifNumber, ifTable (ifIndex, ifDescr, ifType, ifSpeed, ifOperStatus) and
+  ifXTable (ifName, ifHighSpeed) for the ports those tables index (:mod:`.interfaces`);
+- SNMPv2-MIB's system group and SNMP-FRAMEWORK-MIB's snmpEngine group, from the
+  agent (sysUpTime, snmpEngineBoots and snmpEngineTime at every request).
 
 Values are raw Python values (``int``, ``bytes``, an OID tuple) tagged with the
 object they belong to; the agent turns them into pysnmp types. Rows are taken from
@@ -23,58 +20,39 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from drivers.snmp import mibs
-from drivers.snmp.collector import (
-    HISTOGRAM,
-    IF_NAME,
-    LOG10_BER_SYNTAX,
-    SYS_UP_TIME,
-    THRESHOLD,
-    TICKS_PER_SECOND,
-)
-from drivers.snmp.collector import TABLES as COLLECTED_TABLES
 from drivers.snmp.mibs import MibObject, MibTable, Oid
+from emulators.cpo import columns
+from emulators.cpo.columns import Encoding, Served, ServedTable
+from emulators.cpo.interfaces import Interface, InterfaceRow
+from emulators.cpo.interfaces import rows as interface_rows
 from emulators.cpo.model import TelemetryReading
 
 Value = int | bytes | Oid
+TICKS_PER_SECOND = 100  # TimeTicks and TimeStamp count hundredths of a second (RFC 2578)
+TIMETICKS_MODULUS = 2**32
 COUNTER64_MODULUS = 2**64
+HISTOGRAM_BIN = "bin"
+"""An index attribute no row has: the column's attribute is a sequence, and the
+row's instance for bin n holds its n-th item (msoCpcHistogramTable)."""
+PER_REQUEST = frozenset({"uptime_ticks", "engine_boots", "engine_seconds"})
+"""Attributes that change between two requests on one snapshot: never cached."""
 
-
-@dataclass(frozen=True)
-class TableBinding:
-    """Which rows of a reading fill a table, how a row is indexed, and its columns."""
-
-    module: str
-    table: str
-    rows: str  # the TelemetryReading attribute listing the rows
-    index: Callable[[Any], tuple[int, ...]]
-    columns: Mapping[str, str]  # column name -> reading attribute
-
-
-# The collector's column tables (drivers/snmp/collector.py) name each column's field;
-# the model's reading holds the same value under that name, except for these.
-READING_ATTRIBUTES = {
-    "fec_corrected_total": "fec_corrected",
-    "fec_uncorrectable_total": "fec_uncorrectable",
-    "discontinuity_uptime_seconds": "discontinuity_at",  # device time, served as a TimeStamp
+# The range of a base type, where the object's syntax gives none (RFC 2578, 7.1).
+_BASE_RANGES = {
+    "Integer32": (-(2**31), 2**31 - 1),
+    "Unsigned32": (0, 2**32 - 1),
+    "Gauge32": (0, 2**32 - 1),
+    "Counter32": (0, 2**32 - 1),
+    "TimeTicks": (0, 2**32 - 1),
 }
-ROW_INDEX: Mapping[str, Callable[[Any], tuple[int, ...]]] = {
-    "engines": lambda row: (row.index,),
-    "optical_lanes": lambda row: (row.port, row.lane),
-    "lasers": lambda row: (row.module, row.lane),
-    "electrical_lanes": lambda row: (row.port, row.lane),
-}
-TABLES = tuple(
-    TableBinding(module, table, rows, ROW_INDEX[rows],
-                 {column: READING_ATTRIBUTES.get(field, field)
-                  for column, field in columns.items()})
-    for rows, (module, table, columns) in COLLECTED_TABLES.items())
-SYSTEM = ("SNMPv2-MIB", ("sysDescr", "sysObjectID", "sysUpTime", "sysContact", "sysName",
-                         "sysLocation", "sysServices"))
+_REFUSAL_NOT_WRITABLE = "notWritable"
+_REFUSAL_NO_ACCESS = "noAccess"
+_REFUSAL_NO_CREATION = "noCreation"
 
 
 @dataclass(frozen=True)
@@ -89,130 +67,151 @@ class SystemInfo:
     services: int = 2  # datalink/subnetwork (RFC 3418: a switch, layer 2)
 
 
-class Snapshot:
-    """One reading, indexed by row, with the agent's boot time for TimeStamps."""
+@dataclass
+class EngineState:
+    """The SNMP engine's snmpEngine group as USM uses it now (RFC 3411, RFC 3414)."""
 
-    def __init__(self, reading: TelemetryReading, boot_time: float, uptime_ticks: int):
+    engine_id: bytes
+    engine_boots: int
+    engine_seconds: int
+    max_message_size: int
+
+
+class Snapshot:
+    """One reading with its rows indexed, and the agent's values at this request.
+
+    ``uptime_ticks`` (sysUpTime) and ``engine`` are set by the agent for every
+    request; the rows are built on first use.
+    """
+
+    def __init__(self, view: MibView, reading: TelemetryReading, boot_time: float,
+                 engine: EngineState):
+        self.view = view
         self.reading = reading
         self.boot_time = boot_time
-        self.uptime_ticks = uptime_ticks
-        self.rows = {binding.rows: {binding.index(row): row
-                                    for row in getattr(reading, binding.rows)}
-                     for binding in TABLES}
-        self.histograms = {(row.port, row.lane): row.histogram
-                           for row in reading.electrical_lanes}
+        self.uptime_ticks = 0
+        self.engine = engine
+        self._rows: dict[str, dict[tuple[int, ...], Any]] = {}
+
+    @property
+    def interface_count(self) -> int:
+        return len(self.view.interfaces)
+
+    def rows(self, table: ServedTable) -> dict[tuple[int, ...], Any]:
+        """The rows of ``table`` by their index values."""
+        found = self._rows.get(table.rows)
+        if found is None:
+            found = self._rows[table.rows] = {
+                _row_index(table, row): row for row in self._source_rows(table.rows)}
+        return found
+
+    def _source_rows(self, name: str) -> Sequence[Any]:
+        if name == "interfaces":
+            return self.interface_rows()
+        rows: Sequence[Any] = getattr(self.reading, name)
+        return rows
+
+    def interface_rows(self) -> list[InterfaceRow]:
+        return interface_rows(self.view.interfaces, self.reading.optical_lanes,
+                              self.view.system.name)
 
     def ticks_since_boot(self, at: float | None) -> int:
+        """TimeStamp of device time ``at``: 0 before the boot or when there is none."""
         if at is None or at < self.boot_time:
             return 0
-        return int((at - self.boot_time) * TICKS_PER_SECOND) % 2**32
+        return int((at - self.boot_time) * TICKS_PER_SECOND) % TIMETICKS_MODULUS
 
 
 Getter = Callable[[Snapshot], Value | None]
 
 
-def encode(node: MibObject, value: object) -> Value | None:
-    """``value`` (in the object's units, or a name, names, string) as the MIB's raw value.
+def _row_index(table: ServedTable, row: Any) -> tuple[int, ...]:
+    return tuple(int(getattr(row, name)) for name in table.index if name != HISTOGRAM_BIN)
 
-    ``None`` (and NaN) stay ``None``: the instance is absent, never a made-up 0.
+
+def encode(node: MibObject, encoding: Encoding, value: object,
+           snapshot: Snapshot | None = None) -> Value | None:
+    """``value`` (in the units :mod:`.columns` names) as the raw value of ``node``.
+
+    ``None`` (and NaN) stay ``None``: the instance is absent, never a made-up 0;
+    but a TimeStamp of no event is 0, as TimeStamp objects say. Raises TypeError for
+    a value the encoding cannot take.
     """
+    kind = encoding.kind
+    if kind == "timestamp" and snapshot is not None and (
+            value is None or isinstance(value, (int, float))):
+        return snapshot.ticks_since_boot(None if value is None else float(value))
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    base = node.base_type
-    if base == "BITS" and isinstance(value, (set, frozenset)):
-        return node.encode_bits(str(name) for name in value)
-    if base == "OCTET STRING":
+    if kind == "text":
         data = str(value).encode("utf-8")
         return data[:node.value_range[1]] if node.value_range else data
-    if base == "OBJECT IDENTIFIER" and isinstance(value, tuple):
+    if kind == "octets" and isinstance(value, bytes):
+        return value
+    if kind == "oid" and isinstance(value, tuple):
         return tuple(int(arc) for arc in value)
-    if isinstance(value, str):
+    if kind == "enum" and isinstance(value, str):
         return node.enumeration[value]
+    if kind == "bits" and isinstance(value, (set, frozenset)):
+        return node.encode_bits(str(name) for name in value)
     if not isinstance(value, (int, float)):
-        raise TypeError(f"{node.qualified_name}: cannot encode {value!r}")
-    if base == "Counter64":
+        raise TypeError(f"{node.qualified_name}: cannot encode {value!r} as {kind}")
+    if kind == "counter":
         return int(value) % COUNTER64_MODULUS
+    if kind == "timeticks":
+        return int(value) % TIMETICKS_MODULUS
     number = float(value)
-    if node.syntax == LOG10_BER_SYNTAX:
-        number = math.log10(number) if number > 0.0 else -math.inf
-    scaled = number * math.pow(10.0, node.decimals)
-    low, high = node.value_range or (-(2**31), 2**32 - 1)
-    if scaled == math.inf:
+    if kind == "log10_ber":
+        number = 1000.0 * math.log10(number) if number > 0.0 else -math.inf
+    elif kind == "fixed":
+        number *= math.pow(10.0, encoding.decimals)
+    elif kind != "number":
+        raise TypeError(f"{node.qualified_name}: unknown encoding {kind!r}")
+    low, high = node.value_range or _BASE_RANGES.get(node.base_type or "", (-(2**31), 2**32 - 1))
+    if number == math.inf:
         return high
-    if scaled == -math.inf:
+    if number == -math.inf:
         return low
-    return min(high, max(low, round(scaled)))
+    return min(high, max(low, round(number)))
 
 
 class MibView:
-    """The sorted instance OIDs of the system group, ifName and both MIBs' objects."""
+    """The sorted instance OIDs of everything the agent serves, and their getters."""
 
     def __init__(self, reading: TelemetryReading, system: SystemInfo,
-                 port_names: Mapping[int, str]):
-        entries: list[tuple[Oid, MibObject, Getter]] = []
-        for binding in TABLES:
-            table = mibs.table(binding.module, binding.table)
-            for row in getattr(reading, binding.rows):
-                index = binding.index(row)
-                for column, attribute in binding.columns.items():
-                    entries.append(self._column(table, binding, column, attribute, index))
-        histogram = mibs.table(HISTOGRAM[0], HISTOGRAM[1])
-        codewords = histogram.column(HISTOGRAM[2])
-        for row in reading.electrical_lanes:
-            for bin_number in range(len(row.histogram)):
-                entries.append((histogram.instance(codewords.name, (row.port, row.lane,
-                                                                    bin_number)),
-                                codewords, _histogram_getter((row.port, row.lane), bin_number)))
-        threshold = mibs.mib_object(*THRESHOLD)
-
-        def threshold_value(snapshot: Snapshot) -> Value | None:
-            return encode(threshold, snapshot.reading.fec_degrade_threshold_ber)
-
-        entries.append(((*threshold.oid, 0), threshold, threshold_value))
-        entries.extend(self._system(system))
-        names = mibs.table(IF_NAME[0], IF_NAME[1])
-        if_name = names.column(IF_NAME[2])
-        for port, name in port_names.items():
-            entries.append((names.instance(if_name.name, (port,)), if_name,
-                            _fixed(encode(if_name, name))))
+                 interfaces: Sequence[Interface]):
+        self.system = system
+        self.interfaces = tuple(interfaces)
+        entries: list[tuple[Oid, MibObject, Getter, bool]] = []
+        probe = Snapshot(self, reading, 0.0, EngineState(b"", 0, 0, 0))
+        not_accessible: set[Oid] = set()
+        for table in (*columns.TABLES, *columns.IF_TABLES):
+            layout = mibs.table(table.module, table.table)
+            not_accessible.update(part.oid for part in layout.index
+                                  if part.max_access == "not-accessible")
+            entries.extend(_table_entries(layout, table, probe))
+        module, served = columns.THRESHOLD
+        entries.append(_scalar(module, served, lambda snapshot: snapshot.reading))
+        module, served = columns.IF_NUMBER
+        entries.append(_scalar(module, served, lambda snapshot: snapshot))
+        module, group = columns.SYSTEM
+        for served in group:
+            # sysUpTime is the agent's at each request; the rest is fixed
+            entries.append(_scalar(module, served, (lambda snapshot: snapshot)
+                                   if served.attribute in PER_REQUEST
+                                   else (lambda snapshot: system)))
+        module, group = columns.ENGINE
+        for served in group:
+            entries.append(_scalar(module, served, lambda snapshot: snapshot.engine))
         entries.sort(key=lambda entry: entry[0])
         self.oids: list[Oid] = [entry[0] for entry in entries]
         self.nodes: list[MibObject] = [entry[1] for entry in entries]
         self.getters: list[Getter] = [entry[2] for entry in entries]
+        self.per_request: frozenset[int] = frozenset(
+            position for position, entry in enumerate(entries) if entry[3])
         self._position = {oid: position for position, oid in enumerate(self.oids)}
         self._objects = {node.oid for node in self.nodes}
-
-    @staticmethod
-    def _column(table: MibTable, binding: TableBinding, column: str, attribute: str,
-                index: tuple[int, ...]) -> tuple[Oid, MibObject, Getter]:
-        node = table.column(column)
-        rows = binding.rows
-
-        def getter(snapshot: Snapshot) -> Value | None:
-            row = snapshot.rows[rows].get(index)
-            if row is None:
-                return None
-            value = getattr(row, attribute)
-            if node.base_type == "TimeTicks":
-                return snapshot.ticks_since_boot(value)
-            return encode(node, value)
-
-        return table.instance(column, index), node, getter
-
-    @staticmethod
-    def _system(system: SystemInfo) -> list[tuple[Oid, MibObject, Getter]]:
-        module, names = SYSTEM
-        fixed = {"sysDescr": system.descr, "sysObjectID": system.object_id,
-                 "sysContact": system.contact, "sysName": system.name,
-                 "sysLocation": system.location, "sysServices": system.services}
-        entries: list[tuple[Oid, MibObject, Getter]] = []
-        for name in names:
-            node = mibs.mib_object(module, name)
-            if name == SYS_UP_TIME[1]:
-                entries.append(((*node.oid, 0), node, _uptime))
-            else:
-                entries.append(((*node.oid, 0), node, _fixed(encode(node, fixed[name]))))
-        return entries
+        self._not_accessible = frozenset(not_accessible)
 
     def __len__(self) -> int:
         return len(self.oids)
@@ -227,22 +226,78 @@ class MibView:
 
     def is_object(self, oid: Sequence[int]) -> bool:
         """Whether ``oid`` lies under a column or scalar served here (noSuchInstance, then)."""
+        return _under(tuple(oid), self._objects)
+
+    def write_refusal(self, oid: Sequence[int]) -> str:
+        """Why a SET of ``oid`` fails here, by RFC 3416 section 4.2.5's checks.
+
+        ``notWritable`` under an object the agent serves (step 2: every one is read-only,
+        so no variable with that prefix can be modified, whatever its instance);
+        ``noAccess`` under a not-accessible index object (step 1: RFC 2578 puts it in
+        no MIB view); ``noCreation`` anywhere else (step 7: nothing of that name exists
+        or could ever be created).
+        """
         oid = tuple(oid)
-        return any(oid[:length] in self._objects for length in range(1, len(oid)))
+        if _under(oid, self._objects):
+            return _REFUSAL_NOT_WRITABLE
+        if _under(oid, self._not_accessible):
+            return _REFUSAL_NO_ACCESS
+        return _REFUSAL_NO_CREATION
 
 
-def _histogram_getter(lane: tuple[int, int], bin_number: int) -> Getter:
+def _under(oid: Oid, objects: frozenset[Oid] | set[Oid]) -> bool:
+    return any(oid[:length] in objects for length in range(1, len(oid)))
+
+
+def _table_entries(layout: MibTable, table: ServedTable,
+                   probe: Snapshot) -> list[tuple[Oid, MibObject, Getter, bool]]:
+    entries = []
+    bins = HISTOGRAM_BIN in table.index
+    for index, row in probe.rows(table).items():
+        for served in table.columns:
+            node = layout.column(served.name)
+            if bins:
+                for bin_number in range(len(getattr(row, served.attribute))):
+                    instance = layout.instance(served.name, (*index, bin_number))
+                    entries.append((instance, node,
+                                    _bin_getter(table, index, served, bin_number, node), False))
+            else:
+                entries.append((layout.instance(served.name, index), node,
+                                _cell_getter(table, index, served, node), False))
+    return entries
+
+
+def _cell_getter(table: ServedTable, index: tuple[int, ...], served: Served,
+                 node: MibObject) -> Getter:
     def getter(snapshot: Snapshot) -> Value | None:
-        histogram = snapshot.histograms.get(lane)
-        return None if histogram is None else histogram[bin_number] % COUNTER64_MODULUS
+        row = snapshot.rows(table).get(index)
+        if row is None:
+            return None
+        return encode(node, served.encoding, getattr(row, served.attribute), snapshot)
     return getter
 
 
-def _fixed(value: Value | None) -> Getter:
+def _bin_getter(table: ServedTable, index: tuple[int, ...], served: Served, bin_number: int,
+                node: MibObject) -> Getter:
     def getter(snapshot: Snapshot) -> Value | None:
-        return value
+        row = snapshot.rows(table).get(index)
+        if row is None:
+            return None
+        values = getattr(row, served.attribute)
+        if bin_number >= len(values):
+            return None
+        return encode(node, served.encoding, values[bin_number], snapshot)
     return getter
 
 
-def _uptime(snapshot: Snapshot) -> Value | None:
-    return snapshot.uptime_ticks
+def _scalar(module: str, served: Served, source: Callable[[Snapshot], Any]
+            ) -> tuple[Oid, MibObject, Getter, bool]:
+    node = mibs.mib_object(module, served.name)
+    if node.kind != "scalar":
+        raise ValueError(f"{node.qualified_name} is a {node.kind}, not a scalar")
+
+    def getter(snapshot: Snapshot) -> Value | None:
+        return encode(node, served.encoding, getattr(source(snapshot), served.attribute),
+                      snapshot)
+
+    return (*node.oid, 0), node, getter, served.attribute in PER_REQUEST

@@ -25,6 +25,7 @@ writes :meth:`AcceptanceBench.write_reference` and adds
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 from collections.abc import Iterable
@@ -39,7 +40,7 @@ from emulators.instruments.meter import PowerMeter
 from emulators.instruments.scpi import make_laser_interpreter, make_meter_interpreter
 from emulators.ocs.model import OcsDevice
 from emulators.optics.model import OpticalModel
-from emulators.scpi.server import ScpiTcpServer
+from emulators.scpi.server import Interpreters, ScpiTcpServer
 
 REFERENCE_NOISE_DB = 0.002
 """One sigma of a reference reading (the reference averages for a second or more)."""
@@ -133,9 +134,11 @@ class AcceptanceBench:
 
     async def start_servers(self, host: str = "127.0.0.1") -> None:
         """Serve the laser and the meter on SCPI TCP sockets (ephemeral ports)."""
-        for device, interpreter in ((self.laser, make_laser_interpreter(self.laser)),
-                                    (self.meter, make_meter_interpreter(self.meter))):
-            server = ScpiTcpServer(device, interpreter, host=host)
+        clients: list[tuple[TunableLaser | PowerMeter, Interpreters]] = [
+            (self.laser, functools.partial(make_laser_interpreter, self.laser)),
+            (self.meter, functools.partial(make_meter_interpreter, self.meter))]
+        for device, interpreters in clients:  # an interpreter, and a status, per client
+            server = ScpiTcpServer(device, interpreters, host=host)
             await server.start()
             self.servers[device.name] = server
 

@@ -9,6 +9,7 @@ test set's ``reference.yaml`` in the state directory.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Coroutine
 from pathlib import Path
@@ -67,7 +68,7 @@ class BenchLab:
         return self.write_inventory()
 
     async def _start_servers(self) -> None:
-        self.ocs_server = ScpiTcpServer(self.ocs, make_interpreter(self.ocs))
+        self.ocs_server = ScpiTcpServer(self.ocs, functools.partial(make_interpreter, self.ocs))
         await self.ocs_server.start()
         await self.bench.start_servers()
 

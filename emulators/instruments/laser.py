@@ -9,6 +9,9 @@
   ``TURN_ON_SECONDS`` have passed. ``*OPC?`` waits for both.
 - The laser remembers what it emitted over the last minute, so the optical
   model can answer for a moment in the past (a power meter's logging).
+- The power unit (dBm or W) of the SCPI interface is a setting of the laser,
+  the same for every client; ``*RST`` sets dBm again.
+- Status: OPERation SETTling while it retunes or turns on.
 """
 
 from __future__ import annotations
@@ -17,9 +20,12 @@ import bisect
 import random
 from collections.abc import Iterable
 
+from drivers.instruments.commands import POWER_UNITS
+from drivers.scpi.common import OPERATION_BITS
 from emulators.optics.model import NO_LIGHT_DBM, Element, InputPower, OpticalModel
 from emulators.scpi.device import ScpiDevice
 from emulators.scpi.parser import ScpiError
+from emulators.scpi.status import ConditionSource
 
 WAVELENGTH_MIN_NM = 1260.0
 WAVELENGTH_MAX_NM = 1640.0
@@ -37,14 +43,17 @@ class TunableLaser(ScpiDevice):
     SERIAL_PREFIX = "TL"
 
     def __init__(self, name: str, optics: OpticalModel, *, serial: str | None = None,
-                 firmware: str = "1.2.0"):
-        super().__init__(name, optics, serial=serial, firmware=firmware)
+                 firmware: str = "1.2.0", shared_status: bool = False):
+        super().__init__(name, optics, serial=serial, firmware=firmware,
+                         shared_status=shared_status)
         self.offset_db = random.Random(f"{self.serial}/power").uniform(
             -POWER_ACCURACY_DB, POWER_ACCURACY_DB)
         self.wavelength_nm = 1550.0
         self.power_dbm = 0.0
         self.output_on = False
+        self.power_unit = POWER_UNITS["DBM"]
         self._ready_at = self.clock.now()
+        self._settling_from = self._ready_at
         self._times: list[float] = [float("-inf")]  # when the emitted power changed
         self._levels: list[float] = [NO_LIGHT_DBM]  # and to what
         optics.add(_LaserOutput(self))
@@ -58,7 +67,7 @@ class TunableLaser(ScpiDevice):
         with self.lock:
             if wavelength_nm != self.wavelength_nm:
                 self.wavelength_nm = wavelength_nm
-                self._ready_at = max(self._ready_at, self.clock.now() + TUNE_SECONDS)
+                self._settle(TUNE_SECONDS)
                 self._emit()
 
     def set_power_dbm(self, power_dbm: float) -> None:
@@ -72,7 +81,7 @@ class TunableLaser(ScpiDevice):
     def set_output(self, on: bool) -> None:
         with self.lock:
             if on and not self.output_on:
-                self._ready_at = max(self._ready_at, self.clock.now() + TURN_ON_SECONDS)
+                self._settle(TURN_ON_SECONDS)
             self.output_on = on
             self._emit()
 
@@ -81,12 +90,38 @@ class TunableLaser(ScpiDevice):
             self.output_on = False
             self.wavelength_nm = 1550.0
             self.power_dbm = 0.0
+            self.power_unit = POWER_UNITS["DBM"]
             self._emit()
+
+    def _settle(self, seconds: float) -> None:
+        now = self.clock.now()
+        if now >= self._ready_at:
+            self._settling_from = now
+        self._ready_at = max(self._ready_at, now + seconds)
 
     def settled_at(self) -> float:
         """Device time at which the last change has settled."""
         with self.lock:
             return self._ready_at
+
+    # ---- what the common commands and status registers report ---------------------------
+
+    def model(self) -> str:
+        return "TLS-1640"
+
+    def pending_until(self) -> float:
+        return self.settled_at()
+
+    def operation_conditions(self) -> ConditionSource:
+        return _Settling(self)
+
+    def settling_at(self, when: float) -> bool:
+        with self.lock:
+            return self._settling_from <= when < self._ready_at
+
+    def settling_edges(self, start: float, end: float) -> list[float]:
+        with self.lock:
+            return [t for t in (self._settling_from, self._ready_at) if start < t <= end]
 
     # ---- emission over time ----------------------------------------------------------
 
@@ -118,6 +153,21 @@ class TunableLaser(ScpiDevice):
     def change_times(self, start: float, end: float) -> list[float]:
         with self.lock:
             return [t for t in self._times if start < t <= end]
+
+
+class _Settling:
+    """The OPERation condition of the laser: SETTling while it retunes or turns on."""
+
+    BIT = 1 << OPERATION_BITS["SETTling"]
+
+    def __init__(self, laser: TunableLaser):
+        self.laser = laser
+
+    def condition_at(self, when: float) -> int:
+        return self.BIT if self.laser.settling_at(when) else 0
+
+    def condition_changes(self, start: float, end: float) -> list[float]:
+        return self.laser.settling_edges(start, end)
 
 
 class _LaserOutput(Element):

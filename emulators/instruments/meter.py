@@ -25,6 +25,7 @@ What is modelled, and why:
 - The wavelength setting is kept and reported but the optical model carries
   power only, so a wrong setting costs no accuracy here (it would on a real
   meter: the responsivity differs by tenths of a dB across a band).
+- Status: OPERation MEASuring while a port logs.
 """
 
 from __future__ import annotations
@@ -41,9 +42,11 @@ from drivers.instruments.commands import (
     MAX_LOGGING_SAMPLES,
     NO_FUNCTION,
 )
+from drivers.scpi.common import OPERATION_BITS
 from emulators.optics.model import OpticalModel, Receiver, dbm_to_mw
 from emulators.scpi.device import ScpiDevice
 from emulators.scpi.parser import ScpiError
+from emulators.scpi.status import ConditionSource
 
 ACCURACY_DB = 0.02
 NOISE_DB = 0.01
@@ -91,10 +94,12 @@ class PowerMeter(ScpiDevice):
     SERIAL_PREFIX = "PM"
 
     def __init__(self, name: str, optics: OpticalModel, *, channels: int = 4,
-                 serial: str | None = None, firmware: str = "2.1.0"):
+                 serial: str | None = None, firmware: str = "2.1.0",
+                 shared_status: bool = False):
         if not 1 <= channels <= 1024:
             raise ValueError("a power meter has 1..1024 ports")
-        super().__init__(name, optics, serial=serial, firmware=firmware)
+        super().__init__(name, optics, serial=serial, firmware=firmware,
+                         shared_status=shared_status)
         self.channels = channels
         calibration = random.Random(f"{self.serial}/calibration")
         self.offset_db = [calibration.uniform(-ACCURACY_DB, ACCURACY_DB)
@@ -210,6 +215,27 @@ class PowerMeter(ScpiDevice):
         ends = [end for port in self.ports if (end := port.log_end) is not None]
         return max(ends, default=self.clock.now())
 
+    # ---- what the common commands and status registers report ---------------------------
+
+    def model(self) -> str:
+        return f"OPM-{self.channels}"
+
+    def pending_until(self) -> float:
+        return self.busy_until()
+
+    def operation_conditions(self) -> ConditionSource:
+        return _Measuring(self)
+
+    def measuring_at(self, when: float) -> bool:
+        """Whether a port is logging at device time ``when`` (a stopped logging is gone)."""
+        return any(port.log_start is not None and end is not None and port.log_start <= when < end
+                   for port in self.ports for end in (port.log_end,))
+
+    def logging_edges(self, start: float, end: float) -> list[float]:
+        edges = {t for port in self.ports if port.log_start is not None
+                 for t in (port.log_start, port.log_end) if t is not None}
+        return sorted(t for t in edges if start < t <= end)
+
     async def logging_result(self, number: int) -> bytes:
         """The logged samples as float32 little-endian watts; waits for the logging to end."""
         port = self.port(number)
@@ -300,3 +326,18 @@ class PowerMeter(ScpiDevice):
             half = len(normals) // 2
             self._floors = [math.exp(scale * z) for z in normals[half:] + normals[:half]]
         return self._floors
+
+
+class _Measuring:
+    """The OPERation condition of the meter: MEASuring while a port logs."""
+
+    BIT = 1 << OPERATION_BITS["MEASuring"]
+
+    def __init__(self, meter: PowerMeter):
+        self.meter = meter
+
+    def condition_at(self, when: float) -> int:
+        return self.BIT if self.meter.measuring_at(when) else 0
+
+    def condition_changes(self, start: float, end: float) -> list[float]:
+        return self.meter.logging_edges(start, end)

@@ -1,4 +1,9 @@
-"""The instruments' SCPI command sets bound to their models (drivers/instruments/commands.py)."""
+"""The instruments' SCPI command sets bound to their models (drivers/instruments/commands.py).
+
+Each ``make_*_interpreter`` call makes the interpreter of one client, with its own
+status (error queue and registers) over the one instrument; servers call it once
+per connection. The common commands come from :mod:`emulators.scpi.common`.
+"""
 
 from __future__ import annotations
 
@@ -19,16 +24,16 @@ from emulators.instruments.laser import (
     TunableLaser,
 )
 from emulators.instruments.meter import PowerMeter
+from emulators.scpi.common import common_handlers
 from emulators.scpi.parser import (
     CommandTree,
-    Handler,
     Param,
     ScpiError,
     ScpiInterpreter,
     SuffixedHandler,
     Suffixes,
-    format_error,
 )
+from emulators.scpi.status import ClientStatus
 
 _LASER_TREE = CommandTree(LASER_COMMANDS)
 _METER_TREE = CommandTree(METER_COMMANDS)
@@ -79,32 +84,10 @@ def _check_slot(suffixes: Suffixes, node: str) -> None:
         raise ScpiError(-222, f"no module in slot {slot}")
 
 
-def _common(device: TunableLaser | PowerMeter) -> dict[str, Handler]:
-    def identify(_: list[Param]) -> str:
-        model = "TLS-1640" if isinstance(device, TunableLaser) else f"OPM-{device.channels}"
-        return f"MegaScaleOut,{model},{device.serial},{device.firmware}"
-
-    def event_status_enable_set(params: list[Param]) -> None:
-        value = params[0]
-        if not isinstance(value, int) or not 0 <= value <= 255:
-            raise ScpiError(-222, "*ESE takes 0..255")
-        device.event_status_enable = value
-
-    return {
-        "identify": identify,
-        "clear_status": lambda _: device.errors.clear(),
-        "event_status_enable_set": event_status_enable_set,
-        "event_status_enable": lambda _: str(device.event_status_enable),
-        "error": lambda _: format_error(*device.errors.pop()),
-    }
-
-
-def make_laser_interpreter(laser: TunableLaser) -> ScpiInterpreter:
-    power_unit = [POWER_UNITS["DBM"]]
-
-    async def operation_complete(_: list[Param]) -> str:
-        await laser.clock.sleep(laser.settled_at() - laser.clock.now())
-        return "1"
+def make_laser_interpreter(laser: TunableLaser,
+                           status: ClientStatus | None = None) -> ScpiInterpreter:
+    """The interpreter of one client of ``laser`` (a new client status unless given)."""
+    status = status or laser.new_client_status()
 
     def wavelength_set(params: list[Param], suffixes: Suffixes) -> None:
         _check_slot(suffixes, "SOURCE")
@@ -119,16 +102,16 @@ def make_laser_interpreter(laser: TunableLaser) -> ScpiInterpreter:
 
     def power_unit_set(params: list[Param], suffixes: Suffixes) -> None:
         _check_slot(suffixes, "SOURCE")
-        power_unit[0] = _unit(params[0])
+        laser.power_unit = _unit(params[0])
 
     def power_unit_query(_: list[Param], suffixes: Suffixes) -> str:
         _check_slot(suffixes, "SOURCE")
-        return str(power_unit[0])
+        return str(laser.power_unit)
 
     def power_set(params: list[Param], suffixes: Suffixes) -> None:
         _check_slot(suffixes, "SOURCE")
         value = _number(params[0])
-        if power_unit[0] == POWER_UNITS["W"]:
+        if laser.power_unit == POWER_UNITS["W"]:
             if value <= 0:
                 raise ScpiError(-222, "power must be above 0 W")
             value = 10.0 * math.log10(value * 1000.0)
@@ -138,7 +121,7 @@ def make_laser_interpreter(laser: TunableLaser) -> ScpiInterpreter:
         _check_slot(suffixes, "SOURCE")
         limit = _limit(params)
         dbm = {"MIN": POWER_MIN_DBM, "MAX": POWER_MAX_DBM}.get(limit or "", laser.power_dbm)
-        return _format_power(_watts(dbm), power_unit[0])
+        return _format_power(_watts(dbm), laser.power_unit)
 
     def output_set(params: list[Param], suffixes: Suffixes) -> None:
         _check_slot(suffixes, "OUTPUT")
@@ -149,11 +132,7 @@ def make_laser_interpreter(laser: TunableLaser) -> ScpiInterpreter:
         _check_slot(suffixes, "OUTPUT")
         return "1" if laser.output_on else "0"
 
-    def reset(_: list[Param]) -> None:
-        power_unit[0] = POWER_UNITS["DBM"]
-        laser.reset()
-
-    handlers = {**_common(laser), "operation_complete": operation_complete, "reset": reset}
+    handlers = common_handlers(laser, status)
     suffixed: dict[str, SuffixedHandler] = {
         "wavelength_set": wavelength_set,
         "wavelength": wavelength,
@@ -164,11 +143,15 @@ def make_laser_interpreter(laser: TunableLaser) -> ScpiInterpreter:
         "output_set": output_set,
         "output": output,
     }
-    return ScpiInterpreter(_LASER_TREE, handlers, laser.errors, messages=SCPI_ERRORS,
+    return ScpiInterpreter(_LASER_TREE, handlers, status, messages=SCPI_ERRORS,
                            suffixed_handlers=suffixed)
 
 
-def make_meter_interpreter(meter: PowerMeter) -> ScpiInterpreter:
+def make_meter_interpreter(meter: PowerMeter,
+                           status: ClientStatus | None = None) -> ScpiInterpreter:
+    """The interpreter of one client of ``meter`` (a new client status unless given)."""
+    status = status or meter.new_client_status()
+
     def port_of(suffixes: Suffixes, node: str) -> int:
         """The port a header names (``:SENS2``, ``:READ2``); its only channel is 1."""
         if suffixes.get("CHANNEL", 1) != 1:
@@ -176,10 +159,6 @@ def make_meter_interpreter(meter: PowerMeter) -> ScpiInterpreter:
         number = suffixes.get(node, 1)
         meter.port(number)
         return number
-
-    async def operation_complete(_: list[Param]) -> str:
-        await meter.clock.sleep(meter.busy_until() - meter.clock.now())
-        return "1"
 
     def sense(action: str) -> SuffixedHandler:
         def handler(params: list[Param], suffixes: Suffixes) -> str | None:
@@ -246,8 +225,7 @@ def make_meter_interpreter(meter: PowerMeter) -> ScpiInterpreter:
     def fetch_all(_: list[Param]) -> str:
         return ",".join(_format_power(port.last_w, port.unit) for port in meter.ports)
 
-    handlers = {**_common(meter), "operation_complete": operation_complete,
-                "reset": lambda _: meter.reset(), "read_all": read_all, "fetch_all": fetch_all}
+    handlers = {**common_handlers(meter, status), "read_all": read_all, "fetch_all": fetch_all}
     suffixed: dict[str, SuffixedHandler] = {
         key: sense(key) for key in ("wavelength_set", "wavelength", "averaging_set", "averaging",
                                     "unit_set", "unit", "logging_set", "logging",
@@ -255,5 +233,5 @@ def make_meter_interpreter(meter: PowerMeter) -> ScpiInterpreter:
     }
     suffixed.update({"function_set": function_set, "function_result": function_result,
                      "read": read, "fetch": fetch})
-    return ScpiInterpreter(_METER_TREE, handlers, meter.errors, messages=SCPI_ERRORS,
+    return ScpiInterpreter(_METER_TREE, handlers, status, messages=SCPI_ERRORS,
                            suffixed_handlers=suffixed)

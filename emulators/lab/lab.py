@@ -4,6 +4,24 @@ The servers live on one asyncio event loop in a background thread, bound to
 loopback on ephemeral ports. Once all of them listen, the lab writes an
 inventory (atomically: write, then rename) that msoctl reads.
 
+One loop serves every OCS, amplifier bridge, SNMP agent and switch. Their
+requests cost at most a fraction of a second of CPU, except a switch's big
+NETCONF request, whose parsing, editing, validation and reply take CPU time in
+proportion to its size (about 3 s for an edit of 40,000 list entries). That work
+does not run on the loop: each switch's NETCONF server gives it to a worker
+thread of its own (emulators/netconf/worker.py), which also keeps that switch's
+datastore operations in order, one at a time, as a device does. The loop goes
+on moving every device's bytes meanwhile; what the other devices still feel is
+the interpreter's lock (the worker is made to let the loop run at least every
+switch interval, 5 ms, and a few C calls hold it longer), so their answers take
+milliseconds instead of a fraction of one, where before they waited for the
+whole request (bench/netconf_edit.py has the figures). A thread was chosen over
+a process per switch because everything that drives a switch in the lab (its
+faults, its congestion model, the tests that read it) stays in this process;
+the worker, which receives a request's bytes and returns the reply's, is where
+the switches can move out to a process of their own when the lab is spread over
+several for a large fabric.
+
 Amplifier modules are reached through their USB-serial I2C bridge (TCP and a
 pty). A tick on the lab's loop brings every amplifier up to date every 50 ms
 of real time, so ALS shuts an output when its input goes dark even when
@@ -54,6 +72,7 @@ and ``msoctl lab fault`` use it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import math
@@ -66,11 +85,13 @@ from typing import Any, TypeVar
 
 import yaml
 
+from drivers.switch.link import PORT_SPEEDS_BPS
 from emulators.amp.bridge import I2cBridge
 from emulators.amp.i2c import I2cSlave
 from emulators.amp.model import AmplifierModule
 from emulators.clock import Clock, RealClock
 from emulators.cpo.agent import CpoAgent, UsmCredentials
+from emulators.cpo.interfaces import Interface
 from emulators.cpo.model import SwitchTelemetry, TelemetrySpec, receiver_source
 from emulators.faults import Fault, FaultError, FaultInjector
 from emulators.instruments.bench import AcceptanceBench
@@ -83,6 +104,7 @@ from emulators.lab.control import (
     endpoint_document,
     remove_endpoint_file,
 )
+from emulators.lab.statelock import StateDirLock
 from emulators.lab.topology import BenchSpec, Topology, load_topology
 from emulators.loopthread import LoopThread
 from emulators.ocs.model import OcsDevice
@@ -145,7 +167,13 @@ class Lab:
         self.control: ControlServer | None = None
         self._tick: asyncio.Task[None] | None = None
         self._runner = LoopThread("lab")
-        self._build()
+        self._state_lock = StateDirLock(self.state_dir)
+        self._state_lock.acquire()  # before anything in the directory is read or written
+        try:
+            self._build()
+        except BaseException:
+            self._state_lock.release()
+            raise
 
     # ---- construction -----------------------------------------------------------
 
@@ -159,6 +187,9 @@ class Lab:
                 serial=spec.serial,
                 boot_seconds=spec.boot_seconds,
                 nvram_path=self.state_dir / f"{spec.name}.nvram.json",
+                reply_form=spec.reply_form,
+                power_monitors=spec.power_monitors,
+                shared_status=spec.error_queue == "shared",
             )
         for amp in self.topology.amplifiers:
             module = AmplifierModule(
@@ -254,12 +285,12 @@ class Lab:
 
     async def _start_servers(self) -> None:
         for name, device in self.ocs.items():
-            interpreter = make_interpreter(device)
-            server = ScpiTcpServer(device, interpreter)
+            # one interpreter per client: each has its own error queue and registers
+            server = ScpiTcpServer(device, functools.partial(make_interpreter, device))
             await server.start()
             self.tcp[name] = server
             if self.serial_consoles:
-                console = ScpiPtyServer(device, interpreter)
+                console = ScpiPtyServer(device, functools.partial(make_interpreter, device))
                 await console.start()
                 self.consoles[name] = console
         for name, module in self.amps.items():
@@ -274,8 +305,11 @@ class Lab:
             switch.users = {SWITCH_USERNAME: self._new_password(name)}
             await switch.start()
         for spec in self.topology.switches:
+            speed = PORT_SPEEDS_BPS[spec.speed]
             agent = CpoAgent(self.telemetry[spec.name], self._new_snmp_credentials(spec.name),
-                             port_names=dict(enumerate(spec.port_names, start=1)),
+                             interfaces=[Interface(number, name, speed) for number, name
+                                         in enumerate(spec.port_names, start=1)],
+                             nvram_path=self.state_dir / f"{spec.name}.snmp-engine.json",
                              seed=zlib.crc32(spec.name.encode()))
             await agent.start()
             self.snmp[spec.name] = agent
@@ -393,7 +427,10 @@ class Lab:
         return self._runner.call(coroutine, timeout)
 
     def stop(self) -> None:
-        self._runner.stop(self._stop_servers)
+        try:
+            self._runner.stop(self._stop_servers)
+        finally:
+            self._state_lock.release()
 
     def __enter__(self) -> Lab:
         self.start()

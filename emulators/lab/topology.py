@@ -45,6 +45,14 @@ class OcsSpec:
     campus: str
     serial: str | None
     boot_seconds: float
+    reply_form: str = "polatis"
+    """How it answers: ``polatis`` (as real units: quoted PORT?, parenthesised power
+    list) or ``bare`` (plain numbers and lists)."""
+    power_monitors: bool = True
+    """``false`` models a unit without power monitors (``:PMON:POW?`` undefined)."""
+    error_queue: str = "per-client"
+    """``per-client`` (each connection its own error queue and status registers) or
+    ``shared`` (one for everybody, as on some real units)."""
 
 
 @dataclass(frozen=True)
@@ -230,7 +238,8 @@ def parse_topology(data: Any, source: str) -> Topology:
 
     for item, line in _items(top, "ocs"):
         section = Section(item, source, "ocs entry", line=line)
-        section.reject_unknown({"name", "size", "campus", "serial", "boot_seconds"})
+        section.reject_unknown({"name", "size", "campus", "serial", "boot_seconds",
+                                "reply_form", "power_monitors", "error_queue"})
         name = claim(section)
         section.owner = f"ocs {name!r}"
         size = section.get("size", int, default=64)
@@ -238,7 +247,12 @@ def parse_topology(data: Any, source: str) -> Topology:
             raise section.error("size", "must be 1..512")
         spec = OcsSpec(name, size, section.get("campus", str, default=""),
                        section.get("serial", str, default=None),
-                       _number(section, "boot_seconds", 2.0, 0.0, MAX_BOOT_SECONDS, "s"))
+                       _number(section, "boot_seconds", 2.0, 0.0, MAX_BOOT_SECONDS, "s"),
+                       reply_form=section.get("reply_form", str, default="polatis",
+                                              choices=("polatis", "bare")),
+                       power_monitors=section.get("power_monitors", bool, default=True),
+                       error_queue=section.get("error_queue", str, default="per-client",
+                                               choices=("per-client", "shared")))
         topology.ocs.append(spec)
         inputs[name] = {str(p) for p in range(1, size + 1)}
         outputs[name] = {str(p) for p in range(size + 1, 2 * size + 1)}

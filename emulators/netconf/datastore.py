@@ -3,17 +3,29 @@
 running, candidate and startup are ``<config>`` trees holding the module's
 ``<switch>`` (yang/msoctl-congestion.yang). :meth:`Datastores.register` puts
 the operations on a :class:`NetconfServer` built with :data:`CAPABILITIES`:
-get-config (subtree filter), get (configuration and the operational state of
-a callback), edit-config (every operation, default-operation, error-option, test-option),
+get-config (subtree filter), get (configuration, the operational state of
+a callback, and the module discovery data of emulators/netconf/library.py),
+edit-config (every operation, default-operation, error-option, test-option),
 copy-config, delete-config, lock/unlock, discard-changes, validate, commit,
-confirmed commit (:confirmed-commit:1.1, on the injected clock) and
-cancel-commit. Every change of running calls ``on_commit`` with the
+confirmed commit (:confirmed-commit:1.1, on the injected clock), cancel-commit
+and get-schema. Every change of running calls ``on_commit`` with the
 plain-dict tree emulators/switch/config.py reads, before running changes: a
 ``ValueError`` from it refuses the change (``operation-failed``).
 
-A confirmed commit's timeout is watched twice: every operation first rolls an
-expired one back (so a test that steps the clock sees the rollback on its
-next RPC), and a task sleeping on the clock does it when nobody asks (give a
+A refused edit-config leaves its target exactly as it was, whatever its
+error-option: the edit works on a copy, kept only when nothing failed.
+RFC 6241 7.2 requires that of rollback-on-error and leaves a partial result
+open to the server under stop-on-error and continue-on-error; this server (like
+netconfd) keeps none, and continue-on-error only goes on to report every
+error. So a failed edit never counts as a change not committed, which would
+refuse the next lock of the candidate (RFC 6241 7.5).
+
+The operations run in the server's worker thread, one at a time
+(emulators/netconf/worker.py); nothing here touches the event loop but the
+watch of a confirmed commit's timeout. That timeout is watched twice: every
+operation first rolls an expired one back (so a test that steps the clock sees
+the rollback on its next RPC), and a task on the server's loop, sleeping on the
+clock, hands the rollback to the worker when nobody asks (give a
 ``SteppedClock(jump_on_sleep=False)``, whose sleeps wait for ``advance``).
 """
 
@@ -39,6 +51,7 @@ from emulators.netconf.edit import (
     apply_edit,
     subtree_filter,
 )
+from emulators.netconf.library import MONITORING_NS, Library, switch_modules
 from emulators.netconf.messages import RpcError, RpcErrors, qname
 from emulators.netconf.server import NetconfServer
 from emulators.netconf.session import NetconfSession
@@ -53,7 +66,6 @@ VALIDATE = "urn:ietf:params:netconf:capability:validate:1.1"
 ROLLBACK_ON_ERROR = "urn:ietf:params:netconf:capability:rollback-on-error:1.0"
 STARTUP = "urn:ietf:params:netconf:capability:startup:1.0"
 WRITABLE_RUNNING = "urn:ietf:params:netconf:capability:writable-running:1.0"
-CAPABILITIES = (CANDIDATE, CONFIRMED_COMMIT, VALIDATE, ROLLBACK_ON_ERROR, STARTUP, CAPABILITY)
 DATASTORES = ("running", "candidate", "startup")
 TEST_OPTIONS = ("test-then-set", "set", "test-only")  # :validate:1.1 adds test-only
 DEFAULT_CONFIRM_TIMEOUT_SECONDS = 600  # RFC 6241 8.4.5.1
@@ -62,11 +74,21 @@ CommitHook = Callable[[dict[str, Any]], None]
 StateSource = Callable[[], "_Element | None"]
 
 
+def switch_library(*, candidate: bool = True) -> Library:
+    """The YANG library of the switch emulator's datastores (emulators/netconf/library.py)."""
+    return Library(switch_modules(candidate=candidate),
+                   datastores=DATASTORES if candidate else ("running", "startup"))
+
+
 def capabilities(*, candidate: bool = True) -> tuple[str, ...]:
-    """The capabilities to give the server: with :candidate, or writable-running without."""
-    if candidate:
-        return CAPABILITIES
-    return (WRITABLE_RUNNING, VALIDATE, ROLLBACK_ON_ERROR, STARTUP, CAPABILITY)
+    """The capabilities to give the server: with :candidate, or writable-running without;
+    the module discovery ones (ietf-netconf-monitoring, the YANG library) last."""
+    own = (CANDIDATE, CONFIRMED_COMMIT, VALIDATE, ROLLBACK_ON_ERROR, STARTUP, CAPABILITY) \
+        if candidate else (WRITABLE_RUNNING, VALIDATE, ROLLBACK_ON_ERROR, STARTUP, CAPABILITY)
+    return own + switch_library(candidate=candidate).capabilities()
+
+
+CAPABILITIES = capabilities()
 
 
 def empty() -> _Element:
@@ -94,20 +116,28 @@ class Datastores:
 
     def __init__(self, *, clock: Clock | None = None, on_commit: CommitHook | None = None,
                  state: StateSource | None = None, validator: Validator | None = None,
-                 candidate: bool = True):
+                 candidate: bool = True, library: Library | None = None):
         self.clock: Clock = clock if clock is not None else RealClock()
         self.on_commit = on_commit
         self.state = state
         self.validator = validator if validator is not None else default_validator()
         self.use_candidate = candidate
+        self.library = library if library is not None else switch_library(candidate=candidate)
         self.stores: dict[str, _Element] = {name: empty() for name in DATASTORES}
         self.locks: dict[str, int] = {}
         self.pending: PendingCommit | None = None
+        # Whether the candidate was written since it was last made running's copy: the
+        # cheap first answer to "has it changes not committed" (RFC 6241 7.5).
+        self._candidate_changed = False
         self._watch: asyncio.Task[None] | None = None
+        self._server: NetconfServer | None = None
 
     # ---- wiring ----------------------------------------------------------------------
 
     def register(self, server: NetconfServer) -> None:
+        """Answer the operations on ``server``; they run in its worker thread, one at a
+        time, and so does :meth:`session_ended` when it is the server's hook."""
+        self._server = server
         for name, handler in (
             ("get-config", self.get_config), ("get", self.get),
             ("edit-config", self.edit_config), ("copy-config", self.copy_config),
@@ -117,6 +147,8 @@ class Datastores:
             ("cancel-commit", self.cancel_commit),
         ):
             server.handle(name, self._guarded(handler))
+        self.library.server_capabilities = server.capabilities
+        server.handle("get-schema", self.library.get_schema, namespace=MONITORING_NS)
 
     def _guarded(self, handler: Callable[[NetconfSession, _Element], _Element | None]
                  ) -> Callable[[NetconfSession, _Element], _Element | None]:
@@ -132,15 +164,18 @@ class Datastores:
             if holder == session.session_id:
                 del self.locks[name]
                 if name == "candidate":
-                    self.stores["candidate"] = copy.deepcopy(self.stores["running"])
+                    self._reset_candidate()
         pending = self.pending
         if pending is not None and pending.persist is None and \
                 pending.session_id == session.session_id:
             self._roll_back("the session of the confirmed commit ended")
 
     def close(self) -> None:
-        """Stop watching a confirmed commit's timeout (the server is going away)."""
-        self._stop_watch()
+        """Stop watching a confirmed commit's timeout (the server is going away); call it
+        on the server's loop."""
+        task, self._watch = self._watch, None
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
 
     # ---- reading ---------------------------------------------------------------------
 
@@ -156,6 +191,7 @@ class Datastores:
             state_root.append(copy.deepcopy(state))
             whole, _ = apply_edit(whole, state_root, default_operation="merge",
                                   error_option="continue-on-error")
+        whole.extend(self.library.state())  # module discovery: not in the datastores
         return messages.data(*subtree_filter(whole, _filter(operation)))
 
     # ---- changing --------------------------------------------------------------------
@@ -177,18 +213,15 @@ class Datastores:
         changed, errors = apply_edit(self.stores[target], config,
                                      default_operation=default_operation,
                                      error_option=error_option)
-        if (target == "running" or test_option == "test-only") and not errors:
+        if errors:  # whatever the error-option, the target stays exactly as it was
+            raise RpcErrors(errors)
+        if target == "running" or test_option == "test-only":
             errors = self.validator.must_errors(changed)
             if errors:
                 raise RpcErrors(errors)  # running never holds an invalid configuration
         if test_option == "test-only":
-            if errors:
-                raise RpcErrors(errors)
             return
-        if not errors or error_option != "rollback-on-error":
-            self._store(target, changed)
-        if errors:
-            raise RpcErrors(errors)
+        self._store(target, changed)
 
     def copy_config(self, session: NetconfSession, operation: _Element) -> None:
         target = self._datastore_name(operation, "target", DATASTORES)
@@ -205,7 +238,7 @@ class Datastores:
 
     def discard_changes(self, session: NetconfSession, operation: _Element) -> None:
         self._check_lock(session, "candidate")
-        self.stores["candidate"] = copy.deepcopy(self.stores["running"])
+        self._reset_candidate()
 
     def validate(self, session: NetconfSession, operation: _Element) -> None:
         self._require_valid(self._source_tree(operation))
@@ -218,10 +251,11 @@ class Datastores:
         if holder is not None:
             raise RpcError("lock-denied", f"{target} is locked by session {holder}",
                            error_type="protocol", info={"session-id": str(holder)})
-        if target == "candidate" and not _same(self.stores["candidate"],
-                                               self.stores["running"]):
-            raise RpcError("lock-denied", "candidate has changes not committed",
-                           error_type="protocol", info={"session-id": "0"})
+        if target == "candidate" and self._candidate_changed:
+            if not _same(self.stores["candidate"], self.stores["running"]):
+                raise RpcError("lock-denied", "candidate has changes not committed",
+                               error_type="protocol", info={"session-id": "0"})
+            self._candidate_changed = False  # edits that changed nothing in the end
         self.locks[target] = session.session_id
 
     def unlock(self, session: NetconfSession, operation: _Element) -> None:
@@ -258,6 +292,7 @@ class Datastores:
         self._require_valid(candidate)
         if not confirmed:
             self._store("running", candidate)
+            self._candidate_changed = False  # the candidate is running's copy again
             self.pending = None
             self._stop_watch()
             return
@@ -267,6 +302,7 @@ class Datastores:
             pending.persist if pending is not None and persist_id is not None else None)
         rollback = copy.deepcopy(rollback)
         self._store("running", candidate)
+        self._candidate_changed = False
         self.pending = PendingCommit(rollback=rollback, deadline=self.clock.now() + timeout,
                                      session_id=session.session_id, persist=owner_persist)
         self._start_watch()
@@ -313,24 +349,41 @@ class Datastores:
         self.pending = None
         self._stop_watch()
         self._store("running", copy.deepcopy(pending.rollback))
-        self.stores["candidate"] = copy.deepcopy(pending.rollback)
+        self._reset_candidate()
+
+    # The watch task lives on the server's loop; the operations that start and stop it
+    # run in the worker thread, so they only ask the loop to look again (_rewatch).
 
     def _start_watch(self) -> None:
-        self._stop_watch()
-        with contextlib.suppress(RuntimeError):  # no running loop: the lazy check only
-            self._watch = asyncio.get_running_loop().create_task(self._watch_deadline())
+        self._post_rewatch()
 
     def _stop_watch(self) -> None:
+        self._post_rewatch()
+
+    def _post_rewatch(self) -> None:
+        loop = self._server.loop if self._server is not None else None
+        if loop is None or loop.is_closed():
+            return  # no loop to watch on: the lazy check at every operation only
+        with contextlib.suppress(RuntimeError):  # the loop is stopping: nothing to watch
+            loop.call_soon_threadsafe(self._rewatch)
+
+    def _rewatch(self) -> None:
+        """On the loop: one task sleeping until the pending commit's deadline, or none."""
         task, self._watch = self._watch, None
         if task is not None and task is not asyncio.current_task():
             task.cancel()
+        if self.pending is not None:
+            self._watch = asyncio.get_running_loop().create_task(self._watch_deadline())
 
     async def _watch_deadline(self) -> None:
         while (pending := self.pending) is not None:
             left = pending.deadline - self.clock.now()
             if left <= 0:
-                self._watch = None  # expire() must not cancel this very task
-                self.expire()
+                server = self._server
+                if server is not None and server.worker is not None:
+                    await server.in_worker(self.expire)  # with the operations, in order
+                else:
+                    self.expire()
                 return
             await self.clock.sleep(left)
 
@@ -344,8 +397,15 @@ class Datastores:
                 raise RpcError("operation-failed", f"the device cannot apply it: {error}",
                                error_type="application") from None
         self.stores[name] = tree
-        if name == "running" and not self.use_candidate:
-            self.stores["candidate"] = copy.deepcopy(tree)
+        if name == "candidate":
+            self._candidate_changed = True
+        elif name == "running" and not self.use_candidate:
+            self._reset_candidate()
+
+    def _reset_candidate(self) -> None:
+        """The candidate back to a copy of running: no changes not committed."""
+        self.stores["candidate"] = copy.deepcopy(self.stores["running"])
+        self._candidate_changed = False
 
     def _require_valid(self, tree: _Element) -> None:
         errors = check_structure(tree) or self.validator.must_errors(tree)

@@ -15,6 +15,18 @@ operation (``server.handle("get-config", fn)``); ``close-session`` and
 ``on_session_end(session)`` is called once for every session however it ends
 (close-session, kill-session, the client going away, a framing error).
 
+The event loop only moves bytes: parsing a request, running a plain handler
+and serialising its reply happen in the server's worker thread
+(emulators/netconf/worker.py), as does ``on_session_end``, so one server's big
+request never holds the loop that other servers (and other devices) share, and
+one server's operations run one at a time in the order they came. Coroutine
+handlers and the built-in operations run on the loop.
+
+``close-session`` is answered ``<ok/>``; then the channel is closed after its
+last byte and the SSH connection only once the client has closed its side (or
+after a grace period), so the reply is never lost to the connection's teardown
+(RFC 6241 7.8). kill-session and the drop fault close at once.
+
 Transport faults (:mod:`emulators.faults`), per RPC:
 
 | kind     | effect                                                               |
@@ -40,7 +52,7 @@ import logging
 import random
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 import asyncssh
 from lxml.etree import _Element
@@ -65,8 +77,10 @@ from emulators.netconf.messages import (
     qname,
 )
 from emulators.netconf.session import NetconfSession
+from emulators.netconf.worker import Worker
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 HandlerResult: TypeAlias = "_Element | None"
 Handler: TypeAlias = (
@@ -117,6 +131,8 @@ class NetconfServer:
         self._handlers: dict[tuple[str, str], Handler] = {}
         self._next_session_id = 1
         self._listener: asyncssh.SSHAcceptor | None = None
+        self.worker: Worker | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
         self._connections: set[asyncssh.SSHServerConnection] = set()
         self._noise = random.Random(f"{name}/garbage")
 
@@ -148,6 +164,8 @@ class NetconfServer:
         path.write_text(self.known_hosts_line() + "\n", encoding="ascii")
 
     async def start(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.worker = Worker(self.name)
         self._listener = await asyncssh.create_server(
             lambda: _SshConnection(self), self.host, self.port,
             server_host_keys=[self.host_key], encoding=None, line_editor=False,
@@ -164,6 +182,8 @@ class NetconfServer:
         for connection in list(self._connections):
             connection.abort()
         self._connections.clear()
+        if self.worker is not None:
+            self.worker.close()
 
     # ---- authentication --------------------------------------------------------------
 
@@ -211,10 +231,22 @@ class NetconfServer:
             session.close()
         except Exception:  # the channel may be gone already
             log.debug("closing session %d", session.session_id, exc_info=True)
-        if self.on_session_end is not None:
-            result = self.on_session_end(session)
+        hook = self.on_session_end
+        if hook is None:
+            return
+        if inspect.iscoroutinefunction(hook) or self.worker is None:
+            result = hook(session)
             if inspect.isawaitable(result):
                 await result
+        else:  # with the datastore operations, in their order
+            await self.in_worker(hook, session)
+
+    async def in_worker(self, function: Callable[..., T], *args: object) -> T:
+        """``function(*args)`` in this server's worker thread, after the work queued
+        before it (RPCs, ended sessions); the server must have been started."""
+        if self.worker is None:
+            raise RuntimeError(f"{self.name} is not started")
+        return await self.worker.run(function, *args)
 
     async def _next_message(self, session: NetconfSession) -> bytes | None:
         while (message := session.decoder.next_message()) is None:
@@ -269,43 +301,72 @@ class NetconfServer:
         if faults.consume("truncate") is not None:
             framed = framed[: max(1, len(framed) // 2)]
         await session.send_raw(framed)
-        if not go_on:
-            session.close()
+        if not go_on:  # close-session: the reply reaches the client before the close
+            await session.finish()
         return go_on
 
     async def _execute(self, session: NetconfSession, raw: bytes) -> tuple[bytes, bool]:
-        """The reply to one message, and whether the session goes on after it."""
+        """The reply to one message, and whether the session goes on after it.
+
+        Parsing, a plain handler and the reply's serialisation run in the worker; the
+        built-in operations and coroutine handlers run here, on the loop."""
+        prepared = await self.in_worker(self._prepare, session, raw)
+        if isinstance(prepared, bytes):
+            return prepared, True
+        rpc, handler = prepared
+        go_on = True
+        try:
+            payload, go_on = await self._run_on_loop(session, rpc, handler)
+        except Exception as error:  # every failure becomes an rpc-error
+            return self._error_reply(rpc, error), True
+        return messages.reply(rpc.attributes, payload), go_on
+
+    def _prepare(self, session: NetconfSession, raw: bytes) -> bytes | tuple[Rpc, Handler | None]:
+        """In the worker: the reply, or the RPC and its coroutine handler (``None`` for a
+        built-in operation) when the loop must run it."""
         try:
             rpc = messages.parse_rpc(raw)
         except MessageError as error:
             tag = "malformed-message" if session.framing is Framing.CHUNKED else "operation-failed"
-            return messages.error_reply((), [RpcError(tag, str(error), error_type="rpc")]), True
+            return messages.error_reply((), [RpcError(tag, str(error), error_type="rpc")])
         except EnvelopeError as error:
-            return messages.error_reply(error.attributes, [error.error]), True
-        try:
-            payload, go_on = await self._run(session, rpc)
-        except RpcErrors as errors:
-            return messages.error_reply(rpc.attributes, errors.errors), True
-        except RpcError as error:
-            return messages.error_reply(rpc.attributes, [error]), True
-        except Exception as error:  # a bug above the protocol layer: answer, log, go on
-            log.exception("%s: %s failed", self.name, rpc.operation_name)
-            failure = RpcError("operation-failed", f"internal error: {error!r}")
-            return messages.error_reply(rpc.attributes, [failure]), True
-        return messages.reply(rpc.attributes, payload), go_on
-
-    async def _run(self, session: NetconfSession, rpc: Rpc) -> tuple[HandlerResult, bool]:
+            return messages.error_reply(error.attributes, [error.error])
         namespace = rpc.operation_namespace or ""
         name = rpc.operation_name
-        if namespace == NETCONF_NS and name == "close-session":
+        if namespace == NETCONF_NS and name in ("close-session", "kill-session"):
+            return rpc, None
+        handler = self._handlers.get((namespace, name))
+        if handler is not None and inspect.iscoroutinefunction(handler):
+            return rpc, handler
+        try:
+            if handler is None:
+                raise RpcError("operation-not-supported",
+                               f"operation {name!r} is not supported", error_type="protocol")
+            payload = handler(session, rpc.element)
+            if inspect.isawaitable(payload):  # a callable object returning a coroutine
+                raise TypeError(f"the handler of {name} returned an awaitable; register "
+                                "a coroutine function")
+        except Exception as error:  # every failure becomes an rpc-error
+            return self._error_reply(rpc, error)
+        return messages.reply(rpc.attributes, payload)
+
+    def _error_reply(self, rpc: Rpc, error: Exception) -> bytes:
+        if isinstance(error, RpcErrors):
+            return messages.error_reply(rpc.attributes, error.errors)
+        if isinstance(error, RpcError):
+            return messages.error_reply(rpc.attributes, [error])
+        # a bug above the protocol layer: answer, log, go on
+        log.error("%s: %s failed", self.name, rpc.operation_name, exc_info=error)
+        failure = RpcError("operation-failed", f"internal error: {error!r}")
+        return messages.error_reply(rpc.attributes, [failure])
+
+    async def _run_on_loop(self, session: NetconfSession, rpc: Rpc,
+                           handler: Handler | None) -> tuple[HandlerResult, bool]:
+        if handler is None and rpc.operation_name == "close-session":
             return None, False
-        if namespace == NETCONF_NS and name == "kill-session":
+        if handler is None:  # kill-session
             await self._kill_session(session, rpc.operation)
             return None, True
-        handler = self._handlers.get((namespace, name))
-        if handler is None:
-            raise RpcError("operation-not-supported",
-                           f"operation {name!r} is not supported", error_type="protocol")
         result = handler(session, rpc.element)
         if inspect.isawaitable(result):
             result = await result

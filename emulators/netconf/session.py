@@ -10,6 +10,9 @@ import asyncssh
 from emulators.netconf.framing import Decoder, Framing, encode
 
 READ_BYTES = 64 * 1024
+# How long a politely ended session waits for the client to close its side of the
+# channel (ncclient does so as soon as it has read the reply to close-session).
+CLOSE_GRACE_SECONDS = 2.0
 
 
 class NetconfSession:
@@ -56,11 +59,30 @@ class NetconfSession:
         await self._process.stdout.drain()
 
     def close(self) -> None:
-        """End the SSH connection politely (a disconnect message)."""
-        self._process.exit(0)
+        """End the SSH connection at once, with a disconnect message: what is still
+        queued for the client may be lost (kill-session, the drop fault)."""
+        if not self._process.is_closing():
+            self._process.exit(0)
         connection = self._connection()
         if connection is not None:
             connection.close()
+
+    async def finish(self, grace_seconds: float = CLOSE_GRACE_SECONDS) -> None:
+        """End the session so that everything written reaches the client first
+        (RFC 6241 7.8: the ``<ok/>`` to close-session, then the close).
+
+        The channel is closed after its last byte (exit status, EOF, close), and the
+        SSH connection only once the client has closed its side too, or after
+        ``grace_seconds``. Closing the connection at once would drop the TCP stream
+        with bytes still on their way: asyncssh aborts the transport, and a socket
+        closed with unread input (a request the client sent meanwhile, its own EOF)
+        is reset, which can discard the reply at the client before it is read.
+        """
+        if not self._process.is_closing():
+            self._process.exit(0)
+        with contextlib.suppress(asyncio.TimeoutError, asyncssh.Error, ConnectionError):
+            await asyncio.wait_for(self._process.wait_closed(), grace_seconds)
+        self.close()
 
     def abort(self) -> None:
         """Drop the SSH connection's TCP stream at once, as a crashed server would."""

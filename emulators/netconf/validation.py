@@ -26,9 +26,10 @@ from typing import Any, Protocol
 from lxml import etree
 from lxml.etree import _Element
 
-from drivers.switch.schema import NAMESPACE, PREFIX, SCHEMA
+from drivers.switch.schema import NAMESPACE, PREFIX
 from emulators.netconf.messages import RpcError
 from emulators.netconf.yangdata import (
+    CHILDREN,
     PATH_NAMESPACES,
     clark,
     in_module,
@@ -62,44 +63,50 @@ def check_structure(root: _Element) -> list[RpcError]:
     """Unknown elements, state data and bad leaf values under ``root`` (a ``<config>``);
     one error per offending subtree."""
     errors: list[RpcError] = []
-    for child in root:
-        if isinstance(child.tag, str):
-            _check(child, (), errors)
+    _check_children(root, (), errors)
     return errors
 
 
-def _check(element: _Element, above: tuple[str, ...], errors: list[RpcError]) -> None:
-    name = local_name(element)
-    if not in_module(element):
-        errors.append(_error("unknown-element", f"{element.tag} is not in {NAMESPACE}",
-                             element.getparent(), bad_element=name))
-        return
-    path = (*above, name)
-    node = SCHEMA.get(path)
-    if node is None:
-        errors.append(_error("unknown-element", f"{name} is not a node of the module",
-                             element.getparent(), bad_element=name))
-    elif not node.config:
-        errors.append(_error("invalid-value", f"{name} is state data, not configuration",
-                             element, bad_element=name))
-    elif node.kind in ("leaf", "leaf-list"):
-        text = (element.text or "").strip()
-        if element.get(OPERATION) in ("delete", "remove") and not text:
-            return
-        why = value_error(node, text)
-        if why is not None:
-            errors.append(_error("invalid-value", f"{name}: {why}", element, bad_element=name))
-    else:
-        if node.kind == "list":
-            missing_keys = [key for key in node.keys if element.find(clark(key)) is None]
-            if missing_keys:  # RFC 7950 8.3.1: a list entry without all its keys
-                errors.append(_error("missing-element", f"{name} needs its key "
-                                     f"{', '.join(missing_keys)}", element,
-                                     bad_element=missing_keys[0]))
-                return
-        for child in element:
-            if isinstance(child.tag, str):
-                _check(child, path, errors)
+def _check_children(parent: _Element, path: tuple[str, ...], errors: list[RpcError]) -> None:
+    # Runs for every element of every datastore that is committed or validated: one
+    # dict lookup by tag per element, the rest only where something is wrong.
+    children = CHILDREN[path]
+    for element in parent:
+        tag = element.tag
+        if not isinstance(tag, str):
+            continue
+        found = children.get(tag)
+        if found is None:
+            name = local_name(element)
+            unknown = f"{name} is not a node of the module" if in_module(element) else \
+                f"{tag} is not in {NAMESPACE}"
+            errors.append(_error("unknown-element", unknown, element.getparent(),
+                                 bad_element=name))
+            continue
+        child_path, node = found
+        if not node.config:
+            name = child_path[-1]
+            errors.append(_error("invalid-value", f"{name} is state data, not configuration",
+                                 element, bad_element=name))
+        elif node.kind in ("leaf", "leaf-list"):
+            text = (element.text or "").strip()
+            if not text and element.get(OPERATION) in ("delete", "remove"):
+                continue
+            why = value_error(node, text)
+            if why is not None:
+                name = child_path[-1]
+                errors.append(_error("invalid-value", f"{name}: {why}", element,
+                                     bad_element=name))
+        else:
+            if node.kind == "list":
+                missing_keys = [key for key in node.keys
+                                if element.find(clark(key)) is None]
+                if missing_keys:  # RFC 7950 8.3.1: a list entry without all its keys
+                    errors.append(_error("missing-element", f"{child_path[-1]} needs its key "
+                                         f"{', '.join(missing_keys)}", element,
+                                         bad_element=missing_keys[0]))
+                    continue
+            _check_children(element, child_path, errors)
 
 
 OPERATION = "{urn:ietf:params:xml:ns:netconf:base:1.0}operation"

@@ -96,29 +96,42 @@ def instance_path(element: _Element) -> str:
 PATH_NAMESPACES = {PREFIX: NAMESPACE}
 
 
+def _children_table() -> dict[tuple[str, ...], dict[str, tuple[tuple[str, ...], Node]]]:
+    table: dict[tuple[str, ...], dict[str, tuple[tuple[str, ...], Node]]] = {(): {}}
+    for path, node in SCHEMA.items():
+        table.setdefault(path, {})
+        table.setdefault(path[:-1], {})[clark(path[-1])] = (path, node)
+    return table
+
+
+CHILDREN = _children_table()
+"""For each schema path (``()`` for the top), its child nodes by Clark tag, with their
+paths: one dict lookup per element where the datastores walk a whole tree."""
+
+
 def to_tree(root: _Element) -> dict[str, Any]:
     """The plain-dict tree of a datastore (lists as lists, leaf values as their XML text),
-    the shape emulators/switch/config.py's ``parse`` reads."""
+    the shape emulators/switch/config.py's ``parse`` reads; elements that are not nodes
+    of the module are left out."""
     tree: dict[str, Any] = {}
-    for child in root:
-        if in_module(child):
-            _add(tree, child, ())
+    _fill(tree, root, ())
     return tree
 
 
-def _add(parent: dict[str, Any], element: _Element, above: tuple[str, ...]) -> None:
-    name = local_name(element)
-    path = (*above, name)
-    node = SCHEMA.get(path)
-    kind = node.kind if node is not None else "container"
-    if kind in ("leaf", "leaf-list"):
-        value: Any = (element.text or "").strip()
-    else:
-        value = {}
-        for child in element:
-            if isinstance(child.tag, str):
-                _add(value, child, path)
-    if kind in ("list", "leaf-list"):
-        parent.setdefault(name, []).append(value)
-    else:
-        parent[name] = value
+def _fill(parent: dict[str, Any], element: _Element, path: tuple[str, ...]) -> None:
+    children = CHILDREN[path]
+    for child in element:
+        found = children.get(child.tag)
+        if found is None:
+            continue
+        child_path, node = found
+        name = child_path[-1]
+        if node.kind in ("leaf", "leaf-list"):
+            value: Any = (child.text or "").strip()
+        else:
+            value = {}
+            _fill(value, child, child_path)
+        if node.kind in ("list", "leaf-list"):
+            parent.setdefault(name, []).append(value)
+        else:
+            parent[name] = value

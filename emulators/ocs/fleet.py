@@ -9,6 +9,7 @@ the process's CPU seconds so far, and stops every server on anything else.
 from __future__ import annotations
 
 import asyncio
+import functools
 from multiprocessing.connection import Connection
 
 from emulators.clock import RealClock
@@ -26,7 +27,7 @@ def serve_fleet(count: int, ready: Connection, stop: Connection, *, size: int = 
         servers = []
         for index in range(count):
             device = OcsDevice(f"{prefix}-{index:03d}", optics, size=size, boot_seconds=0.0)
-            server = ScpiTcpServer(device, make_interpreter(device))
+            server = ScpiTcpServer(device, functools.partial(make_interpreter, device))
             await server.start()
             servers.append(server)
         ready.send([(server.device.name, server.port) for server in servers])

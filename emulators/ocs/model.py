@@ -35,7 +35,30 @@ What is modelled, and why:
   and the device remembers both moments for that long.
 - Power loss: all light stops; the map and port settings are in non-volatile
   memory (a JSON file when the lab gives one), and at boot the map comes back
-  in RESTore mode, or stays dark in DARK mode.
+  in RESTore mode, or stays dark in DARK mode. Every client's status comes
+  back as at power-on (PON set), also after a restart without power loss:
+  the controller that keeps the status has restarted.
+- An LC engine fault (fault kind ``engine``): the engine no longer writes
+  holograms, so every command that would change the map is refused (-240
+  "Hardware error"); the paths already set stay lit (the switch fails static).
+- Status: OPERation SETTling while a reconfiguration runs; QUEStionable
+  TEMPerature while the cell is more than 2 degC below its set point, bit 9
+  while a port has failed, bit 10 while the engine has a fault (see
+  drivers/ocs/commands.py); ``*TST?`` reports the last two.
+
+How it answers (the dialect; attributes, switchable while it runs):
+
+- ``reply_form``: ``"polatis"`` (the default, as real units of the family
+  answer: ``:OXC:SWIT:CONN:PORT?`` a quoted string, ``"65"``, ``""`` when
+  unconnected; ``:PMON:POW?`` a parenthesised list, at most
+  ``power_query_max_ports`` (256) ports per query -- more is refused with -223:
+  the chunk size third-party drivers keep to, a limit the unit is assumed to
+  have) or ``"bare"`` (``65``/``0``; a plain comma-separated list, no limit).
+- ``power_monitors``: ``False`` models a unit without monitors (``:PMON:POW?``
+  is an undefined header, -113).
+- ``shared_status`` (constructor only): one error queue and one set of status
+  registers for every client, as on some real units; by default each client
+  has its own.
 """
 
 from __future__ import annotations
@@ -49,11 +72,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from drivers.ocs.commands import DEVICE_ERRORS
+from drivers.ocs.commands import (
+    DEVICE_ERRORS,
+    OPERATION_SETTLING,
+    POWER_QUERY_MAX_PORTS,
+    QUESTIONABLE_ENGINE_FAULT,
+    QUESTIONABLE_PORT_FAILED,
+    QUESTIONABLE_TEMPERATURE,
+    SELF_TEST_FAULTS,
+)
 from emulators.faults import Fault, FaultError
 from emulators.optics.model import NO_LIGHT_DBM, Element, InputPower, OpticalModel, dbm_sum
 from emulators.scpi.device import ScpiDevice
 from emulators.scpi.parser import ScpiError
+from emulators.scpi.status import ConditionSource
 
 LC_RESPONSE_AT_40C_SECONDS = 0.008
 HOLOGRAM_LOAD_SECONDS = 0.006
@@ -62,6 +94,9 @@ CELL_WARMUP_SECONDS = 90.0
 MONITOR_FLOOR_DBM = -60.0
 MONITOR_MAX_DBM = 26.0
 PATH_HISTORY_SECONDS = 10.0
+TEMPERATURE_QUESTIONABLE_BELOW_CELSIUS = 2.0
+"""QUEStionable TEMPerature while the cell is this far below its set point."""
+REPLY_FORMS = ("polatis", "bare")
 
 
 def _error(code: int, detail: str = "") -> ScpiError:
@@ -101,17 +136,35 @@ class OcsDevice(ScpiDevice):
         boot_seconds: float = 2.0,
         nvram_path: Path | None = None,
         crosstalk_db: float = -50.0,
+        reply_form: str = "polatis",
+        power_monitors: bool = True,
+        shared_status: bool = False,
+        manufacturer: str | None = None,
+        model_name: str | None = None,
     ):
         if not 1 <= size <= 512:
             raise ValueError("OCS size must be 1..512")
-        super().__init__(name, optics, serial=serial, firmware=firmware)
+        if reply_form not in REPLY_FORMS:
+            raise ValueError(f"reply form must be one of {REPLY_FORMS}, not {reply_form!r}")
+        super().__init__(name, optics, serial=serial, firmware=firmware,
+                         shared_status=shared_status, manufacturer=manufacturer)
         self.size = size
+        self.reply_form = reply_form
+        self.power_monitors = power_monitors
+        self.power_query_max_ports = POWER_QUERY_MAX_PORTS  # in the Polatis form
+        self.model_name = model_name or f"LCOCS-{size}x{size}"
         self.ambient_celsius = ambient_celsius
         self.heater_on = True
         self.boot_seconds = boot_seconds
         self.nvram_path = nvram_path
         self.faults.handle("reboot", self._fault_reboot)
         self.faults.handle("port", self._fault_port, self._clear_port_fault)
+        self.faults.handle("engine", self._fault_engine, self._clear_engine_fault)
+        self.engine_fault = False
+        # (device time, fault bits from then on): a fault that came and went between two
+        # status reads still latches its QUEStionable event
+        self._fault_history: deque[tuple[float, int]] = deque([(self.clock.now(), 0)],
+                                                              maxlen=256)
         self._rng = random.Random(f"{self.serial}/repeat")
         table_rng = random.Random(f"{self.serial}/factory")
         self._factory_il = [
@@ -198,7 +251,8 @@ class OcsDevice(ScpiDevice):
             return
         boot_at = self._down_until
         self._down_until = None
-        self.errors.clear()
+        self._note_faults(boot_at)
+        self.power_on_status()
         if self._pending_boot_power_loss:
             self._pending_boot_power_loss = False
             self._powered_since = boot_at
@@ -224,19 +278,125 @@ class OcsDevice(ScpiDevice):
         port = int(target)
         with self.lock:
             self._failed.add(port)
+            self._note_faults(self.clock.now())
 
     def _clear_port_fault(self, fault: Fault) -> None:
         with self.lock:
             self._failed.discard(int(fault.target or "0"))
+            self._note_faults(self.clock.now())
+
+    def _fault_engine(self, fault: Fault) -> None:
+        with self.lock:
+            self.engine_fault = True
+            self._note_faults(self.clock.now())
+
+    def _clear_engine_fault(self, fault: Fault) -> None:
+        with self.lock:
+            self.engine_fault = False
+            self._note_faults(self.clock.now())
+
+    def _fault_bits(self) -> int:
+        return ((QUESTIONABLE_PORT_FAILED if self._failed else 0)
+                | (QUESTIONABLE_ENGINE_FAULT if self.engine_fault else 0))
+
+    def _note_faults(self, when: float) -> None:
+        self._fault_history.append((when, self._fault_bits()))
+
+    def _check_engine(self) -> None:
+        if self.engine_fault:
+            raise _error(-240, "LC engine fault: the map cannot change")
+
+    def factory_reset(self) -> None:
+        """As delivered, for a lab or a test reusing one emulator: no connections and no
+        switching history, every port enabled, boot mode RESTore, no faults, the cell
+        warm, powered up. How it answers (reply form, monitors) is left as it is."""
+        self.faults.clear()
+        with self.lock:
+            now = self.clock.now()
+            self._down_until = None
+            self._pending_boot_power_loss = False
+            self._paths.clear()
+            self._gone.clear()
+            self._transitions.clear()
+            self._reconfigurations.clear()
+            self._disabled.clear()
+            self._failed.clear()
+            self.engine_fault = False
+            self._fault_history = deque([(now, 0)], maxlen=self._fault_history.maxlen)
+            self.heater_on = True
+            self._powered_since = now - 10 * CELL_WARMUP_SECONDS
+            self.busy_until = now
+            self.boot_mode = "restore"
+            self._save_nvram()
+
+    # ---- what the common commands and status registers report ---------------------------
+
+    def model(self) -> str:
+        return self.model_name
+
+    def reset(self) -> None:
+        """``*RST`` drops every connection."""
+        self.disconnect_all()
+
+    def self_test(self) -> int:
+        with self.lock:
+            self._finish_boot_if_due()
+            return ((SELF_TEST_FAULTS["port failed"] if self._failed else 0)
+                    + (SELF_TEST_FAULTS["LC engine fault"] if self.engine_fault else 0))
+
+    def operation_conditions(self) -> ConditionSource:
+        return _Settling(self)
+
+    def questionable_conditions(self) -> ConditionSource:
+        return _Questionable(self)
+
+    def settling_at(self, when: float) -> bool:
+        """Whether a reconfiguration is running at device time ``when``."""
+        with self.lock:
+            return any(done - took <= when < done for done, took in self._reconfigurations)
+
+    def reconfiguration_edges(self, start: float, end: float) -> list[float]:
+        """Starts and ends of reconfigurations in ``(start, end]``."""
+        with self.lock:
+            edges = {edge for done, took in self._reconfigurations for edge in (done - took, done)}
+        return sorted(t for t in edges if start < t <= end)
+
+    def questionable_at(self, when: float) -> int:
+        """QUEStionable condition bits at device time ``when`` (now or the recent past)."""
+        with self.lock:
+            self._finish_boot_if_due()
+            cold = (CELL_SETPOINT_CELSIUS - self.cell_temperature_at(when)
+                    > TEMPERATURE_QUESTIONABLE_BELOW_CELSIUS)
+            faults = self._fault_history[0][1]
+            for moment, bits in self._fault_history:
+                if moment > when:
+                    break
+                faults = bits
+            return (QUESTIONABLE_TEMPERATURE if cold else 0) | faults
+
+    def questionable_edges(self, start: float, end: float) -> list[float]:
+        with self.lock:
+            times = {moment for moment, _ in self._fault_history}
+            gap = CELL_SETPOINT_CELSIUS - self.ambient_celsius
+            if self.heater_on and gap > TEMPERATURE_QUESTIONABLE_BELOW_CELSIUS:
+                # the warm-up curve crosses the threshold once per power-on
+                times.add(self._powered_since + CELL_WARMUP_SECONDS * math.log(
+                    gap / TEMPERATURE_QUESTIONABLE_BELOW_CELSIUS))
+        return sorted(t for t in times if start < t <= end)
 
     # ---- LC engine physics ------------------------------------------------------------
 
     def cell_temperature_celsius(self) -> float:
         with self.lock:
             self._finish_boot_if_due()
+            return self.cell_temperature_at(self.clock.now())
+
+    def cell_temperature_at(self, when: float) -> float:
+        """The cell temperature at device time ``when`` since the last power-on, degC."""
+        with self.lock:
             if not self.heater_on:
                 return self.ambient_celsius
-            elapsed = max(0.0, self.clock.now() - self._powered_since)
+            elapsed = max(0.0, when - self._powered_since)
             gap = CELL_SETPOINT_CELSIUS - self.ambient_celsius
             return CELL_SETPOINT_CELSIUS - gap * math.exp(-elapsed / CELL_WARMUP_SECONDS)
 
@@ -327,6 +487,7 @@ class OcsDevice(ScpiDevice):
     def add(self, ingress: tuple[int, ...], egress: tuple[int, ...]) -> None:
         with self.lock:
             pairs = self._check_pairs(ingress, egress)
+            self._check_engine()
             current = self.connection_map()
             used_egress = {e: i for i, e in current.items()}
             for i, e in pairs.items():
@@ -338,18 +499,22 @@ class OcsDevice(ScpiDevice):
 
     def only(self, ingress: tuple[int, ...], egress: tuple[int, ...]) -> None:
         with self.lock:
-            self._switch_to(self._check_pairs(ingress, egress))
+            pairs = self._check_pairs(ingress, egress)
+            self._check_engine()
+            self._switch_to(pairs)
 
     def subtract(self, ports: Iterable[int]) -> None:
         with self.lock:
             ports = set(ports)
             self.check_ports(ports)
+            self._check_engine()
             keep = {i: e for i, e in self.connection_map().items()
                     if i not in ports and e not in ports}
             self._switch_to(keep)
 
     def disconnect_all(self) -> None:
         with self.lock:
+            self._check_engine()
             self._switch_to({})
 
     def set_enabled(self, ports: Iterable[int], enabled: bool) -> None:
@@ -472,6 +637,32 @@ class OcsDevice(ScpiDevice):
         self._disabled = disabled_ports
         now = self.clock.now()
         self._paths = {i: _Path(e, now, self.factory_loss_db(i, e)) for i, e in stored_map.items()}
+
+
+class _Settling:
+    """The OPERation condition of an OCS: SETTling while it reconfigures."""
+
+    def __init__(self, device: OcsDevice):
+        self.device = device
+
+    def condition_at(self, when: float) -> int:
+        return OPERATION_SETTLING if self.device.settling_at(when) else 0
+
+    def condition_changes(self, start: float, end: float) -> list[float]:
+        return self.device.reconfiguration_edges(start, end)
+
+
+class _Questionable:
+    """The QUEStionable condition of an OCS: cold cell, failed port, engine fault."""
+
+    def __init__(self, device: OcsDevice):
+        self.device = device
+
+    def condition_at(self, when: float) -> int:
+        return self.device.questionable_at(when)
+
+    def condition_changes(self, start: float, end: float) -> list[float]:
+        return self.device.questionable_edges(start, end)
 
 
 class _OcsEngine(Element):

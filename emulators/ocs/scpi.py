@@ -1,12 +1,25 @@
-"""The OCS's SCPI command set bound to the model (see drivers/ocs/commands.py)."""
+"""The OCS's SCPI command set bound to the model (see drivers/ocs/commands.py).
+
+:func:`make_interpreter` makes the interpreter of one client: its own status (error
+queue and registers; the device's shared one on a unit built with a shared queue)
+over the one device. Servers call it once per connection. How a reply is written
+(the device's ``reply_form``) and whether the power monitors exist are read at each
+query, so they can be switched on a running emulator.
+"""
 
 from __future__ import annotations
 
 import math
 
-from drivers.ocs.commands import BOOT_MODES, COMMANDS, DEVICE_ERRORS, NOT_A_NUMBER
+from drivers.ocs.commands import (
+    BOOT_MODES,
+    COMMANDS,
+    DEVICE_ERRORS,
+    NOT_A_NUMBER,
+)
 from drivers.scpi.codes import SCPI_ERRORS
 from emulators.ocs.model import OcsDevice
+from emulators.scpi.common import common_handlers
 from emulators.scpi.parser import (
     ChannelList,
     CommandTree,
@@ -16,6 +29,7 @@ from emulators.scpi.parser import (
     ScpiInterpreter,
     format_error,
 )
+from emulators.scpi.status import ClientStatus
 
 _TREE = CommandTree(COMMANDS)
 _MESSAGES = {**SCPI_ERRORS, **DEVICE_ERRORS}
@@ -36,19 +50,13 @@ def _format_power(reading: float | None) -> str:
     return f"{reading:.2f}"
 
 
-def make_interpreter(device: OcsDevice) -> ScpiInterpreter:
-    async def operation_complete(_: list[Param]) -> str:
-        await device.clock.sleep(device.pending_until() - device.clock.now())
-        return "1"
-
-    def identify(_: list[Param]) -> str:
-        return f"MegaScaleOut,LCOCS-{device.size}x{device.size},{device.serial},{device.firmware}"
-
-    def error(_: list[Param]) -> str:
-        return format_error(*device.errors.pop())
+def make_interpreter(device: OcsDevice, status: ClientStatus | None = None) -> ScpiInterpreter:
+    """The interpreter of one client of ``device`` (a new client status unless given)."""
+    status = status or device.new_client_status()
+    polatis = "polatis"
 
     def errors_all(_: list[Param]) -> str:
-        return ",".join(format_error(code, text) for code, text in device.errors.drain())
+        return ",".join(format_error(code, text) for code, text in status.errors.drain())
 
     def connect_state(_: list[Param]) -> str:
         mapping = device.connection_map()
@@ -57,7 +65,10 @@ def make_interpreter(device: OcsDevice) -> ScpiInterpreter:
     def connect_port(params: list[Param]) -> str:
         port = params[0]
         assert isinstance(port, int)
-        return str(device.connected_to(port))
+        connected = device.connected_to(port)
+        if device.reply_form == polatis:
+            return f'"{connected}"' if connected else '""'
+        return str(connected)
 
     def subtract(params: list[Param]) -> None:
         device.subtract([p for param in params for p in _channels(param)])
@@ -68,9 +79,15 @@ def make_interpreter(device: OcsDevice) -> ScpiInterpreter:
         return "(" + ",".join(device.port_state(p) for p in ports) + ")"
 
     def power(params: list[Param]) -> str:
+        if not device.power_monitors:
+            raise ScpiError(-113, ":PMONitor:POWer? (this unit has no power monitors)")
         ports = _channels(params[0])
         device.check_ports(ports)
-        return ",".join(_format_power(device.monitor_dbm(p)) for p in ports)
+        limit = device.power_query_max_ports
+        if device.reply_form == polatis and len(ports) > limit:
+            raise ScpiError(-223, f"at most {limit} ports per power query")
+        readings = ",".join(_format_power(device.monitor_dbm(p)) for p in ports)
+        return f"({readings})" if device.reply_form == polatis else readings
 
     def boot_mode_set(params: list[Param]) -> None:
         word = str(params[0]).upper()
@@ -93,24 +110,12 @@ def make_interpreter(device: OcsDevice) -> ScpiInterpreter:
         pairs = zip(ingress, egress, strict=True)
         return ",".join(f"{device.factory_loss_db(i, e):.3f}" for i, e in pairs)
 
-    def event_status_enable_set(params: list[Param]) -> None:
-        value = params[0]
-        if not isinstance(value, int) or not 0 <= value <= 255:
-            raise ScpiError(-222, "*ESE takes 0..255")
-        device.event_status_enable = value
-
     def last_switch(_: list[Param]) -> str:
         seconds = device.last_switch_seconds
         return f"{NOT_A_NUMBER:.2E}" if seconds is None else f"{seconds:.4f}"
 
     handlers: dict[str, Handler] = {
-        "identify": identify,
-        "operation_complete": operation_complete,
-        "reset": lambda _: device.disconnect_all(),
-        "clear_status": lambda _: device.errors.clear(),
-        "event_status_enable_set": event_status_enable_set,
-        "event_status_enable": lambda _: str(device.event_status_enable),
-        "error": error,
+        **common_handlers(device, status),
         "errors_all": errors_all,
         "size": lambda _: f"{device.size},{device.size}",
         "connect_add": lambda p: device.add(_channels(p[0]), _channels(p[1])),
@@ -129,4 +134,4 @@ def make_interpreter(device: OcsDevice) -> ScpiInterpreter:
         "lc_switch_time": last_switch,
         "insertion_loss": insertion_loss,
     }
-    return ScpiInterpreter(_TREE, handlers, device.errors, messages=_MESSAGES)
+    return ScpiInterpreter(_TREE, handlers, status, messages=_MESSAGES)

@@ -1,10 +1,17 @@
 """The instrument side of SCPI: parse program messages, dispatch, keep the error queue.
 
 Follows IEEE 488.2 / SCPI-99 closely enough for real drivers: short and long
-header forms, case-insensitive; compound messages with ``;`` where a header
-without a leading ``:`` is relative to the previous command's branch; channel
-lists with ranges (``(@1:4,9)``); and on any error an entry in the error queue,
-the rest of that message discarded, and the parser ready for the next line.
+header forms, case-insensitive, default nodes optional (``:SYST:ERR[:NEXT]?``);
+compound messages with ``;`` where a header without a leading ``:`` is relative
+to the previous command's branch; channel lists with ranges (``(@1:4,9)``);
+every byte 0x00-0x09 and 0x0B-0x20 is white space (IEEE 488.2 §7.4.1.2); and on
+any error an entry in the client's error queue with its ESR bit set (see
+:mod:`emulators.scpi.status`), no reply from the query that failed, the rest of
+that message discarded, and the parser ready for the next line. A query after
+``*IDN?`` in the same message is a query error, -440 (§6.5.7.5.7).
+
+One interpreter serves one client: it holds that client's status. The device
+behind it (the map, the ports, the settings) is shared by every client.
 
 Numeric header suffixes (``:SENSe2:CHANnel1:POWer?``) select an instrument's
 channel; handlers that need them are registered as ``suffixed_handlers`` and get
@@ -19,12 +26,15 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from drivers.scpi.codes import SCPI_ERRORS
+from drivers.scpi.common import INDEFINITE_RESPONSES
 from drivers.scpi.table import ScpiCommand, short_form
+from emulators.scpi.status import ClientStatus, ErrorQueue
+
+__all__ = ["ClientStatus", "ErrorQueue"]  # the queue lived here first; importers keep working
 
 
 class ScpiError(Exception):
@@ -47,34 +57,6 @@ Reply = str | bytes | None
 Suffixes = Mapping[str, int]
 Handler = Callable[[list[Param]], Reply | Awaitable[Reply]]
 SuffixedHandler = Callable[[list[Param], Suffixes], Reply | Awaitable[Reply]]
-
-
-class ErrorQueue:
-    """The SCPI error/event queue: FIFO, bounded, last slot -350 on overflow."""
-
-    def __init__(self, size: int = 16):
-        self.size = size
-        self._queue: deque[tuple[int, str]] = deque()
-
-    def push(self, code: int, text: str) -> None:
-        if len(self._queue) >= self.size:
-            self._queue[-1] = (-350, SCPI_ERRORS[-350])
-            return
-        self._queue.append((code, text))
-
-    def pop(self) -> tuple[int, str]:
-        return self._queue.popleft() if self._queue else (0, SCPI_ERRORS[0])
-
-    def drain(self) -> list[tuple[int, str]]:
-        items = list(self._queue)
-        self._queue.clear()
-        return items or [(0, SCPI_ERRORS[0])]
-
-    def clear(self) -> None:
-        self._queue.clear()
-
-    def __len__(self) -> int:
-        return len(self._queue)
 
 
 def format_error(code: int, text: str) -> str:
@@ -107,14 +89,17 @@ class CommandTree:
             if command.is_common:
                 self.common[command.header.upper()] = key
                 continue
-            node = self.root
-            for name in command.nodes():
-                found = node.child(name)
-                if found is None:
-                    found = _Node()
-                    node.children.append((name.upper(), short_form(name).upper(), found))
-                node = found
-            node.leaf[command.is_query] = key
+            for path in command.paths():  # with and without each default node
+                node = self.root
+                for name in path:
+                    found = node.child(name)
+                    if found is None:
+                        found = _Node()
+                        node.children.append((name.upper(), short_form(name).upper(), found))
+                    node = found
+                if node.leaf.get(command.is_query, key) != key:
+                    raise ValueError(f"{command.header} is also {node.leaf[command.is_query]!r}")
+                node.leaf[command.is_query] = key
 
     def resolve(self, header: str, branch: list[str]) -> tuple[str, list[str]]:
         """The command key for ``header`` and the branch the next unit is relative to."""
@@ -261,7 +246,7 @@ class ScpiInterpreter:
         self,
         tree: CommandTree,
         handlers: Mapping[str, Handler],
-        errors: ErrorQueue,
+        status: ClientStatus,
         *,
         messages: Mapping[int, str] = SCPI_ERRORS,
         suffixed_handlers: Mapping[str, SuffixedHandler] | None = None,
@@ -273,31 +258,43 @@ class ScpiInterpreter:
         self.tree = tree
         self.handlers = dict(handlers)
         self.suffixed_handlers = suffixed
-        self.errors = errors
+        self.status = status
         self.messages = messages
+
+    @property
+    def errors(self) -> ErrorQueue:
+        """This client's error queue."""
+        return self.status.errors
 
     def line_too_long(self) -> str | None:
         """A line too long to buffer is an error in the queue, not a reply."""
-        self.errors.push(-223, "Too much data")
+        self.status.report(-223, "Too much data")
         return None
 
     async def execute(self, line: str) -> str | bytes | None:
         """Run every unit of ``line``; the joined query replies, or ``None``."""
         replies: list[str | bytes] = []
         try:
-            if any((ord(ch) < 32 and ch != "\t") or ord(ch) > 126 for ch in line):
+            if any(ord(ch) > 126 or ch == "\n" for ch in line):
                 raise ScpiError(-101)
+            message = normalise_white_space(line)
+            if not message.strip():
+                return None  # an empty program message is no command at all
             branch: list[str] = []
-            for unit in split_outside(line, ";"):
+            indefinite = False  # an arbitrary ASCII response has been given
+            for unit in split_outside(message, ";"):
                 unit = unit.strip()
                 if not unit:
                     raise ScpiError(-102, "empty command")
-                header, *more = unit.split(maxsplit=1)  # any white space, tab included
+                header, *more = unit.split(maxsplit=1)
                 rest = more[0] if more else ""
                 key, branch, suffixes = self.tree.resolve_suffixed(header.strip(), branch)
                 command = self.tree.table[key]
+                if indefinite and command.is_query:
+                    raise ScpiError(-440, f"{header} after an arbitrary ASCII response")
                 params = [parse_param(p) for p in split_outside(rest, ",")] if rest.strip() else []
                 check_params(command, params)
+                self.status.message_available = bool(replies)
                 suffixed = self.suffixed_handlers.get(key)
                 reply = (suffixed(params, suffixes) if suffixed is not None
                          else self.handlers[key](params))
@@ -305,11 +302,25 @@ class ScpiInterpreter:
                     reply = await reply
                 if reply is not None:
                     replies.append(reply)
+                    indefinite = indefinite or key in INDEFINITE_RESPONSES
         except ScpiError as error:
-            self.errors.push(error.code, error.text)
+            self.status.report(error.code, error.text)
+        finally:
+            self.status.message_available = False  # the response goes out at once
         if not replies:
             return None
         if any(isinstance(reply, bytes) for reply in replies):
             return b";".join(r if isinstance(r, bytes) else r.encode("ascii", "replace")
                              for r in replies)
         return ";".join(r for r in replies if isinstance(r, str))
+
+
+_WHITE_SPACE = {code: " " for code in (*range(0x00, 0x0A), *range(0x0B, 0x21))}
+
+
+def normalise_white_space(line: str) -> str:
+    """Every IEEE 488.2 white-space byte (0x00-0x09, 0x0B-0x20) outside a quoted string
+    becomes a space, so the parser splits on one kind of white space."""
+    parts = re.split(r"(\"(?:[^\"]|\"\")*\"|'(?:[^']|'')*')", line)
+    return "".join(part if index % 2 else part.translate(_WHITE_SPACE)
+                   for index, part in enumerate(parts))

@@ -3,7 +3,17 @@
 Used by the SCPI instruments and by the amplifier's serial I2C bridge. Both
 feed whole lines to a :class:`LineInterpreter` (a :class:`ScpiInterpreter`,
 say) one at a time, in order, and carry out the transport faults of
-:mod:`emulators.faults` (those the server is told to honour). A device that
+:mod:`emulators.faults` (those the server is told to honour).
+
+A server is given either one interpreter that every client shares (a line
+protocol without per-client state, as the I2C bridge's) or a function that
+makes one per client: an SCPI instrument's, so that each TCP connection, and
+the console, has its own error queue and status registers.
+
+Lines: over TCP a program message ends with LF (IEEE 488.2's terminator; a
+CR before it is white space and dropped), so a CR inside a line is white
+space, as 488.2 has it. On the console, CR or LF ends a line, as a terminal's
+Enter key sends either. A device that
 loses power takes its TCP listener and connections down with it (clients see
 the connection drop, then refusal until it has booted); the serial console's
 cable stays attached, but nothing is read or answered while the device is down.
@@ -76,6 +86,14 @@ def split_lf_lines(buffer: bytearray) -> list[bytes]:
 
 
 Splitter = Callable[[bytearray], list[bytes]]
+Interpreters = LineInterpreter | Callable[[], LineInterpreter]
+"""One interpreter shared by every client, or a function making one per client."""
+
+
+def _per_client(interpreter: Interpreters) -> Callable[[], LineInterpreter]:
+    if callable(interpreter):
+        return interpreter
+    return lambda: interpreter
 
 
 class _Session:
@@ -156,15 +174,15 @@ class ScpiTcpServer:
     def __init__(
         self,
         device: LineDevice,
-        interpreter: LineInterpreter,
+        interpreter: Interpreters,
         *,
         host: str = "127.0.0.1",
         port: int = 0,
         transport_faults: frozenset[str] = TRANSPORT_FAULTS,
-        split: Splitter = split_lines,
+        split: Splitter = split_lf_lines,
     ):
         self.device = device
-        self.interpreter = interpreter
+        self.new_interpreter = _per_client(interpreter)
         self.transport_faults = transport_faults
         self.split = split
         self.host = host
@@ -218,7 +236,7 @@ class ScpiTcpServer:
             return
         self._writers.add(writer)
         session = _Session(
-            self.device, self.interpreter, b"\n", writer.write, lambda: _abort(writer),
+            self.device, self.new_interpreter(), b"\n", writer.write, lambda: _abort(writer),
             transport_faults=self.transport_faults, split=self.split,
         )
         try:
@@ -259,7 +277,7 @@ class ScpiPtyServer:
     def __init__(
         self,
         device: LineDevice,
-        interpreter: LineInterpreter,
+        interpreter: Interpreters,
         *,
         baud: int = 38400,
         terminator: bytes = b"\r",
@@ -267,7 +285,7 @@ class ScpiPtyServer:
         split: Splitter = split_lines,
     ):
         self.device = device
-        self.interpreter = interpreter
+        self.interpreter = _per_client(interpreter)()  # the console is one client, for good
         self.master, self._slave = os.openpty()
         tty.setraw(self._slave)
         attrs = termios.tcgetattr(self._slave)
@@ -279,7 +297,7 @@ class ScpiPtyServer:
         self._queue: asyncio.Queue[bytes] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._session = _Session(device, interpreter, terminator, self._write, lambda: None,
+        self._session = _Session(device, self.interpreter, terminator, self._write, lambda: None,
                                  transport_faults=transport_faults, split=split)
 
     async def start(self) -> None:

@@ -15,6 +15,9 @@ the NETCONF-over-SSH server (:class:`~emulators.netconf.server.NetconfServer`):
   PFC, no ECN, no fast CNP), so ``get-config`` lists the ports.
 - The server is built at :meth:`start`, with a new host key each time
   (:meth:`known_hosts_line` gives its known_hosts line), and the users given.
+  Its RPCs run in the server's worker thread, off the event loop that serves
+  the SSH connection; the model is therefore read and changed from that thread
+  (and faulted from others), under one lock.
 
 Faults: one injector, :attr:`SwitchDevice.faults`, for the whole device, routed
 by kind. The transport kinds (latency, drop, reset, garbage, truncate, freeze)
@@ -29,7 +32,8 @@ state to take in closed form, and a second of such congestion costs about
 30 km, the planner's configuration, with or without fast CNP; 0.2 s when the
 queue just fills and drops, as with the factory configuration). On the lab's
 real clock a sustained fault would fall further behind with every read, and
-the read would hold the lab's event loop meanwhile. So a congestion fault
+each read would keep the switch's NETCONF worker busy (its other sessions
+waiting) for longer than the time it integrates. So a congestion fault
 without ``seconds`` lasts :data:`DEFAULT_CONGESTION_SECONDS` (50 ms: the
 queue's peak and the senders' reaction fit in it; the ``<get>`` that
 integrates it takes about 0.3 s), and one asking for more than
@@ -99,7 +103,7 @@ class SwitchDevice:
         self.max_congestion_seconds = max_congestion_seconds
         self.model = SwitchModel(clock, ports, name=name, total_bytes=total_bytes,
                                  lossless_pool_bytes=lossless_pool_bytes)
-        # The model is read on the lab's event loop and faulted from other threads.
+        # The model is read and changed in the NETCONF worker and faulted from other threads.
         self._lock = threading.RLock()
         self.datastores = Datastores(clock=clock, on_commit=self._apply, state=self._state,
                                      validator=validator)

@@ -58,7 +58,7 @@ What is modelled, and why:
   by alpha/2; without CNPs the rate recovers. Feedback takes a loop: a
   switch CNP goes back over the cable and the slowed traffic comes forward
   again, one cable round trip plus 4 us of pipelines; a receiver's CNP comes
-  half a round trip later (REFERENCE: switch-generated CNPs save up to half an
+  half a round trip later (published figures: switch-generated CNPs save up to half an
   RTT; the model charges the whole half). So with fast CNP the queue peaks
   lower: on 30 km at 400G the half RTT is about 152 us, 7.6 MB at line rate.
 - PFC, per lossless priority: the port sends a pause frame when the queue's

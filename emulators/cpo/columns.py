@@ -1,0 +1,197 @@
+"""Which value the agent serves in each MIB object: its own table, restated from the MIBs.
+
+One line per object: its name in the MIB, the attribute of a row (or of the agent)
+that holds its value, and how that value is encoded, as the object's DESCRIPTION
+and UNITS clauses say it ("in hundredths of a dBm" is ``fixed(2)``). Reviewed
+line by line against mibs/MSO-CPO-MIB.mib, mibs/MSO-CPC-MIB.mib, IF-MIB (RFC 2863),
+SNMPv2-MIB (RFC 3418) and SNMP-FRAMEWORK-MIB (RFC 3411).
+
+Nothing here comes from the collector (``drivers.snmp.collector``): an agent that
+took the tested code's own column-to-field mapping would serve a swapped column
+exactly where the collector looks for it, and the two would agree on a wrong
+value. OIDs, ranges, enumerations and BITS still come from the compiled MIBs
+(:mod:`drivers.snmp.mibs`), which are the MIB text itself.
+
+Encodings (:class:`Encoding`):
+
+- ``text``: a DisplayString, UTF-8, cut to the syntax's SIZE;
+- ``number``: an integer as it is, held to the syntax's range (a Gauge32 such
+  as ifSpeed saturates at 4294967295, as RFC 2863 asks);
+- ``fixed(N)``: ``round(value × 10^N)`` held to the range, so ``-inf`` dBm (a dark
+  receiver) is the range's floor, -10000, as MsoPowerDbm says;
+- ``log10_ber``: MsoLog10Ber, ``round(1000 × log10(ratio))``, -18000 for a ratio
+  below 1E-18 or no errors at all;
+- ``enum``: a name of the syntax's enumeration; ``bits``: a set of BITS names;
+- ``counter``: Counter64, modulo 2^64;
+- ``timestamp``: TimeStamp, sysUpTime at a device time (0 before the agent's
+  boot, or when there was no such event);
+- ``octets``, ``oid``: as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Encoding:
+    kind: str
+    decimals: int = 0
+
+
+TEXT = Encoding("text")
+NUMBER = Encoding("number")
+ENUM = Encoding("enum")
+BITS = Encoding("bits")
+COUNTER = Encoding("counter")
+LOG10_BER = Encoding("log10_ber")
+TIMESTAMP = Encoding("timestamp")
+TIMETICKS = Encoding("timeticks")
+OCTETS = Encoding("octets")
+OID = Encoding("oid")
+
+
+def fixed(decimals: int) -> Encoding:
+    """A fixed-point Integer32 counting units of 10^-decimals."""
+    return Encoding("fixed", decimals)
+
+
+@dataclass(frozen=True)
+class Served:
+    """MIB object ``name`` carries ``attribute`` of its row, encoded as ``encoding``."""
+
+    name: str
+    attribute: str
+    encoding: Encoding
+
+
+@dataclass(frozen=True)
+class ServedTable:
+    """A table whose rows are the snapshot's ``rows``, indexed by the row attributes
+    ``index`` (in the INDEX clause's order). The index name ``bin`` is no attribute:
+    there, each column's attribute is a sequence and bin n serves its n-th item."""
+
+    module: str
+    table: str
+    rows: str
+    index: tuple[str, ...]
+    columns: tuple[Served, ...]
+
+
+CPO = "MSO-CPO-MIB"
+CPC = "MSO-CPC-MIB"
+
+# MSO-CPO-MIB msoCpoEngineTable, INDEX { msoCpoEngineIndex }: "one row each" engine.
+ENGINES = ServedTable(CPO, "msoCpoEngineTable", "engines", ("index",), (
+    Served("msoCpoEngineName", "name", TEXT),  # "the engine's name ... for example `OE3'"
+    Served("msoCpoEngineLaneCount", "lane_count", NUMBER),  # "the number of optical lanes"
+    # "in hundredths of a degree Celsius", UNITS "degrees Celsius"
+    Served("msoCpoEngineTemperature", "temperature_celsius", fixed(2)),
+    Served("msoCpoEngineTempHighThreshold", "temperature_high_celsius", fixed(2)),
+    # "main supply voltage, in millivolts", UNITS "V"
+    Served("msoCpoEngineSupplyVoltage", "supply_voltage_volts", fixed(3)),
+    Served("msoCpoEngineStatus", "status", ENUM),  # normal, overTemperature, failed
+))
+
+# MSO-CPO-MIB msoCpoLaneTable, INDEX { ifIndex, msoCpoLaneIndex }: port and lane.
+OPTICAL_LANES = ServedTable(CPO, "msoCpoLaneTable", "optical_lanes", ("port", "lane"), (
+    Served("msoCpoLaneEngineIndex", "engine", NUMBER),  # "the msoCpoEngineIndex ... that carries"
+    Served("msoCpoLaneEngineLane", "engine_lane", NUMBER),  # "the lane's number on that engine"
+    # "the optical power the lane transmits, in hundredths of a dBm"
+    Served("msoCpoLaneTxPower", "tx_power_dbm", fixed(2)),
+    # "... receives, in hundredths of a dBm; -10000 when the receiver sees no light"
+    Served("msoCpoLaneRxPower", "rx_power_dbm", fixed(2)),
+    # "the bias current of the lane's modulator, in microamperes", UNITS "mA"
+    Served("msoCpoLaneTxBias", "tx_bias_ma", fixed(3)),
+    Served("msoCpoLaneElsModule", "els_module", NUMBER),  # "the msoCpoElsModuleIndex ..."
+    Served("msoCpoLaneElsLane", "els_lane", NUMBER),  # "the msoCpoElsLaneIndex, within ..."
+))
+
+# MSO-CPO-MIB msoCpoElsTable, INDEX { msoCpoElsModuleIndex, msoCpoElsLaneIndex }.
+LASERS = ServedTable(CPO, "msoCpoElsTable", "lasers", ("module", "lane"), (
+    # "the optical power the laser sends towards the engines, in hundredths of a dBm;
+    # -10000 while the laser is off"
+    Served("msoCpoElsOutputPower", "output_power_dbm", fixed(2)),
+    Served("msoCpoElsBiasCurrent", "bias_current_ma", fixed(3)),  # "in microamperes"
+    Served("msoCpoElsVoltage", "voltage_volts", fixed(3)),  # "forward voltage, in millivolts"
+    Served("msoCpoElsTemperature", "temperature_celsius", fixed(2)),  # "hundredths of a degree"
+    Served("msoCpoElsState", "state", ENUM),  # off, ramping, on
+    Served("msoCpoElsControlMode", "control_mode", ENUM),  # constantCurrent, constantPower
+    Served("msoCpoElsFaults", "faults", BITS),  # "the laser's fault conditions present now"
+))
+
+# MSO-CPC-MIB msoCpcLaneTable, INDEX { ifIndex, msoCpcLaneIndex }.
+ELECTRICAL_LANES = ServedTable(CPC, "msoCpcLaneTable", "electrical_lanes", ("port", "lane"), (
+    # "the signal-to-noise ratio at the receiver's slicer ... in hundredths of a dB"
+    Served("msoCpcLaneSnr", "snr_db", fixed(2)),
+    # "the bit error ratio before FEC correction ... as its decimal logarithm in thousandths"
+    Served("msoCpcLanePreFecBer", "pre_fec_ber", LOG10_BER),
+    # "codewords received with between 1 and 15 symbol errors"
+    Served("msoCpcLaneFecCorrected", "fec_corrected", COUNTER),
+    # "codewords received with more symbol errors than the decoder can correct"
+    Served("msoCpcLaneFecUncorrectable", "fec_uncorrectable", COUNTER),
+    # "the channel's insertion loss at the Nyquist frequency ... in hundredths of a dB"
+    Served("msoCpcLaneInsertionLoss", "insertion_loss_db", fixed(2)),
+    # "the vertical opening of the smallest of the three PAM4 eyes ... in microvolts"
+    Served("msoCpcLaneEyeHeight", "eye_height_mv", fixed(3)),
+    # "the horizontal opening ... in thousandths of a unit interval"
+    Served("msoCpcLaneEyeWidth", "eye_width_ui", fixed(3)),
+    # "the value of sysUpTime on the most recent occasion at which any one or more of
+    # this lane's counters suffered a discontinuity"; 0 if none since the agent started
+    Served("msoCpcLaneDiscontinuityTime", "discontinuity_at", TIMESTAMP),
+))
+
+# MSO-CPC-MIB msoCpcHistogramTable, INDEX { ifIndex, msoCpcLaneIndex, msoCpcHistogramBin }:
+# "the number of codewords the lane received with the bin's number of symbol errors";
+# the rows are the electrical lanes, and bin n is the n-th count of a lane's histogram
+# (0..15 symbol errors, then 16 or more).
+HISTOGRAM = ServedTable(CPC, "msoCpcHistogramTable", "electrical_lanes", ("port", "lane", "bin"), (
+    Served("msoCpcHistogramCodewords", "histogram", COUNTER),
+))
+
+TABLES = (ENGINES, OPTICAL_LANES, LASERS, ELECTRICAL_LANES, HISTOGRAM)
+
+# MSO-CPC-MIB msoCpcFecDegradeThreshold: "the pre-FEC bit error ratio at or above which
+# a lane's FEC is degraded", an MsoLog10Ber; an attribute of the reading itself.
+THRESHOLD = (CPC, Served("msoCpcFecDegradeThreshold", "fec_degrade_threshold_ber", LOG10_BER))
+
+# IF-MIB (RFC 2863) ifTable and ifXTable, INDEX { ifIndex }, for the ports the CPO and
+# CPC tables index: the rows are :class:`~emulators.cpo.interfaces.InterfaceRow`.
+IF_TABLE = ServedTable("IF-MIB", "ifTable", "interfaces", ("index",), (
+    Served("ifIndex", "index", NUMBER),
+    Served("ifDescr", "descr", TEXT),
+    Served("ifType", "if_type", ENUM),  # IANAifType
+    # "an estimate of the interface's current bandwidth in bits per second"; above
+    # 4,294,967,295 it "should report its maximum value" (NUMBER saturates)
+    Served("ifSpeed", "speed_bps", NUMBER),
+    Served("ifOperStatus", "oper_status", ENUM),
+))
+IF_X_TABLE = ServedTable("IF-MIB", "ifXTable", "interfaces", ("index",), (
+    Served("ifName", "name", TEXT),
+    # "in units of 1,000,000 bits per second"
+    Served("ifHighSpeed", "speed_mbps", NUMBER),
+))
+IF_TABLES = (IF_TABLE, IF_X_TABLE)
+# IF-MIB ifNumber: "the number of network interfaces (regardless of their current state)".
+IF_NUMBER = ("IF-MIB", Served("ifNumber", "interface_count", NUMBER))
+
+# SNMPv2-MIB system group (RFC 3418), from :class:`~emulators.cpo.mibview.SystemInfo`;
+# sysUpTime is the agent's own, read at every request.
+SYSTEM: tuple[str, tuple[Served, ...]] = ("SNMPv2-MIB", (
+    Served("sysDescr", "descr", TEXT),
+    Served("sysObjectID", "object_id", OID),
+    Served("sysUpTime", "uptime_ticks", TIMETICKS),
+    Served("sysContact", "contact", TEXT),
+    Served("sysName", "name", TEXT),
+    Served("sysLocation", "location", TEXT),
+    Served("sysServices", "services", NUMBER),
+))
+
+# SNMP-FRAMEWORK-MIB snmpEngine group (RFC 3411 section 5): the values USM puts in
+# every message header (RFC 3414 section 2.2), read from the agent at every request.
+ENGINE: tuple[str, tuple[Served, ...]] = ("SNMP-FRAMEWORK-MIB", (
+    Served("snmpEngineID", "engine_id", OCTETS),
+    Served("snmpEngineBoots", "engine_boots", NUMBER),
+    Served("snmpEngineTime", "engine_seconds", NUMBER),  # "seconds since ... boots last changed"
+    Served("snmpEngineMaxMessageSize", "max_message_size", NUMBER),
+))

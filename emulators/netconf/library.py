@@ -1,0 +1,265 @@
+"""Module discovery on the switch emulator: which YANG modules it implements, and the
+text of its own, so that a client with no copy of yang/ can fetch the module and use it.
+
+Three views of one module list (:class:`Library`):
+
+- NETCONF monitoring (RFC 6022, ietf-netconf-monitoring@2010-10-04): ``<get>`` of
+  ``/netconf-state`` gives the server's ``capabilities`` and ``schemas``: one entry
+  per schema the ``<get-schema>`` operation returns (RFC 6022 3.1), each with its
+  identifier, version, format (YANG), namespace and location ``NETCONF``. Only the
+  project's own module is served: the standard modules are listed in the YANG
+  library below but their text is not shipped (every YANG tool carries its own copy).
+  The other containers of ``/netconf-state`` (datastores, sessions, statistics) are
+  not served.
+- The YANG library (RFC 8525, ietf-yang-library@2019-01-04): ``/yang-library`` with
+  one module set, one schema, the datastores that use it (running, candidate when
+  there is one, startup) and its ``content-id``; and the deprecated
+  ``/modules-state`` (the shape of RFC 7895, kept in that revision) for clients
+  written before RFC 8525, with a ``module-set-id`` equal to the content-id.
+- The hello (:meth:`Library.capabilities`): the monitoring module's URI, as RFC 6022
+  asks of a server that implements it, and
+  ``urn:ietf:params:netconf:capability:yang-library:1.0?revision=…&module-set-id=…``,
+  which RFC 7950 5.6.4 requires of a NETCONF server that implements YANG 1.1
+  modules (msoctl-congestion is one). RFC 8526 2 replaces it with
+  ``:yang-library:1.1`` for servers that implement the NMDA; this one does not (no
+  ``<get-data>``, no operational datastore), so 1.0 is what it advertises.
+
+``<get-schema>`` errors (RFC 6022 3.1): no ``identifier`` is ``missing-element``; no
+schema matching identifier, version and format is ``invalid-value`` (bad-element
+naming the parameter that ruled the last candidates out); more than one match is
+``operation-failed`` with error-app-tag ``data-not-unique``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from lxml import etree
+from lxml.etree import _Element
+
+from drivers.switch.schema import MODULE, NAMESPACE, REVISION
+from emulators.netconf.messages import NETCONF_NS, RpcError
+from emulators.netconf.validation import YANG_DIRECTORY
+
+MONITORING_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
+MONITORING_REVISION = "2010-10-04"
+MONITORING_CAPABILITY = (f"{MONITORING_NS}?module=ietf-netconf-monitoring"
+                         f"&revision={MONITORING_REVISION}")
+YANG_LIBRARY_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-library"
+YANG_LIBRARY_REVISION = "2019-01-04"
+YANG_LIBRARY_CAPABILITY = "urn:ietf:params:netconf:capability:yang-library:1.0"
+DATASTORES_NS = "urn:ietf:params:xml:ns:yang:ietf-datastores"
+MODULE_FILE = YANG_DIRECTORY / f"{MODULE}.yang"
+SCHEMA_FORMAT = "yang"  # the one format served: an identity of ietf-netconf-monitoring
+MODULE_SET = "switch"
+
+
+@dataclass(frozen=True)
+class Module:
+    """One module of the library; ``source`` is the YANG text get-schema returns
+    (``None``: listed, not served); an imported-only module is not ``implemented``."""
+
+    name: str
+    revision: str
+    namespace: str
+    implemented: bool = True
+    features: tuple[str, ...] = ()
+    source: Path | None = None
+
+
+def switch_modules(*, candidate: bool = True) -> tuple[Module, ...]:
+    """What the switch emulator implements (ietf-netconf with the features its
+    capabilities name) and the modules those import."""
+    features = ("candidate", "confirmed-commit") if candidate else ("writable-running",)
+    return (
+        Module(MODULE, REVISION, NAMESPACE, source=MODULE_FILE),
+        Module("ietf-netconf", "2011-06-01", NETCONF_NS,
+               features=(*features, "rollback-on-error", "validate", "startup")),
+        Module("ietf-netconf-monitoring", MONITORING_REVISION, MONITORING_NS),
+        Module("ietf-yang-library", YANG_LIBRARY_REVISION, YANG_LIBRARY_NS),
+        Module("ietf-yang-types", "2013-07-15", "urn:ietf:params:xml:ns:yang:ietf-yang-types",
+               implemented=False),
+        Module("ietf-inet-types", "2013-07-15", "urn:ietf:params:xml:ns:yang:ietf-inet-types",
+               implemented=False),
+        Module("ietf-netconf-acm", "2012-02-22", "urn:ietf:params:xml:ns:yang:ietf-netconf-acm",
+               implemented=False),
+        Module("ietf-datastores", "2018-02-14", DATASTORES_NS, implemented=False),
+    )
+
+
+@dataclass
+class Library:
+    """The modules a server implements, as monitoring data, YANG library data and hello
+    capabilities, and the ``<get-schema>`` operation over their sources."""
+
+    modules: tuple[Module, ...]
+    datastores: tuple[str, ...] = ("running", "candidate", "startup")
+    server_capabilities: tuple[str, ...] = field(default=())
+
+    @cached_property
+    def module_set_id(self) -> str:
+        """Changes whenever the module set does (RFC 8525: content-id; RFC 7895:
+        module-set-id): a digest of every module's name, revision, namespace, role and
+        features."""
+        digest = hashlib.sha256()
+        for module in sorted(self.modules, key=lambda m: (m.name, m.revision)):
+            digest.update(repr((module.name, module.revision, module.namespace,
+                                module.implemented, sorted(module.features))).encode())
+        return digest.hexdigest()[:40]
+
+    def capabilities(self) -> tuple[str, ...]:
+        return (MONITORING_CAPABILITY,
+                f"{YANG_LIBRARY_CAPABILITY}?revision={YANG_LIBRARY_REVISION}"
+                f"&module-set-id={self.module_set_id}")
+
+    @cached_property
+    def _texts(self) -> dict[str, str]:
+        return {module.name: module.source.read_text(encoding="utf-8")
+                for module in self.modules if module.source is not None}
+
+    # ---- data for <get> -------------------------------------------------------------
+
+    def state(self) -> list[_Element]:
+        """``/netconf-state``, ``/yang-library`` and ``/modules-state``, new elements."""
+        return [self._netconf_state(), self._yang_library(), self._modules_state()]
+
+    def _netconf_state(self) -> _Element:
+        root = etree.Element(_m("netconf-state"), nsmap={None: MONITORING_NS})
+        if self.server_capabilities:
+            listed = _sub(root, _m("capabilities"))
+            for capability in self.server_capabilities:
+                _sub(listed, _m("capability"), capability)
+        schemas = _sub(root, _m("schemas"))
+        for module in self.modules:
+            if module.source is None:
+                continue
+            entry = _sub(schemas, _m("schema"))
+            _sub(entry, _m("identifier"), module.name)
+            _sub(entry, _m("version"), module.revision)
+            # unprefixed: the identity is read in the element's own (default) namespace
+            # (RFC 7950 9.10.3); a prefix used only in text would not survive copies
+            _sub(entry, _m("format"), SCHEMA_FORMAT)
+            _sub(entry, _m("namespace"), module.namespace)
+            _sub(entry, _m("location"), "NETCONF")
+        return root
+
+    def _yang_library(self) -> _Element:
+        root = etree.Element(_y("yang-library"), nsmap={None: YANG_LIBRARY_NS})
+        module_set = _sub(root, _y("module-set"))
+        _sub(module_set, _y("name"), MODULE_SET)
+        for module in self._ordered(implemented=True):
+            entry = _sub(module_set, _y("module"))
+            _sub(entry, _y("name"), module.name)
+            _sub(entry, _y("revision"), module.revision)
+            _sub(entry, _y("namespace"), module.namespace)
+            for feature in module.features:
+                _sub(entry, _y("feature"), feature)
+        for module in self._ordered(implemented=False):
+            entry = _sub(module_set, _y("import-only-module"))
+            _sub(entry, _y("name"), module.name)
+            _sub(entry, _y("revision"), module.revision)
+            _sub(entry, _y("namespace"), module.namespace)
+        schema = _sub(root, _y("schema"))
+        _sub(schema, _y("name"), MODULE_SET)
+        _sub(schema, _y("module-set"), MODULE_SET)
+        for name in self.datastores:
+            datastore = _sub(root, _y("datastore"))
+            identity = etree.SubElement(datastore, _y("name"), nsmap={"ds": DATASTORES_NS})
+            identity.text = f"ds:{name}"
+            _sub(datastore, _y("schema"), MODULE_SET)
+        _sub(root, _y("content-id"), self.module_set_id)
+        return root
+
+    def _modules_state(self) -> _Element:
+        root = etree.Element(_y("modules-state"), nsmap={None: YANG_LIBRARY_NS})
+        _sub(root, _y("module-set-id"), self.module_set_id)
+        for module in (*self._ordered(implemented=True), *self._ordered(implemented=False)):
+            entry = _sub(root, _y("module"))
+            _sub(entry, _y("name"), module.name)
+            _sub(entry, _y("revision"), module.revision)
+            _sub(entry, _y("namespace"), module.namespace)
+            for feature in module.features:
+                _sub(entry, _y("feature"), feature)
+            _sub(entry, _y("conformance-type"),
+                 "implement" if module.implemented else "import")
+        return root
+
+    def _ordered(self, *, implemented: bool) -> Iterator[Module]:
+        return (module for module in self.modules if module.implemented is implemented)
+
+    # ---- <get-schema> ----------------------------------------------------------------
+
+    def get_schema(self, session: object, rpc: _Element) -> _Element:
+        """The ``<get-schema>`` operation (RFC 6022 3.1): ``<data>`` holding the text."""
+        operation = next(child for child in rpc if isinstance(child.tag, str))
+        identifier = _parameter(operation, "identifier")
+        if identifier is None:
+            raise RpcError("missing-element", "get-schema needs an identifier",
+                           error_type="protocol", info={"bad-element": "identifier"})
+        version = _parameter(operation, "version")
+        wanted_format = _format(operation)
+        found = [module for module in self.modules
+                 if module.source is not None and module.name == identifier]
+        ruled_out = "identifier"
+        if found and version is not None:
+            found = [module for module in found if module.revision == version]
+            ruled_out = "version"
+        if found and wanted_format is not None and wanted_format != SCHEMA_FORMAT:
+            found = []
+            ruled_out = "format"
+        if not found:
+            raise RpcError("invalid-value", f"no schema {identifier!r} "
+                           + (f"version {version!r} " if version is not None else "")
+                           + (f"in format {wanted_format!r} " if wanted_format else "")
+                           + "on this server", error_type="protocol",
+                           info={"bad-element": ruled_out})
+        if len(found) > 1:  # several versions and none asked for
+            raise RpcError("operation-failed", f"{len(found)} versions of {identifier!r}: "
+                           "give a version", error_type="protocol", app_tag="data-not-unique")
+        data = etree.Element(_m("data"), nsmap={None: MONITORING_NS})
+        data.text = self._texts[found[0].name]
+        return data
+
+
+def _m(local: str) -> str:
+    return f"{{{MONITORING_NS}}}{local}"
+
+
+def _y(local: str) -> str:
+    return f"{{{YANG_LIBRARY_NS}}}{local}"
+
+
+def _sub(parent: _Element, tag: str, text: str | None = None) -> _Element:
+    element = etree.SubElement(parent, tag)
+    if text is not None:
+        element.text = text
+    return element
+
+
+def _parameter(operation: _Element, name: str) -> str | None:
+    element = operation.find(_m(name))
+    return None if element is None else (element.text or "").strip()
+
+
+def _format(operation: _Element) -> str | None:
+    """The ``format`` identity's name (an identityref: ``ncm:yang``, or ``yang``);
+    ``invalid-value`` when a prefix names another module than ietf-netconf-monitoring.
+
+    An unprefixed name is taken for one of the module's identities whatever the
+    default namespace is where it stands: RFC 7950 9.10.3 reads it in the default
+    namespace, but clients (ncclient among them) write ``<ns0:format>yang</ns0:format>``
+    and mean the monitoring module's identity, the only kind a format can be."""
+    element = operation.find(_m("format"))
+    if element is None:
+        return None
+    prefix, _, name = (element.text or "").strip().rpartition(":")
+    if (prefix and element.nsmap.get(prefix) != MONITORING_NS) or not name:
+        raise RpcError("invalid-value", f"format {element.text!r} is not a schema format "
+                       "of ietf-netconf-monitoring", error_type="protocol",
+                       info={"bad-element": "format"})
+    return name
+
