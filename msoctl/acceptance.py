@@ -25,6 +25,7 @@ import click
 from drivers.errors import SafetyInterlock, ValidationError
 from drivers.instruments import LaserDriver, MeterDriver, open_laser, open_meter
 from drivers.ocs import OcsDriver, PortMap
+from drivers.yamlfile import read_text
 from msoctl import safety
 from msoctl.characterize import (
     MIN_LAUNCH_DBM,
@@ -242,14 +243,20 @@ def _progress(show: bool, total: int, done: int, label: str) -> Iterator[Any]:
         yield advance
 
 
+REPORT_KEYS = frozenset({"device", "pass", "settings", "failures", "steps"})
+
+
 def load_report(directory: Path) -> dict[str, Any]:
     """The report.json in ``directory``; says what is wrong when there is none."""
     path = directory / REPORT_FILE
     if path.exists():
         try:
-            document: dict[str, Any] = json.loads(path.read_text())
-        except (OSError, ValueError) as error:
+            document = json.loads(read_text(path))
+        except (ValueError, RecursionError) as error:  # YamlFileError is a ValueError
             raise ValidationError(f"{path}: unreadable report: {error}") from None
+        if not isinstance(document, dict) or not set(document) >= REPORT_KEYS:
+            raise ValidationError(f"{path}: not a characterization report (it needs "
+                                  f"{', '.join(sorted(REPORT_KEYS))})")
         return document
     state = RunState(directory)
     if state.exists():

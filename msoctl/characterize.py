@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
@@ -134,18 +135,25 @@ class Step:
 # ---- parsing what the operator asks for ------------------------------------------------------
 
 
+_PORT_NUMBER = re.compile(r"[0-9]{1,6}")
+MAX_PORT = 1024
+
+
 def parse_port_list(text: str) -> list[int]:
-    """``"1-8,65-72,100"`` -> the ports, in order, without repeats."""
-    ports: list[int] = []
+    """``"1-8,65-72,100"`` -> the ports, in order, without repeats; ports 1..1024 (an OCS
+    has at most 512x512). Raises :class:`ValidationError`."""
+    ports: dict[int, None] = {}  # ordered, and a repeat costs nothing
     for item in text.split(","):
         first, sep, last = item.strip().partition("-")
-        if not first.isdigit() or (sep and not last.isdigit()):
+        if not _PORT_NUMBER.fullmatch(first) or (sep and not _PORT_NUMBER.fullmatch(last)):
             raise ValidationError(f"--ports: {item.strip()!r} is not a port or a range like 1-8")
         start, stop = int(first), int(last) if sep else int(first)
         if stop < start:
             raise ValidationError(f"--ports: range {item.strip()!r} runs backwards")
-        ports.extend(p for p in range(start, stop + 1) if p not in ports)
-    return ports
+        if stop > MAX_PORT:
+            raise ValidationError(f"--ports: {item.strip()!r}: ports are 1..{MAX_PORT}")
+        ports.update(dict.fromkeys(range(start, stop + 1)))
+    return list(ports)
 
 
 def parse_wavelengths(text: str) -> list[float]:

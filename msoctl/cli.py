@@ -8,6 +8,7 @@ adds detail; only ``--debug`` shows a traceback.
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from drivers.switch.netconf import NetconfTarget
 from drivers.transports.i2c import open_cmis_io
 from drivers.yamlfile import YamlFileError
 from msoctl import __version__, interrupts
-from msoctl.inventory import Device, Inventory, find_inventory, load_inventory
+from msoctl.inventory import Device, Inventory, find_inventory, inventory_named, load_inventory
 from msoctl.journal import DeviceBusy, Journal, JournalError, default_journal_path
 from msoctl.linkstate import LinkStates
 
@@ -58,11 +59,12 @@ class Context:
 
     @property
     def journal(self) -> Journal:
-        if self.journal_option:
+        if self.journal_option is not None:
+            if not self.journal_option.strip():
+                raise ValidationError("--journal (or MSOCTL_JOURNAL) is empty: give the "
+                                      "journal file")
             return Journal(Path(self.journal_option).expanduser())
-        try:
-            find_inventory(self.inventory_option)
-        except YamlFileError:
+        if inventory_named(self.inventory_option) is None:
             return Journal(default_journal_path())  # history works without an inventory
         return Journal(self.inventory.journal_path or default_journal_path())
 
@@ -182,6 +184,8 @@ pass_context = click.make_pass_decorator(Context)
 def cli(ctx: click.Context, inventory: str | None, journal: str | None, verbose: bool,
         debug: bool) -> None:
     """Control plane for MegaScaleOut fabric hardware: OCS, amplifiers, switches, telemetry."""
+    if journal is None and os.environ.get("MSOCTL_JOURNAL") == "":
+        journal = ""  # click takes an empty variable for an unset one; refused when used
     ctx.obj = Context(inventory, journal, verbose or debug, debug)
 
 
@@ -256,6 +260,11 @@ def run(argv: list[str] | None = None) -> int:
         return _fail("terminated", 143, verbose=verbose)
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as error:  # a file msoctl had to read or write, named by the error
+        if debug:
+            traceback.print_exc()
+        where = f"{error.filename}: " if error.filename else ""
+        return _fail(f"{where}{error.strerror or error}", EXIT_FAILED, verbose=verbose)
     except Exception as error:
         if debug:
             traceback.print_exc()

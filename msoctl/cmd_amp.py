@@ -15,6 +15,7 @@ from drivers.errors import SafetyInterlock, ValidationError
 from msoctl import impact, safety
 from msoctl.amp_ops import restart_amplifier, set_amplifier, set_tx
 from msoctl.cli import Context, pass_context
+from msoctl.cli_types import DEVICE, Number
 from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import locked_change
@@ -79,7 +80,7 @@ def status_document(name: str, status: AmpStatus, driver: AmpDriver,
 
 
 @amp.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @output_option
 @pass_context
 def status(ctx: Context, device: str, output: str) -> None:
@@ -130,7 +131,7 @@ def _tx_word(disabled: bool | None) -> str:
 
 
 @amp.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.argument("state", type=click.Choice(["off", "on"]))
 @click.option("--override-laser-safety", is_flag=True,
               help="Turn the output on even though ALS would not shut it on a cut fiber "
@@ -177,14 +178,14 @@ def _refuse(ctx: Context, device: str, action: str, error: ValidationError) -> V
 
 
 @amp.command("set")
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.option("--mode", type=click.Choice(["gain", "power"]),
               help="Constant gain, or constant output power.")
-@click.option("--gain", "gain_db", type=float, metavar="DB", help="Target gain, dB.")
-@click.option("--output-power", "output_power_dbm", type=float, metavar="DBM",
+@click.option("--gain", "gain_db", type=Number(), metavar="DB", help="Target gain, dB.")
+@click.option("--output-power", "output_power_dbm", type=Number(), metavar="DBM",
               help="Target output power, dBm (constant output power mode).")
-@click.option("--tilt", "tilt_db", type=float, metavar="DB", help="Target gain tilt, dB.")
-@click.option("--slew", "slew_db_per_second", type=click.FloatRange(min=0.1), metavar="DB/S",
+@click.option("--tilt", "tilt_db", type=Number(), metavar="DB", help="Target gain tilt, dB.")
+@click.option("--slew", "slew_db_per_second", type=Number(0.1, 1000), metavar="DB/S",
               help="Gain ramp rate (default: the inventory's, else 10 dB/s).")
 @click.option("--dry-run", is_flag=True, help="Show the links it disturbs; write nothing.")
 @pass_context
@@ -215,14 +216,14 @@ def set_command(ctx: Context, device: str, mode: str | None, gain_db: float | No
 
 
 @amp.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.option("--mode", type=click.Choice(["auto", "manual", "disabled"]),
               help="Automatic restart, manual restart, or disabled.")
-@click.option("--los-soak", "los_soak", type=float, metavar="SECONDS",
+@click.option("--los-soak", "los_soak", type=Number(), metavar="SECONDS",
               help="Lost input this long shuts the output.")
-@click.option("--restart-interval", "restart_interval", type=float, metavar="SECONDS",
+@click.option("--restart-interval", "restart_interval", type=Number(), metavar="SECONDS",
               help="Time between automatic restart pulses.")
-@click.option("--pulse", "pulse", type=float, metavar="SECONDS",
+@click.option("--pulse", "pulse", type=Number(), metavar="SECONDS",
               help="Length of a restart pulse.")
 @click.option("--override-laser-safety", is_flag=True,
               help="Allow disabling ALS (journaled). The output then stays lit into a cut fiber.")
@@ -283,7 +284,7 @@ def als(ctx: Context, device: str, mode: str | None, los_soak: float | None,
 
 
 @amp.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @pass_context
 def restart(ctx: Context, device: str) -> None:
     """Send one ALS restart pulse (after a manual-restart shutdown)."""
@@ -297,7 +298,7 @@ def restart(ctx: Context, device: str) -> None:
 
 
 @amp.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @output_option
 @pass_context
 def flags(ctx: Context, device: str, output: str) -> None:
@@ -314,7 +315,7 @@ def flags(ctx: Context, device: str, output: str) -> None:
 
 
 @amp.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @output_option
 @pass_context
 def thresholds(ctx: Context, device: str, output: str) -> None:
@@ -339,7 +340,7 @@ def thresholds(ctx: Context, device: str, output: str) -> None:
 
 
 @amp.command("power-mode")
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.argument("mode", type=click.Choice(["low", "high"]))
 @click.option("--dry-run", is_flag=True, help="Show the links it darkens; write nothing.")
 @click.option("--force", is_flag=True,
@@ -399,7 +400,7 @@ def hex_dump(data: list[int | None], base: int) -> str:
 
 
 @amp.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.option("--page", "page_text", required=True, metavar="P",
               help="lower, or an upper page: 0x00, 01h, 0xB0, ...")
 @click.option("--include-latched", is_flag=True,

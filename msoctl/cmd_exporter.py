@@ -12,6 +12,7 @@ import click
 
 from drivers.errors import ValidationError
 from msoctl.cli import Context, pass_context
+from msoctl.cli_types import Number, input_path
 from msoctl.exporter import DEFAULT_LISTEN, DEFAULT_TIMEOUT_OFFSET_SECONDS
 
 
@@ -19,11 +20,11 @@ from msoctl.exporter import DEFAULT_LISTEN, DEFAULT_TIMEOUT_OFFSET_SECONDS
 @click.option("--listen", default=DEFAULT_LISTEN, show_default=True, metavar="ADDR:PORT",
               help="Address to serve on: ADDR:PORT, [V6ADDR]:PORT, or :PORT for every "
                    "IPv4 address; port 0 picks a free one (printed).")
-@click.option("--tls-cert", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+@click.option("--tls-cert", type=input_path(dir_okay=False), metavar="FILE",
               help="Serve HTTPS with this PEM certificate (chain); needs --tls-key.")
-@click.option("--tls-key", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+@click.option("--tls-key", type=input_path(dir_okay=False), metavar="FILE",
               help="The certificate's PEM private key.")
-@click.option("--timeout-offset", type=click.FloatRange(0, 10), metavar="SECONDS",
+@click.option("--timeout-offset", type=Number(0, 10), metavar="SECONDS",
               default=DEFAULT_TIMEOUT_OFFSET_SECONDS, show_default=True,
               help="Answer a probe this long before Prometheus's scrape timeout.")
 @pass_context

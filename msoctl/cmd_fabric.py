@@ -23,6 +23,7 @@ import click
 from drivers.switch.tree import Change
 from msoctl import impact
 from msoctl.cli import Context, pass_context
+from msoctl.cli_types import input_path
 from msoctl.fabric import (
     ApplyReport,
     FabricPlan,
@@ -46,7 +47,7 @@ def _intent(ctx: Context, file: Path) -> FabricIntent:
 
 
 @fabric.command("plan")
-@click.argument("file", type=click.Path(path_type=Path), metavar="FILE")
+@click.argument("file", type=input_path(dir_okay=False), metavar="FILE")
 @output_option
 @pass_context
 def plan_command(ctx: Context, file: Path, output: str) -> None:
@@ -126,7 +127,7 @@ def print_plan(plan: FabricPlan) -> None:
 
 
 @fabric.command("apply")
-@click.argument("file", type=click.Path(path_type=Path), metavar="FILE")
+@click.argument("file", type=input_path(dir_okay=False), metavar="FILE")
 @click.option("--force", is_flag=True,
               help="Apply although it takes an in-service link down (journaled).")
 @click.option("--allow-delete", is_flag=True,

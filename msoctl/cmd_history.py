@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from msoctl.cli import Context, pass_context
+from msoctl.cli_types import DEVICE, TEXT, Count
 from msoctl.journal import Operation
 from msoctl.output import emit_json, table
 
@@ -79,10 +80,10 @@ def _as_dict(operation: Operation) -> dict[str, Any]:
 
 
 @click.command()
-@click.option("--device", "device", metavar="NAME", help="Only this device.")
-@click.option("-n", "limit", type=click.IntRange(min=1), default=20, show_default=True,
+@click.option("--device", "device", metavar="NAME", type=DEVICE, help="Only this device.")
+@click.option("-n", "limit", type=Count(1, 1_000_000), default=20, show_default=True,
               help="The last N changes.")
-@click.option("--kind", "kind", metavar="PREFIX",
+@click.option("--kind", "kind", metavar="PREFIX", type=TEXT,
               help="Only actions starting with this (ocs, ocs.apply, ...).")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="Print a table, or one JSON document.")

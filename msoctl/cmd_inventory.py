@@ -8,6 +8,7 @@ import click
 
 from drivers.errors import ValidationError
 from msoctl.cli import Context, pass_context
+from msoctl.cli_types import OutputFile
 from msoctl.output import emit_json, table
 
 
@@ -40,15 +41,37 @@ def show(ctx: Context, output: str) -> None:
 
 
 @inventory.command()
+@click.option("--deep", is_flag=True,
+              help="Also resolve every secret reference, parse every address and read every "
+                   "file the inventory names (sends nothing to any device).")
 @pass_context
-def check(ctx: Context) -> None:
-    """Validate the inventory file; exit 2 with the first problem if it is invalid."""
+def check(ctx: Context, deep: bool) -> None:
+    """Validate the inventory file; exit 2 with the first problem if it is invalid.
+
+    Without --deep only the file's structure is checked: secrets are not resolved and
+    no device is contacted. With --deep every problem found is listed, one per line
+    on stdout, and the command exits 2 if there is any.
+    """
     inv = ctx.inventory
-    click.echo(f"{inv.path}: ok, {len(inv.devices)} device(s)")
+    if not deep:
+        click.echo(f"{inv.path}: ok, {len(inv.devices)} device(s); structure only: secrets "
+                   "not resolved, no device contacted (--deep resolves and parses them)")
+        return
+    from msoctl.inventory_check import deep_check
+
+    report = deep_check(inv)
+    for problem in report.problems:
+        click.echo(f"{inv.path}: {problem}")
+    checked = (f"{report.secrets} secret(s) resolved, {report.addresses} address(es) parsed, "
+               f"{report.files} file(s) read; nothing was sent")
+    if report.problems:
+        raise ValidationError(f"{inv.path}: {len(report.problems)} problem(s) listed above "
+                              f"({checked})")
+    click.echo(f"{inv.path}: ok, {len(inv.devices)} device(s); {checked}")
 
 
 @inventory.command()
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+@click.option("--out", type=OutputFile(), metavar="FILE",
               help="Write the targets to FILE (atomically) instead of printing them.")
 @pass_context
 def sd(ctx: Context, out: Path | None) -> None:

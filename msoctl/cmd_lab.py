@@ -17,16 +17,18 @@ from typing import Any
 import click
 
 from drivers.errors import DeviceError
-from drivers.yamlfile import YamlFileError
 from emulators.lab import Lab, load_topology
 from emulators.lab.control import ENDPOINT_FILE, TOKEN_FILE
 from emulators.lab.statelock import StateDirBusy
 from msoctl.cli import Context, pass_context
-from msoctl.inventory import find_inventory
+from msoctl.cli_types import TEXT, Count, Number, OutputDir, input_path
+from msoctl.inventory import inventory_named
 from msoctl.lab_control import LabEndpoint, call, find_lab
 from msoctl.output import emit_json, output_option, table
 
 DEFAULT_STATE_DIR = Path("lab-state")
+MAX_FAULT_SECONDS = 86_400.0  # a day: longer is a fault to clear by hand
+MAX_FAULT_COUNT = 1_000_000
 
 
 class LabBusy(DeviceError):
@@ -41,9 +43,9 @@ def lab() -> None:
 
 
 @lab.command()
-@click.option("--topology", type=click.Path(path_type=Path, dir_okay=False),
+@click.option("--topology", type=input_path(dir_okay=False),
               help="Topology YAML (default: two campuses 30 km apart).")
-@click.option("--state-dir", type=click.Path(path_type=Path, file_okay=False),
+@click.option("--state-dir", type=OutputDir(),
               default=DEFAULT_STATE_DIR, show_default=True,
               help="Where the inventory, journal and device NVRAM go.")
 @pass_context
@@ -95,17 +97,15 @@ def up(ctx: Context, topology: Path | None, state_dir: Path) -> None:
 # ---- a running lab: status and faults -----------------------------------------------------
 
 state_dir_option = click.option(
-    "--state-dir", type=click.Path(path_type=Path, file_okay=False),
+    "--state-dir", type=input_path(file_okay=False),
     help="The running lab's state directory (default: the directory of the inventory in "
          "use, else lab-state).")
 
 
 def _lab(ctx: Context, state_dir: Path | None) -> LabEndpoint:
     if state_dir is None:
-        try:
-            state_dir = find_inventory(ctx.inventory_option).parent
-        except YamlFileError:  # no inventory in use
-            state_dir = DEFAULT_STATE_DIR
+        named = inventory_named(ctx.inventory_option)
+        state_dir = DEFAULT_STATE_DIR if named is None else named.parent
     return find_lab(state_dir)
 
 
@@ -124,16 +124,16 @@ def status(ctx: Context, state_dir: Path | None, output: str) -> None:
 
 
 @lab.command()
-@click.argument("kind")
-@click.argument("target")
-@click.option("--port", metavar="P",
+@click.argument("kind", type=TEXT)
+@click.argument("target", type=TEXT)
+@click.option("--port", metavar="P", type=TEXT,
               help="What the fault hits inside TARGET: an OCS port, a switch port "
                    "(Ethernet2, with --queue), an amplifier pump, a CPO laser M/L, lane "
                    "PORT/LANE or engine.")
-@click.option("--queue", type=click.IntRange(min=0), help="A switch port's queue (with --port).")
-@click.option("--seconds", type=click.FloatRange(min=0),
+@click.option("--queue", type=Count(0, 7), help="A switch port's queue (with --port).")
+@click.option("--seconds", type=Number(0, MAX_FAULT_SECONDS),
               help="How long or how much: added latency, reboot time, a burst, a BER ramp.")
-@click.option("--count", type=click.IntRange(min=1),
+@click.option("--count", type=Count(1, MAX_FAULT_COUNT),
               help="How many replies a transport fault spoils (default: until cleared).")
 @click.option("--power-loss/--no-power-loss", default=True, show_default=True,
               help="A reboot with or without losing volatile state.")
@@ -261,7 +261,7 @@ def _print_status(endpoint: LabEndpoint, document: dict[str, Any]) -> None:
 
 
 @click.command()
-@click.option("--state-dir", type=click.Path(path_type=Path, file_okay=False),
+@click.option("--state-dir", type=OutputDir(),
               help="Keep the lab's files here (default: a temporary directory).")
 def demo(state_dir: Path | None) -> None:
     """A guided walkthrough of msoctl against the emulated lab (what `make demo` runs)."""

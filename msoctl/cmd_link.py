@@ -14,6 +14,7 @@ import click
 from drivers.errors import ValidationError
 from msoctl import impact
 from msoctl.cli import Context, pass_context
+from msoctl.cli_types import LINK
 from msoctl.output import emit_json, output_option, table
 
 
@@ -70,7 +71,7 @@ def list_links(ctx: Context, output: str) -> None:
 
 
 @link.command()
-@click.argument("name", metavar="LINK")
+@click.argument("name", metavar="LINK", type=LINK)
 @click.option("--reason", default="", metavar="TEXT", help="Why (kept in the journal).")
 @pass_context
 def drain(ctx: Context, name: str, reason: str) -> None:
@@ -85,7 +86,7 @@ def drain(ctx: Context, name: str, reason: str) -> None:
 
 
 @link.command()
-@click.argument("name", metavar="LINK")
+@click.argument("name", metavar="LINK", type=LINK)
 @pass_context
 def undrain(ctx: Context, name: str) -> None:
     """Put LINK back in service: changes that would take it down are refused again."""

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from drivers.errors import ValidationError
+from drivers.errors import DeviceError, ValidationError
 from drivers.ocs import BootMode, OcsDriver, PortMap, PortState
 from msoctl import impact
 from msoctl.acceptance import (
@@ -22,6 +22,7 @@ from msoctl.acceptance import (
 from msoctl.characterize import Limits, parse_port_list, parse_wavelengths
 from msoctl.characterize_report import summary_rows
 from msoctl.cli import Context, pass_context
+from msoctl.cli_types import DEVICE, Count, Number, OutputDir, input_path
 from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import locked_change
@@ -48,6 +49,10 @@ force_option = click.option(
 )
 
 
+class LightLost(DeviceError):
+    """Light entering a connected path does not leave at its egress; the table says where."""
+
+
 @click.group()
 def ocs() -> None:
     """Optical circuit switches: map, ports, power monitors."""
@@ -67,7 +72,7 @@ def _direction(driver: OcsDriver, port: int) -> str:
 
 
 @ocs.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @console_option
 @output_option
 @pass_context
@@ -195,7 +200,7 @@ dry_run_option = click.option("--dry-run", is_flag=True,
 
 
 @ocs.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.argument("pairs", nargs=-1, required=True, metavar="IN:OUT...")
 @dry_run_option
 @force_option
@@ -225,7 +230,7 @@ def connect(ctx: Context, device: str, pairs: tuple[str, ...], dry_run: bool, fo
 
 
 @ocs.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.argument("ports", nargs=-1, required=True, metavar="PORT...")
 @dry_run_option
 @force_option
@@ -248,8 +253,8 @@ def disconnect(ctx: Context, device: str, ports: tuple[str, ...], dry_run: bool,
 
 
 @ocs.command()
-@click.argument("device")
-@click.argument("mapfile", type=click.Path(path_type=Path))
+@click.argument("device", type=DEVICE)
+@click.argument("mapfile", type=input_path(dir_okay=False))
 @dry_run_option
 @force_option
 @console_option
@@ -277,7 +282,7 @@ def apply(ctx: Context, device: str, mapfile: Path, dry_run: bool, force: bool, 
 
 
 @ocs.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.argument("ports", nargs=-1, metavar="[PORT...]")
 @console_option
 @output_option
@@ -297,7 +302,7 @@ def power(ctx: Context, device: str, ports: tuple[str, ...], console: bool, outp
 
 
 @ocs.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @console_option
 @output_option
 @pass_context
@@ -361,7 +366,7 @@ def _set_ports(ctx: Context, device: str, ports: tuple[str, ...], enabled: bool,
 
 
 @port.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.argument("ports", nargs=-1, required=True, metavar="PORT...")
 @console_option
 @pass_context
@@ -371,7 +376,7 @@ def enable(ctx: Context, device: str, ports: tuple[str, ...], console: bool) -> 
 
 
 @port.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.argument("ports", nargs=-1, required=True, metavar="PORT...")
 @dry_run_option
 @click.option("--force", is_flag=True,
@@ -385,7 +390,7 @@ def disable(ctx: Context, device: str, ports: tuple[str, ...], dry_run: bool, fo
 
 
 @ocs.command("boot-mode")
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.argument("mode", required=False, type=click.Choice([m.value for m in BootMode]))
 @console_option
 @pass_context
@@ -409,27 +414,34 @@ def boot_mode(ctx: Context, device: str, mode: str | None, console: bool) -> Non
 
 
 @ocs.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @console_option
 @output_option
 @pass_context
 def light(ctx: Context, device: str, console: bool, output: str) -> None:
-    """Check that light entering each connected path leaves at its egress."""
+    """Check that light entering each connected path leaves at its egress.
+
+    Exits 1 (after the table or the JSON document) when any path has lost its light.
+    """
     with _driver(ctx, device, console) as (_, driver):
         paths = check_light(driver, driver.port_map())
     if output == "json":
         emit_json({"device": device, "paths": [p.as_dict() for p in paths]})
-        return
-    click.echo(table(["ingress", "egress", "in dBm", "out dBm", "loss dB", "light"],
-                     [[p.ingress, p.egress, p.ingress_dbm, p.egress_dbm, p.insertion_loss_db,
-                       p.status] for p in paths]))
+    else:
+        click.echo(table(["ingress", "egress", "in dBm", "out dBm", "loss dB", "light"],
+                         [[p.ingress, p.egress, p.ingress_dbm, p.egress_dbm,
+                           p.insertion_loss_db, p.status] for p in paths]))
+    lost = [f"{p.ingress}:{p.egress}" for p in paths if p.status == "lost"]
+    if lost:
+        raise LightLost(f"light lost on {len(lost)} of {len(paths)} path(s): "
+                        f"{', '.join(lost)}", device=device)
 
 
 # ---- acceptance testing with lab instruments (msoctl/characterize.py) ----------------------
 
 
 @ocs.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.option("--laser", "laser_name", required=True, metavar="NAME",
               help="Tunable laser (inventory kind laser) feeding the ingress ports.")
 @click.option("--meter", "meter_name", required=True, metavar="NAME",
@@ -439,29 +451,29 @@ def light(ctx: Context, device: str, console: bool, output: str) -> None:
                    "named egress port (all of the test set's when none of a side is named).")
 @click.option("--wavelengths", default="1550", show_default=True, metavar="NM[,NM...]",
               help="Wavelengths, nm.")
-@click.option("--repeat", type=click.IntRange(1, 100), default=3, show_default=True,
+@click.option("--repeat", type=Count(1, 100), default=3, show_default=True,
               help="Rounds: each path is reconnected and measured this many times.")
 @click.option("--out", "out_dir", required=True, metavar="DIR",
-              type=click.Path(path_type=Path, file_okay=False),
+              type=OutputDir(),
               help="Directory for report.json, measurements.csv, figures and the state "
                    "that lets a rerun continue.")
-@click.option("--reference", metavar="FILE", type=click.Path(path_type=Path, dir_okay=False),
+@click.option("--reference", metavar="FILE", type=input_path(dir_okay=False),
               help="Test-set reference (default: the laser's 'reference' in the inventory).")
-@click.option("--laser-power", type=float, default=10.0, show_default=True, metavar="DBM",
+@click.option("--laser-power", type=Number(), default=10.0, show_default=True, metavar="DBM",
               help="Laser output power, dBm.")
-@click.option("--averaging-time", type=float, default=0.01, show_default=True, metavar="S",
+@click.option("--averaging-time", type=Number(), default=0.01, show_default=True, metavar="S",
               help="Meter averaging time of the single readings, seconds.")
-@click.option("--log-interval", type=float, default=1e-4, show_default=True, metavar="S",
+@click.option("--log-interval", type=Number(), default=1e-4, show_default=True, metavar="S",
               help="Meter logging interval for switching time, seconds.")
-@click.option("--log-window", type=float, default=0.1, show_default=True, metavar="S",
+@click.option("--log-window", type=Number(), default=0.1, show_default=True, metavar="S",
               help="Longest logging window per switch step, seconds.")
-@click.option("--max-il", type=float, default=Limits.max_insertion_loss_db, show_default=True,
+@click.option("--max-il", type=Number(), default=Limits.max_insertion_loss_db, show_default=True,
               metavar="DB", help="Insertion-loss limit, dB.")
-@click.option("--max-repeatability", type=float, default=Limits.max_repeatability_db,
+@click.option("--max-repeatability", type=Number(), default=Limits.max_repeatability_db,
               show_default=True, metavar="DB", help="Repeatability limit, +-dB.")
-@click.option("--max-switching-ms", type=float, default=Limits.max_switching_seconds * 1000,
+@click.option("--max-switching-ms", type=Number(), default=Limits.max_switching_seconds * 1000,
               show_default=True, metavar="MS", help="Switching-time limit, ms.")
-@click.option("--max-crosstalk", type=float, default=Limits.max_crosstalk_db, show_default=True,
+@click.option("--max-crosstalk", type=Number(), default=Limits.max_crosstalk_db, show_default=True,
               metavar="DB", help="Crosstalk limit, dB (relative to the launched power).")
 @click.option("--restart", is_flag=True,
               help="Discard a previous, different characterization in DIR and start again.")
@@ -501,7 +513,7 @@ def characterize(ctx: Context, device: str, laser_name: str, meter_name: str, po
 
 
 @ocs.command()
-@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("directory", metavar="DIR", type=input_path(file_okay=False))
 @output_option
 def report(directory: Path, output: str) -> None:
     """Print the summary of a characterization written to DIR."""

@@ -19,6 +19,7 @@ import click
 
 from drivers.errors import DeviceError, ValidationError
 from msoctl.cli import Context, pass_context
+from msoctl.cli_types import LINK, Number
 from msoctl.output import cell, emit_json, output_option, table
 from msoctl.paths import DARK_BELOW_DBM, DEFAULT_TOLERANCE_DB, Direction, PathReport, show
 
@@ -33,11 +34,11 @@ def path() -> None:
 
 
 @path.command("show")
-@click.argument("link", required=False)
-@click.option("--tolerance", "tolerance_db", type=click.FloatRange(0.1, 30.0),
+@click.argument("link", required=False, type=LINK)
+@click.option("--tolerance", "tolerance_db", type=Number(0.1, 30.0),
               default=DEFAULT_TOLERANCE_DB, show_default=True, metavar="DB",
               help="A hop more than this under its budget has lost the light.")
-@click.option("--dark-below", "dark_below_dbm", type=click.FloatRange(-100.0, 10.0),
+@click.option("--dark-below", "dark_below_dbm", type=Number(-100.0, 10.0),
               default=DARK_BELOW_DBM, show_default=True, metavar="DBM",
               help="A reading below this is no light at all.")
 @output_option

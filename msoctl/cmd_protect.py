@@ -13,11 +13,13 @@ import click
 
 from drivers.errors import DeviceError, ValidationError
 from msoctl.cli import Context, pass_context
+from msoctl.cli_types import LINK, TEXT, Number
 from msoctl.journal import Operation
 from msoctl.links import Link, OcsPort
 from msoctl.ocs_ops import parse_port
 from msoctl.output import emit_json, output_option, table
 from msoctl.protect import ProtectConfig, ProtectionController, ProtectionEvent
+from msoctl.protect_config import check_probes
 from msoctl.protect_light import (
     DIRECTION_NAMES,
     LIT,
@@ -43,24 +45,24 @@ def _probe(text: str) -> OcsPort:
 
 
 @protect.command()
-@click.option("--link", "links", multiple=True, metavar="LINK",
+@click.option("--link", "links", multiple=True, metavar="LINK", type=LINK,
               help="Protect this link (repeatable; default: every link with a protection span).")
-@click.option("--hold-off-ms", type=click.FloatRange(0, 60_000), default=0.0,
+@click.option("--hold-off-ms", type=Number(0, 60_000), default=0.0,
               show_default=True, help="A loss must last this long before a switch.")
-@click.option("--wait-to-restore-s", type=click.FloatRange(0, 3600), default=300.0,
+@click.option("--wait-to-restore-s", type=Number(0, 3600), default=300.0,
               show_default=True,
               help="The working span must stay lit this long before a revert.")
 @click.option("--revertive/--non-revertive", default=True, show_default=True,
               help="Go back to the working span once it is restored, or stay.")
-@click.option("--poll-ms", type=click.FloatRange(1, 10_000), default=5.0, show_default=True,
+@click.option("--poll-ms", type=Number(1, 10_000), default=5.0, show_default=True,
               help="How often each OCS's power monitors are read.")
-@click.option("--threshold-dbm", type=click.FloatRange(-60, 20), default=-20.0,
+@click.option("--threshold-dbm", type=Number(-60, 20), default=-20.0,
               show_default=True,
               help="Loss of light below this at a span's end (raised by the gain of an "
                    "amplifier in front of the monitor).")
-@click.option("--hysteresis-db", type=click.FloatRange(0, 20), default=2.0, show_default=True,
+@click.option("--hysteresis-db", type=Number(0, 20), default=2.0, show_default=True,
               help="Light counts as back only this far above the threshold.")
-@click.option("--probe", "probes", multiple=True, metavar="OCS:PORT",
+@click.option("--probe", "probes", multiple=True, metavar="OCS:PORT", type=TEXT,
               help="An ingress port carrying idle light to keep the standby span lit "
                    "(repeatable; default: a free lit ingress port that no link uses).")
 @click.option("--no-probe", is_flag=True,
@@ -68,7 +70,7 @@ def _probe(text: str) -> OcsPort:
 @click.option("--no-als-restart", is_flag=True,
               help="Do not ask amplifiers for a restart pulse when light is back at their "
                    "input (their own restart timer still runs).")
-@click.option("--verify-timeout-ms", type=click.FloatRange(10, 60_000), default=1000.0,
+@click.option("--verify-timeout-ms", type=Number(10, 60_000), default=1000.0,
               show_default=True, help="How long light may take to arrive after a switch.")
 @pass_context
 def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restore_s: float,
@@ -78,10 +80,12 @@ def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restor
     """Watch the links' spans and switch them on loss of light, until SIGINT or SIGTERM."""
     if no_probe and probes:
         raise ValidationError("--probe and --no-probe exclude each other")
+    parsed_probes = tuple(_probe(p) for p in probes)
+    check_probes(parsed_probes, ctx.inventory, lambda name: _ocs_size(ctx, name))
     config = ProtectConfig(
         hold_off_seconds=hold_off_ms / 1000, wait_to_restore_seconds=wait_to_restore_s,
         revertive=revertive, poll_seconds=poll_ms / 1000, threshold_dbm=threshold_dbm,
-        hysteresis_db=hysteresis_db, probes=tuple(_probe(p) for p in probes),
+        hysteresis_db=hysteresis_db, probes=parsed_probes,
         use_probes=not no_probe, restart_amplifiers=not no_als_restart,
         verify_timeout_seconds=verify_timeout_ms / 1000)
     controller = ProtectionController(ctx.inventory, ctx.journal, links=list(links) or None,
@@ -103,6 +107,20 @@ def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restor
     click.echo(f"stopped: {counts['switch']} switch(es), {counts['revert']} revert(s), "
                f"{counts['unavailable']} time(s) protection unavailable, "
                f"{counts['failed']} failure(s)")
+
+
+def _ocs_size(ctx: Context, name: str) -> int:
+    """N of OCS ``name`` (NxN), asked of the device; sends nothing else."""
+    try:
+        _, driver = ctx.ocs(name)
+        try:
+            return driver.size
+        finally:
+            driver.close()
+    except DeviceError as error:  # exit 1: the probe could not be checked, so no start
+        error.message = f"cannot check --probe: {error.message}"
+        error.device = error.device or name
+        raise
 
 
 def _printer() -> Callable[[ProtectionEvent], None]:

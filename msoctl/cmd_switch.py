@@ -15,7 +15,15 @@ from drivers.switch.netconf import SwitchSession
 from drivers.switch.tree import Change
 from msoctl import impact
 from msoctl.cli import Context, pass_context
-from msoctl.headroom import LinkParameters, compute, parse_distance, parse_speed
+from msoctl.cli_types import DEVICE, TEXT, Count, Number, OutputFile, input_path
+from msoctl.headroom import (
+    MAX_BUFFER_BYTES,
+    MAX_PAUSE_QUANTA,
+    LinkParameters,
+    compute,
+    parse_distance,
+    parse_speed,
+)
 from msoctl.impact import Impact
 from msoctl.output import cell, emit_json, output_option, table
 from msoctl.switch_ops import (
@@ -41,19 +49,22 @@ def switch() -> None:
 
 
 @switch.command()
-@click.option("--distance", required=True, metavar="LENGTH", help="Cable length: 30km, 500m.")
-@click.option("--speed", required=True, metavar="SPEED", help="Port speed: 100G .. 800G.")
-@click.option("--mtu", type=click.IntRange(576, 16384), default=9216, show_default=True,
+@click.option("--distance", required=True, metavar="LENGTH", type=TEXT,
+              help="Cable length with its unit: 30km, 500m.")
+@click.option("--speed", required=True, metavar="SPEED", type=TEXT,
+              help="Port speed: 100G .. 800G.")
+@click.option("--mtu", type=Count(576, 16384), default=9216, show_default=True,
               help="Port and lossless MTU, bytes.")
-@click.option("--cell-size", type=click.IntRange(16, 4096), default=144, show_default=True,
+@click.option("--cell-size", type=Count(16, 4096), default=144, show_default=True,
               help="The chip's buffer cell, bytes.")
-@click.option("--small-packets", type=click.FloatRange(0, 100), default=45.0,
+@click.option("--small-packets", type=Number(0, 100), default=45.0,
               show_default=True, help="Share of lossless traffic in minimum-size packets, %.")
-@click.option("--pipeline-latency", type=click.IntRange(0), default=20480, show_default=True,
+@click.option("--pipeline-latency", type=Count(0, MAX_BUFFER_BYTES), default=20480,
+              show_default=True,
               help="Bytes in the pipeline after XON (the xon threshold).")
-@click.option("--phy-delay", type=click.IntRange(0), default=1024, show_default=True,
+@click.option("--phy-delay", type=Count(0, MAX_BUFFER_BYTES), default=1024, show_default=True,
               help="Bytes in the MAC/PHY after XOFF is generated.")
-@click.option("--peer-response-quanta", type=click.FloatRange(min=0), default=None,
+@click.option("--peer-response-quanta", type=Number(0, MAX_PAUSE_QUANTA), default=None,
               help="Pause quanta the peer takes to stop (default 905 at 400G, same time "
                    "at other speeds).")
 @output_option
@@ -93,21 +104,21 @@ def headroom(distance: str, speed: str, mtu: int, cell_size: int, small_packets:
 
 @switch.command()
 @click.option("--port", "ports", multiple=True, required=True, metavar="NAME=LENGTH@SPEED",
-              help="A port and its link, e.g. Ethernet1=30km@400G (repeat per port).")
-@click.option("--lossless", default="3", show_default=True, metavar="P[,P...]",
+              type=TEXT, help="A port and its link, e.g. Ethernet1=30km@400G (repeat per port).")
+@click.option("--lossless", default="3", show_default=True, metavar="P[,P...]", type=TEXT,
               help="Lossless (PFC) priorities.")
-@click.option("--lossless-pool", metavar="SIZE",
+@click.option("--lossless-pool", metavar="SIZE", type=TEXT,
               help="The chip's lossless buffer pool (e.g. 64MB): a plan that needs more "
                    "headroom is refused.")
-@click.option("--device", metavar="SWITCH",
+@click.option("--device", metavar="SWITCH", type=DEVICE,
               help="Read the lossless pool from this switch's chip (over NETCONF).")
 @click.option("--fast-cnp/--no-fast-cnp", default=True, show_default=True,
               help="Switch-generated CNPs on the lossless queues.")
-@click.option("--cnp-priority", type=click.IntRange(0, 7), default=6, show_default=True)
-@click.option("--cnp-dscp", type=click.IntRange(0, 63), default=48, show_default=True)
+@click.option("--cnp-priority", type=Count(0, 7), default=6, show_default=True)
+@click.option("--cnp-dscp", type=Count(0, 63), default=48, show_default=True)
 @click.option("-o", "--output", type=click.Choice(["yaml", "json"]), default="yaml",
               show_default=True, help="The wanted configuration as YAML (a WANT file) or JSON.")
-@click.option("--file", "out_file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--file", "out_file", type=OutputFile(),
               metavar="WANT.yaml", help="Write the WANT file here (the summary still prints).")
 @click.pass_obj
 def plan(ctx: Context, ports: tuple[str, ...], lossless: str, lossless_pool: str | None,
@@ -225,7 +236,7 @@ def config_document(name: str, source: str, tree: Mapping[str, Any],
 
 
 @cc.command("show")
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.option("--port", metavar="NAME", help="Only this port.")
 @click.option("--source", type=click.Choice(["running", "candidate", "startup"]),
               default="running", show_default=True, help="The datastore to read.")
@@ -291,8 +302,8 @@ merge_option = click.option(
 
 
 @cc.command("plan")
-@click.argument("device")
-@click.option("--file", "want_file", required=True, type=click.Path(path_type=Path),
+@click.argument("device", type=DEVICE)
+@click.option("--file", "want_file", required=True, type=input_path(dir_okay=False),
               metavar="WANT.yaml", help="The wanted configuration (msoctl switch plan writes one).")
 @merge_option
 @output_option
@@ -333,19 +344,19 @@ def cc_plan(ctx: Context, device: str, want_file: Path, merge_only: bool, output
 
 
 @cc.command("apply")
-@click.argument("devices", nargs=-1)
+@click.argument("devices", nargs=-1, type=DEVICE)
 @click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
               help="Every switch with this label (repeat to narrow).")
-@click.option("--file", "want_file", required=True, type=click.Path(path_type=Path),
+@click.option("--file", "want_file", required=True, type=input_path(dir_okay=False),
               metavar="WANT.yaml", help="The wanted configuration.")
-@click.option("--confirm-timeout", type=click.IntRange(1, 86_400), default=120,
+@click.option("--confirm-timeout", type=Count(1, 86_400), default=120,
               show_default=True, metavar="SECONDS",
               help="The switch rolls the change back unless confirmed within this.")
 @click.option("--no-confirm", is_flag=True,
               help="Leave the change pending: msoctl switch cc confirm|cancel settles it.")
 @click.option("--all-or-nothing", is_flag=True,
               help="Confirm only when every switch verified; any failure cancels them all.")
-@click.option("--parallel", type=click.IntRange(1, 256), default=DEFAULT_PARALLEL,
+@click.option("--parallel", type=Count(1, 256), default=DEFAULT_PARALLEL,
               show_default=True, help="Switches changed at the same time.")
 @merge_option
 @click.option("--allow-delete", is_flag=True,
@@ -443,7 +454,7 @@ def _settle_command(ctx: Context, device: str, persist_id: str | None, action: s
 
 
 @cc.command("confirm")
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.option("--persist-id", metavar="TOKEN",
               help="The pending commit's token (default: the journal's pending change).")
 @pass_context
@@ -453,7 +464,7 @@ def cc_confirm(ctx: Context, device: str, persist_id: str | None) -> None:
 
 
 @cc.command("cancel")
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.option("--persist-id", metavar="TOKEN",
               help="The pending commit's token (default: the journal's pending change).")
 @pass_context
@@ -478,7 +489,7 @@ def _counters(raw: Mapping[str, Any] | None) -> dict[str, int | None]:
 
 
 @switch.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @click.option("--port", metavar="NAME", help="Only this port.")
 @click.option("--all-queues", is_flag=True, help="Also queues whose counters are all zero.")
 @output_option

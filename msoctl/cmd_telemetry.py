@@ -35,19 +35,20 @@ from drivers.snmp.rates import LaneInterval, lane_intervals
 from drivers.snmp.session import SnmpTarget, run
 from drivers.snmp.telemetry import CollectionInfo, CpcTelemetry, CpoTelemetry
 from msoctl.cli import Context, pass_context
+from msoctl.cli_types import DEVICE, TEXT, Number
 from msoctl.output import cell, emit_json, output_option, table
 
 DARK_DBM = -100.0  # MsoPowerDbm's floor: the receiver sees no light
 
 budget_option = click.option(
-    "--budget", type=click.FloatRange(0.1, 300.0), default=DEFAULT_BUDGET_SECONDS,
+    "--budget", type=Number(0.1, 300.0), default=DEFAULT_BUDGET_SECONDS,
     show_default=True, metavar="SECONDS",
     help="Time allowed for the whole reading (each request also has the inventory's "
          "timeout and retries).")
 
 
 port_option = click.option(
-    "--port", "ports", multiple=True, metavar="NAME",
+    "--port", "ports", multiple=True, metavar="NAME", type=TEXT,
     help="Only this port's lanes (its name, like Ethernet1, or its ifIndex); repeatable.")
 
 
@@ -71,7 +72,7 @@ def telemetry() -> None:
 
 
 @telemetry.command()
-@click.argument("device")
+@click.argument("device", type=DEVICE)
 @port_option
 @budget_option
 @output_option
@@ -89,8 +90,8 @@ def cpo(ctx: Context, device: str, ports: tuple[str, ...], budget: float,
 
 
 @telemetry.command()
-@click.argument("device")
-@click.option("--interval", type=click.FloatRange(0.1, 3600.0), metavar="SECONDS",
+@click.argument("device", type=DEVICE)
+@click.option("--interval", type=Number(0.1, 3600.0), metavar="SECONDS",
               help="Read twice, SECONDS apart, and show FEC rates, CER and FLR over the "
                    "interval.")
 @port_option

@@ -35,8 +35,17 @@ from typing import Any
 
 from drivers.errors import ValidationError
 from drivers.switch.tree import check
-from drivers.yamlfile import LinedDict, LinedList, Section, YamlFileError, load_file
-from msoctl.inventory import Inventory
+from drivers.yamlfile import (
+    LinedDict,
+    LinedList,
+    Section,
+    YamlFileError,
+    load_text,
+    read_text,
+    shown,
+)
+from msoctl.inventory import DEVICE_NAME, Inventory
+from msoctl.links import LINK_NAME
 from msoctl.ocs_ops import parse_pair
 from msoctl.paths import DEFAULT_TOLERANCE_DB
 from msoctl.switch_ops import load_want
@@ -100,24 +109,32 @@ class FabricIntent:
 
 
 def _entries(top: Section, key: str) -> list[tuple[str, Any, int]]:
-    """(name, value, line) of each entry of the mapping ``key``."""
+    """(name, value, line) of each entry of the mapping ``key``; every name is a device
+    or link name as the inventory writes them."""
     value = top.data.get(key)
     if value is None:
         return []
     if not isinstance(value, dict):
         raise top.error(key, "must be a mapping of names, like 'link-1: {span: working}'")
     line_of = value.line_of if isinstance(value, LinedDict) else (lambda _: 0)
-    return [(str(name), item, line_of(str(name))) for name, item in value.items()]
+    pattern = LINK_NAME if key == "links" else DEVICE_NAME
+    entries = []
+    for name, item in value.items():
+        text = str(name)
+        if not pattern.fullmatch(text):
+            where = f"{top.source}:{line_of(text)}" if line_of(text) else top.source
+            raise YamlFileError(f"{where}: fabric intent: {key}: {shown(text)} is not a "
+                                f"{'link' if key == 'links' else 'device'} name")
+        entries.append((text, item, line_of(text)))
+    return entries
 
 
 def load_intent(path: Path, inventory: Inventory) -> FabricIntent:
     """Read and check a fabric intent file. Raises :class:`YamlFileError` or
     :class:`ValidationError`, the message naming file and line."""
-    data = load_file(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as error:  # read a moment ago
-        raise YamlFileError(f"{path}: cannot read: {error.strerror}") from None
+    text = read_text(path)
+    data = load_text(text, str(path))
+    raw = text.encode("utf-8")
     source = str(path)
     if data is None:
         raise YamlFileError(f"{path}: empty: give links, ocs, amplifiers or switches")

@@ -23,6 +23,7 @@ the bandwidth-delay product, always mark by a small multiple of it (Kmax at
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass
 
@@ -35,6 +36,12 @@ from drivers.switch.link import (
 )
 
 SPEEDS_BPS = PORT_SPEEDS_BPS
+MAX_DISTANCE_M = 20_000_000.0
+"""The longest cable a headroom is worked out for (20,000 km, as the inventory's spans)."""
+MAX_BUFFER_BYTES = 2**48
+"""The largest byte count taken for a buffer, delay or latency (256 TB)."""
+MAX_PAUSE_QUANTA = 65535
+"""A PAUSE frame's pause_time is two octets (IEEE 802.3 Annex 31B)."""
 
 
 @dataclass(frozen=True)
@@ -83,8 +90,18 @@ def cell_occupancy(cell_bytes: int, min_packet_bytes: int, small_packet_percent:
 
 def compute(p: LinkParameters) -> Headroom:
     """Every term of the headroom formula for one link."""
-    if p.distance_m < 0 or p.speed_bps <= 0:
-        raise ValidationError("distance must be >= 0 and speed > 0")
+    numbers = (p.distance_m, p.speed_bps, p.small_packet_percent, p.ecn_min_bdp,
+               p.ecn_max_bdp, p.peer_response_quanta or 0.0)
+    if not all(math.isfinite(n) for n in numbers):
+        raise ValidationError("every link parameter must be a finite number")
+    if not 0 <= p.distance_m <= MAX_DISTANCE_M or p.speed_bps <= 0:
+        raise ValidationError(f"distance must be 0..{MAX_DISTANCE_M / 1000:g} km and speed > 0")
+    if not 0 <= (p.peer_response_quanta or 0) <= MAX_PAUSE_QUANTA:
+        raise ValidationError(f"peer response must be 0..{MAX_PAUSE_QUANTA} pause quanta")
+    sizes = (p.port_mtu_bytes, p.lossless_mtu_bytes, p.phy_delay_bytes, p.pipeline_latency_bytes)
+    if not all(0 <= n <= MAX_BUFFER_BYTES for n in sizes):
+        raise ValidationError(f"MTUs, PHY delay and pipeline latency must be 0..{MAX_BUFFER_BYTES}"
+                              " bytes")
     if not 0 <= p.small_packet_percent <= 100:
         raise ValidationError("small packet percentage must be 0..100")
     if p.cell_bytes < 1 or p.min_packet_bytes < 1:
@@ -117,16 +134,25 @@ def compute(p: LinkParameters) -> Headroom:
     )
 
 
-_DISTANCE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(km|m)?\s*$", re.IGNORECASE)
+_DISTANCE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(km|m)?\s*", re.IGNORECASE)
 
 
 def parse_distance(text: str) -> float:
-    """``30km``, ``300m``, ``30 km`` or plain metres -> metres."""
-    match = _DISTANCE.match(text)
+    """``30km``, ``500m``, ``2.5 km`` -> metres, 0..20,000 km.
+
+    The unit is required: a bare ``30`` could be 30 m or 30 km, a thousandfold
+    difference in headroom. Raises :class:`ValidationError`.
+    """
+    match = _DISTANCE.fullmatch(text)
     if not match:
         raise ValidationError(f"distance {text!r}: write it like 30km or 500m")
-    value = float(match.group(1))
-    return value * 1000 if (match.group(2) or "m").lower() == "km" else value
+    if match.group(2) is None:
+        raise ValidationError(f"distance {text!r} has no unit: write {match.group(1)}m or "
+                              f"{match.group(1)}km")
+    value = float(match.group(1)) * (1000 if match.group(2).lower() == "km" else 1)
+    if not value <= MAX_DISTANCE_M:  # also refuses the infinity that 400 digits make
+        raise ValidationError(f"distance {text!r}: at most {MAX_DISTANCE_M / 1000:g} km")
+    return value
 
 
 def parse_speed(text: str) -> float:

@@ -55,7 +55,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from drivers.yamlfile import LinedList, Section, YamlFileError, load_file
+from drivers.yamlfile import (
+    LinedList,
+    Section,
+    YamlFileError,
+    load_file,
+    shown,
+    unsafe_character,
+    value_problem,
+)
 from msoctl.links import Link, Span, parse_spans_and_links
 
 KINDS = ("ocs", "amp", "switch", "laser", "meter")
@@ -77,7 +85,8 @@ SNMP_PRIV_PROTOCOLS = ("aes128", "aes192", "aes256")
 _HOST_PORT = re.compile(
     r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[^\s:\[\]]+))(?::(?P<port>\d{1,5}))?$")
 SECRET_FIELDS = frozenset({"password", "secret", "auth_key", "priv_key", "community"})
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+DEVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+"""A device name (matched whole: ``fullmatch``)."""
 DEFAULT_MAX_SWITCH_POWER_DBM = 20.0
 
 
@@ -206,7 +215,9 @@ def _endpoint(section: Section, kind: str) -> Endpoint:
 def _secret(section: Section, key: str, base: Path) -> SecretRef:
     value = section.data.get(key)
     scheme, sep, target = value.partition(":") if isinstance(value, str) else ("", "", "")
-    if not sep or scheme not in ("env", "file") or not target:
+    if isinstance(value, str) and unsafe_character(value) is not None:
+        raise section.error(key, "must not contain control or formatting characters")
+    if not sep or scheme not in ("env", "file") or not target.strip():
         # The value is not repeated: it may be the secret itself.
         raise section.error(
             key, "secrets are never written in the inventory; use env:NAME or file:PATH"
@@ -297,8 +308,9 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
     for index, (item, line) in enumerate(zip(entries, lines, strict=True)):
         section = Section(item, source, f"device #{index + 1}", line=line)
         name = section.get("name", str)
-        if not _NAME.match(name):
-            raise section.error("name", "must be letters, digits, '.', '_' or '-'")
+        if not DEVICE_NAME.fullmatch(name):
+            raise section.error("name", "must be letters, digits, '.', '_' or '-' (at most "
+                                "63, starting with a letter or digit)")
         section.owner = f"device {name!r}"
         if name in devices:
             raise section.error("name", "is defined twice")
@@ -311,7 +323,11 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
         labels = section.get("labels", dict, default={})
         for key, value in labels.items():
             if not isinstance(value, str | int | float) or isinstance(value, bool):
-                raise section.error("labels", f"label {key!r} must be text")
+                raise section.error("labels", f"label {shown(key)} must be text")
+            problem = value_problem(value) or (
+                None if unsafe_character(key) is None else "its name has a control character")
+            if problem is not None:
+                raise section.error("labels", f"label {shown(key)}: {problem}")
         console = None
         if "console" in section.data:
             sub = Section(section.get("console", dict), source, f"device {name!r} console")
@@ -386,15 +402,38 @@ def load_inventory(path: Path) -> Inventory:
         raise InventoryError(str(error)) from None
 
 
+def _named_inventory(text: str, where: str) -> Path:
+    # An empty name is a mistake (an unset shell variable), never "the default inventory".
+    if not text.strip():
+        raise InventoryError(f"{where} is empty: give the inventory file")
+    bad = unsafe_character(text)
+    if bad is not None:
+        raise InventoryError(f"{where} {text!r} contains the control character {bad}")
+    return Path(text).expanduser()
+
+
 def find_inventory(option: str | None) -> Path:
-    """The inventory to use: ``--inventory``, then ``MSOCTL_INVENTORY``, then ./inventory.yaml."""
-    chosen = option or os.environ.get("MSOCTL_INVENTORY")
-    if chosen:
-        return Path(chosen).expanduser()
+    """The inventory to use: ``--inventory``, then ``MSOCTL_INVENTORY``, then ./inventory.yaml.
+
+    Raises :class:`InventoryError` when there is none, and for an empty
+    ``--inventory ""`` or ``MSOCTL_INVENTORY=""`` (never taken as "not given").
+    """
+    found = inventory_named(option)
+    if found is None:
+        raise InventoryError(
+            "no inventory: pass --inventory FILE or set MSOCTL_INVENTORY "
+            "(`msoctl lab up` writes one for the emulated lab)"
+        )
+    return found
+
+
+def inventory_named(option: str | None) -> Path | None:
+    """Like :func:`find_inventory`, but None when no inventory is named and there is no
+    ./inventory.yaml (for commands that also work without one)."""
+    if option is not None:
+        return _named_inventory(option, "--inventory")
+    environment = os.environ.get("MSOCTL_INVENTORY")
+    if environment is not None:
+        return _named_inventory(environment, "MSOCTL_INVENTORY")
     local = Path("inventory.yaml")
-    if local.exists():
-        return local
-    raise InventoryError(
-        "no inventory: pass --inventory FILE or set MSOCTL_INVENTORY "
-        "(`msoctl lab up` writes one for the emulated lab)"
-    )
+    return local if local.exists() else None

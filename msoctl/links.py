@@ -45,8 +45,9 @@ from drivers.yamlfile import LinedList, Section, YamlFileError
 
 DEFAULT_LOSS_DB_PER_KM = 0.2
 DEFAULT_CONNECTOR_LOSS_DB = 0.5
-_OCS_PORT = re.compile(r"^(?P<ocs>[A-Za-z0-9][A-Za-z0-9_.-]{0,62}):(?P<port>\d{1,4})$")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}$")
+_OCS_PORT = re.compile(r"^(?P<ocs>[A-Za-z0-9][A-Za-z0-9_.-]{0,62}):(?P<port>[0-9]{1,4})$")
+LINK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}")
+"""A link or span name (matched whole: ``fullmatch``)."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ def parse_spans_and_links(data: Mapping[str, Any], source: str,
         section.reject_unknown({"name", "length_km", "loss_db_per_km", "connector_loss_db",
                                 "a_to_b", "b_to_a"})
         name = section.get("name", str)
-        if not _NAME.match(name):
+        if not LINK_NAME.fullmatch(name):
             raise section.error("name", "must be letters, digits, '.', '_', ':' or '-'")
         section.owner = f"span {name!r}"
         if name in spans:
@@ -202,7 +203,7 @@ def parse_spans_and_links(data: Mapping[str, Any], source: str,
         section = Section(item, source, f"link #{index + 1}", line=line)
         section.reject_unknown({"name", "a", "b", "working", "protection", "tx_power_dbm"})
         name = section.get("name", str)
-        if not _NAME.match(name):
+        if not LINK_NAME.fullmatch(name):
             raise section.error("name", "must be letters, digits, '.', '_', ':' or '-'")
         section.owner = f"link {name!r}"
         if name in links:

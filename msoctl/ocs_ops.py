@@ -24,23 +24,34 @@ LIGHT_TOLERANCE_DB = 3.0
 """How far below (input - insertion loss) the egress may read: two monitors at +-1 dB, margin."""
 
 
+MAX_PORT_DIGITS = 6
+"""No OCS has a million ports; longer digit strings are refused before int() (which
+refuses more than 4300 digits with a ValueError of its own)."""
+
+
 def _is_port_number(text: str) -> bool:
     # ASCII digits only: str.isdigit() also accepts characters such as "²" that int() refuses
     digits = text.strip()
     return digits.isascii() and digits.isdigit()
 
 
+def _port(text: str) -> int:
+    if len(text.strip()) > MAX_PORT_DIGITS:
+        raise ValidationError(f"port {text.strip()[:20]!r}... is out of range")
+    return int(text)
+
+
 def parse_pair(text: str) -> tuple[int, int]:
     ingress, sep, egress = text.partition(":")
     if not sep or not _is_port_number(ingress) or not _is_port_number(egress):
         raise ValidationError(f"connection {text!r} must be written IN:OUT, like 1:65")
-    return int(ingress), int(egress)
+    return _port(ingress), _port(egress)
 
 
 def parse_port(text: str) -> int:
     if not _is_port_number(text):
         raise ValidationError(f"port {text!r} must be a number")
-    return int(text)
+    return _port(text)
 
 
 def load_map_file(path: Path) -> list[tuple[int, int]]:

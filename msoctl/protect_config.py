@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drivers.errors import ValidationError
 from msoctl.links import OcsPort
+
+if TYPE_CHECKING:
+    from msoctl.inventory import Inventory
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,33 @@ class ProtectConfig:
                 "threshold_dbm": self.threshold_dbm, "hysteresis_db": self.hysteresis_db,
                 "probes": [str(p) for p in self.probes] if self.use_probes else "none",
                 "restart_amplifiers": self.restart_amplifiers}
+
+
+def check_probes(probes: Sequence[OcsPort], inventory: Inventory,
+                 size_of: Callable[[str], int]) -> None:
+    """Refuse (:class:`ValidationError`) a probe the controller could never park: named
+    twice, on a device that is not an OCS of the inventory, on a port a link uses, or
+    outside the OCS's ingress ports 1..N (``size_of(ocs)`` asks the OCS its N; a probe
+    feeds an egress port, so it is an ingress port itself)."""
+    seen: set[OcsPort] = set()
+    used = {port: link.name for link in inventory.links.values()
+            for end in (link.a, link.b) for port in (end.tx, end.rx)}
+    sizes: dict[str, int] = {}
+    for probe in probes:
+        if probe in seen:
+            raise ValidationError(f"--probe {probe} is given twice")
+        seen.add(probe)
+        inventory.device(probe.ocs, "ocs")
+        if probe in used:
+            raise ValidationError(f"--probe {probe}: the port carries link {used[probe]}; a "
+                                  "probe is a free ingress port with idle light")
+        if probe.ocs not in sizes:
+            sizes[probe.ocs] = size_of(probe.ocs)
+        size = sizes[probe.ocs]
+        if not 1 <= probe.port <= size:
+            where = "an egress port" if size < probe.port <= 2 * size else "not a port"
+            raise ValidationError(f"--probe {probe}: {where} of {probe.ocs} "
+                                  f"({size}x{size}); a probe is an ingress port, 1..{size}")
 
 
 @dataclass

@@ -18,7 +18,8 @@ from drivers.errors import ValidationError
 from msoctl.headroom import Headroom, LinkParameters, compute, parse_distance, parse_speed
 
 _PORT = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_./:-]*)=(?P<distance>[^@]+)@(?P<speed>\S+)$")
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB)?\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(B|KB|MB|GB)?\s*", re.IGNORECASE)
+MAX_SIZE_BYTES = 2**48
 
 
 @dataclass(frozen=True)
@@ -45,12 +46,16 @@ class Plan:
 
 
 def parse_size(text: str) -> int:
-    """``32MB``, ``1.5GB``, ``4096`` -> bytes (decimal units, as buffer sizes are quoted)."""
-    match = _SIZE.match(text)
+    """``32MB``, ``1.5GB``, ``4096`` -> bytes (decimal units, as buffer sizes are quoted),
+    at most 2^48. Raises :class:`ValidationError`."""
+    match = _SIZE.fullmatch(text)
     if not match:
         raise ValidationError(f"size {text!r}: write it like 32MB or 33554432")
     unit = (match.group(2) or "B").upper()
-    return round(float(match.group(1)) * {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9}[unit])
+    size = float(match.group(1)) * {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9}[unit]
+    if not size <= MAX_SIZE_BYTES:  # also refuses the infinity that 400 digits make
+        raise ValidationError(f"size {text!r}: at most {MAX_SIZE_BYTES} bytes (256 TB)")
+    return round(size)
 
 
 def derive(

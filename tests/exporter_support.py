@@ -72,8 +72,9 @@ class Response:
 
 
 def fetch(url: str, *, scrape_timeout: float | None = None,
-          context: ssl.SSLContext | None = None, timeout: float = 30.0) -> Response:
-    request = urllib.request.Request(url)
+          context: ssl.SSLContext | None = None, timeout: float = 30.0,
+          headers: dict[str, str] | None = None) -> Response:
+    request = urllib.request.Request(url, headers=headers or {})
     if scrape_timeout is not None:
         request.add_header(TIMEOUT_HEADER, str(scrape_timeout))
     start = time.monotonic()

@@ -51,9 +51,21 @@ def test_headroom_grows_with_distance_and_speed() -> None:
 
 
 @pytest.mark.parametrize("text, metres", [("30km", 30_000), ("500m", 500), ("2.5 km", 2_500),
-                                          ("750", 750)])
+                                          ("750M", 750)])
 def test_parse_distance(text: str, metres: float) -> None:
     assert parse_distance(text) == metres
+
+
+@pytest.mark.parametrize("text, message", [
+    ("750", "no unit: write 750m or 750km"),
+    ("nan", "write it like 30km"),
+    ("inf km", "write it like 30km"),
+    ("1" + "0" * 400 + "km", "at most 20000 km"),
+    ("20001km", "at most 20000 km"),
+])
+def test_parse_distance_refuses_what_is_not_a_length(text: str, message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        parse_distance(text)
 
 
 def test_cli_json_and_errors(capsys: pytest.CaptureFixture[str]) -> None:

@@ -254,7 +254,7 @@ def test_timeout_out_of_range(tmp_path: Path, timeout: str) -> None:
     path = write(tmp_path, "devices:\n" + device_yaml(f"timeout_seconds: {timeout}"))
     message = refused(path)
     assert_names(message, path, 6, "ocs-a", "timeout_seconds")
-    assert "between" in message
+    assert ("must be a finite number" if "." in timeout[:1] else "between") in message
 
 
 @pytest.mark.parametrize("timeout", ["0.05", "600", "1"])

@@ -27,6 +27,7 @@ from lxml.etree import _Element
 
 from drivers.errors import ValidationError
 from drivers.switch.schema import NAMESPACE, SCHEMA, Node
+from drivers.yamlfile import shown, unsafe_character
 
 NETCONF_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 TOP = "switch"
@@ -75,7 +76,7 @@ def _check_container(value: Any, path: Path, steps: list[str], source: str) -> d
         at = _at(value, str(name), source)
         if node is None:
             known = sorted(p[-1] for p in SCHEMA if p[:-1] == path and SCHEMA[p].config)
-            raise ValidationError(f"{at}: {where}/{name}: unknown; known here: "
+            raise ValidationError(f"{at}: {where}/{shown(name)}: unknown; known here: "
                                   f"{', '.join(known)}")
         if not node.config:
             raise ValidationError(f"{at}: {where}/{name}: is state data, not configuration")
@@ -139,6 +140,10 @@ def _leaf_value(value: Any, node: Node, where: str, source: str) -> Value:
         if isinstance(value, bool) or not isinstance(value, str | int):
             raise ValidationError(f"{source}: {where}: {value!r} is not text")
         text = str(value)
+        if unsafe_character(text) is not None:
+            # XML cannot carry most control characters; none belongs in configuration
+            raise ValidationError(f"{source}: {where}: {shown(text)} contains a control or "
+                                  "formatting character")
         if node.type == "enumeration" and text not in node.enum:
             raise ValidationError(f"{source}: {where}: {text!r} is not one of "
                                   f"{', '.join(node.enum)}")
@@ -150,7 +155,7 @@ def _leaf_value(value: Any, node: Node, where: str, source: str) -> Value:
         raise ValidationError(f"{source}: {where}: {value!r} is not a number")
     if isinstance(value, int):
         number = value
-    elif isinstance(value, str) and value.strip().isdigit():
+    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         number = int(value.strip())
     else:
         raise ValidationError(f"{source}: {where}: {value!r} is not an unsigned integer")
@@ -236,7 +241,7 @@ def _read_children(element: _Element, path: Path) -> dict[str, Any]:
 def _parse_leaf(text: str, node: Node) -> Value:
     if node.type == "boolean":
         return text == "true"
-    if node.type == "uint" and text.isdigit():
+    if node.type == "uint" and text.isascii() and text.isdigit():
         return int(text)
     return text
 

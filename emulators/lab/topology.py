@@ -23,14 +23,19 @@ from typing import Any
 from drivers.switch.link import PORT_SPEEDS_BPS
 from drivers.yamlfile import LinedList, Section, YamlFileError, load_file, load_text
 
-_NAME = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
-_PORT = re.compile(r"^(?P<element>[a-z][a-z0-9-]*):(?P<local>[A-Za-z]*)(?P<number>\d+)$")
+_NAME = re.compile(r"[a-z][a-z0-9-]{0,62}")  # matched whole
+_PORT = re.compile(r"^(?P<element>[a-z][a-z0-9-]*):(?P<local>[A-Za-z]*)(?P<number>[0-9]{1,6})$")
 
 PATCH_LENGTH_KM = 0.005
 PATCH_CONNECTOR_LOSS_DB = 0.3
 SWITCH_PORT_PREFIX = "Ethernet"
 DEFAULT_SWITCH_BUFFER_BYTES = 8_000_000_000
 DEFAULT_SWITCH_LOSSLESS_POOL_BYTES = 4_000_000_000
+MAX_LENGTH_KM = 200.0
+MAX_LOSS_DB_PER_KM = 10.0
+MAX_CONNECTOR_LOSS_DB = 30.0
+MAX_BOOT_SECONDS = 600.0
+MAX_FIBER_COUNT = 1024
 
 
 @dataclass(frozen=True)
@@ -190,6 +195,15 @@ def _items(top: Section, key: str) -> list[tuple[Any, int]]:
     return list(zip(value, lines, strict=True))
 
 
+def _number(section: Section, key: str, default: float, low: float, high: float,
+            unit: str) -> float:
+    """A finite number field within ``low``..``high`` (YamlFileError naming the line)."""
+    value: float = section.get(key, float, default=default)
+    if not low <= value <= high:
+        raise section.error(key, f"must be {low:g}..{high:g} {unit}")
+    return value
+
+
 def _expand_port(section: Section, key: str, offset: int, ports: dict[str, set[str]]) -> str:
     text = section.get(key, str)
     match = _PORT.match(text)
@@ -215,7 +229,7 @@ def parse_topology(data: Any, source: str) -> Topology:
 
     def claim(section: Section) -> str:
         name: str = section.get("name", str)
-        if not _NAME.match(name):
+        if not _NAME.fullmatch(name):
             raise section.error("name", "must be lower-case letters, digits and '-'")
         if name in names:
             raise section.error("name", f"{name!r} is defined twice")
@@ -233,7 +247,7 @@ def parse_topology(data: Any, source: str) -> Topology:
             raise section.error("size", "must be 1..512")
         spec = OcsSpec(name, size, section.get("campus", str, default=""),
                        section.get("serial", str, default=None),
-                       section.get("boot_seconds", float, default=2.0),
+                       _number(section, "boot_seconds", 2.0, 0.0, MAX_BOOT_SECONDS, "s"),
                        reply_form=section.get("reply_form", str, default="polatis",
                                               choices=("polatis", "bare")),
                        power_monitors=section.get("power_monitors", bool, default=True),
@@ -317,8 +331,15 @@ def parse_topology(data: Any, source: str) -> Topology:
 
     def fiber(section: Section, defaults: dict[str, float], cable: str | None) -> list[FiberSpec]:
         count = section.get("count", int, default=1)
-        if count < 1:
-            raise section.error("count", "must be at least 1")
+        if not 1 <= count <= MAX_FIBER_COUNT:
+            raise section.error("count", f"must be 1..{MAX_FIBER_COUNT}")
+        length_km = _number(section, "length_km", defaults["length_km"], 0.0, MAX_LENGTH_KM,
+                            "km")
+        loss_db_per_km = _number(section, "loss_db_per_km", defaults["loss_db_per_km"], 0.0,
+                                 MAX_LOSS_DB_PER_KM, "dB/km")
+        connector_loss_db = _number(section, "connector_loss_db",
+                                    defaults["connector_loss_db"], 0.0, MAX_CONNECTOR_LOSS_DB,
+                                    "dB")
         made = []
         for offset in range(count):
             start = _expand_port(section, "from", offset, outputs)
@@ -330,11 +351,9 @@ def parse_topology(data: Any, source: str) -> Topology:
                 name=f"{start}>{end}".replace(":", "."),
                 from_port=start,
                 to_port=end,
-                length_km=section.get("length_km", float, default=defaults["length_km"]),
-                loss_db_per_km=section.get("loss_db_per_km", float,
-                                           default=defaults["loss_db_per_km"]),
-                connector_loss_db=section.get("connector_loss_db", float,
-                                              default=defaults["connector_loss_db"]),
+                length_km=length_km,
+                loss_db_per_km=loss_db_per_km,
+                connector_loss_db=connector_loss_db,
                 cable=cable,
             ))
         return made
@@ -354,12 +373,14 @@ def parse_topology(data: Any, source: str) -> Topology:
         name = claim(section)
         section.owner = f"cable {name!r}"
         length = section.get("length_km", float)
-        if not 0 < length <= 200:
+        if not 0 < length <= MAX_LENGTH_KM:
             raise section.error("length_km", "must be more than 0 and at most 200 km")
         defaults = {
             "length_km": length,
-            "loss_db_per_km": section.get("loss_db_per_km", float, default=0.22),
-            "connector_loss_db": section.get("connector_loss_db", float, default=0.5),
+            "loss_db_per_km": _number(section, "loss_db_per_km", 0.22, 0.0, MAX_LOSS_DB_PER_KM,
+                                      "dB/km"),
+            "connector_loss_db": _number(section, "connector_loss_db", 0.5, 0.0,
+                                         MAX_CONNECTOR_LOSS_DB, "dB"),
         }
         cable_fibers: list[FiberSpec] = []
         for sub, sub_line in _items(section, "fibers"):
@@ -407,7 +428,7 @@ def _parse_benches(top: Section, source: str, topology: Topology, names: set[str
         instruments = []
         for key in ("laser", "meter"):
             name = section.get(key, str)
-            if not _NAME.match(name):
+            if not _NAME.fullmatch(name):
                 raise section.error(key, "must be lower-case letters, digits and '-'")
             if name in names:
                 raise section.error(key, f"{name!r} is defined twice")
@@ -424,7 +445,7 @@ def _parse_links(top: Section, source: str, topology: Topology, names: set[str])
         section = Section(item, source, "link", line=line)
         section.reject_unknown({"name", "a", "b", "working", "protection"})
         name = section.get("name", str)
-        if not _NAME.match(name):
+        if not _NAME.fullmatch(name):
             raise section.error("name", "must be lower-case letters, digits and '-'")
         if name in names:
             raise section.error("name", f"{name!r} is defined twice")

@@ -57,6 +57,10 @@ log = logging.getLogger(__name__)
 DEFAULT_SCRAPE_TIMEOUT_SECONDS = 10.0
 """Prometheus's default scrape timeout: the budget when a request does not say."""
 MIN_BUDGET_SECONDS = 0.05
+MAX_SCRAPE_TIMEOUT_SECONDS = 600.0
+"""A longer scrape timeout in the header is taken as this: a probe that may wait
+longer holds a thread and a device lock for nothing (and 1e308 s is more than a
+thread can wait)."""
 TIMEOUT_HEADER = "X-Prometheus-Scrape-Timeout-Seconds"
 
 COLLECTORS: dict[tuple[str, str], type[DeviceCollector]] = {
@@ -204,15 +208,17 @@ class Prober:
 
     def budget(self, scrape_timeout: str | None) -> float:
         """Seconds a probe may take: the scrape timeout less the offset (but at least half
-        of it), the default timeout when the header is absent or unreadable."""
+        of it), the default timeout when the header is absent or unreadable (not a
+        positive finite number), at most :data:`MAX_SCRAPE_TIMEOUT_SECONDS`. Never
+        raises, whatever the header holds."""
         timeout = self.default_scrape_timeout_seconds
         if scrape_timeout:
             try:
                 given = float(scrape_timeout)
-            except ValueError:
+            except (ValueError, TypeError, AttributeError):
                 given = math.nan
             if math.isfinite(given) and given > 0:
-                timeout = given
+                timeout = min(given, MAX_SCRAPE_TIMEOUT_SECONDS)
         return max(MIN_BUDGET_SECONDS, timeout - self.timeout_offset_seconds, timeout / 2)
 
     def resolve(self, target: str | None, module: str | None) -> tuple[Device, str]:

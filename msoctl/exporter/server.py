@@ -10,6 +10,7 @@ budget): a SIGTERM ends the exporter gracefully.
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import ssl
 from http import HTTPStatus
@@ -42,7 +43,7 @@ inventory: {inventory}
 def parse_listen(listen: str) -> tuple[str, int]:
     """``ADDR:PORT``, ``[V6ADDR]:PORT`` or ``:PORT`` (every IPv4 address)."""
     host, sep, port_text = listen.rpartition(":")
-    if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+    if not sep or not re.fullmatch(r"[0-9]{1,5}", port_text) or not 0 <= int(port_text) <= 65535:
         raise ValidationError(f"--listen {listen!r}: write ADDR:PORT, [V6ADDR]:PORT or :PORT")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     return host or "0.0.0.0", int(port_text)
@@ -101,6 +102,15 @@ class ProbeHandler(BaseHTTPRequestHandler):
     server_version = f"msoctl-exporter/{__version__}"
 
     def do_GET(self) -> None:
+        try:
+            self._get()
+        except Exception as error:  # one bad request must not leave a traceback behind
+            log.error("%s %s: internal error: %s: %s", self.address_string(), self.path,
+                      type(error).__name__, error, exc_info=log.isEnabledFor(logging.DEBUG))
+            self._send(HTTPStatus.INTERNAL_SERVER_ERROR,
+                       f"internal error: {type(error).__name__}\n".encode(), TEXT)
+
+    def _get(self) -> None:
         url = urlsplit(self.path)
         params = parse_qs(url.query)
         prober = self.server.prober
