@@ -215,3 +215,13 @@ def test_freeze_answers_nothing_until_cleared() -> None:
     console.device.faults.clear("freeze")
     console.feed(b":OXC:SWIT:SIZE?\n")
     assert console.sent == [b"4,4\n"]
+
+
+def test_protocol_numbers_are_ascii_digits_of_bounded_length() -> None:
+    """``str.isdigit`` takes characters ``int`` refuses (``²``): the emulators' parsers check
+    with :func:`emulators.text.digits` so a hostile number is refused, not raised on."""
+    from emulators.text import digits
+
+    assert digits("65") and digits("0")
+    assert not digits("²") and not digits("６５") and not digits("") and not digits("-1")
+    assert not digits("9" * 19)

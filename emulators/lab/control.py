@@ -65,6 +65,7 @@ from emulators.lab.status import (
     fibers_of,
     lab_status,
 )
+from emulators.text import digits as _digits
 
 if TYPE_CHECKING:
     from emulators.lab.lab import Lab
@@ -282,7 +283,7 @@ async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict[st
     body = b""
     if parts[0] == "POST":
         length_text = headers.get("content-length")
-        if length_text is None or not length_text.isdigit():
+        if length_text is None or not _digits(length_text):
             raise _HttpError(HTTPStatus.LENGTH_REQUIRED, "a POST needs a Content-Length")
         length = int(length_text)
         if length > MAX_BODY_BYTES:

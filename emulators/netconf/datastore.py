@@ -57,6 +57,7 @@ from emulators.netconf.server import NetconfServer
 from emulators.netconf.session import NetconfSession
 from emulators.netconf.validation import Validator, check_structure, default_validator
 from emulators.netconf.yangdata import to_tree
+from emulators.text import digits as _digits
 
 log = logging.getLogger(__name__)
 
@@ -471,7 +472,7 @@ def _timeout(operation: _Element) -> int:
     text = _text(operation, "confirm-timeout")
     if text is None:
         return DEFAULT_CONFIRM_TIMEOUT_SECONDS
-    if not text.isdigit() or not 1 <= int(text) <= 2**32 - 1:
+    if not _digits(text) or not 1 <= int(text) <= 2**32 - 1:
         raise RpcError("invalid-value", f"confirm-timeout {text!r} is not 1..4294967295",
                        error_type="protocol", info={"bad-element": "confirm-timeout"})
     return int(text)

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from lxml import etree
 from lxml.etree import _Element
 
+from emulators.text import digits as _digits
+
 NETCONF_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 
@@ -183,7 +185,7 @@ def parse_hello(data: bytes) -> Hello:
     session_element = root.find(qname("session-id"))
     if session_element is not None:
         text = (session_element.text or "").strip()
-        if not text.isdigit():
+        if not _digits(text):
             raise MessageError(f"bad session-id {text!r} in hello")
         session_id = int(text)
     return Hello(capabilities, session_id)

@@ -78,6 +78,7 @@ from emulators.netconf.messages import (
 )
 from emulators.netconf.session import NetconfSession
 from emulators.netconf.worker import Worker
+from emulators.text import digits as _digits
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -378,7 +379,7 @@ class NetconfServer:
             raise RpcError("missing-element", "kill-session needs a session-id",
                            error_type="protocol", info={"bad-element": "session-id"})
         text = (element.text or "").strip()
-        target = self.sessions.get(int(text)) if text.isdigit() else None
+        target = self.sessions.get(int(text)) if _digits(text) else None
         if target is None or target is session:
             why = "is this session" if target is session else "is not an open session"
             raise RpcError("invalid-value", f"session-id {text!r} {why}",

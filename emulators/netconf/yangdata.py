@@ -13,6 +13,7 @@ from typing import Any
 from lxml.etree import _Element
 
 from drivers.switch.schema import NAMESPACE, PREFIX, SCHEMA, Node
+from emulators.text import digits as _digits
 
 
 def clark(local: str) -> str:
@@ -52,7 +53,7 @@ def value_error(node: Node, text: str) -> str | None:
     if node.type == "string":
         ok = node.low <= len(text) <= node.high
         return None if ok else f"length {len(text)} is not in {node.low}..{node.high}"
-    if not text.isdigit():
+    if not _digits(text):
         return f"{text!r} is not an unsigned integer"
     if not node.low <= int(text) <= node.high:
         return f"{text} is out of range {node.low}..{node.high}"

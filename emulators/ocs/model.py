@@ -86,6 +86,7 @@ from emulators.optics.model import NO_LIGHT_DBM, Element, InputPower, OpticalMod
 from emulators.scpi.device import ScpiDevice
 from emulators.scpi.parser import ScpiError
 from emulators.scpi.status import ConditionSource
+from emulators.text import digits as _digits
 
 LC_RESPONSE_AT_40C_SECONDS = 0.008
 HOLOGRAM_LOAD_SECONDS = 0.006
@@ -272,7 +273,7 @@ class OcsDevice(ScpiDevice):
 
     def _fault_port(self, fault: Fault) -> None:
         target = fault.target or ""
-        if not target.isdigit() or not 1 <= int(target) <= 2 * self.size:
+        if not _digits(target) or not 1 <= int(target) <= 2 * self.size:
             raise FaultError(f"{self.name}: a port fault needs a port 1..{2 * self.size}, "
                              f"got {fault.target!r}")
         port = int(target)

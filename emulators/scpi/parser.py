@@ -33,6 +33,7 @@ from drivers.scpi.codes import SCPI_ERRORS
 from drivers.scpi.common import INDEFINITE_RESPONSES
 from drivers.scpi.table import ScpiCommand, short_form
 from emulators.scpi.status import ClientStatus, ErrorQueue
+from emulators.text import digits as _digits
 
 __all__ = ["ClientStatus", "ErrorQueue"]  # the queue lived here first; importers keep working
 
@@ -191,7 +192,7 @@ def parse_channel_list(text: str) -> ChannelList:
     if body:
         for item in body.split(","):
             first, sep, last = item.strip().partition(":")
-            if not first.strip().isdigit() or (sep and not last.strip().isdigit()):
+            if not _digits(first.strip()) or (sep and not _digits(last.strip())):
                 raise ScpiError(-104, f"bad channel {item.strip()!r}")
             start = int(first)
             stop = int(last) if sep else start

@@ -109,6 +109,7 @@ from emulators.switch.config import (
 )
 from emulators.switch.physics import cable_rtt_seconds
 from emulators.switch.queue import COUNTER_NAMES, Probe, QueueState, QueueStep
+from emulators.text import digits as _digits
 
 DEFAULT_TOTAL_BYTES = 8_000_000_000
 DEFAULT_LOSSLESS_POOL_BYTES = 4_000_000_000
@@ -389,7 +390,7 @@ class SwitchModel:
             raise FaultError(f"{self.name}: {fault.kind} needs a target PORT or PORT@QUEUE, "
                              f"got {fault.target!r}")
         if queue_text:
-            if not queue_text.isdigit() or int(queue_text) >= QUEUES_PER_PORT:
+            if not _digits(queue_text) or int(queue_text) >= QUEUES_PER_PORT:
                 raise FaultError(f"{self.name}: queue {queue_text!r} not in 0..7")
             return port, int(queue_text)
         lossless = self.config.port(port).lossless_priorities
