@@ -31,7 +31,7 @@ a second, so ``ΣΔS / 39,062,500`` is how long the counters counted
 complete, else over the sysUpTime interval. No codeword counted at all (a reading
 shorter than the device's refresh, or a lane without signal) gives no rates.
 
-CER and FLR are MSO-CPC-MIB's (its module DESCRIPTION) and REFERENCE.md's: over an
+CER and FLR are as MSO-CPC-MIB's module DESCRIPTION defines them: over an
 interval, with U the uncorrectable codewords, C the corrected ones and S0 those
 without symbol errors,
 
@@ -41,7 +41,7 @@ taken from the histogram, whose bins S0..S16 are read together (ΔS16 = ΔU,
 ΔS1..ΔS15 = ΔC). Without a complete histogram the codewords of the interval are
 what the line rate carries, ``interval × 39,062,500`` per lane (212.5 Gb/s over
 5,440-bit RS(544,514) codewords), and CER = ΔU / that (:attr:`LaneInterval.cer_basis`
-says which). The factor 1.125 is the one the MIB and REFERENCE.md give for an
+says which). The factor 1.125 is the one the MIB gives for an
 interleave of one; an interleaved FEC (several codewords per frame) would need
 another factor, and no such lanes are modelled here.
 """

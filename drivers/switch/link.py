@@ -1,5 +1,7 @@
 """Facts about a long-haul Ethernet link that the headroom planner and the switch
-emulator both rely on (REFERENCE.md, "Switch congestion control over long links").
+emulator both rely on: the light's velocity in fiber as SONiC's buffer manager takes
+it for PFC headroom, and the pause quanta of IEEE 802.3 annex 31B (31B.3.7); see
+docs/dialects/netconf.md.
 
 A spec table, not logic: one place to check them against their sources.
 """

@@ -61,7 +61,8 @@ HISTOGRAM_BINS = RS_T + 2
 UNCORRECTABLE_BIN = HISTOGRAM_BINS - 1
 
 FLR_PER_CER = 1.125
-"""Frame loss ratio per codeword error ratio for an interleave of one (REFERENCE.md)."""
+"""Frame loss ratio per codeword error ratio for an interleave of one (MSO-CPC-MIB's
+module DESCRIPTION)."""
 
 
 def q_function(x: float) -> float:

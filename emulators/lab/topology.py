@@ -2,7 +2,7 @@
 
 Validated like inventories: every error names the file, the line and the field.
 The built-in default (``default.yaml`` beside this module) is the two-campus
-fabric of DESIGN.md.
+fabric that docs/architecture.md ("The lab") describes.
 
 A switch (``switches:``) is one device with two faces: its NETCONF-managed
 congestion model (ports ``Ethernet1..N``, a line rate, buffer sizes, and the
