@@ -59,10 +59,10 @@ from pathlib import Path
 from typing import Any
 
 from drivers.errors import DeviceError
-from drivers.ocs.connect import open_ocs
 from emulators.faults import Fault
 from emulators.lab import Lab
 from emulators.lab.control import ENDPOINT_FILE
+from msoctl.access import open_ocs
 from msoctl.inventory import Inventory, load_inventory
 from msoctl.journal import Journal
 from msoctl.lab_control import LabEndpoint, call, find_lab
@@ -195,8 +195,7 @@ class SubprocessLab:
 def connect_working(inventory: Inventory) -> None:
     link = inventory.link("link-1")
     for name, pairs in link.connections("working").items():
-        device = inventory.device(name, "ocs")
-        driver = open_ocs(name, device.endpoint.transport, device.endpoint.address)
+        driver = open_ocs(inventory.device(name, "ocs"))
         try:
             driver.connect(dict(pairs))
         finally:

@@ -47,7 +47,8 @@ import yaml
 from drivers.switch.netconf import SwitchSession
 from emulators.fleetprocess import FleetProcess
 from emulators.switch.fleet import serve_fleet
-from msoctl.cli import Context
+from msoctl.access import Devices
+from msoctl.inventory import load_inventory
 from msoctl.journal import Journal
 from msoctl.switch_ops import Fleet
 from msoctl.switch_plan import PortLink, derive
@@ -122,8 +123,8 @@ def measure(switches: int, latency_ms: float, parallel: int, rounds: int,
     with tempfile.TemporaryDirectory(prefix="msoctl-bench-") as tmp:
         emulated = EmulatedFleet(switches, latency_ms / 1000, Path(tmp))
         try:
-            context = Context(inventory_option=str(emulated.inventory))
-            fleet = Fleet(Journal(Path(tmp) / "journal.jsonl"), context.switch_target,
+            devices = Devices(load_inventory(emulated.inventory))
+            fleet = Fleet(Journal(Path(tmp) / "journal.jsonl"), devices.switch_target,
                           session_factory=CountingSession)
             names = [name for name, _, _ in emulated.devices]
             wants = plans()

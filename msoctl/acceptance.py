@@ -18,15 +18,16 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from drivers.errors import SafetyInterlock, ValidationError
-from drivers.instruments import LaserDriver, MeterDriver, open_laser, open_meter
+from drivers.instruments import LaserDriver, MeterDriver
 from drivers.ocs import OcsDriver, PortMap
 from drivers.yamlfile import read_text
 from msoctl import safety
+from msoctl.access import Devices, open_laser, open_meter, open_ocs
 from msoctl.characterize import (
     MIN_LAUNCH_DBM,
     Characterization,
@@ -40,11 +41,8 @@ from msoctl.characterize import (
 )
 from msoctl.characterize_report import REPORT_FILE, write_report
 from msoctl.inventory import Device
-from msoctl.journal import locked_change
+from msoctl.journal import Journal, locked_change
 from msoctl.ocs_ops import close_interrupted
-
-if TYPE_CHECKING:
-    from msoctl.cli import Context
 
 
 @dataclass(frozen=True)
@@ -96,21 +94,18 @@ def _check_timing(request: CharacterizeRequest) -> None:
 
 
 @contextmanager
-def _instruments(ctx: Context, request: CharacterizeRequest) -> Iterator[
+def _instruments(devices: Devices, request: CharacterizeRequest) -> Iterator[
         tuple[Device, OcsDriver, Device, LaserDriver, Device, MeterDriver]]:
-    laser_entry = ctx.device(request.laser, "laser")
-    meter_entry = ctx.device(request.meter, "meter")
-    assert meter_entry.channels is not None  # required of a meter by the inventory
+    inventory = devices.inventory
+    laser_entry = inventory.device(request.laser, "laser")
+    meter_entry = inventory.device(request.meter, "meter")
+    entry = inventory.device(request.device, "ocs")
     with ExitStack() as stack:
-        entry, ocs = ctx.ocs(request.device)
+        ocs = open_ocs(entry)
         stack.callback(ocs.close)
-        laser = open_laser(laser_entry.name, laser_entry.endpoint.transport,
-                           laser_entry.endpoint.address,
-                           timeout_seconds=laser_entry.timeout_seconds)
+        laser = open_laser(laser_entry)
         stack.callback(laser.close)
-        meter = open_meter(meter_entry.name, meter_entry.endpoint.transport,
-                           meter_entry.endpoint.address, channels=meter_entry.channels,
-                           timeout_seconds=meter_entry.timeout_seconds)
+        meter = open_meter(meter_entry)
         stack.callback(meter.close)
         yield entry, ocs, laser_entry, laser, meter_entry, meter
 
@@ -150,7 +145,7 @@ def _settings(request: CharacterizeRequest, ocs: OcsDriver, laser: LaserDriver,
         log_window_seconds=request.log_window_seconds, test_set=test_set)
 
 
-def _safety(ctx: Context, entry: Device, ocs: OcsDriver, settings: Settings,
+def _safety(journal: Journal, entry: Device, ocs: OcsDriver, settings: Settings,
             force: bool) -> list[safety.Violation]:
     """The launch power and any light already on the ports, against the switching limit."""
     limit = entry.max_switch_power_dbm
@@ -163,7 +158,7 @@ def _safety(ctx: Context, entry: Device, ocs: OcsDriver, settings: Settings,
     if violations and not force:
         message = violations[0].message + (
             f" (and {len(violations) - 1} more)" if len(violations) > 1 else "")
-        ctx.journal.refuse(device=entry.name, action="ocs.characterize", reason=message,
+        journal.refuse(device=entry.name, action="ocs.characterize", reason=message,
                            exit_code=3, rule=violations[0].rule,
                            ports=[v.port for v in violations])
         raise SafetyInterlock(f"{message}; lower --laser-power or use --force (journaled)",
@@ -171,10 +166,11 @@ def _safety(ctx: Context, entry: Device, ocs: OcsDriver, settings: Settings,
     return violations
 
 
-def run_characterization(ctx: Context, request: CharacterizeRequest) -> dict[str, Any]:
+def run_characterization(devices: Devices, journal: Journal, request: CharacterizeRequest
+                         ) -> dict[str, Any]:
     """Check, run (or continue) and report a characterization; the report document."""
     _check_timing(request)
-    with _instruments(ctx, request) as (entry, ocs, laser_entry, laser, meter_entry, meter):
+    with _instruments(devices, request) as (entry, ocs, laser_entry, laser, meter_entry, meter):
         try:
             settings = _settings(request, ocs, laser, laser_entry, meter_entry)
             state = RunState(request.out_dir)
@@ -187,21 +183,21 @@ def run_characterization(ctx: Context, request: CharacterizeRequest) -> dict[str
                         f"{request.out_dir} holds a characterization with other settings "
                         f"({', '.join(differ)}); use another --out, or --restart to start over")
         except ValidationError as error:
-            ctx.journal.refuse(device=request.device, action="ocs.characterize",
+            journal.refuse(device=request.device, action="ocs.characterize",
                                reason=error.message, exit_code=2)
             raise
-        violations = _safety(ctx, entry, ocs, settings, request.force)
+        violations = _safety(journal, entry, ocs, settings, request.force)
         steps = plan_steps(settings)
         identities = {"ocs": asdict(ocs.identity()), "laser": asdict(laser.identity()),
                       "meter": asdict(meter.identity())}
-        with locked_change(ctx.journal, device=entry.name, action="ocs.characterize",
+        with locked_change(journal, device=entry.name, action="ocs.characterize",
                            out=str(request.out_dir), laser=request.laser,
                            meter=request.meter, steps=len(steps),
                            paths=len(settings.ingress) * len(settings.egress),
                            wavelengths_nm=list(settings.wavelengths_nm),
                            repeat=settings.repeat, fresh=fresh) as change:
             current = ocs.port_map()
-            close_interrupted(ctx.journal, entry.name, current, change)
+            close_interrupted(journal, entry.name, current, change)
             for violation in violations:
                 change.note("override", rule=violation.rule, port=violation.port,
                             reason=violation.message)

@@ -13,31 +13,18 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from drivers.amp import vendor_page
-from drivers.amp.driver import AmpDriver
-from drivers.cmis.io import latched_bytes
-from drivers.cmis.module import CmisModule
-from drivers.cmis.pages import STANDARD_FIELDS
 from drivers.errors import DeviceError, SafetyInterlock, ValidationError
-from drivers.ocs import OcsDriver
-from drivers.ocs.connect import open_ocs
-from drivers.switch.netconf import NetconfTarget
-from drivers.transports.i2c import open_cmis_io
 from drivers.yamlfile import YamlFileError
 from msoctl import __version__, interrupts
+from msoctl.access import Devices
 from msoctl.inventory import Device, Inventory, find_inventory, inventory_named, load_inventory
 from msoctl.journal import DeviceBusy, Journal, JournalError, default_journal_path
 from msoctl.linkstate import LinkStates
 
-if TYPE_CHECKING:  # pysnmp is imported by the commands that speak SNMP, not by every one
-    from drivers.snmp.session import SnmpTarget
-
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SAFETY = 0, 1, 2, 3
-AMP_FIELDS = (*STANDARD_FIELDS, *vendor_page.FIELDS)
 _NO_ARGS_IS_HELP: type[Exception] | tuple[()] = getattr(
     click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2
 
@@ -50,6 +37,7 @@ class Context:
     debug: bool = False
     _inventory: Inventory | None = field(default=None, repr=False)
     _maps: dict[str, dict[int, int] | None] = field(default_factory=dict, repr=False)
+    _devices: Devices | None = field(default=None, repr=False)
 
     @property
     def inventory(self) -> Inventory:
@@ -85,7 +73,7 @@ class Context:
 
     def _read_map(self, name: str) -> dict[int, int] | None:
         try:
-            _, driver = self.ocs(name)
+            driver = self.devices.ocs(name)
             try:
                 return dict(driver.port_map())
             finally:
@@ -93,68 +81,15 @@ class Context:
         except DeviceError:
             return None
 
+    @property
+    def devices(self) -> Devices:
+        """The inventory's devices, opened by name with the inventory's timeouts."""
+        if self._devices is None:
+            self._devices = Devices(self.inventory)
+        return self._devices
+
     def device(self, name: str, kind: str | None = None) -> Device:
         return self.inventory.device(name, kind)
-
-    def ocs(self, name: str, *, console: bool = False) -> tuple[Device, OcsDriver]:
-        device = self.device(name, "ocs")
-        endpoint = device.endpoint
-        if console:
-            if device.console is None:
-                raise ValidationError(f"{name} has no console in the inventory")
-            endpoint = device.console
-        driver = open_ocs(name, endpoint.transport, endpoint.address,
-                          timeout_seconds=device.timeout_seconds)
-        return device, driver
-
-    def amp(self, name: str) -> tuple[Device, AmpDriver]:
-        device = self.device(name, "amp")
-        try:
-            io = open_cmis_io(device.endpoint.transport, device.endpoint.address,
-                              device_address=device.i2c_address,
-                              timeout_seconds=device.timeout_seconds,
-                              latched=latched_bytes(AMP_FIELDS))
-        except DeviceError as error:
-            error.device = error.device or name
-            raise
-        module = CmisModule(io, name=name, extra_fields=vendor_page.FIELDS)
-        return device, AmpDriver(module)
-
-    def switch_target(self, name: str) -> NetconfTarget:
-        """How to reach switch ``name`` over NETCONF (its password read now)."""
-        device = self.device(name, "switch")
-        access = device.netconf
-        assert access is not None  # the inventory gives every switch one
-        password = device.secrets.get("password")
-        return NetconfTarget(
-            name=name, host=access.host, port=access.port, username=access.username,
-            password=None if password is None else password.resolve(),
-            key_file=access.key_file, known_hosts=access.known_hosts,
-            accept_unknown_host_keys=access.accept_unknown_host_keys,
-            timeout_seconds=device.timeout_seconds,
-        )
-
-    def snmp_target(self, name: str) -> SnmpTarget:
-        """How to reach the SNMP agent of device ``name`` (its keys read now).
-
-        Raises :class:`ValidationError` when the inventory gives the device no ``snmp:``.
-        """
-        from drivers.snmp.session import SnmpTarget
-
-        device = self.device(name)
-        access = device.snmp
-        if access is None:
-            raise ValidationError(
-                f"{name} has no snmp section in the inventory ({self.inventory.path}); "
-                "its CPO/CPC telemetry is read over SNMP")
-        return SnmpTarget(
-            name=name, host=access.host, port=access.port, version=access.version,
-            user=access.user,
-            auth_key=None if access.auth_key is None else access.auth_key.resolve(),
-            priv_key=None if access.priv_key is None else access.priv_key.resolve(),
-            auth_protocol=access.auth_protocol, priv_protocol=access.priv_protocol,
-            community=None if access.community is None else access.community.resolve(),
-            timeout_seconds=access.timeout_seconds, retries=access.retries)
 
     def devices_labelled(self, kind: str, labels: tuple[str, ...]) -> list[str]:
         """Devices of ``kind`` carrying every ``key=value`` label, in inventory order."""

@@ -13,6 +13,7 @@ from drivers.amp.types import AmpPath, AmpStatus
 from drivers.cmis.fields import LOWER
 from drivers.errors import SafetyInterlock, ValidationError
 from msoctl import impact, safety
+from msoctl.access import open_amp
 from msoctl.amp_ops import restart_amplifier, set_amplifier, set_tx
 from msoctl.cli import Context, pass_context
 from msoctl.cli_types import DEVICE, Number
@@ -29,7 +30,8 @@ def amp() -> None:
 
 @contextmanager
 def _driver(ctx: Context, name: str) -> Iterator[tuple[Device, AmpDriver]]:
-    device, driver = ctx.amp(name)
+    device = ctx.device(name, "amp")
+    driver = open_amp(device)
     try:
         yield device, driver
     finally:

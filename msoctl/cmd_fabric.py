@@ -54,7 +54,8 @@ def plan_command(ctx: Context, file: Path, output: str) -> None:
     """Read every device FILE touches and print one diff across them; change nothing."""
     intent = _intent(ctx, file)
     resume = find_resume(ctx.journal, intent)
-    plan = make_plan(ctx, intent, resume, switch_leftovers(ctx.journal, intent, resume))
+    plan = make_plan(ctx.devices, ctx.journal, intent, resume,
+                     switch_leftovers(ctx.journal, intent, resume))
     if output == "json":
         emit_json(plan.as_dict())
         return
@@ -144,7 +145,8 @@ def apply_command(ctx: Context, file: Path, force: bool, allow_delete: bool,
     trees do not name (--allow-delete)."""
     intent = _intent(ctx, file)
     say = (lambda line: None) if output == "json" else click.echo
-    report = apply(ctx, intent, say=say, force=force, allow_delete=allow_delete)
+    report = apply(ctx.devices, ctx.journal, intent, say=say, force=force,
+                   allow_delete=allow_delete)
     if output == "json":
         emit_json(report.as_dict())
         return

@@ -19,6 +19,7 @@ from msoctl.acceptance import (
     load_report,
     run_characterization,
 )
+from msoctl.access import open_ocs
 from msoctl.characterize import Limits, parse_port_list, parse_wavelengths
 from msoctl.characterize_report import summary_rows
 from msoctl.cli import Context, pass_context
@@ -60,7 +61,8 @@ def ocs() -> None:
 
 @contextmanager
 def _driver(ctx: Context, name: str, console: bool) -> Iterator[tuple[Device, OcsDriver]]:
-    device, driver = ctx.ocs(name, console=console)
+    device = ctx.device(name, "ocs")
+    driver = open_ocs(device, console=console)
     try:
         yield device, driver
     finally:
@@ -503,7 +505,7 @@ def characterize(ctx: Context, device: str, laser_name: str, meter_name: str, po
         limits=limits_from_options(max_il, max_repeatability, max_switching_ms, max_crosstalk),
         restart=restart, force=force,
         show_progress=output != "json" and sys.stderr.isatty())
-    document = run_characterization(ctx, request)
+    document = run_characterization(ctx.devices, ctx.journal, request)
     if output == "json":
         emit_json(document)
     else:

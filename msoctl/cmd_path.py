@@ -57,7 +57,7 @@ def show_command(ctx: Context, link: str | None, tolerance_db: float, dark_below
     else:
         raise ValidationError(f"{inventory.path} declares no links (see 'links:' in the "
                               "inventory)")
-    report = show(ctx, inventory, links, tolerance_db=tolerance_db,
+    report = show(ctx.devices, links, tolerance_db=tolerance_db,
                   dark_below_dbm=dark_below_dbm)
     if output == "json":
         emit_json(report.as_dict())

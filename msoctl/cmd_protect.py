@@ -112,7 +112,7 @@ def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restor
 def _ocs_size(ctx: Context, name: str) -> int:
     """N of OCS ``name`` (NxN), asked of the device; sends nothing else."""
     try:
-        _, driver = ctx.ocs(name)
+        driver = ctx.devices.ocs(name)
         try:
             return driver.size
         finally:
@@ -259,7 +259,7 @@ def _read_devices(ctx: Context, links: list[Link]) -> tuple[
     for name, used in sorted(ports.items()):
         powers[name] = maps[name] = None
         try:
-            _, driver = ctx.ocs(name)
+            driver = ctx.devices.ocs(name)
             try:
                 port_map = maps[name] = dict(driver.port_map())
                 feeders = {i for i, e in port_map.items() if e in used}  # probes among them
@@ -271,7 +271,7 @@ def _read_devices(ctx: Context, links: list[Link]) -> tuple[
     for name in sorted(amp_names):
         amps[name] = None
         try:
-            _, amp = ctx.amp(name)
+            amp = ctx.devices.amp(name)
             try:
                 amps[name] = reading(0.0, amp.module.read_fields(AMP_FIELDS))
             finally:

@@ -162,7 +162,7 @@ def plan(ctx: Context, ports: tuple[str, ...], lossless: str, lossless_pool: str
 
 
 def _chip_lossless_pool(ctx: Context, device: str) -> int:
-    with SwitchSession(ctx.switch_target(device)) as session:
+    with SwitchSession(ctx.devices.switch_target(device)) as session:
         buffer = (session.get_state().get("switch") or {}).get("buffer") or {}
     pool = buffer.get("lossless-pool-bytes")
     if not isinstance(pool, int):
@@ -244,10 +244,10 @@ def config_document(name: str, source: str, tree: Mapping[str, Any],
 @pass_context
 def cc_show(ctx: Context, device: str, port: str | None, source: str, output: str) -> None:
     """The congestion-control configuration of a switch."""
-    target = ctx.switch_target(device)
+    target = ctx.devices.switch_target(device)
     with SwitchSession(target) as session:
         tree = session.get_config(source)
-    pending = Fleet(ctx.journal, ctx.switch_target).pending(device)
+    pending = Fleet(ctx.journal, ctx.devices.switch_target).pending(device)
     document = config_document(device, source, tree, pending)
     if port is not None:
         document["ports"] = [p for p in document["ports"] if p["name"] == port]
@@ -315,7 +315,7 @@ def cc_plan(ctx: Context, device: str, want_file: Path, merge_only: bool, output
     the file does not name are deleted, listed apart. --merge changes only what it names.
     """
     want = load_want(want_file)
-    with SwitchSession(ctx.switch_target(device)) as session:
+    with SwitchSession(ctx.devices.switch_target(device)) as session:
         plan = session.plan(want, merge_only=merge_only)
     removed = deletions(plan.changes)
     kept = [c for c in plan.changes if c.kind != "remove"]
@@ -396,7 +396,7 @@ def cc_apply(ctx: Context, devices: tuple[str, ...], labels: tuple[str, ...], wa
         return impact.worst_first(impact.switch_config(ctx.inventory, name, changes, drained,
                                                        read_map=read_map))
 
-    fleet = Fleet(ctx.journal, ctx.switch_target,
+    fleet = Fleet(ctx.journal, ctx.devices.switch_target,
                   guard=Guard(merge_only=merge_only, allow_delete=allow_delete, force=force,
                               impact_of=impact_of))
     outcomes = fleet.apply(names, want, confirm_timeout_seconds=confirm_timeout,
@@ -446,7 +446,7 @@ def _print_outcomes(outcomes: list[Outcome], *, verbose: bool, timeout: int) -> 
 
 
 def _settle_command(ctx: Context, device: str, persist_id: str | None, action: str) -> None:
-    fleet = Fleet(ctx.journal, ctx.switch_target)
+    fleet = Fleet(ctx.journal, ctx.devices.switch_target)
     token = fleet.settle(device, action, persist_id)
     what = "confirmed: the change stays" if action == CONFIRM else \
         "cancelled: running is back to what it was"
@@ -497,7 +497,7 @@ def _counters(raw: Mapping[str, Any] | None) -> dict[str, int | None]:
 def counters(ctx: Context, device: str, port: str | None, all_queues: bool,
              output: str) -> None:
     """Congestion counters per port and queue: ECN marks, switch CNPs, PFC, drops."""
-    with SwitchSession(ctx.switch_target(device)) as session:
+    with SwitchSession(ctx.devices.switch_target(device)) as session:
         state = session.get_state(port)
     top = state.get("switch") or {}
     buffer = top.get("buffer") or {}

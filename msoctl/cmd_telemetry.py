@@ -80,7 +80,7 @@ def telemetry() -> None:
 def cpo(ctx: Context, device: str, ports: tuple[str, ...], budget: float,
         output: str) -> None:
     """Optical engines, external lasers and optical lanes of switch DEVICE."""
-    target = ctx.snmp_target(device)
+    target = ctx.devices.snmp_target(device)
     reading = run(TelemetryCollector(target, budget_seconds=budget).cpo())
     reading = replace(reading, lanes=_only_ports(reading.lanes, ports, device))
     if output == "json":
@@ -105,7 +105,7 @@ def cpc(ctx: Context, device: str, interval: float | None, ports: tuple[str, ...
     CER = ΔU / (ΔU + ΔC + ΔS0) from the FEC histogram (U uncorrectable, C corrected,
     S0 error-free codewords) and FLR = 1.125 × CER, as MSO-CPC-MIB defines them.
     """
-    target = ctx.snmp_target(device)
+    target = ctx.devices.snmp_target(device)
     first, last = run(_read_cpc(target, budget, interval))
     intervals = None if first is None else lane_intervals(first, last)
     last = replace(last, lanes=_only_ports(last.lanes, ports, device))

@@ -72,15 +72,16 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from drivers.amp.driver import AmpDriver
 from drivers.amp.types import AmpSettings
 from drivers.errors import DeviceError, SafetyInterlock, ValidationError, VerificationFailed
 from drivers.ocs import OcsDriver, PortMap
-from drivers.switch.netconf import NetconfTarget, SwitchSession
+from drivers.switch.netconf import SwitchSession
 from drivers.switch.tree import Change as TreeChange
 from msoctl import impact, safety
+from msoctl.access import Devices
 from msoctl.amp_ops import restart_amplifier, set_amplifier
 from msoctl.fabric_intent import AmpIntent, FabricIntent
 from msoctl.impact import Impact
@@ -89,7 +90,7 @@ from msoctl.journal import Change, DeviceLock, Journal, Operation
 from msoctl.links import Link
 from msoctl.linkstate import LinkStates
 from msoctl.ocs_ops import OcsPlan, apply_plan, close_interrupted, plan_map
-from msoctl.paths import DeviceAccess, PathReport, show
+from msoctl.paths import PathReport, show
 from msoctl.switch_ops import APPLY, CANCEL, CONFIRM, Fleet, Guard, deletion_refusal, deletions
 
 FABRIC = "fabric"
@@ -100,18 +101,6 @@ RESTART_WAIT_SECONDS = 3.0
 """How long an amplifier's output may take to come back after a restart pulse (the
 gain loop settles in about 100 ms; a pulse lasts about 2 s)."""
 POLL_SECONDS = 0.2
-
-
-class FabricAccess(DeviceAccess, Protocol):
-    """What fabric operations need (:class:`msoctl.cli.Context` is one)."""
-
-    @property
-    def journal(self) -> Journal: ...
-
-    @property
-    def inventory(self) -> Inventory: ...
-
-    def switch_target(self, name: str) -> NetconfTarget: ...
 
 
 class FabricFailed(DeviceError):
@@ -355,8 +344,8 @@ def _restart_candidates(intent: FabricIntent, inventory: Inventory) -> dict[str,
 
 
 @contextmanager
-def _ocs(access: FabricAccess, name: str) -> Iterator[OcsDriver]:
-    _, driver = access.ocs(name)
+def _ocs(devices: Devices, name: str) -> Iterator[OcsDriver]:
+    driver = devices.ocs(name)
     try:
         yield driver
     finally:
@@ -364,8 +353,8 @@ def _ocs(access: FabricAccess, name: str) -> Iterator[OcsDriver]:
 
 
 @contextmanager
-def _amp(access: FabricAccess, name: str) -> Iterator[AmpDriver]:
-    _, driver = access.amp(name)
+def _amp(devices: Devices, name: str) -> Iterator[AmpDriver]:
+    driver = devices.amp(name)
     try:
         yield driver
     finally:
@@ -385,36 +374,36 @@ def _amp_changes(intent: AmpIntent, current: AmpSettings) -> dict[str, tuple[Any
     return changes
 
 
-def make_plan(access: FabricAccess, intent: FabricIntent, resume: Resume | None = None,
-              leftovers: dict[str, str] | None = None) -> FabricPlan:
+def make_plan(devices: Devices, journal: Journal, intent: FabricIntent,
+              resume: Resume | None = None, leftovers: dict[str, str] | None = None
+              ) -> FabricPlan:
     """Read every device the intent touches (in parallel) and plan; changes nothing."""
-    inventory = access.inventory
-    journal = access.journal
+    inventory = devices.inventory
     plan = FabricPlan(intent, resume=resume)
     leftovers = leftovers or {}
     candidates = _restart_candidates(intent, inventory)
 
     def plan_switch(name: str) -> SwitchStep:
         wanted = intent.switches[name]
-        pending = Fleet(journal, access.switch_target).pending(name)
+        pending = Fleet(journal, devices.switch_target).pending(name)
         if pending is not None and str(pending.get("persist_id")) != leftovers.get(name):
             raise ValidationError(
                 f"{name} has a pending confirmed commit {pending.get('persist_id')} (until "
                 f"{pending.get('confirm_deadline')}): settle it first with 'msoctl switch cc "
                 f"confirm|cancel {name}'", device=name)
-        with SwitchSession(access.switch_target(name)) as session:
+        with SwitchSession(devices.switch_target(name)) as session:
             switch_plan = session.plan(wanted.want)
         return SwitchStep(name, wanted.want, wanted.source, switch_plan.changes,
                           switch_plan.method, leftovers.get(name))
 
     def plan_ocs(name: str) -> OcsStep:
-        with _ocs(access, name) as driver:
+        with _ocs(devices, name) as driver:
             current = driver.port_map()
         wanted, reasons = wanted_map(name, current, intent, inventory)
         return OcsStep(name, plan_map(name, current, wanted), reasons)
 
     def plan_amp(name: str) -> tuple[AmpStep | None, RestartStep | None]:
-        with _amp(access, name) as driver:
+        with _amp(devices, name) as driver:
             status = driver.status()
             step = None
             wanted = intent.amplifiers.get(name)
@@ -451,21 +440,21 @@ def make_plan(access: FabricAccess, intent: FabricIntent, resume: Resume | None 
             if restart is not None:
                 plan.restarts.append(restart)
     plan.verify_links = [name for name, link in intent.links.items() if link.up]
-    plan.impacts = fabric_impacts(access, plan)
+    plan.impacts = fabric_impacts(devices, journal, plan)
     return plan
 
 
-def fabric_impacts(access: FabricAccess, plan: FabricPlan) -> list[Impact]:
+def fabric_impacts(devices: Devices, journal: Journal, plan: FabricPlan) -> list[Impact]:
     """What the whole plan does to the inventory's links: each OCS map step, each switch's
     changes, each amplifier setting on a span carrying a link."""
-    inventory = access.inventory
-    drained = set(LinkStates(access.journal).drained())
+    inventory = devices.inventory
+    drained = set(LinkStates(journal).drained())
     maps: dict[str, dict[int, int] | None] = {o.device: dict(o.plan.current) for o in plan.ocs}
 
     def read_map(name: str) -> dict[int, int] | None:
         if name not in maps:
             try:
-                with _ocs(access, name) as driver:
+                with _ocs(devices, name) as driver:
                     maps[name] = dict(driver.port_map())
             except DeviceError:
                 maps[name] = None
@@ -597,11 +586,11 @@ Report = Callable[[str], None]
 class _Run:
     """One apply: the steps in order, each recorded in the fabric operation."""
 
-    def __init__(self, access: FabricAccess, plan: FabricPlan, change: Change,
+    def __init__(self, devices: Devices, journal: Journal, plan: FabricPlan, change: Change,
                  report: ApplyReport, say: Report, *, allow_delete: bool = False):
-        self.access = access
-        self.journal = access.journal
-        self.inventory = access.inventory
+        self.devices = devices
+        self.journal = journal
+        self.inventory = devices.inventory
         self.plan = plan
         self.change = change
         self.report = report
@@ -628,7 +617,7 @@ class _Run:
     def switches(self) -> None:
         # The plan's impact and deletions were checked before any step; the fleet refuses
         # a deletion the plan did not show (running changed since) unless it was allowed.
-        fleet = Fleet(self.journal, self.access.switch_target,
+        fleet = Fleet(self.journal, self.devices.switch_target,
                       guard=Guard(allow_delete=self.allow_delete))
         todo = [s for s in self.plan.switches if s.changes]
         for s in self.plan.switches:
@@ -672,7 +661,7 @@ class _Run:
     # 2. OCS maps --------------------------------------------------------------------
 
     def ocs(self, step: OcsStep) -> None:
-        with self.step(step.step), _ocs(self.access, step.device) as driver:
+        with self.step(step.step), _ocs(self.devices, step.device) as driver:
             current = driver.port_map()  # again: someone may have changed it since
             wanted, reasons = wanted_map(step.device, current, self.plan.intent,
                                          self.inventory)
@@ -694,7 +683,7 @@ class _Run:
     # 3. amplifier settings -----------------------------------------------------------
 
     def amp(self, step: AmpStep) -> None:
-        with self.step(step.step), _amp(self.access, step.device) as driver:
+        with self.step(step.step), _amp(self.devices, step.device) as driver:
             changes = _amp_changes(step.intent, driver.settings())
             _close_interrupted(self.journal, step.device, self.change,
                                "the settings were read again")
@@ -712,7 +701,7 @@ class _Run:
     # 4. amplifier restarts ---------------------------------------------------------------
 
     def restart(self, step: RestartStep) -> None:
-        with self.step(step.step), _amp(self.access, step.device) as driver:
+        with self.step(step.step), _amp(self.devices, step.device) as driver:
             _close_interrupted(self.journal, step.device, self.change,
                                "the amplifier was read again")
             status = driver.status()
@@ -758,7 +747,7 @@ class _Run:
         deadline = time.monotonic() + intent.verify_timeout_seconds
         with self.step("verify"):
             while True:
-                light = show(self.access, self.inventory, links,
+                light = show(self.devices, links,
                              tolerance_db=intent.tolerance_db)
                 wrong = _wrong_light(light, intent)
                 if not wrong or time.monotonic() > deadline:
@@ -796,7 +785,7 @@ def _wrong_light(light: PathReport, intent: FabricIntent) -> list[str]:
     return wrong
 
 
-def apply(access: FabricAccess, intent: FabricIntent, *,
+def apply(devices: Devices, journal: Journal, intent: FabricIntent, *,
           say: Report = lambda line: None, force: bool = False,
           allow_delete: bool = False) -> ApplyReport:
     """Apply ``intent`` (see the module docstring); ``say`` hears each step as it ends.
@@ -805,15 +794,15 @@ def apply(access: FabricAccess, intent: FabricIntent, *,
     :class:`SafetyInterlock` raised (exit 3), when the plan takes an in-service link down
     (unless ``force``) or a switch's WANT tree would delete configuration it does not name
     (unless ``allow_delete``)."""
-    report, refusal = _apply(access, intent, say, force=force, allow_delete=allow_delete)
+    report, refusal = _apply(devices, journal, intent, say, force=force,
+                             allow_delete=allow_delete)
     if refusal is not None:
         raise SafetyInterlock(refusal)
     return report
 
 
-def _apply(access: FabricAccess, intent: FabricIntent, say: Report, *, force: bool,
-           allow_delete: bool) -> tuple[ApplyReport, str | None]:
-    journal = access.journal
+def _apply(devices: Devices, journal: Journal, intent: FabricIntent, say: Report, *,
+           force: bool, allow_delete: bool) -> tuple[ApplyReport, str | None]:
     with DeviceLock(journal, FABRIC):
         resume = find_resume(journal, intent)
         with journal.change(device=FABRIC, action=ACTION, file=str(intent.path),
@@ -833,7 +822,7 @@ def _apply(access: FabricAccess, intent: FabricIntent, say: Report, *, force: bo
             leftovers = switch_leftovers(journal, intent, resume)
             report = ApplyReport(change.op, FabricPlan(intent, resume=resume))
             change.read_back = lambda: _steps_found(report)
-            fleet = Fleet(journal, access.switch_target)
+            fleet = Fleet(journal, devices.switch_target)
             for device, token in leftovers.items():
                 with suppress(ValidationError):  # already gone: confirmed, or timed out
                     fleet.settle(device, CANCEL, token)
@@ -842,7 +831,7 @@ def _apply(access: FabricAccess, intent: FabricIntent, say: Report, *, force: bo
                         "pending")
                 _close_interrupted(journal, device, change,
                                    "its pending commit was cancelled by a resumed fabric apply")
-            plan = make_plan(access, intent, resume, leftovers)
+            plan = make_plan(devices, journal, intent, resume, leftovers)
             report.plan = plan
             change.note("planned", steps=plan.step_ids(), changes=plan.changes,
                         impact=[i.as_dict() for i in plan.impacts])
@@ -851,7 +840,7 @@ def _apply(access: FabricAccess, intent: FabricIntent, say: Report, *, force: bo
                 change.status = "refused"
                 change.outcome["reason"] = refusal
                 return report, refusal
-            run = _Run(access, plan, change, report, say, allow_delete=allow_delete)
+            run = _Run(devices, journal, plan, change, report, say, allow_delete=allow_delete)
             run.switches()
             for ocs_step in plan.ocs:
                 run.ocs(ocs_step)

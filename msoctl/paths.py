@@ -52,16 +52,14 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from drivers.amp.driver import AmpDriver
 from drivers.amp.types import AmpStatus
 from drivers.errors import DeviceError
-from drivers.ocs import OcsDriver
 from drivers.ocs.types import Connection
 from drivers.snmp.session import SnmpTarget
+from msoctl.access import Devices
 from msoctl.cpo_power import PortPower
-from msoctl.inventory import Device, Inventory
 from msoctl.links import Link, LinkEnd, Span, SpanFiber
 
 TYPICAL_OCS_INSERTION_LOSS_DB = 1.5
@@ -74,16 +72,6 @@ DARK_BELOW_DBM = -30.0
 """Below this a monitor sees no light (the OCS and amplifier LOS thresholds)."""
 DIRECTIONS = ("a_to_b", "b_to_a")
 ROLES = ("working", "protection")
-
-
-class DeviceAccess(Protocol):
-    """How the path view reaches devices (:class:`msoctl.cli.Context` is one)."""
-
-    def ocs(self, name: str) -> tuple[Device, OcsDriver]: ...
-
-    def amp(self, name: str) -> tuple[Device, AmpDriver]: ...
-
-    def snmp_target(self, name: str) -> SnmpTarget: ...
 
 
 # ---- what the devices say ---------------------------------------------------------------
@@ -149,8 +137,7 @@ def _why(error: DeviceError) -> str:
     return error.message
 
 
-def read_fabric(access: DeviceAccess, inventory: Inventory, links: Sequence[Link]
-                ) -> FabricReadings:
+def read_fabric(devices: Devices, links: Sequence[Link]) -> FabricReadings:
     """Read every device the ``links`` pass through, all at once."""
     ocs_ports, amps, switch_ports = _wanted_ports(links)
     readings = FabricReadings()
@@ -158,7 +145,7 @@ def read_fabric(access: DeviceAccess, inventory: Inventory, links: Sequence[Link
     def read_ocs(name: str) -> None:
         reading = OcsReading()
         try:
-            _, driver = access.ocs(name)
+            driver = devices.ocs(name)
             try:
                 reading.connections = {c.ingress: c for c in driver.connections()}
                 reading.powers = driver.power(sorted(ocs_ports[name]))
@@ -171,7 +158,7 @@ def read_fabric(access: DeviceAccess, inventory: Inventory, links: Sequence[Link
     def read_amp(name: str) -> None:
         reading = AmpReading()
         try:
-            _, driver = access.amp(name)
+            driver = devices.amp(name)
             try:
                 reading.status = driver.status()
             finally:
@@ -186,11 +173,11 @@ def read_fabric(access: DeviceAccess, inventory: Inventory, links: Sequence[Link
 
         targets: dict[str, SnmpTarget] = {}
         for name in switch_ports:
-            if inventory.devices[name].snmp is None:
+            if devices.inventory.devices[name].snmp is None:
                 readings.switches[name] = SwitchReading(has_telemetry=False)
             else:
                 try:
-                    targets[name] = access.snmp_target(name)
+                    targets[name] = devices.snmp_target(name)
                 except DeviceError as error:  # a secret that cannot be read, say
                     readings.switches[name] = SwitchReading(error=_why(error))
 
@@ -540,11 +527,11 @@ class PathReport:
                            for device, error in self.errors.items()]}
 
 
-def show(access: DeviceAccess, inventory: Inventory, links: Sequence[Link], *,
+def show(devices: Devices, links: Sequence[Link], *,
          tolerance_db: float = DEFAULT_TOLERANCE_DB,
          dark_below_dbm: float = DARK_BELOW_DBM) -> PathReport:
     """Read the devices of ``links`` and trace every one, both ways."""
-    readings = read_fabric(access, inventory, links)
+    readings = read_fabric(devices, links)
     traced = [trace_link(link, readings, tolerance_db=tolerance_db,
                          dark_below_dbm=dark_below_dbm) for link in links]
     return PathReport(traced, readings.errors(), tolerance_db, dark_below_dbm)

@@ -56,6 +56,7 @@ from drivers.amp.driver import AmpDriver
 from drivers.errors import DeviceError, ValidationError
 from drivers.ocs import OcsDriver
 from msoctl import safety
+from msoctl.access import Devices
 from msoctl.inventory import Inventory
 from msoctl.journal import Change, DeviceBusy, DeviceLock, Journal, JournalError, locked_change
 from msoctl.links import Link, OcsPort
@@ -79,7 +80,7 @@ from msoctl.protect_light import (
     span_state,
 )
 from msoctl.protect_switch import LightPoint, OcsActions, connect
-from msoctl.protect_watch import AmpWatch, OcsWatch, openers
+from msoctl.protect_watch import AmpWatch, OcsWatch
 
 __all__ = ["ProtectConfig", "ProtectionController", "ProtectionEvent"]
 
@@ -128,8 +129,6 @@ class ProtectionController:
 
     def __init__(self, inventory: Inventory, journal: Journal, *,
                  links: list[str] | None = None, config: ProtectConfig | None = None,
-                 open_ocs: Callable[[str], OcsDriver] | None = None,
-                 open_amp: Callable[[str], AmpDriver] | None = None,
                  on_event: Callable[[ProtectionEvent], None] | None = None):
         self.config = config or ProtectConfig()
         self.config.check()
@@ -143,9 +142,10 @@ class ProtectionController:
             if link.protection is None:
                 raise ValidationError(f"link {link.name} has no protection span")
         self.links = chosen
-        default_ocs, default_amp = openers(inventory, self.config.device_timeout_seconds)
-        self._open_ocs = open_ocs or default_ocs
-        self._open_amp = open_amp or default_amp
+        # A controller cannot wait the inventory's 5 s for a device that stopped answering.
+        devices = Devices(inventory, at_most_seconds=self.config.device_timeout_seconds)
+        self._open_ocs = devices.ocs
+        self._open_amp = devices.amp
         self.on_event = on_event
         self.events: deque[ProtectionEvent] = deque(maxlen=1000)
         self.judge = LightJudge(self.config.threshold_dbm, self.config.hysteresis_db)

@@ -32,14 +32,9 @@ from typing import Generic, TypeVar
 from drivers.amp import vendor_page as vp
 from drivers.amp.driver import AmpDriver
 from drivers.cmis import codes
-from drivers.cmis.io import latched_bytes
-from drivers.cmis.module import CmisModule
-from drivers.cmis.pages import STANDARD_FIELDS, lower
+from drivers.cmis.pages import lower
 from drivers.errors import DeviceError
 from drivers.ocs import OcsDriver
-from drivers.ocs.connect import open_ocs
-from drivers.transports.i2c import open_cmis_io
-from msoctl.inventory import Inventory
 from msoctl.protect_light import AmpReading
 
 MAP_EVERY_SECONDS = 0.1
@@ -52,30 +47,6 @@ OcsOpener = Callable[[str], OcsDriver]
 AmpOpener = Callable[[str], AmpDriver]
 T = TypeVar("T")
 D = TypeVar("D", OcsDriver, AmpDriver)
-
-
-def openers(inventory: Inventory, timeout_seconds: float) -> tuple[OcsOpener, AmpOpener]:
-    """Functions that open an OCS or amplifier of ``inventory`` with a timeout of at most
-    ``timeout_seconds`` (a protection controller cannot wait the inventory's 5 s)."""
-
-    def ocs(name: str) -> OcsDriver:
-        device = inventory.device(name, "ocs")
-        return open_ocs(name, device.endpoint.transport, device.endpoint.address,
-                        timeout_seconds=min(timeout_seconds, device.timeout_seconds))
-
-    def amp(name: str) -> AmpDriver:
-        device = inventory.device(name, "amp")
-        try:
-            io = open_cmis_io(device.endpoint.transport, device.endpoint.address,
-                              device_address=device.i2c_address,
-                              timeout_seconds=min(timeout_seconds, device.timeout_seconds),
-                              latched=latched_bytes((*STANDARD_FIELDS, *vp.FIELDS)))
-        except DeviceError as error:
-            error.device = error.device or name
-            raise
-        return AmpDriver(CmisModule(io, name=name, extra_fields=vp.FIELDS))
-
-    return ocs, amp
 
 
 @dataclass(frozen=True)

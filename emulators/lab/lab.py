@@ -505,6 +505,8 @@ class Lab:
             if spec.name in self.consoles:
                 entry["console"] = {"transport": "serial",
                                     "address": self.consoles[spec.name].path}
+            if spec.error_queue == "shared":  # so that its clients read the queue as such
+                entry["shared_error_queue"] = True
             devices.append(entry)
         spans = {f.amplifier: f.cable for f in self.topology.fibers() if f.amplifier}
         for amp in self.topology.amplifiers:
