@@ -158,7 +158,7 @@ class SubprocessLab:
 
     def start(self) -> Path:
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from msoctl.cli import main; main()", "lab", "up",
+            [sys.executable, "-m", "msoctl", "lab", "up",
              "--state-dir", str(self.state_dir)],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60

@@ -28,7 +28,7 @@ from msoctl.switch_ops import CONFIRM, Fleet
 from tests.conftest import Msoctl, in_process, subprocess_env, wait_until
 from tests.test_paths import INVENTORY
 
-MSOCTL = [sys.executable, "-c", "from msoctl.cli import main; main()"]
+MSOCTL = [sys.executable, "-m", "msoctl"]
 
 WANT = {"switch": {"fast-cnp": {"enabled": True, "cnp-dscp": 48, "cnp-priority": 6},
                    "ports": {"port": [{"name": "Ethernet1", "speed": "400G",

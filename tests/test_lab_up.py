@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-MSOCTL = [sys.executable, "-c", "from msoctl.cli import main; main()"]
+MSOCTL = [sys.executable, "-m", "msoctl"]
 
 
 def _wait_for(path: Path, process: subprocess.Popen[str], seconds: float = 30) -> None:

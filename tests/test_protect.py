@@ -296,7 +296,7 @@ def test_protect_run_and_status_through_the_cli(lab: Lab, msoctl: Msoctl) -> Non
     inventory = load_inventory(lab.state_dir / "inventory.yaml")
     connect_working(inventory)
     process = subprocess.Popen(
-        [sys.executable, "-c", "from msoctl.cli import main; main()", "protect", "run",
+        [sys.executable, "-m", "msoctl", "protect", "run",
          "--poll-ms", "5",
          "--wait-to-restore-s", "0.2"],
         env=subprocess_env(lab), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from msoctl import impact
+
 FORMATS = ("table", "json")
 
 output_option = click.option(
@@ -69,3 +71,15 @@ def _numeric(text: str) -> bool:
 def fields(pairs: Sequence[tuple[str, Any]]) -> str:
     width = max(len(k) for k, _ in pairs)
     return "\n".join(f"{k + ':':<{width + 1}} {cell(v)}" for k, v in pairs)
+
+
+def describe_impacts(impacts: Sequence[impact.Impact]) -> str:
+    """The impact as operators read it: a table of the links touched, worst first, or the
+    one line that says there are none."""
+    if not impacts:
+        return "impact: no inventory link is darkened, moved or disturbed"
+    rows = [[i.link, i.effect, i.span if i.to_span is None else f"{i.span} -> {i.to_span}",
+             i.service, i.reason + (" (span assumed: an OCS map was unreadable)"
+                                    if i.assumed else "")]
+            for i in impact.worst_first(impacts)]
+    return "impact on links:\n" + table(["link", "effect", "span", "service", "why"], rows)

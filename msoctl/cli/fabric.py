@@ -21,9 +21,9 @@ from pathlib import Path
 import click
 
 from drivers.switch.tree import Change
-from msoctl import impact
-from msoctl.cli import Context, pass_context
-from msoctl.cli_types import input_path
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.output import cell, describe_impacts, emit_json, output_option
+from msoctl.cli.types import input_path
 from msoctl.fabric import (
     ApplyReport,
     FabricPlan,
@@ -33,7 +33,6 @@ from msoctl.fabric import (
     switch_leftovers,
 )
 from msoctl.fabric_intent import FabricIntent, load_intent
-from msoctl.output import cell, emit_json, output_option
 
 
 @click.group()
@@ -124,7 +123,7 @@ def print_plan(plan: FabricPlan) -> None:
         click.echo(f"verify: light end to end on {', '.join(plan.verify_links)} (within "
                    f"{intent.verify_timeout_seconds:g} s, {intent.tolerance_db:g} dB "
                    "tolerance)")
-    click.echo(impact.describe(plan.impacts))
+    click.echo(describe_impacts(plan.impacts))
 
 
 @fabric.command("apply")

@@ -11,8 +11,8 @@ from types import FrameType
 import click
 
 from drivers.errors import ValidationError
-from msoctl.cli import Context, pass_context
-from msoctl.cli_types import Number, input_path
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.types import Number, input_path
 from msoctl.exporter import DEFAULT_LISTEN, DEFAULT_TIMEOUT_OFFSET_SECONDS
 
 

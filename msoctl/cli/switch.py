@@ -14,8 +14,9 @@ from drivers.errors import DeviceError, SafetyInterlock, ValidationError
 from drivers.switch.netconf import SwitchSession
 from drivers.switch.tree import Change
 from msoctl import impact
-from msoctl.cli import Context, pass_context
-from msoctl.cli_types import DEVICE, TEXT, Count, Number, OutputFile, input_path
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.output import cell, describe_impacts, emit_json, output_option, table
+from msoctl.cli.types import DEVICE, TEXT, Count, Number, OutputFile, input_path
 from msoctl.headroom import (
     MAX_BUFFER_BYTES,
     MAX_PAUSE_QUANTA,
@@ -25,7 +26,6 @@ from msoctl.headroom import (
     parse_speed,
 )
 from msoctl.impact import Impact
-from msoctl.output import cell, emit_json, output_option, table
 from msoctl.switch_ops import (
     CANCEL,
     CONFIRM,
@@ -340,7 +340,7 @@ def cc_plan(ctx: Context, device: str, want_file: Path, merge_only: bool, output
                    "apply needs --allow-delete, or use --merge):")
         for change in removed:
             click.echo(_render_change(change))
-    click.echo(impact.describe(impacts))
+    click.echo(describe_impacts(impacts))
 
 
 @cc.command("apply")
@@ -442,7 +442,7 @@ def _print_outcomes(outcomes: list[Outcome], *, verbose: bool, timeout: int) -> 
     click.echo(table(["switch", "status", "changes", "deletions", "seconds", "detail"], rows))
     touched = [i for o in outcomes for i in o.impacts]
     if touched:
-        click.echo(impact.describe(touched))
+        click.echo(describe_impacts(touched))
 
 
 def _settle_command(ctx: Context, device: str, persist_id: str | None, action: str) -> None:

@@ -13,9 +13,9 @@ import click
 
 from drivers.errors import ValidationError
 from msoctl import impact
-from msoctl.cli import Context, pass_context
-from msoctl.cli_types import LINK
-from msoctl.output import emit_json, output_option, table
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.output import emit_json, output_option, table
+from msoctl.cli.types import LINK
 
 
 @click.group()

@@ -7,9 +7,9 @@ from pathlib import Path
 import click
 
 from drivers.errors import ValidationError
-from msoctl.cli import Context, pass_context
-from msoctl.cli_types import OutputFile
-from msoctl.output import emit_json, table
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.output import emit_json, table
+from msoctl.cli.types import OutputFile
 
 
 @click.group()

@@ -20,11 +20,11 @@ from drivers.errors import DeviceError
 from emulators.lab import Lab, load_topology
 from emulators.lab.control import ENDPOINT_FILE, TOKEN_FILE
 from emulators.lab.statelock import StateDirBusy
-from msoctl.cli import Context, pass_context
-from msoctl.cli_types import TEXT, Count, Number, OutputDir, input_path
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.output import emit_json, output_option, table
+from msoctl.cli.types import TEXT, Count, Number, OutputDir, input_path
 from msoctl.inventory import inventory_named
 from msoctl.lab_control import LabEndpoint, call, find_lab
-from msoctl.output import emit_json, output_option, table
 
 DEFAULT_STATE_DIR = Path("lab-state")
 MAX_FAULT_SECONDS = 86_400.0  # a day: longer is a fault to clear by hand

@@ -15,12 +15,12 @@ from drivers.errors import SafetyInterlock, ValidationError
 from msoctl import impact, safety
 from msoctl.access import open_amp
 from msoctl.amp_ops import restart_amplifier, set_amplifier, set_tx
-from msoctl.cli import Context, pass_context
-from msoctl.cli_types import DEVICE, Number
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.output import cell, describe_impacts, emit_json, fields, output_option, table
+from msoctl.cli.types import DEVICE, Number
 from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import locked_change
-from msoctl.output import cell, emit_json, fields, output_option, table
 
 
 @click.group()
@@ -153,7 +153,7 @@ def tx(ctx: Context, device: str, state: str, override_laser_safety: bool, dry_r
     """
     impacts = (amp_impacts(ctx, device, "down", "Tx disabled: no output") if state == "off"
                else amp_impacts(ctx, device, "restored", "Tx enabled: its output comes back"))
-    click.echo(impact.describe(impacts))
+    click.echo(describe_impacts(impacts))
     if dry_run:
         click.echo("dry run: nothing was written")
         return
@@ -199,7 +199,7 @@ def set_command(ctx: Context, device: str, mode: str | None, gain_db: float | No
         raise ValidationError("nothing to set: give --mode, --gain, --output-power or --tilt")
     with _driver(ctx, device) as (entry, driver):
         impacts = amp_impacts(ctx, device, "disturbed", "the light level on its span changes")
-        click.echo(impact.describe(impacts))
+        click.echo(describe_impacts(impacts))
         if dry_run:
             click.echo("dry run: nothing was written")
             return
@@ -247,7 +247,7 @@ def als(ctx: Context, device: str, mode: str | None, los_soak: float | None,
         risk = {"manual": "after a cut its output stays shut until a manual restart",
                 "disabled": "after a cut its output stays lit into the broken fiber"}
         impacts = (amp_impacts(ctx, device, "at risk", risk[mode]) if mode in risk else [])
-        click.echo(impact.describe(impacts))
+        click.echo(describe_impacts(impacts))
         now = driver.settings()
         violations = [*safety.amp_als_mode(mode or ""), *safety.amp_als_timings(
             los_soak_seconds=_pick(los_soak, now.als_los_soak_seconds),
@@ -293,7 +293,7 @@ def restart(ctx: Context, device: str) -> None:
     with _driver(ctx, device) as (_, driver):
         impacts = amp_impacts(ctx, device, "disturbed",
                               "a restart pulse lights its span's output for about 2 s")
-        click.echo(impact.describe(impacts))
+        click.echo(describe_impacts(impacts))
         state = restart_amplifier(ctx.journal, device, driver,
                                   impact=[i.as_dict() for i in impacts])
     click.echo(f"{device}: restart pulse requested; ALS state now {state}")
@@ -353,7 +353,7 @@ def power_mode(ctx: Context, device: str, mode: str, dry_run: bool, force: bool)
     impacts = (amp_impacts(ctx, device, "down", "low power: the pump is off, no output")
                if mode == "low" else
                amp_impacts(ctx, device, "restored", "high power: its output comes back"))
-    click.echo(impact.describe(impacts))
+    click.echo(describe_impacts(impacts))
     if dry_run:
         click.echo("dry run: nothing was written")
         return

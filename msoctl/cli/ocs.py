@@ -22,8 +22,9 @@ from msoctl.acceptance import (
 from msoctl.access import open_ocs
 from msoctl.characterize import Limits, parse_port_list, parse_wavelengths
 from msoctl.characterize_report import summary_rows
-from msoctl.cli import Context, pass_context
-from msoctl.cli_types import DEVICE, Count, Number, OutputDir, input_path
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.output import describe_impacts, emit_json, fields, output_option, table
+from msoctl.cli.types import DEVICE, Count, Number, OutputDir, input_path
 from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import locked_change
@@ -37,7 +38,6 @@ from msoctl.ocs_ops import (
     parse_port,
     plan_map,
 )
-from msoctl.output import emit_json, fields, output_option, table
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -125,7 +125,7 @@ def _refused(ctx: Context, device: str, action: str, error: ValidationError) -> 
 
 
 def print_impacts(impacts: list[Impact]) -> None:
-    click.echo(impact.describe(impacts))
+    click.echo(describe_impacts(impacts))
 
 
 def _print_result(result: ApplyResult, output: str, *, dry_run: bool = False) -> None:

@@ -18,9 +18,9 @@ from __future__ import annotations
 import click
 
 from drivers.errors import DeviceError, ValidationError
-from msoctl.cli import Context, pass_context
-from msoctl.cli_types import LINK, Number
-from msoctl.output import cell, emit_json, output_option, table
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.output import cell, emit_json, output_option, table
+from msoctl.cli.types import LINK, Number
 from msoctl.paths import DARK_BELOW_DBM, DEFAULT_TOLERANCE_DB, Direction, PathReport, show
 
 

@@ -12,12 +12,12 @@ from typing import Any
 import click
 
 from drivers.errors import DeviceError, ValidationError
-from msoctl.cli import Context, pass_context
-from msoctl.cli_types import LINK, TEXT, Number
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.output import emit_json, output_option, table
+from msoctl.cli.types import LINK, TEXT, Number
 from msoctl.journal import Operation
 from msoctl.links import Link, OcsPort
 from msoctl.ocs_ops import parse_port
-from msoctl.output import emit_json, output_option, table
 from msoctl.protect import ProtectConfig, ProtectionController, ProtectionEvent
 from msoctl.protect_config import check_probes
 from msoctl.protect_light import (

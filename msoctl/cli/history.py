@@ -6,10 +6,10 @@ from typing import Any
 
 import click
 
-from msoctl.cli import Context, pass_context
-from msoctl.cli_types import DEVICE, TEXT, Count
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.output import emit_json, table
+from msoctl.cli.types import DEVICE, TEXT, Count
 from msoctl.journal import Operation
-from msoctl.output import emit_json, table
 
 _RECORD_KEYS = frozenset({"ts", "op", "event", "device", "action", "user", "host", "pid",
                           "before", "current", "wanted", "method"})

@@ -34,9 +34,9 @@ from drivers.snmp.collector import DEFAULT_BUDGET_SECONDS, TelemetryCollector
 from drivers.snmp.rates import LaneInterval, lane_intervals
 from drivers.snmp.session import SnmpTarget, run
 from drivers.snmp.telemetry import CollectionInfo, CpcTelemetry, CpoTelemetry
-from msoctl.cli import Context, pass_context
-from msoctl.cli_types import DEVICE, TEXT, Number
-from msoctl.output import cell, emit_json, output_option, table
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.output import cell, emit_json, output_option, table
+from msoctl.cli.types import DEVICE, TEXT, Number
 
 DARK_DBM = -100.0  # MsoPowerDbm's floor: the receiver sees no light
 
