@@ -33,8 +33,8 @@ from typing import Any
 
 from emulators.clock import RealClock
 from emulators.instruments.benchlab import BenchLab
-from msoctl.characterize import Limits, RunState, Settings, TestSet
-from msoctl.characterize_report import write_report
+from msoctl.acceptance.characterize import Limits, RunState, Settings, TestSet
+from msoctl.acceptance.report import write_report
 from msoctl.cli import run
 
 DEFAULT_SIZE = 64

@@ -5,7 +5,7 @@ faults through its control endpoint), as the devices of a real fabric are other
 machines; with ``--in-process`` in this process (``emulators.lab.Lab``, faults set
 directly), where the lab's servers compete with the controller for one interpreter.
 Connects link-1 on its working span and runs the protection controller
-(``msoctl.protect.ProtectionController``) in a thread of this process, hold-off 0.
+(``msoctl.protect.controller.ProtectionController``) in a thread of this process, hold-off 0.
 Then, ``--cuts`` times: cut the cable that carries the link (both fibers), wait for
 the controller's switch event, clear the cut, and wait until the repaired span (now
 the standby, lit by the probe the switch moved onto it) is seen lit again, plus a
@@ -61,12 +61,12 @@ from typing import Any
 from drivers.errors import DeviceError
 from emulators.faults import Fault
 from emulators.lab import Lab
-from emulators.lab.control import ENDPOINT_FILE
+from emulators.lab.constants import ENDPOINT_FILE
 from msoctl.access import open_ocs
 from msoctl.inventory import Inventory, load_inventory
 from msoctl.journal import Journal
-from msoctl.lab_control import LabEndpoint, call, find_lab
-from msoctl.protect import ProtectConfig, ProtectionController, ProtectionEvent
+from msoctl.lab.client import LabEndpoint, call, find_lab
+from msoctl.protect.controller import ProtectConfig, ProtectionController, ProtectionEvent
 
 DEFAULT_CUTS = 100
 GOAL_BUDGET_MS = 50.0

@@ -5,7 +5,7 @@ the NETCONF datastores and an asyncssh server) run in a second process, so
 their CPU does not compete with the client's for the same interpreter; each
 answers every RPC ``--latency-ms`` late (the emulator's latency fault), as a
 switch across a campus would. The client is msoctl's own fleet apply
-(msoctl/switch_ops.py ``Fleet.apply``): per switch a session that locks,
+(msoctl/ops/switch.py ``Fleet.apply``): per switch a session that locks,
 edits, validates, diffs and makes a confirmed commit with a persist token,
 then a new session that reads running back and confirms.
 
@@ -50,8 +50,8 @@ from emulators.switch.fleet import serve_fleet
 from msoctl.access import Devices
 from msoctl.inventory import load_inventory
 from msoctl.journal import Journal
-from msoctl.switch_ops import Fleet
-from msoctl.switch_plan import PortLink, derive
+from msoctl.ops.switch import Fleet
+from msoctl.ops.switch_plan import PortLink, derive
 
 PORTS = 8
 USER = "msoctl"

@@ -26,8 +26,8 @@ from drivers.ocs.connect import open_ocs
 from emulators.clock import RealClock, SteppedClock
 from emulators.instruments.benchlab import REFERENCE_FILE, BenchLab
 from emulators.instruments.meter import ACCURACY_DB, NOISE_DB
-from msoctl import characterize as char
-from msoctl.characterize import (
+from msoctl.acceptance import characterize as char
+from msoctl.acceptance.characterize import (
     Characterization,
     Limits,
     Settings,
@@ -36,7 +36,7 @@ from msoctl.characterize import (
     plan_steps,
     switching_times,
 )
-from msoctl.characterize_report import write_report
+from msoctl.acceptance.report import write_report
 from msoctl.journal import Journal
 from tests.conftest import Msoctl, Result, in_process
 

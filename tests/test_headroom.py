@@ -7,7 +7,7 @@ import json
 import pytest
 
 from drivers.errors import ValidationError
-from msoctl.headroom import LinkParameters, cell_occupancy, compute, parse_distance
+from msoctl.ops.headroom import LinkParameters, cell_occupancy, compute, parse_distance
 from tests.conftest import in_process
 
 KEYS = {"rtt_seconds", "bdp_bytes", "xoff_bytes", "xon_bytes", "ecn_min_threshold_bytes",

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from emulators.lab import Lab
-from emulators.lab.control import ENDPOINT_FILE, PROTOCOL, TOKEN_FILE
+from emulators.lab.constants import ENDPOINT_FILE, PROTOCOL, TOKEN_FILE
 from tests.conftest import Msoctl, in_process
 
 MSOCTL = [sys.executable, "-m", "msoctl"]

@@ -97,9 +97,14 @@ from emulators.faults import Fault, FaultError, FaultInjector
 from emulators.instruments.bench import AcceptanceBench
 from emulators.instruments.laser import TunableLaser
 from emulators.instruments.meter import PowerMeter
-from emulators.lab.control import (
+from emulators.lab.constants import (
     ENDPOINT_FILE,
+    INVENTORY_FILE,
+    SECRETS_DIR,
+    SNMP_FACE,
     TOKEN_FILE,
+)
+from emulators.lab.control import (
     ControlServer,
     endpoint_document,
     remove_endpoint_file,
@@ -121,12 +126,9 @@ AMP_TICK_SECONDS = 0.05
 SWITCH_USERNAME = "msoctl"
 SWITCH_TIMEOUT_SECONDS = 10.0
 KNOWN_HOSTS = "known_hosts"
-SECRETS_DIR = "secrets"
 SNMP_USERNAME = "msoctl"
 SNMP_TIMEOUT_SECONDS = 2.0
 SNMP_RETRIES = 1
-SNMP_FACE = "snmp"
-"""``<switch>/snmp`` names a switch's SNMP agent as a fault target."""
 TELEMETRY_FAULTS = ("els", "rising_ber", "engine", "overheat", "lane_reset")
 """Fault kinds of a switch's CPO/CPC hardware, routed from the switch to its telemetry."""
 SWITCH_LANES_PER_PORT = 8
@@ -596,7 +598,7 @@ class Lab:
         return list(spans.values()), links
 
     def write_inventory(self) -> Path:
-        path = self.state_dir / "inventory.yaml"
+        path = self.state_dir / INVENTORY_FILE
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         header = (f"# Written by the msoctl lab for topology {self.topology.name!r}.\n"
                   "# It is rewritten every time the lab starts.\n")

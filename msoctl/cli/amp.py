@@ -14,13 +14,13 @@ from drivers.cmis.fields import LOWER
 from drivers.errors import SafetyInterlock, ValidationError
 from msoctl import impact, safety
 from msoctl.access import open_amp
-from msoctl.amp_ops import restart_amplifier, set_amplifier, set_tx
 from msoctl.cli.context import Context, pass_context
 from msoctl.cli.output import cell, describe_impacts, emit_json, fields, output_option, table
 from msoctl.cli.types import DEVICE, Number
 from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import locked_change
+from msoctl.ops.amp import restart_amplifier, set_amplifier, set_tx
 
 
 @click.group()

@@ -1,7 +1,7 @@
 """``msoctl fabric plan|apply FILE``: the whole fabric from one intent file.
 
-The file's format is in :mod:`msoctl.fabric_intent`; the apply order and how an
-interrupted apply is resumed, in :mod:`msoctl.fabric`.
+The file's format is in :mod:`msoctl.fabric.intent`; the apply order and how an
+interrupted apply is resumed, in :mod:`msoctl.fabric.plan`.
 
 JSON (``-o json``). ``fabric plan``: ``file``, ``intent_sha256``, ``resume`` (the
 interrupted or failed apply a rerun would continue: ``op``, ``status``, ``started``,
@@ -24,15 +24,9 @@ from drivers.switch.tree import Change
 from msoctl.cli.context import Context, pass_context
 from msoctl.cli.output import cell, describe_impacts, emit_json, output_option
 from msoctl.cli.types import input_path
-from msoctl.fabric import (
-    ApplyReport,
-    FabricPlan,
-    apply,
-    find_resume,
-    make_plan,
-    switch_leftovers,
-)
-from msoctl.fabric_intent import FabricIntent, load_intent
+from msoctl.fabric.apply import ApplyReport, apply
+from msoctl.fabric.intent import FabricIntent, load_intent
+from msoctl.fabric.plan import FabricPlan, find_resume, make_plan, switch_leftovers
 
 
 @click.group()

@@ -1,38 +1,29 @@
 """``msoctl lab``: run the emulated fabric, look at it and break it; ``msoctl demo``: the
 guided walkthrough.
 
-``lab status`` and ``lab fault`` talk to a running lab through its control endpoint
-(emulators/lab/control.py), found by the lab's state directory: ``--state-dir``,
-else the directory of the inventory in use, else ``lab-state``.
+``lab up`` runs the lab (:mod:`msoctl.lab.up`); ``lab status`` and ``lab fault`` talk to
+a running lab through its control endpoint (:mod:`msoctl.lab.client`), found by the
+lab's state directory: ``--state-dir``, else the directory of the inventory in use, else
+``lab-state``.
 """
 
 from __future__ import annotations
 
-import signal
-import threading
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import click
 
-from drivers.errors import DeviceError
-from emulators.lab import Lab, load_topology
-from emulators.lab.control import ENDPOINT_FILE, TOKEN_FILE
-from emulators.lab.statelock import StateDirBusy
 from msoctl.cli.context import Context, pass_context
 from msoctl.cli.output import emit_json, output_option, table
 from msoctl.cli.types import TEXT, Count, Number, OutputDir, input_path
 from msoctl.inventory import inventory_named
-from msoctl.lab_control import LabEndpoint, call, find_lab
+from msoctl.lab.client import LabEndpoint, call, find_lab
 
 DEFAULT_STATE_DIR = Path("lab-state")
 MAX_FAULT_SECONDS = 86_400.0  # a day: longer is a fault to clear by hand
 MAX_FAULT_COUNT = 1_000_000
 
-
-class LabBusy(DeviceError):
-    """Another lab runs on the state directory; nothing of it was touched."""
 
 ALL_KINDS = "all"
 
@@ -55,43 +46,9 @@ def up(ctx: Context, topology: Path | None, state_dir: Path) -> None:
     Once every device listens, DIR/inventory.yaml is written (atomically);
     point msoctl at it with --inventory or MSOCTL_INVENTORY.
     """
-    spec = load_topology(topology)
-    stop = threading.Event()
+    from msoctl.lab.up import run_lab  # the emulators, only for this command
 
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    try:
-        emulated = Lab(state_dir, spec)
-    except StateDirBusy as busy:
-        raise LabBusy(str(busy)) from None
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        inventory = emulated.start()
-        click.echo(f"lab {spec.name!r} is up: {len(emulated.ocs)} OCS, "
-                   f"{len(emulated.switches)} switches, {len(emulated.fibers)} fibers")
-        for name, server in emulated.tcp.items():
-            console = emulated.consoles.get(name)
-            click.echo(f"  {name:<8} scpi 127.0.0.1:{server.port}"
-                       + (f"  console {console.path}" if console else ""))
-        for name, switch in emulated.switches.items():
-            agent = emulated.snmp.get(name)
-            click.echo(f"  {name:<8} netconf 127.0.0.1:{switch.port}"
-                       + (f"  snmp udp 127.0.0.1:{agent.port}" if agent else ""))
-        if emulated.control is not None:
-            click.echo(f"  {'control':<8} {emulated.control.url}  token in "
-                       f"{state_dir / 'secrets' / TOKEN_FILE}, endpoint in "
-                       f"{state_dir / ENDPOINT_FILE}")
-        click.echo(f"inventory: {inventory}")
-        click.echo(f"  export MSOCTL_INVENTORY={inventory.resolve()}")
-        click.echo("stop with Ctrl-C")
-        while not stop.wait(0.5):
-            pass
-    finally:
-        emulated.stop()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    click.echo("lab stopped")
+    run_lab(state_dir, topology)
 
 
 # ---- a running lab: status and faults -----------------------------------------------------
@@ -265,6 +222,9 @@ def _print_status(endpoint: LabEndpoint, document: dict[str, Any]) -> None:
               help="Keep the lab's files here (default: a temporary directory).")
 def demo(state_dir: Path | None) -> None:
     """A guided walkthrough of msoctl against the emulated lab (what `make demo` runs)."""
-    from msoctl.demo import run_demo
+    from msoctl.lab.demo import run_demo
 
-    click.get_current_context().exit(run_demo(state_dir))
+    context = click.get_current_context()
+    root = context.find_root().command  # the demo's steps are command lines of msoctl
+    assert isinstance(root, click.Group)
+    context.exit(run_demo(root, state_dir))

@@ -13,22 +13,22 @@ import click
 from drivers.errors import DeviceError, ValidationError
 from drivers.ocs import BootMode, OcsDriver, PortMap, PortState
 from msoctl import impact
-from msoctl.acceptance import (
+from msoctl.acceptance.characterize import Limits, parse_port_list, parse_wavelengths
+from msoctl.acceptance.report import summary_rows
+from msoctl.acceptance.run import (
     CharacterizeRequest,
     limits_from_options,
     load_report,
     run_characterization,
 )
 from msoctl.access import open_ocs
-from msoctl.characterize import Limits, parse_port_list, parse_wavelengths
-from msoctl.characterize_report import summary_rows
 from msoctl.cli.context import Context, pass_context
 from msoctl.cli.output import describe_impacts, emit_json, fields, output_option, table
 from msoctl.cli.types import DEVICE, Count, Number, OutputDir, input_path
 from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import locked_change
-from msoctl.ocs_ops import (
+from msoctl.ops.ocs import (
     ApplyResult,
     OcsPlan,
     apply_plan,
@@ -439,7 +439,7 @@ def light(ctx: Context, device: str, console: bool, output: str) -> None:
                         f"{', '.join(lost)}", device=device)
 
 
-# ---- acceptance testing with lab instruments (msoctl/characterize.py) ----------------------
+# ---- acceptance testing with lab instruments (msoctl/acceptance/) ---------------------------
 
 
 @ocs.command()

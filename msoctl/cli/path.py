@@ -10,7 +10,7 @@ unknown) and ``directions``: ``direction`` (a_to_b, b_to_a), ``from``, ``to``,
 (``hop``, ``device``, ``point``, ``status``, or null), ``notes`` and ``hops``: ``hop``,
 ``device``, ``point``, ``kind``, ``port``, ``expected_power_dbm``,
 ``measured_power_dbm``, ``difference_db``, ``budget_step_db``, ``budget_step``,
-``status`` (ok, low, high, dark, unknown) and ``error``. See :mod:`msoctl.paths`.
+``status`` (ok, low, high, dark, unknown) and ``error``. See :mod:`msoctl.fabric.lightpath`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,13 @@ from drivers.errors import DeviceError, ValidationError
 from msoctl.cli.context import Context, pass_context
 from msoctl.cli.output import cell, emit_json, output_option, table
 from msoctl.cli.types import LINK, Number
-from msoctl.paths import DARK_BELOW_DBM, DEFAULT_TOLERANCE_DB, Direction, PathReport, show
+from msoctl.fabric.lightpath import (
+    DARK_BELOW_DBM,
+    DEFAULT_TOLERANCE_DB,
+    Direction,
+    PathReport,
+    show,
+)
 
 
 class DevicesSilent(DeviceError):

@@ -1,4 +1,4 @@
-"""``msoctl protect``: optical protection of the inventory's links (msoctl/protect.py)."""
+"""``msoctl protect``: optical protection of the inventory's links (msoctl/protect/)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from msoctl.cli.output import emit_json, output_option, table
 from msoctl.cli.types import LINK, TEXT, Number
 from msoctl.journal import Operation
 from msoctl.links import Link, OcsPort
-from msoctl.ocs_ops import parse_port
-from msoctl.protect import ProtectConfig, ProtectionController, ProtectionEvent
-from msoctl.protect_config import check_probes
-from msoctl.protect_light import (
+from msoctl.ops.ocs import parse_port
+from msoctl.protect.config import check_probes
+from msoctl.protect.controller import ProtectConfig, ProtectionController, ProtectionEvent
+from msoctl.protect.light import (
     DIRECTION_NAMES,
     LIT,
     AmpReading,
@@ -29,7 +29,7 @@ from msoctl.protect_light import (
     link_role,
     span_state,
 )
-from msoctl.protect_watch import AMP_FIELDS, reading
+from msoctl.protect.watch import AMP_FIELDS, reading
 
 
 @click.group()

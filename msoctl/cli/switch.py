@@ -17,7 +17,8 @@ from msoctl import impact
 from msoctl.cli.context import Context, pass_context
 from msoctl.cli.output import cell, describe_impacts, emit_json, output_option, table
 from msoctl.cli.types import DEVICE, TEXT, Count, Number, OutputFile, input_path
-from msoctl.headroom import (
+from msoctl.impact import Impact
+from msoctl.ops.headroom import (
     MAX_BUFFER_BYTES,
     MAX_PAUSE_QUANTA,
     LinkParameters,
@@ -25,8 +26,7 @@ from msoctl.headroom import (
     parse_distance,
     parse_speed,
 )
-from msoctl.impact import Impact
-from msoctl.switch_ops import (
+from msoctl.ops.switch import (
     CANCEL,
     CONFIRM,
     DEFAULT_PARALLEL,
@@ -36,7 +36,7 @@ from msoctl.switch_ops import (
     deletions,
     load_want,
 )
-from msoctl.switch_plan import PortLink, derive, parse_size
+from msoctl.ops.switch_plan import PortLink, derive, parse_size
 
 
 class OperationFailed(DeviceError):

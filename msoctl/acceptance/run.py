@@ -27,8 +27,7 @@ from drivers.instruments import LaserDriver, MeterDriver
 from drivers.ocs import OcsDriver, PortMap
 from drivers.yamlfile import read_text
 from msoctl import safety
-from msoctl.access import Devices, open_laser, open_meter, open_ocs
-from msoctl.characterize import (
+from msoctl.acceptance.characterize import (
     MIN_LAUNCH_DBM,
     Characterization,
     Limits,
@@ -39,10 +38,11 @@ from msoctl.characterize import (
     plan_steps,
     settings_differ,
 )
-from msoctl.characterize_report import REPORT_FILE, write_report
+from msoctl.acceptance.report import REPORT_FILE, write_report
+from msoctl.access import Devices, open_laser, open_meter, open_ocs
 from msoctl.inventory import Device
 from msoctl.journal import Journal, locked_change
-from msoctl.ocs_ops import close_interrupted
+from msoctl.ops.ocs import close_interrupted
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def _instruments(devices: Devices, request: CharacterizeRequest) -> Iterator[
 
 def _settings(request: CharacterizeRequest, ocs: OcsDriver, laser: LaserDriver,
               laser_entry: Device, meter_entry: Device) -> Settings:
-    from msoctl.characterize import choose_ports
+    from msoctl.acceptance.characterize import choose_ports
 
     reference = request.reference or laser_entry.reference
     if reference is None:

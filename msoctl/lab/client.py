@@ -1,9 +1,9 @@
 """The client side of the lab's control endpoint (protocol: emulators/lab/control.py).
 
 A lab is found by its state directory: ``lab.json`` there says where its
-endpoint listens and which file holds its token. Errors are the drivers' ones,
-so the CLI prints one line and exits as DESIGN.md says: no lab running (no
-``lab.json``, or nothing listening where it says), a refused token, a request
+endpoint listens and which file holds its token. Errors are the drivers' ones, so
+the CLI prints one line and exits with their code (:mod:`msoctl.cli`): no lab
+running (no ``lab.json``, or nothing listening where it says), a refused token, a request
 that does not answer: :class:`DeviceUnreachable`, :class:`DeviceRejected`,
 :class:`DeviceTimeout` (exit 1); a request the lab finds bad (an unknown
 target, a kind the target does not take): :class:`ValidationError` (exit 2).
@@ -25,7 +25,7 @@ from drivers.errors import (
     ProtocolError,
     ValidationError,
 )
-from emulators.lab.control import ENDPOINT_FILE, PROTOCOL
+from emulators.lab.constants import ENDPOINT_FILE, PROTOCOL
 
 TIMEOUT_SECONDS = 30.0
 LAB = "lab"

@@ -2,15 +2,15 @@
 the links' OCS cross-connects to the protection span, then verify that light arrives.
 
 How it runs (README.md, "Optical protection", has the operator's view; the pieces:
-protect_watch.py the device sessions and pollers, protect_light.py the light, the
-hysteresis and the map moves, protect_switch.py the changes and the light check,
-protect_config.py the settings and events):
+watch.py the device sessions and pollers, light.py the light, the hysteresis and the
+map moves, moves.py the changes and the light check, config.py the settings and
+events):
 
-- Watching. One thread per device keeps a persistent session (msoctl/protect_watch.py):
+- Watching. One thread per device keeps a persistent session (watch.py):
   each OCS is asked for its power monitors every poll (default 5 ms, one query), its
   map every 100 ms; each amplifier on a span for its monitors and ALS state every
   50 ms. Every new reading wakes the decision loop, which judges each span direction
-  (msoctl/protect_light.py): lit, lost (its source is lit, its far end dark), unlit
+  (light.py): lit, lost (its source is lit, its far end dark), unlit
   (nothing lit feeds it) or unknown (a device did not answer lately).
 - Deciding, per link. The span that carries the link now (read from the maps) is the
   *active* span, the other the *standby*. When the active span is lost for the whole
@@ -61,8 +61,8 @@ from msoctl.inventory import Inventory
 from msoctl.journal import Change, DeviceBusy, DeviceLock, Journal, JournalError, locked_change
 from msoctl.links import Link, OcsPort
 from msoctl.linkstate import LinkStates
-from msoctl.protect_config import ProtectConfig, ProtectionEvent
-from msoctl.protect_light import (
+from msoctl.protect.config import ProtectConfig, ProtectionEvent
+from msoctl.protect.light import (
     DIRECTION_NAMES,
     LIT,
     LOST,
@@ -79,8 +79,8 @@ from msoctl.protect_light import (
     plan_move,
     span_state,
 )
-from msoctl.protect_switch import LightPoint, OcsActions, connect
-from msoctl.protect_watch import AmpWatch, OcsWatch
+from msoctl.protect.moves import LightPoint, OcsActions, connect
+from msoctl.protect.watch import AmpWatch, OcsWatch
 
 __all__ = ["ProtectConfig", "ProtectionController", "ProtectionEvent"]
 

@@ -35,7 +35,7 @@ from drivers.cmis import codes
 from drivers.cmis.pages import lower
 from drivers.errors import DeviceError
 from drivers.ocs import OcsDriver
-from msoctl.protect_light import AmpReading
+from msoctl.protect.light import AmpReading
 
 MAP_EVERY_SECONDS = 0.1
 RECONNECT_MIN_SECONDS = 0.05

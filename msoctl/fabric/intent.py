@@ -44,11 +44,11 @@ from drivers.yamlfile import (
     read_text,
     shown,
 )
+from msoctl.fabric.lightpath import DEFAULT_TOLERANCE_DB
 from msoctl.inventory import DEVICE_NAME, Inventory
 from msoctl.links import LINK_NAME
-from msoctl.ocs_ops import parse_pair
-from msoctl.paths import DEFAULT_TOLERANCE_DB
-from msoctl.switch_ops import load_want
+from msoctl.ops.ocs import parse_pair
+from msoctl.ops.switch import load_want
 
 DEFAULT_VERIFY_TIMEOUT_SECONDS = 10.0
 AMP_MODES = ("gain", "power")

@@ -12,7 +12,7 @@ Figures, per measured quantity:
 - crosstalk: what an unconnected egress port receives from its one lit
   neighbour, relative to the power launched into that neighbour's ingress
   port; a reading within 10 dB of the meter's floor is an upper bound;
-- switching time: every port's, every step (see :mod:`msoctl.characterize`).
+- switching time: every port's, every step (see :mod:`msoctl.acceptance.characterize`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from msoctl.characterize import Limits, Settings, iter_rows
+from msoctl.acceptance.characterize import Limits, Settings, iter_rows
 
 REPORT_FILE = "report.json"
 CSV_FILE = "measurements.csv"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drivers.errors import ValidationError
-from msoctl.headroom import Headroom, LinkParameters, compute, parse_distance, parse_speed
+from msoctl.ops.headroom import Headroom, LinkParameters, compute, parse_distance, parse_speed
 
 _PORT = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_./:-]*)=(?P<distance>[^@]+)@(?P<speed>\S+)$")
 _SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(B|KB|MB|GB)?\s*", re.IGNORECASE)

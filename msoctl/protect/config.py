@@ -1,4 +1,4 @@
-"""The protection controller's settings and the events it reports (msoctl/protect.py)."""
+"""The protection controller's settings and the events it reports (see controller.py)."""
 
 from __future__ import annotations
 

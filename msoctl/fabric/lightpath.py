@@ -59,7 +59,7 @@ from drivers.errors import DeviceError
 from drivers.ocs.types import Connection
 from drivers.snmp.session import SnmpTarget
 from msoctl.access import Devices
-from msoctl.cpo_power import PortPower
+from msoctl.fabric.cpo_power import PortPower
 from msoctl.links import Link, LinkEnd, Span, SpanFiber
 
 TYPICAL_OCS_INSERTION_LOSS_DB = 1.5
@@ -169,7 +169,7 @@ def read_fabric(devices: Devices, links: Sequence[Link]) -> FabricReadings:
 
     def read_switches() -> None:
         from drivers.snmp.session import run  # pysnmp only where SNMP is spoken
-        from msoctl.cpo_power import read_port_powers
+        from msoctl.fabric.cpo_power import read_port_powers
 
         targets: dict[str, SnmpTarget] = {}
         for name in switch_ports:

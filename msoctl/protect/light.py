@@ -1,7 +1,7 @@
 """What the protection controller decides from: light levels with hysteresis, the state
 of each span direction, where a link runs now, and the map that moves it.
 
-Pure functions and small state holders, no I/O: the controller (msoctl/protect.py)
+Pure functions and small state holders, no I/O: the controller (controller.py)
 and ``msoctl protect status`` both use them.
 
 Where light is looked at, per span direction (a span fiber from OCS X to OCS Y):

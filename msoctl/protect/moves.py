@@ -1,5 +1,5 @@
 """The protection controller's hands on the OCSes: one persistent change session per
-OCS (msoctl/protect_watch.py :class:`OcsControl`) and a worker per OCS, so both ends of
+OCS (:class:`msoctl.protect.watch.OcsControl`) and a worker per OCS, so both ends of
 a link move at once, and the light check after a move.
 
 Every call here is safe to repeat (a map read, a whole-map replace, a monitor read),
@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 from drivers.errors import DeviceError
 from drivers.ocs import OcsDriver
-from msoctl.protect_light import NOMINAL_INSERTION_LOSS_DB, RECEIVER_TOLERANCE_DB
-from msoctl.protect_watch import OcsControl
+from msoctl.protect.light import NOMINAL_INSERTION_LOSS_DB, RECEIVER_TOLERANCE_DB
+from msoctl.protect.watch import OcsControl
 
 T = TypeVar("T")
 
