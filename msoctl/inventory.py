@@ -40,7 +40,7 @@ Example::
         kind: laser                 # tunable laser source (SCPI)
         transport: visa             # visa | serial
         address: TCPIP::10.0.9.10::5025::SOCKET
-        reference: bench/ocs-dut.reference.yaml  # optional: the test set's reference file
+        reference: test-set/ocs-dut.reference.yaml  # optional: the test set's reference file
       - name: pm-1
         kind: meter                 # multiport optical power meter (SCPI)
         transport: visa

@@ -1,4 +1,5 @@
-"""The command-line contract (DESIGN.md): exit codes, one-line errors, one JSON document.
+"""The command-line contract (README.md, "Exit codes"): exit codes, one-line errors, one JSON
+document.
 
 These run ``msoctl.cli.run`` in-process and need no lab: the inventory and the
 journal are written by hand.

@@ -1,4 +1,4 @@
-"""``msoctl lab up``: the contract scripts rely on (DESIGN.md)."""
+"""``msoctl lab up``: the contract scripts rely on (README.md, "The emulated lab")."""
 
 from __future__ import annotations
 

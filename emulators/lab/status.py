@@ -249,13 +249,14 @@ def _switch(lab: Lab, name: str) -> dict[str, Any]:
 
 
 def _instrument(lab: Lab, name: str) -> dict[str, Any]:
-    """A laser or power meter of an acceptance bench: where it serves, and on which OCS."""
-    bench = next(b for b in lab.benches.values() if name in (b.laser.name, b.meter.name))
-    server = bench.servers.get(name)
-    kind = "laser" if name == bench.laser.name else "meter"
+    """A laser or power meter of an acceptance test set: where it serves, and on which OCS
+    (the key ``bench``, its first name)."""
+    test_set = next(t for t in lab.test_sets.values() if name in (t.laser.name, t.meter.name))
+    server = test_set.servers.get(name)
+    kind = "laser" if name == test_set.laser.name else "meter"
     return {"name": name, "kind": kind,
             "serving": {} if server is None else {"scpi": f"127.0.0.1:{server.port}"},
-            "up": server is not None, **_faults(lab, name), "bench": bench.ocs.name}
+            "up": server is not None, **_faults(lab, name), "bench": test_set.ocs.name}
 
 
 def _fibers(lab: Lab) -> list[dict[str, Any]]:

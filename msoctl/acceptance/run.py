@@ -154,7 +154,7 @@ def _safety(journal: Journal, entry: Device, ocs: OcsDriver, settings: Settings,
     present = ocs.power(ports)
     powers = {p: max((v for v in (present.get(p), launched.get(p)) if v is not None),
                      default=None) for p in ports}
-    violations = safety.ocs_switch_power(powers, ports, limit)
+    violations = safety.ocs_lit_ports(powers, ports, limit)
     if violations and not force:
         message = violations[0].message + (
             f" (and {len(violations) - 1} more)" if len(violations) > 1 else "")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
@@ -38,8 +38,6 @@ from msoctl.ops.ocs import (
     parse_port,
     plan_map,
 )
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 console_option = click.option(
     "--console", is_flag=True, help="Use the device's serial console instead of its network port."

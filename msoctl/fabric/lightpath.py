@@ -63,7 +63,8 @@ from msoctl.fabric.cpo_power import PortPower
 from msoctl.links import Link, LinkEnd, Span, SpanFiber
 
 TYPICAL_OCS_INSERTION_LOSS_DB = 1.5
-"""REFERENCE.md: commercial OCS insertion loss typ 1.5 dB (max 2.7 dB)."""
+"""Insertion loss of commercial piezo beam-steering OCS units (the Polatis family's
+datasheets): typically 1.5 dB, at most 2.7 dB."""
 DEFAULT_TOLERANCE_DB = 4.0
 """How far from the budget a hop may read before it is low or high: an OCS power
 monitor is good to +-1 dB, a typical insertion loss may be 1.2 dB off the actual one,

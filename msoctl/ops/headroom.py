@@ -1,6 +1,7 @@
 """PFC headroom, RTT, bandwidth-delay product and ECN thresholds for a link.
 
-The headroom formula is the open switch OS's (REFERENCE.md):
+The headroom formula is the one SONiC's dynamic headroom calculation uses (sonic-swss
+``cfgmgr/buffer_headroom_*.lua``; pause quanta per speed from IEEE 802.3 Annex 31B):
 
     bytes_on_cable = 2 * L * speed / v / 8             (v ~ 1.98e8 m/s in fiber)
     peer_response  = pause quanta * 512 / 8            (905 quanta at 400G = 57,920 B)

@@ -268,7 +268,7 @@ def apply_plan(
     with DeviceLock(journal, device.name):
         touched = plan.touched_ports
         powers = driver.power(touched) if touched else {}
-        violations = [*safety.links_taken_down(impacts), *safety.ocs_switch_power(
+        violations = [*safety.links_taken_down(impacts), *safety.ocs_lit_ports(
             powers, touched, device.max_switch_power_dbm)]
         # A port without a monitor reading (a unit without monitors, or a port without a
         # detector) cannot be checked for a high-power beam: said and journaled, not refused

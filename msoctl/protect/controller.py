@@ -88,13 +88,13 @@ AMP_POLL_SECONDS = 0.05
 ALS_RESTART_GAP_SECONDS = 3.0
 """At most one restart request per amplifier this often (a pulse lasts about 2 s)."""
 PROBE_RETRY_SECONDS = 1.0
-SWITCH_RETRY_SECONDS = 0.1
+MOVE_RETRY_SECONDS = 0.1
 SWITCH_INTERVAL_SECONDS = 0.001
 ARMING_SECONDS = 1.0
-DRAIN_CHECK_SECONDS = 0.2
-"""How often the drained links are looked up: a drain takes effect within this."""
 """How long to wait at start for a first reading of every amplifier, whose gain the
 far-end thresholds behind it need."""
+DRAIN_CHECK_SECONDS = 0.2
+"""How often the drained links are looked up: a drain takes effect within this."""
 
 
 @dataclass
@@ -190,7 +190,7 @@ class ProtectionController:
     def run(self, stop: threading.Event) -> None:
         """Watch and protect until ``stop`` is set; then close every session."""
         names = ",".join(link.name for link in self.links)
-        # The watches, the decision loop and the switch workers hand the interpreter to
+        # The watches, the decision loop and the move workers hand the interpreter to
         # each other at every step of a switch; the default 5 ms switch interval would
         # add up to that much at each hand-over while another thread computes.
         interval = sys.getswitchinterval()
@@ -372,7 +372,7 @@ class ProtectionController:
             if decision is not None:
                 decisions.append(decision)
         if decisions:
-            self._switch(decisions, powers)
+            self._make_moves(decisions, powers)
         if self.config.restart_amplifiers:
             self._restart_amplifiers(now, amps)
         if self.config.use_probes and not decisions:
@@ -542,7 +542,9 @@ class ProtectionController:
         assert self._ocs is not None, "controller not started"
         return self._ocs
 
-    def _switch(self, decisions: list[_Decision], powers: dict[str, Any]) -> None:
+    def _make_moves(self, decisions: list[_Decision], powers: dict[str, Any]) -> None:
+        """Carry out ``decisions`` together (both ends of every link at once), after the
+        lit-port rule; a move that fails is tried again later."""
         decided = time.monotonic()
         names = sorted({name for d in decisions for name in d.move.link.ocs_names})
         revert = all(d.revert for d in decisions)
@@ -570,7 +572,7 @@ class ProtectionController:
     def _retry_later(self, decisions: list[_Decision], now: float) -> None:
         for decision in decisions:
             state = self._states[decision.move.link.name]
-            state.retry_after = now + SWITCH_RETRY_SECONDS
+            state.retry_after = now + MOVE_RETRY_SECONDS
             state.pending = decision.move
 
     def _safe(self, decisions: list[_Decision], powers: dict[str, Any]) -> bool:
@@ -579,7 +581,7 @@ class ProtectionController:
             link = decision.move.link
             for name, ports in link_ports(link).items():
                 limit = self.inventory.device(name, "ocs").max_switch_power_dbm
-                violations = safety.ocs_switch_power(powers.get(name) or {}, ports, limit)
+                violations = safety.ocs_lit_ports(powers.get(name) or {}, ports, limit)
                 if violations:
                     message = violations[0].message
                     self.journal.refuse(device=link.name, action="protection.switch",

@@ -46,7 +46,7 @@ class OcsActions:
     def __init__(self, names: Iterable[str], opener: Callable[[str], OcsDriver]):
         self.controls = {name: OcsControl(name, opener) for name in names}
         self.pool = ThreadPoolExecutor(max_workers=max(2, len(self.controls)),
-                                       thread_name_prefix="protect-switch")
+                                       thread_name_prefix="protect-move")
 
     def warm(self) -> None:
         """Open every change session now, so the first move does not pay for a connect."""

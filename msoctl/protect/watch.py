@@ -6,7 +6,7 @@ open for the whole run, and one thread per device reads it.
 - :class:`OcsWatch` reads an OCS's power monitors on the ports the protected links
   use and on the ports that feed them (one ``:PMON:POW?`` query per poll) and, every
   :data:`MAP_EVERY_SECONDS` or when asked, its map. It has a second persistent
-  session, :class:`OcsControl`, for changes, so a protection switch never queues
+  session, :class:`OcsControl`, for changes, so a protection move never queues
   behind a monitor read.
 - :class:`AmpWatch` reads an amplifier's monitors and ALS state (two I2C block reads
   through its bridge), and carries out requests (an ALS restart) between reads: the
@@ -94,11 +94,11 @@ class OcsControl(_Session[OcsDriver]):
             return action(self.driver())
 
     def warm(self) -> None:
-        """Open the session now, so the first switch does not pay for the connect."""
+        """Open the session now, so the first move does not pay for the connect."""
         try:
             self.call(lambda driver: driver.size)
         except DeviceError:
-            pass  # the watch reports the device; the next switch tries again
+            pass  # the watch reports the device; the next move tries again
 
 
 class _Watch(threading.Thread, Generic[D]):

@@ -1,6 +1,6 @@
 """The acceptance test set around an OCS: laser -> fan-out -> ingress ports; egress -> meter.
 
-How a full permutation is measured per switch step, as on a real bench: one
+How a full permutation is measured per switch step, as on a real test set: one
 tunable laser feeds a passive 1xN fan-out (:mod:`.fanout`) whose outputs are
 patched to the OCS's ingress ports, so every ingress port is lit at once;
 each egress port is patched to its own port of a multiport power meter. One
@@ -12,15 +12,15 @@ laser affords for N = 64 (about -9 dBm per port, crosstalk some 50 dB lower,
 still 25 dB above the meter's floor).
 
 The fan-out's loss to each ingress port is not known from the datasheet to
-the hundredth of a dB: it is measured once, when the bench is cabled (the
+the hundredth of a dB: it is measured once, when the test set is cabled (the
 reference: each fan-out output on meter port 1, the OCS out of the path),
 and written to a reference file that the characterization reads. That file
 also records which meter port is patched to which egress port.
 
-The lab (or a test) builds one with :class:`AcceptanceBench` on its optical
-model, serves it with :meth:`AcceptanceBench.start_servers` on its event loop,
-writes :meth:`AcceptanceBench.write_reference` and adds
-:meth:`AcceptanceBench.inventory_entries` to its inventory.
+The lab (or a test) builds one with :class:`AcceptanceTestSet` on its optical
+model, serves it with :meth:`AcceptanceTestSet.start_servers` on its event loop,
+writes :meth:`AcceptanceTestSet.write_reference` and adds
+:meth:`AcceptanceTestSet.inventory_entries` to its inventory.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ REFERENCE_NOISE_DB = 0.002
 """One sigma of a reference reading (the reference averages for a second or more)."""
 
 
-class AcceptanceBench:
+class AcceptanceTestSet:
     """A laser, a fan-out and a power meter cabled to ``ocs`` in ``optics``.
 
     ``ingress_ports`` (default all) get a fan-out output each, in order;
@@ -101,7 +101,7 @@ class AcceptanceBench:
         return self.fanout.loss_db(output) - self.laser.offset_db
 
     def reference(self) -> dict[str, Any]:
-        """What the reference measurement of this bench found (see the module docstring).
+        """What the reference measurement of this test set found (see the module docstring).
 
         Taken on meter port 1, so its calibration error is in every launch loss:
         the characterization's error is then the difference of two ports' errors.

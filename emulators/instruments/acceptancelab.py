@@ -1,9 +1,9 @@
-"""An acceptance bench on its own: one OCS under test, its test set, an inventory.
+"""An acceptance test set on its own: one OCS under test, its laser and meter, an inventory.
 
 For tests and benchmarks of ``msoctl ocs characterize`` without the whole
 fabric lab: the OCS (``ocs-dut``), ``laser-1`` and ``pm-1`` are served on
 loopback from an event loop in a background thread, on the clock given
-(stepped or scaled in tests). ``start()`` writes ``inventory.yaml`` and the
+(stepped in tests). ``start()`` writes ``inventory.yaml`` and the
 test set's ``reference.yaml`` in the state directory.
 """
 
@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 import yaml
 
 from emulators.clock import Clock, RealClock
-from emulators.instruments.bench import AcceptanceBench
 from emulators.instruments.laser import TunableLaser
 from emulators.instruments.meter import PowerMeter
+from emulators.instruments.testset import AcceptanceTestSet
 from emulators.loopthread import LoopThread
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
@@ -31,8 +31,9 @@ T = TypeVar("T")
 REFERENCE_FILE = "reference.yaml"
 
 
-class BenchLab:
-    """``with BenchLab(dir, size=8) as bench: ...`` serves it; the inventory is in ``dir``."""
+class AcceptanceLab:
+    """``with AcceptanceLab(dir, size=8) as lab: ...`` serves it; the inventory is in
+    ``dir``."""
 
     def __init__(self, state_dir: Path, *, size: int = 8, clock: Clock | None = None,
                  ocs_name: str = "ocs-dut", ocs_serial: str | None = None,
@@ -41,22 +42,22 @@ class BenchLab:
         self.clock = clock or RealClock()
         self.optics = OpticalModel(self.clock)
         self.ocs = OcsDevice(ocs_name, self.optics, size=size, serial=ocs_serial)
-        self.bench = AcceptanceBench(self.optics, self.ocs, channels=channels)
+        self.test_set = AcceptanceTestSet(self.optics, self.ocs, channels=channels)
         self.ocs_server: ScpiTcpServer | None = None
-        self._runner = LoopThread("bench")
+        self._runner = LoopThread("test-set")
 
     @property
     def laser(self) -> TunableLaser:
-        return self.bench.laser
+        return self.test_set.laser
 
     @property
     def meter(self) -> PowerMeter:
-        return self.bench.meter
+        return self.test_set.meter
 
     def start(self) -> Path:
         """Serve everything; return the inventory's path."""
         if self._runner.started:
-            raise RuntimeError("bench already started")
+            raise RuntimeError("test set already started")
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self._runner.start()
         try:
@@ -64,18 +65,18 @@ class BenchLab:
         except BaseException:
             self.stop()
             raise
-        self.bench.write_reference(self.state_dir / REFERENCE_FILE)
+        self.test_set.write_reference(self.state_dir / REFERENCE_FILE)
         return self.write_inventory()
 
     async def _start_servers(self) -> None:
         self.ocs_server = ScpiTcpServer(self.ocs, functools.partial(make_interpreter, self.ocs))
         await self.ocs_server.start()
-        await self.bench.start_servers()
+        await self.test_set.start_servers()
 
     async def _stop_servers(self) -> None:
         if self.ocs_server is not None:
             await self.ocs_server.stop()
-        await self.bench.stop_servers()
+        await self.test_set.stop_servers()
 
     def call(self, coroutine: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
         """Run ``coroutine`` on the loop the servers live on and wait for its result."""
@@ -84,7 +85,7 @@ class BenchLab:
     def stop(self) -> None:
         self._runner.stop(self._stop_servers)
 
-    def __enter__(self) -> BenchLab:
+    def __enter__(self) -> AcceptanceLab:
         self.start()
         return self
 
@@ -96,7 +97,7 @@ class BenchLab:
         ocs = {"name": self.ocs.name, "kind": "ocs", "transport": "visa",
                "address": f"TCPIP::127.0.0.1::{self.ocs_server.port}::SOCKET",
                "timeout_seconds": 5.0, "labels": {"role": "dut"}}
-        instruments = self.bench.inventory_entries(reference=REFERENCE_FILE,
+        instruments = self.test_set.inventory_entries(reference=REFERENCE_FILE,
                                                    labels={"role": "test-set"})
         return {"journal": "journal.jsonl", "devices": [ocs, *instruments]}
 
