@@ -45,12 +45,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drivers.errors import ValidationError
-from drivers.instruments import LaserDriver, MeterDriver, PowerTrace
-from drivers.ocs import OcsDriver
 from drivers.yamlfile import Section, YamlFileError, load_file
+
+if TYPE_CHECKING:  # the instruments' drivers (pyvisa) load when a test set is opened
+    from drivers.instruments import LaserDriver, MeterDriver, PowerTrace
+    from drivers.ocs import OcsDriver
 
 STATE_FILE = "state.json"
 STEPS_FILE = "steps.jsonl"

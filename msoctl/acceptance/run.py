@@ -18,12 +18,11 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from drivers.errors import SafetyInterlock, ValidationError
-from drivers.instruments import LaserDriver, MeterDriver
 from drivers.ocs import OcsDriver, PortMap
 from drivers.yamlfile import read_text
 from msoctl import safety
@@ -44,6 +43,8 @@ from msoctl.inventory import Device
 from msoctl.journal import Journal, locked_change
 from msoctl.ops.ocs import close_interrupted
 
+if TYPE_CHECKING:  # the instruments' drivers (pyvisa) load when a test set is opened
+    from drivers.instruments import LaserDriver, MeterDriver
 
 @dataclass(frozen=True)
 class CharacterizeRequest:
