@@ -62,6 +62,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/cpo_walk.py
 	$(BIN)/python bench/protection.py
 	$(BIN)/python bench/exporter_probe.py
+	$(BIN)/python bench/startup.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache lab-state

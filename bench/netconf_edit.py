@@ -157,7 +157,7 @@ class LabProcess:
     def __init__(self, state_dir: Path):
         self.state_dir = state_dir
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from msoctl.cli import main; main()", "lab", "up",
+            [sys.executable, "-m", "msoctl", "lab", "up",
              "--state-dir", str(state_dir)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         inventory = state_dir / "inventory.yaml"
         deadline = time.monotonic() + LAB_START_SECONDS

@@ -1,6 +1,6 @@
 """A whole OCS characterization against its floor: switch steps times switching time.
 
-Serves an emulated acceptance bench (``emulators.instruments.benchlab``: an
+Serves an emulated acceptance test set (``emulators.instruments.acceptancelab``: an
 NxN OCS, ``laser-1`` through a 1xN fan-out on every ingress port, ``pm-1``
 with a port on every egress port) on the real clock, and runs
 ``msoctl ocs characterize`` in this process, as an operator would, through
@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from emulators.clock import RealClock
-from emulators.instruments.benchlab import BenchLab
-from msoctl.characterize import Limits, RunState, Settings, TestSet
-from msoctl.characterize_report import write_report
+from emulators.instruments.acceptancelab import AcceptanceLab
+from msoctl.acceptance.characterize import Limits, RunState, Settings, TestSet
+from msoctl.acceptance.report import write_report
 from msoctl.cli import run
 
 DEFAULT_SIZE = 64
@@ -52,9 +52,9 @@ def _settings(stored: dict[str, Any]) -> Settings:
 
 def run_benchmark(*, size: int, repeat: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-characterize-") as scratch, \
-            BenchLab(Path(scratch) / "bench", size=size, clock=RealClock()) as bench:
+            AcceptanceLab(Path(scratch) / "test-set", size=size, clock=RealClock()) as lab:
         out = Path(scratch) / "out"
-        inventory = str(bench.state_dir / "inventory.yaml")
+        inventory = str(lab.state_dir / "inventory.yaml")
         captured = io.StringIO()
         started = time.perf_counter()
         with contextlib.redirect_stdout(captured):

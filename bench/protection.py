@@ -5,7 +5,7 @@ faults through its control endpoint), as the devices of a real fabric are other
 machines; with ``--in-process`` in this process (``emulators.lab.Lab``, faults set
 directly), where the lab's servers compete with the controller for one interpreter.
 Connects link-1 on its working span and runs the protection controller
-(``msoctl.protect.ProtectionController``) in a thread of this process, hold-off 0.
+(``msoctl.protect.controller.ProtectionController``) in a thread of this process, hold-off 0.
 Then, ``--cuts`` times: cut the cable that carries the link (both fibers), wait for
 the controller's switch event, clear the cut, and wait until the repaired span (now
 the standby, lit by the probe the switch moved onto it) is seen lit again, plus a
@@ -59,14 +59,14 @@ from pathlib import Path
 from typing import Any
 
 from drivers.errors import DeviceError
-from drivers.ocs.connect import open_ocs
 from emulators.faults import Fault
 from emulators.lab import Lab
-from emulators.lab.control import ENDPOINT_FILE
+from emulators.lab.constants import ENDPOINT_FILE
+from msoctl.access import open_ocs
 from msoctl.inventory import Inventory, load_inventory
 from msoctl.journal import Journal
-from msoctl.lab_control import LabEndpoint, call, find_lab
-from msoctl.protect import ProtectConfig, ProtectionController, ProtectionEvent
+from msoctl.lab.client import LabEndpoint, call, find_lab
+from msoctl.protect.controller import ProtectConfig, ProtectionController, ProtectionEvent
 
 DEFAULT_CUTS = 100
 GOAL_BUDGET_MS = 50.0
@@ -158,7 +158,7 @@ class SubprocessLab:
 
     def start(self) -> Path:
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from msoctl.cli import main; main()", "lab", "up",
+            [sys.executable, "-m", "msoctl", "lab", "up",
              "--state-dir", str(self.state_dir)],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
@@ -195,8 +195,7 @@ class SubprocessLab:
 def connect_working(inventory: Inventory) -> None:
     link = inventory.link("link-1")
     for name, pairs in link.connections("working").items():
-        device = inventory.device(name, "ocs")
-        driver = open_ocs(name, device.endpoint.transport, device.endpoint.address)
+        driver = open_ocs(inventory.device(name, "ocs"))
         try:
             driver.connect(dict(pairs))
         finally:

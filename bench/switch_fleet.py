@@ -5,7 +5,7 @@ the NETCONF datastores and an asyncssh server) run in a second process, so
 their CPU does not compete with the client's for the same interpreter; each
 answers every RPC ``--latency-ms`` late (the emulator's latency fault), as a
 switch across a campus would. The client is msoctl's own fleet apply
-(msoctl/switch_ops.py ``Fleet.apply``): per switch a session that locks,
+(msoctl/ops/switch.py ``Fleet.apply``): per switch a session that locks,
 edits, validates, diffs and makes a confirmed commit with a persist token,
 then a new session that reads running back and confirms.
 
@@ -47,10 +47,11 @@ import yaml
 from drivers.switch.netconf import SwitchSession
 from emulators.fleetprocess import FleetProcess
 from emulators.switch.fleet import serve_fleet
-from msoctl.cli import Context
+from msoctl.access import Devices
+from msoctl.inventory import load_inventory
 from msoctl.journal import Journal
-from msoctl.switch_ops import Fleet
-from msoctl.switch_plan import PortLink, derive
+from msoctl.ops.switch import Fleet
+from msoctl.ops.switch_plan import PortLink, derive
 
 PORTS = 8
 USER = "msoctl"
@@ -122,8 +123,8 @@ def measure(switches: int, latency_ms: float, parallel: int, rounds: int,
     with tempfile.TemporaryDirectory(prefix="msoctl-bench-") as tmp:
         emulated = EmulatedFleet(switches, latency_ms / 1000, Path(tmp))
         try:
-            context = Context(inventory_option=str(emulated.inventory))
-            fleet = Fleet(Journal(Path(tmp) / "journal.jsonl"), context.switch_target,
+            devices = Devices(load_inventory(emulated.inventory))
+            fleet = Fleet(Journal(Path(tmp) / "journal.jsonl"), devices.switch_target,
                           session_factory=CountingSession)
             names = [name for name, _, _ in emulated.devices]
             wants = plans()

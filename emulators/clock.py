@@ -2,9 +2,8 @@
 
 Device physics (LC switching, cell warm-up, later ALS timers) is evaluated
 lazily against ``clock.now()``; servers wait through ``clock.sleep()``. So the
-same model runs in real time in the lab, faster than real time in benchmarks
-that need it, and stepped in tests, where a wait jumps the clock instead of
-sleeping.
+same model runs in real time in the lab and in benchmarks, and stepped in tests,
+where a wait jumps the clock instead of sleeping.
 
 Transport faults (added latency, a frozen console) are network behaviour and
 use real time, because the driver's timeout they exercise is real time.
@@ -35,23 +34,6 @@ class RealClock:
     async def sleep(self, seconds: float) -> None:
         if seconds > 0:
             await asyncio.sleep(seconds)
-
-
-class ScaledClock:
-    """Device time runs ``rate`` times faster than real time."""
-
-    def __init__(self, rate: float):
-        if rate <= 0:
-            raise ValueError("clock rate must be positive")
-        self.rate = rate
-        self._origin = time.monotonic()
-
-    def now(self) -> float:
-        return (time.monotonic() - self._origin) * self.rate
-
-    async def sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            await asyncio.sleep(seconds / self.rate)
 
 
 class SteppedClock:

@@ -37,7 +37,6 @@ from msoctl.inventory import Inventory
 from msoctl.journal import Change as JournalChange
 from msoctl.journal import Journal
 from msoctl.links import Link
-from msoctl.output import table
 from msoctl.safety import Violation
 
 ROLES = ("working", "protection")
@@ -261,18 +260,6 @@ def worst_first(impacts: Iterable[Impact]) -> list[Impact]:
     for impact in impacts:
         seen.setdefault((impact.link, impact.effect), impact)
     return sorted(seen.values(), key=lambda i: (EFFECTS.index(i.effect), i.link))
-
-
-def describe(impacts: Sequence[Impact]) -> str:
-    """The impact as operators read it: a table of the links touched, worst first, or the
-    one line that says there are none."""
-    if not impacts:
-        return "impact: no inventory link is darkened, moved or disturbed"
-    rows = [[i.link, i.effect, i.span if i.to_span is None else f"{i.span} -> {i.to_span}",
-             i.service, i.reason + (" (span assumed: an OCS map was unreadable)"
-                                    if i.assumed else "")]
-            for i in worst_first(impacts)]
-    return "impact on links:\n" + table(["link", "effect", "span", "service", "why"], rows)
 
 
 def enforce(impacts: Sequence[Impact], *, journal: Journal, device: str, action: str,

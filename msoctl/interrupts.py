@@ -28,9 +28,6 @@ class Terminated(BaseException):
     """SIGTERM arrived; raised in the main thread as SIGINT raises KeyboardInterrupt."""
 
 
-INTERRUPTIONS: tuple[type[BaseException], ...] = (KeyboardInterrupt, Terminated)
-
-
 def signal_name(error: BaseException) -> str | None:
     """``SIGINT`` / ``SIGTERM`` for the exceptions they raise, else ``None``."""
     if isinstance(error, KeyboardInterrupt):

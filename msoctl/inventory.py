@@ -15,6 +15,7 @@ Example::
         timeout_seconds: 5
         labels: {campus: a}
         max_switch_power_dbm: 20    # safety limit for switching a lit port
+        shared_error_queue: false   # true: the unit keeps one SCPI error queue for every client
         console:                    # optional second way in
           transport: serial
           address: /dev/ttyUSB0
@@ -39,7 +40,7 @@ Example::
         kind: laser                 # tunable laser source (SCPI)
         transport: visa             # visa | serial
         address: TCPIP::10.0.9.10::5025::SOCKET
-        reference: bench/ocs-dut.reference.yaml  # optional: the test set's reference file
+        reference: test-set/ocs-dut.reference.yaml  # optional: the test set's reference file
       - name: pm-1
         kind: meter                 # multiport optical power meter (SCPI)
         transport: visa
@@ -70,7 +71,7 @@ KINDS = ("ocs", "amp", "switch", "laser", "meter")
 TRANSPORTS = {"ocs": ("visa", "serial"), "amp": ("i2c-bridge", "i2c-dev", "optoe"),
               "switch": ("netconf",), "laser": ("visa", "serial"), "meter": ("visa", "serial")}
 KIND_FIELDS = {
-    "ocs": {"console", "max_switch_power_dbm"},
+    "ocs": {"console", "max_switch_power_dbm", "shared_error_queue"},
     "amp": {"i2c_address", "gain_slew_db_per_second", "max_gain_step_db"},
     "switch": {"username", "key_file", "known_hosts", "accept_unknown_host_keys", "snmp"},
     "laser": {"reference"},
@@ -162,6 +163,8 @@ class Device:
     labels: dict[str, str] = field(default_factory=dict)
     console: Endpoint | None = None
     max_switch_power_dbm: float = DEFAULT_MAX_SWITCH_POWER_DBM
+    shared_error_queue: bool = False
+    """An OCS that keeps one error queue for every client (see :mod:`drivers.ocs.driver`)."""
     i2c_address: int = 0x50
     gain_slew_db_per_second: float = 10.0
     max_gain_step_db: float = 0.5
@@ -336,6 +339,7 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
         limit = section.get("max_switch_power_dbm", float, default=DEFAULT_MAX_SWITCH_POWER_DBM)
         if not -10.0 <= limit <= 30.0:
             raise section.error("max_switch_power_dbm", "must be between -10 and 30 dBm")
+        shared_error_queue = section.get("shared_error_queue", bool, default=False)
         i2c_address = section.get("i2c_address", int, default=0x50)
         if not 0x03 <= i2c_address <= 0x77:
             raise section.error("i2c_address", "must be a 7-bit address, 0x03..0x77")
@@ -371,6 +375,7 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
             labels={str(k): str(v) for k, v in labels.items()},
             console=console,
             max_switch_power_dbm=limit,
+            shared_error_queue=shared_error_queue,
             i2c_address=i2c_address,
             gain_slew_db_per_second=slew,
             max_gain_step_db=step,

@@ -91,7 +91,7 @@ def _check_device(device: Device, report: DeepReport) -> None:
             report.problems.append(f"{prefix}: {key} {path}: {problem}")
     if device.reference is not None:
         report.files += 1
-        from msoctl.characterize import load_test_set  # its parser, as the test reads it
+        from msoctl.acceptance.characterize import load_test_set  # its parser, as the test reads it
 
         try:
             load_test_set(device.reference)

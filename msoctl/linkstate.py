@@ -74,9 +74,6 @@ class LinkStates:
         self._cache = (key, entries)
         return dict(entries)
 
-    def is_drained(self, link: str) -> bool:
-        return link in self.drained()
-
     def drain(self, link: str, *, reason: str) -> tuple[Drained, bool]:
         """Mark ``link`` drained; False as second value when it already was."""
         with locked_change(self.journal, device=link, action=DRAIN, reason=reason) as change:

@@ -39,9 +39,11 @@ class Violation:
     link: str | None = None
 
 
-def ocs_switch_power(
+def ocs_lit_ports(
     powers_dbm: Mapping[int, float | None], ports: Iterable[int], limit_dbm: float
 ) -> list[Violation]:
+    """The ``ports`` an OCS change would move that carry more than ``limit_dbm`` (dBm);
+    a port without a reading (``None``) is not one of them."""
     violations = []
     for port in sorted(set(ports)):
         power = powers_dbm.get(port)

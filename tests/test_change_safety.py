@@ -177,7 +177,7 @@ def test_low_power_on_the_working_amplifier_is_refused_while_the_link_is_up(
 
 def test_protection_leaves_a_drained_link_alone_and_status_says_so(lab: Lab,
                                                                    msoctl: Msoctl) -> None:
-    from msoctl.protect import ProtectConfig, ProtectionController
+    from msoctl.protect.controller import ProtectConfig, ProtectionController
 
     _light_link_1(lab)
     inventory = load_inventory(lab.state_dir / "inventory.yaml")

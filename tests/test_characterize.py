@@ -1,4 +1,4 @@
-"""``msoctl ocs characterize`` and ``msoctl ocs report`` against the emulated bench.
+"""``msoctl ocs characterize`` and ``msoctl ocs report`` against the emulated acceptance test set.
 
 An 8x8 OCS with its test set (laser-1 through a fan-out on every ingress port,
 pm-1 on every egress port) on a SteppedClock: every wait of the OCS or the
@@ -24,10 +24,10 @@ import yaml
 from drivers.instruments import open_laser, open_meter
 from drivers.ocs.connect import open_ocs
 from emulators.clock import RealClock, SteppedClock
-from emulators.instruments.benchlab import REFERENCE_FILE, BenchLab
+from emulators.instruments.acceptancelab import REFERENCE_FILE, AcceptanceLab
 from emulators.instruments.meter import ACCURACY_DB, NOISE_DB
-from msoctl import characterize as char
-from msoctl.characterize import (
+from msoctl.acceptance import characterize as char
+from msoctl.acceptance.characterize import (
     Characterization,
     Limits,
     Settings,
@@ -36,7 +36,7 @@ from msoctl.characterize import (
     plan_steps,
     switching_times,
 )
-from msoctl.characterize_report import write_report
+from msoctl.acceptance.report import write_report
 from msoctl.journal import Journal
 from tests.conftest import Msoctl, Result, in_process
 
@@ -46,15 +46,15 @@ MODEL_CROSSTALK_DB = -50.0  # OcsDevice's crosstalk_db: each neighbour gets this
 REPEATABILITY_DB = 0.1  # OcsDevice: a connection lands within +-0.1 dB of the factory value
 
 
-def _address(bench: BenchLab, name: str) -> str:
-    inventory = yaml.safe_load((bench.state_dir / "inventory.yaml").read_text())
+def _address(lab: AcceptanceLab, name: str) -> str:
+    inventory = yaml.safe_load((lab.state_dir / "inventory.yaml").read_text())
     return next(d["address"] for d in inventory["devices"] if d["name"] == name)
 
 
-def _settings(bench: BenchLab, *, repeat: int = 3) -> Settings:
-    test_set = load_test_set(bench.state_dir / REFERENCE_FILE)
+def _settings(lab: AcceptanceLab, *, repeat: int = 3) -> Settings:
+    test_set = load_test_set(lab.state_dir / REFERENCE_FILE)
     return Settings(
-        device="ocs-dut", ocs_serial=bench.ocs.serial, size=SIZE, laser="laser-1", meter="pm-1",
+        device="ocs-dut", ocs_serial=lab.ocs.serial, size=SIZE, laser="laser-1", meter="pm-1",
         ingress=tuple(range(1, SIZE + 1)), egress=tuple(range(SIZE + 1, 2 * SIZE + 1)),
         wavelengths_nm=(1550.0,), repeat=repeat, laser_power_dbm=10.0, averaging_seconds=0.01,
         log_interval_seconds=INTERVAL, log_window_seconds=0.1, test_set=test_set)
@@ -64,14 +64,14 @@ class Measured:
     """One whole characterization through the drivers, with the emulators' truth per step."""
 
     def __init__(self, directory: Path):
-        self.bench = BenchLab(directory / "bench", size=SIZE, clock=SteppedClock())
-        self.bench.start()
-        self.settings = _settings(self.bench)
+        self.lab = AcceptanceLab(directory / "test-set", size=SIZE, clock=SteppedClock())
+        self.lab.start()
+        self.settings = _settings(self.lab)
         self.truth: list[dict[str, Any]] = []
         self.out = directory / "out"
-        ocs = open_ocs("ocs-dut", "visa", _address(self.bench, "ocs-dut"))
-        laser = open_laser("laser-1", "visa", _address(self.bench, "laser-1"))
-        meter = open_meter("pm-1", "visa", _address(self.bench, "pm-1"), channels=SIZE)
+        ocs = open_ocs("ocs-dut", "visa", _address(self.lab, "ocs-dut"))
+        laser = open_laser("laser-1", "visa", _address(self.lab, "laser-1"))
+        meter = open_meter("pm-1", "visa", _address(self.lab, "pm-1"), channels=SIZE)
         try:
             char.RunState(self.out).create(self.settings, {}, {})
             run = Characterization(ocs, laser, meter, self.settings, self.out, run="one",
@@ -84,7 +84,7 @@ class Measured:
         self.report = write_report(self.out, self.settings, self.records, Limits())
 
     def _truth(self, result: StepResult) -> None:
-        device = self.bench.ocs
+        device = self.lab.ocs
         self.truth.append({
             "step": result.step.index,
             "loss_db": {i: device.path_loss_db(i) for i in result.step.paths},
@@ -99,7 +99,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Measured]:
     try:
         yield run
     finally:
-        run.bench.stop()
+        run.lab.stop()
 
 
 # ---- what is measured against what is emulated ----------------------------------------------
@@ -118,7 +118,7 @@ def test_the_schedule_covers_every_path_once_per_round(measured: Measured) -> No
 
 def test_insertion_loss_matches_the_emulated_loss_within_the_meter_accuracy(
         measured: Measured) -> None:
-    meter = measured.bench.meter
+    meter = measured.lab.meter
     checked = 0
     for truth in measured.truth:
         result: StepResult = truth["result"]
@@ -143,7 +143,7 @@ def test_insertion_loss_matrix_matches_the_factory_table(measured: Measured) -> 
     assert section["paths"] == SIZE * SIZE and section["paths_without_light"] == 0
     for row, ingress in zip(matrix["values"], matrix["ingress"], strict=True):
         for value, egress in zip(row, matrix["egress"], strict=True):
-            factory = measured.bench.ocs.factory_loss_db(ingress, egress)
+            factory = measured.lab.ocs.factory_loss_db(ingress, egress)
             # Each connection lands within the model's repeatability of its factory value.
             assert abs(value - factory) <= 2 * ACCURACY_DB + REPEATABILITY_DB + 5 * NOISE_DB
     delta = section["measured_minus_factory_db"]
@@ -168,7 +168,7 @@ def test_switching_times_match_the_emulated_ones(measured: Measured) -> None:
 
 
 def test_crosstalk_is_below_the_model_figure(measured: Measured) -> None:
-    device = measured.bench.ocs
+    device = measured.lab.ocs
     rows = [r for r in char.iter_rows(measured.settings, measured.records)
             if r["crosstalk_db"] is not None]
     assert len(rows) >= SIZE  # each unconnected port next to one lit port
@@ -217,15 +217,15 @@ def test_switching_time_analysis_needs_a_fall_and_a_settled_rise() -> None:
 
 
 @pytest.fixture
-def bench(tmp_path: Path) -> Iterator[BenchLab]:
-    with BenchLab(tmp_path / "bench", size=SIZE, clock=SteppedClock()) as running:
+def lab(tmp_path: Path) -> Iterator[AcceptanceLab]:
+    with AcceptanceLab(tmp_path / "test-set", size=SIZE, clock=SteppedClock()) as running:
         yield running
 
 
 @pytest.fixture
-def cli(bench: BenchLab, capsys: pytest.CaptureFixture[str],
+def cli(lab: AcceptanceLab, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> Msoctl:
-    monkeypatch.setenv("MSOCTL_INVENTORY", str(bench.state_dir / "inventory.yaml"))
+    monkeypatch.setenv("MSOCTL_INVENTORY", str(lab.state_dir / "inventory.yaml"))
     monkeypatch.delenv("MSOCTL_JOURNAL", raising=False)
     return in_process(capsys)
 
@@ -238,16 +238,16 @@ def characterize(cli: Msoctl, out: Path, *extra: str) -> Result:
                "--out", str(out), *extra)
 
 
-def test_cli_characterizes_restores_the_map_and_journals(cli: Msoctl, bench: BenchLab,
+def test_cli_characterizes_restores_the_map_and_journals(cli: Msoctl, lab: AcceptanceLab,
                                                          tmp_path: Path) -> None:
-    bench.ocs.only((1,), (16,))  # in service before the test: it comes back after
+    lab.ocs.only((1,), (16,))  # in service before the test: it comes back after
     result = characterize(cli, tmp_path / "out", *SMALL)
     assert result.code == 0, result.err
     assert result.err == ""  # no progress bar when stderr is not a terminal
     assert "ocs-dut: PASS" in result.out and "switching time" in result.out
-    assert bench.ocs.connection_map() == {1: 16}
-    assert not bench.laser.output_on
-    records = [r for r in Journal(bench.state_dir / "journal.jsonl").records()
+    assert lab.ocs.connection_map() == {1: 16}
+    assert not lab.laser.output_on
+    records = [r for r in Journal(lab.state_dir / "journal.jsonl").records()
                if r.get("action") == "ocs.characterize"]
     assert [r["event"] for r in records] == ["intent", "result"]
     assert records[1]["status"] == "ok" and records[1]["pass"] is True
@@ -287,12 +287,12 @@ def test_a_failed_limit_exits_1_with_the_report_written(cli: Msoctl, tmp_path: P
     ("--max-il", "-1"),
     ("--reference", "/nonexistent/reference.yaml"),
 ])
-def test_bad_arguments_are_one_error_line_and_exit_2(cli: Msoctl, bench: BenchLab,
+def test_bad_arguments_are_one_error_line_and_exit_2(cli: Msoctl, lab: AcceptanceLab,
                                                      tmp_path: Path, args: tuple[str, ...]) -> None:
     result = characterize(cli, tmp_path / "out", *args)
     assert result.code == 2, result.err
     assert result.err.startswith("error: ") and result.err.count("\n") == 1, result.err
-    assert bench.ocs.connection_map() == {} and not bench.laser.output_on
+    assert lab.ocs.connection_map() == {} and not lab.laser.output_on
     assert not (tmp_path / "out" / "state.json").exists()
 
 
@@ -307,14 +307,14 @@ def test_other_settings_in_the_same_directory_are_refused(cli: Msoctl, tmp_path:
 
 
 def test_launch_power_above_the_switching_limit_is_a_safety_refusal(
-        cli: Msoctl, bench: BenchLab, tmp_path: Path) -> None:
-    path = bench.state_dir / "inventory.yaml"
+        cli: Msoctl, lab: AcceptanceLab, tmp_path: Path) -> None:
+    path = lab.state_dir / "inventory.yaml"
     inventory = yaml.safe_load(path.read_text())
     inventory["devices"][0]["max_switch_power_dbm"] = -5.0
     path.write_text(yaml.safe_dump(inventory))
     result = characterize(cli, tmp_path / "out", *SMALL)
     assert result.code == 3 and "switching limit" in result.err
-    assert bench.ocs.connection_map() == {}
+    assert lab.ocs.connection_map() == {}
     forced = characterize(cli, tmp_path / "out", *SMALL, "--force")
     assert forced.code == 0
 
@@ -336,7 +336,7 @@ def _steps(out: Path) -> list[dict[str, Any]]:
     return char.RunState(out).records()
 
 
-def test_resume_after_an_exception_redoes_no_step(cli: Msoctl, bench: BenchLab,
+def test_resume_after_an_exception_redoes_no_step(cli: Msoctl, lab: AcceptanceLab,
                                                   tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "out"
@@ -345,14 +345,14 @@ def test_resume_after_an_exception_redoes_no_step(cli: Msoctl, bench: BenchLab,
 
     def failing(self: Characterization, step: char.Step) -> StepResult:
         if calls["n"] == 5:
-            raise OSError("the bench lost power")
+            raise OSError("the test set lost power")
         calls["n"] += 1
         return original(self, step)
 
     monkeypatch.setattr(Characterization, "measure", failing)
     first = characterize(cli, out, *SMALL)
-    assert first.code == 1 and "the bench lost power" in first.err
-    assert not bench.laser.output_on  # turned off on the way out
+    assert first.code == 1 and "the test set lost power" in first.err
+    assert not lab.laser.output_on  # turned off on the way out
     assert len(_steps(out)) == 5
     monkeypatch.setattr(Characterization, "measure", original)
     second = characterize(cli, out, *SMALL)
@@ -362,7 +362,7 @@ def test_resume_after_an_exception_redoes_no_step(cli: Msoctl, bench: BenchLab,
     assert sorted(indexes) == list(range(len(steps))) and len(set(indexes)) == len(indexes)
     runs = [s["run"] for s in steps]
     assert len(set(runs[:5])) == 1 and runs[5] != runs[0] and len(set(runs[5:])) == 1
-    results = [r for r in Journal(bench.state_dir / "journal.jsonl").records()
+    results = [r for r in Journal(lab.state_dir / "journal.jsonl").records()
                if r.get("action") == "ocs.characterize" and r.get("event") == "result"]
     assert [r["status"] for r in results] == ["failed", "ok"]
     assert results[1]["steps_done_before"] == 5
@@ -371,8 +371,8 @@ def test_resume_after_an_exception_redoes_no_step(cli: Msoctl, bench: BenchLab,
 def test_resume_after_a_kill(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A real process killed mid-run (SIGKILL: no cleanup at all); the rerun finishes it."""
-    with BenchLab(tmp_path / "bench", size=4, clock=RealClock()) as bench:
-        env = dict(os.environ, MSOCTL_INVENTORY=str(bench.state_dir / "inventory.yaml"))
+    with AcceptanceLab(tmp_path / "test-set", size=4, clock=RealClock()) as lab:
+        env = dict(os.environ, MSOCTL_INVENTORY=str(lab.state_dir / "inventory.yaml"))
         env.pop("MSOCTL_JOURNAL", None)
         out = tmp_path / "out"
         args = ["ocs", "characterize", "ocs-dut", "--laser", "laser-1", "--meter", "pm-1",
@@ -402,7 +402,7 @@ def test_resume_after_a_kill(tmp_path: Path, capsys: pytest.CaptureFixture[str],
         assert sorted(s["step"] for s in steps) == list(range(total))
         assert len({s["run"] for s in steps[:done]}) == 1
         assert {s["run"] for s in steps[done:]}.isdisjoint({steps[0]["run"]})
-        journal = Journal(bench.state_dir / "journal.jsonl")
+        journal = Journal(lab.state_dir / "journal.jsonl")
         interrupted = [r for r in journal.records()
                        if r.get("event") == "result" and r.get("status") == "interrupted"]
         assert len(interrupted) == 1  # the killed run, closed by the rerun

@@ -1,4 +1,5 @@
-"""The command-line contract (DESIGN.md): exit codes, one-line errors, one JSON document.
+"""The command-line contract (README.md, "Exit codes"): exit codes, one-line errors, one JSON
+document.
 
 These run ``msoctl.cli.run`` in-process and need no lab: the inventory and the
 journal are written by hand.
@@ -97,6 +98,26 @@ def test_help_exits_0(msoctl: Msoctl, args: list[str]) -> None:
     assert result.code == 0
     assert result.out.startswith("Usage: msoctl")
     assert result.err == ""
+
+
+def test_the_root_help_lists_every_command_with_its_own_help(msoctl: Msoctl) -> None:
+    """``msoctl --help`` prints each command's help from the registry (so that it imports
+    no command module); the registry's text is the first paragraph of the command's own
+    docstring, and each entry names a command of that name."""
+    import click
+
+    from msoctl.cli import COMMANDS, cli
+
+    listed = msoctl("--help").out.split("Commands:\n", 1)[1]
+    names = [line.split()[0] for line in listed.splitlines() if line.startswith("  ") and
+             not line.startswith("   ")]
+    assert names == sorted(COMMANDS)
+    for name, entry in COMMANDS.items():
+        command = cli.get_command(click.Context(cli), name)
+        assert command is not None and command.name == name
+        assert command.help is not None
+        assert " ".join(command.help.split("\n\n")[0].split()) == entry.help, name
+        assert entry.help[:20] in listed
 
 
 def test_version(msoctl: Msoctl) -> None:

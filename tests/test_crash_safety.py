@@ -21,7 +21,7 @@ from emulators.lab import Lab
 from msoctl.journal import Journal
 from tests.conftest import subprocess_env
 
-MSOCTL = [sys.executable, "-c", "from msoctl.cli import main; main()"]
+MSOCTL = [sys.executable, "-m", "msoctl"]
 
 
 def _wanted() -> dict[int, int]:

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 def test_demo_runs_to_the_end(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-c", "from msoctl.cli import main; main()", "demo"],
+        [sys.executable, "-m", "msoctl", "demo"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr
@@ -42,7 +42,7 @@ def test_wheel_installed_outside_the_repo(tmp_path: Path) -> None:
     (wheel,) = dist.glob("msoctl-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     for shipped in ("mibs/README.md", "yang/README.md", "emulators/lab/default.yaml",
-                    "drivers/ocs/commands.py", "msoctl/cli.py"):
+                    "drivers/ocs/commands.py", "msoctl/cli/__init__.py"):
         assert shipped in names
 
     venv = tmp_path / "venv"

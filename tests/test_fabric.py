@@ -19,16 +19,16 @@ from drivers.errors import DeviceUnreachable, ValidationError
 from drivers.ocs import PortMap
 from emulators.faults import Fault
 from emulators.lab import Lab
-from msoctl import fabric as fabric_module
-from msoctl.fabric import wanted_map
-from msoctl.fabric_intent import load_intent
+from msoctl.fabric import apply as fabric_apply
+from msoctl.fabric.intent import load_intent
+from msoctl.fabric.plan import wanted_map
 from msoctl.inventory import load_inventory
 from msoctl.journal import Journal
-from msoctl.switch_ops import CONFIRM, Fleet
+from msoctl.ops.switch import CONFIRM, Fleet
 from tests.conftest import Msoctl, in_process, subprocess_env, wait_until
 from tests.test_paths import INVENTORY
 
-MSOCTL = [sys.executable, "-c", "from msoctl.cli import main; main()"]
+MSOCTL = [sys.executable, "-m", "msoctl"]
 
 WANT = {"switch": {"fast-cnp": {"enabled": True, "cnp-dscp": 48, "cnp-priority": 6},
                    "ports": {"port": [{"name": "Ethernet1", "speed": "400G",
@@ -227,7 +227,7 @@ def test_apply_lights_link_1_end_to_end_and_a_rerun_finds_it_in_place(
 def test_resume_after_a_failure_mid_apply(lab: Lab, msoctl: Msoctl,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     intent = _write(lab, "fabric.yaml", {"links": {"link-1": {"span": "working"}}})
-    real = fabric_module.apply_plan
+    real = fabric_apply.apply_plan
     calls: list[str] = []
 
     def failing(driver: Any, plan: Any, **kwargs: Any) -> Any:
@@ -236,7 +236,7 @@ def test_resume_after_a_failure_mid_apply(lab: Lab, msoctl: Msoctl,
             raise DeviceUnreachable("connection lost", device="ocs-b")
         return real(driver, plan, **kwargs)
 
-    monkeypatch.setattr(fabric_module, "apply_plan", failing)
+    monkeypatch.setattr(fabric_apply, "apply_plan", failing)
     first = msoctl("fabric", "apply", str(intent))
     assert first.code == 1
     assert first.err == "error: ocs-b: connection lost\n"
@@ -247,7 +247,7 @@ def test_resume_after_a_failure_mid_apply(lab: Lab, msoctl: Msoctl,
     assert failed.result["failed_step"] == "ocs:ocs-b"
     assert lab.ocs["ocs-b"].connection_map() == {}
 
-    monkeypatch.setattr(fabric_module, "apply_plan", real)
+    monkeypatch.setattr(fabric_apply, "apply_plan", real)
     plan = json.loads(msoctl("fabric", "plan", str(intent), "-o", "json").out)
     assert plan["resume"]["op"] == failed.op
     assert plan["resume"]["failed_step"] == "ocs:ocs-b"

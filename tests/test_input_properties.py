@@ -29,11 +29,11 @@ from drivers.errors import ValidationError
 from drivers.yamlfile import YamlFileError
 from emulators.amp.registers import read_controls
 from emulators.lab import Lab, load_topology
-from msoctl.characterize import load_test_set
-from msoctl.fabric_intent import load_intent
+from msoctl.acceptance.characterize import load_test_set
+from msoctl.fabric.intent import load_intent
 from msoctl.inventory import load_inventory
-from msoctl.ocs_ops import load_map_file
-from msoctl.switch_ops import load_want
+from msoctl.ops.ocs import load_map_file
+from msoctl.ops.switch import load_want
 from tests.conftest import Msoctl, Result, in_process
 
 FAST = settings(max_examples=60, deadline=None,

@@ -31,7 +31,7 @@ from drivers.ocs.connect import open_ocs
 from drivers.scpi.block import parse_blocks
 from emulators.clock import SteppedClock
 from emulators.faults import Fault
-from emulators.instruments.benchlab import BenchLab
+from emulators.instruments.acceptancelab import AcceptanceLab
 from emulators.instruments.meter import ACCURACY_DB, NOISE_DB, PowerMeter
 from emulators.instruments.scpi import make_meter_interpreter
 from emulators.optics.model import OpticalModel, Source
@@ -40,34 +40,34 @@ SIZE = 8
 
 
 @pytest.fixture
-def bench(tmp_path: Path) -> Iterator[BenchLab]:
-    with BenchLab(tmp_path / "bench", size=SIZE, clock=SteppedClock()) as running:
+def lab(tmp_path: Path) -> Iterator[AcceptanceLab]:
+    with AcceptanceLab(tmp_path / "test-set", size=SIZE, clock=SteppedClock()) as running:
         yield running
 
 
-def _address(bench: BenchLab, name: str) -> str:
-    inventory = yaml.safe_load((bench.state_dir / "inventory.yaml").read_text())
+def _address(lab: AcceptanceLab, name: str) -> str:
+    inventory = yaml.safe_load((lab.state_dir / "inventory.yaml").read_text())
     return next(d["address"] for d in inventory["devices"] if d["name"] == name)
 
 
 @pytest.fixture
-def laser(bench: BenchLab) -> Iterator[LaserDriver]:
-    driver = open_laser("laser-1", "visa", _address(bench, "laser-1"), timeout_seconds=2.0)
+def laser(lab: AcceptanceLab) -> Iterator[LaserDriver]:
+    driver = open_laser("laser-1", "visa", _address(lab, "laser-1"), timeout_seconds=2.0)
     yield driver
     driver.close()
 
 
 @pytest.fixture
-def meter(bench: BenchLab) -> Iterator[MeterDriver]:
-    driver = open_meter("pm-1", "visa", _address(bench, "pm-1"), channels=SIZE,
+def meter(lab: AcceptanceLab) -> Iterator[MeterDriver]:
+    driver = open_meter("pm-1", "visa", _address(lab, "pm-1"), channels=SIZE,
                         timeout_seconds=2.0)
     yield driver
     driver.close()
 
 
 @pytest.fixture
-def ocs(bench: BenchLab) -> Iterator[OcsDriver]:
-    driver = open_ocs("ocs-dut", "visa", _address(bench, "ocs-dut"), timeout_seconds=2.0)
+def ocs(lab: AcceptanceLab) -> Iterator[OcsDriver]:
+    driver = open_ocs("ocs-dut", "visa", _address(lab, "ocs-dut"), timeout_seconds=2.0)
     yield driver
     driver.close()
 
@@ -75,9 +75,9 @@ def ocs(bench: BenchLab) -> Iterator[OcsDriver]:
 # ---- the laser ---------------------------------------------------------------------------------
 
 
-def test_laser_identity_range_and_settings(laser: LaserDriver, bench: BenchLab) -> None:
+def test_laser_identity_range_and_settings(laser: LaserDriver, lab: AcceptanceLab) -> None:
     identity = laser.identity()
-    assert (identity.manufacturer, identity.serial) == ("MegaScaleOut", bench.laser.serial)
+    assert (identity.manufacturer, identity.serial) == ("MegaScaleOut", lab.laser.serial)
     limits = laser.range()
     assert (limits.wavelength_min_nm, limits.wavelength_max_nm) == (1260.0, 1640.0)
     assert (limits.power_min_dbm, limits.power_max_dbm) == (-10.0, 13.0)
@@ -86,21 +86,21 @@ def test_laser_identity_range_and_settings(laser: LaserDriver, bench: BenchLab) 
     laser.set_output(True)
     settings = laser.settings()
     assert (settings.wavelength_nm, settings.power_dbm, settings.output_on) == (1310.5, 7.25, True)
-    assert bench.laser.wavelength_nm == pytest.approx(1310.5)
+    assert lab.laser.wavelength_nm == pytest.approx(1310.5)
     # *OPC? waited for the turn-on: the light is out now, at the set power and its error.
-    emitted = bench.optics.power_dbm("laser-1:out")
-    assert emitted == pytest.approx(7.25 + bench.laser.offset_db)
-    assert abs(bench.laser.offset_db) <= 0.05
+    emitted = lab.optics.power_dbm("laser-1:out")
+    assert emitted == pytest.approx(7.25 + lab.laser.offset_db)
+    assert abs(lab.laser.offset_db) <= 0.05
     laser.set_output(False)
-    assert bench.optics.power_dbm("laser-1:out") == -math.inf
+    assert lab.optics.power_dbm("laser-1:out") == -math.inf
 
 
-def test_laser_refuses_out_of_range_before_sending(laser: LaserDriver, bench: BenchLab) -> None:
+def test_laser_refuses_out_of_range_before_sending(laser: LaserDriver, lab: AcceptanceLab) -> None:
     with pytest.raises(ValidationError, match="outside the laser's range"):
         laser.set_wavelength_nm(1700.0)
     with pytest.raises(ValidationError):
         laser.set_power_dbm(20.0)
-    assert bench.laser.errors_reported == 0  # nothing reached the laser
+    assert lab.laser.errors_reported == 0  # nothing reached the laser
 
 
 def test_laser_rejection_is_typed(laser: LaserDriver) -> None:
@@ -112,10 +112,10 @@ def test_laser_rejection_is_typed(laser: LaserDriver) -> None:
         laser.session.change(":SOUR2:WAV 1.55E-06", "set wavelength")  # no slot 2
 
 
-def test_laser_long_forms_and_units(laser: LaserDriver, bench: BenchLab) -> None:
+def test_laser_long_forms_and_units(laser: LaserDriver, lab: AcceptanceLab) -> None:
     laser.session.change(":SOURCE1:POWER:UNIT W", "unit")
     laser.session.change(":source1:power 1.0E-03", "power")  # 1 mW
-    assert bench.laser.power_dbm == pytest.approx(0.0)
+    assert lab.laser.power_dbm == pytest.approx(0.0)
     assert float(laser.session.query(":SOUR1:POW?")) == pytest.approx(1e-3)
     laser.session.change(":SOUR1:POW:UNIT DBM", "unit")
     assert float(laser.session.query(":SOUR1:POW?")) == pytest.approx(0.0)
@@ -124,7 +124,7 @@ def test_laser_long_forms_and_units(laser: LaserDriver, bench: BenchLab) -> None
 # ---- the meter ---------------------------------------------------------------------------------
 
 
-def _light_everything(bench: BenchLab, laser: LaserDriver, ocs: OcsDriver) -> dict[int, int]:
+def _light_everything(lab: AcceptanceLab, laser: LaserDriver, ocs: OcsDriver) -> dict[int, int]:
     laser.set_power_dbm(10.0)
     laser.set_output(True)
     paths = {i: SIZE + i for i in range(1, SIZE + 1)}
@@ -133,18 +133,18 @@ def _light_everything(bench: BenchLab, laser: LaserDriver, ocs: OcsDriver) -> di
 
 
 def test_meter_reads_what_arrives_within_its_accuracy(
-        bench: BenchLab, laser: LaserDriver, meter: MeterDriver, ocs: OcsDriver) -> None:
-    _light_everything(bench, laser, ocs)
+        lab: AcceptanceLab, laser: LaserDriver, meter: MeterDriver, ocs: OcsDriver) -> None:
+    _light_everything(lab, laser, ocs)
     meter.set_averaging_seconds(0.01)
     readings = meter.read_all_dbm()
     for port in range(1, SIZE + 1):
-        true = bench.optics.power_dbm(f"pm-1:{port}")
+        true = lab.optics.power_dbm(f"pm-1:{port}")
         reading = readings[port]
         assert reading is not None
         assert abs(reading - true) <= ACCURACY_DB + 5 * NOISE_DB
         # The calibration error is the same every time: averaged, it is what is left.
         mean = sum(v for v in (meter.read_dbm(port) for _ in range(20)) if v is not None) / 20
-        assert mean - true == pytest.approx(bench.meter.offset_db[port - 1], abs=0.01)
+        assert mean - true == pytest.approx(lab.meter.offset_db[port - 1], abs=0.01)
     assert meter.fetch_all_dbm() != {}
 
 
@@ -157,12 +157,12 @@ def test_meter_calibration_is_fixed_per_serial() -> None:
     assert all(abs(o) <= ACCURACY_DB for o in first.offset_db + other.offset_db)
 
 
-def test_dark_port_reads_the_floor_not_nothing(bench: BenchLab, meter: MeterDriver) -> None:
+def test_dark_port_reads_the_floor_not_nothing(lab: AcceptanceLab, meter: MeterDriver) -> None:
     reading = meter.read_dbm(1)
     assert reading is not None and -95.0 < reading < -75.0
 
 
-def test_meter_settings_per_port(meter: MeterDriver, bench: BenchLab) -> None:
+def test_meter_settings_per_port(meter: MeterDriver, lab: AcceptanceLab) -> None:
     meter.set_wavelength_nm(1310.0, [2])
     meter.set_averaging_seconds(0.5, [3])
     assert meter.wavelength_nm(2) == 1310.0
@@ -177,14 +177,14 @@ def test_meter_settings_per_port(meter: MeterDriver, bench: BenchLab) -> None:
 
 
 def test_logging_shows_the_switching_transient(
-        bench: BenchLab, laser: LaserDriver, meter: MeterDriver, ocs: OcsDriver) -> None:
-    paths = _light_everything(bench, laser, ocs)
+        lab: AcceptanceLab, laser: LaserDriver, meter: MeterDriver, ocs: OcsDriver) -> None:
+    paths = _light_everything(lab, laser, ocs)
     interval = 1e-4
     meter.configure_logging(600, interval)
     meter.start_logging()
     moved = {i: SIZE + (i % SIZE) + 1 for i in paths}
     ocs.replace_map(moved)
-    emulated = bench.ocs.last_switch_seconds
+    emulated = lab.ocs.last_switch_seconds
     assert emulated is not None
     meter.wait_logging()
     traces = meter.logging_results()
@@ -221,22 +221,22 @@ def test_logging_must_fit_the_timeout(meter: MeterDriver) -> None:
 # ---- errors through the one hierarchy --------------------------------------------------------
 
 
-def test_garbled_reply_is_a_protocol_error(meter: MeterDriver, bench: BenchLab) -> None:
-    bench.meter.faults.inject(Fault("garbage", count=1))
+def test_garbled_reply_is_a_protocol_error(meter: MeterDriver, lab: AcceptanceLab) -> None:
+    lab.meter.faults.inject(Fault("garbage", count=1))
     with pytest.raises(ProtocolError):
         meter.identity()
-    assert meter.identity().serial == bench.meter.serial  # resynchronised
+    assert meter.identity().serial == lab.meter.serial  # resynchronised
 
 
-def test_silence_is_a_timeout(bench: BenchLab) -> None:
-    laser = open_laser("laser-1", "visa", _address(bench, "laser-1"), timeout_seconds=0.3)
+def test_silence_is_a_timeout(lab: AcceptanceLab) -> None:
+    laser = open_laser("laser-1", "visa", _address(lab, "laser-1"), timeout_seconds=0.3)
     try:
-        bench.laser.faults.inject(Fault("freeze"))
+        lab.laser.faults.inject(Fault("freeze"))
         with pytest.raises(DeviceTimeout) as caught:
             laser.identity()
         assert caught.value.device == "laser-1"
-        bench.laser.faults.clear("freeze")
-        assert laser.identity().serial == bench.laser.serial
+        lab.laser.faults.clear("freeze")
+        assert laser.identity().serial == lab.laser.serial
     finally:
         laser.close()
 
@@ -250,8 +250,8 @@ def test_nothing_listening_is_unreachable() -> None:
                    timeout_seconds=1.0)
 
 
-def test_serial_transport_reaches_the_meter(bench: BenchLab) -> None:
-    port = _address(bench, "pm-1").split("::")[2]
+def test_serial_transport_reaches_the_meter(lab: AcceptanceLab) -> None:
+    port = _address(lab, "pm-1").split("::")[2]
     meter = open_meter("pm-1", "serial", f"socket://127.0.0.1:{port}", channels=SIZE,
                        timeout_seconds=2.0)
     try:

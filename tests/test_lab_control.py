@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from emulators.lab import Lab
-from emulators.lab.control import ENDPOINT_FILE, PROTOCOL, TOKEN_FILE
+from emulators.lab.constants import ENDPOINT_FILE, PROTOCOL, TOKEN_FILE
 from tests.conftest import Msoctl, in_process
 
-MSOCTL = [sys.executable, "-c", "from msoctl.cli import main; main()"]
+MSOCTL = [sys.executable, "-m", "msoctl"]
 
 
 def _port(document: dict[str, Any], device: str, port: int) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""``msoctl lab up``: the contract scripts rely on (DESIGN.md)."""
+"""``msoctl lab up``: the contract scripts rely on (README.md, "The emulated lab")."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-MSOCTL = [sys.executable, "-c", "from msoctl.cli import main; main()"]
+MSOCTL = [sys.executable, "-m", "msoctl"]
 
 
 def _wait_for(path: Path, process: subprocess.Popen[str], seconds: float = 30) -> None:

@@ -31,6 +31,8 @@ from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
 from emulators.optics.model import OpticalModel, Source
 from emulators.scpi.server import ScpiTcpServer
+from msoctl import access
+from msoctl.inventory import Inventory, InventoryError, load_inventory
 
 TIMEOUT_SECONDS = 2.0
 
@@ -243,6 +245,53 @@ def test_a_shared_queue_our_own_refusal_is_still_ours() -> None:
             driver.close()
 
 
+def _inventory_of(unit: Unit, directory: Path, shared: bool | None) -> Inventory:
+    """An inventory naming the served unit, with ``shared_error_queue`` as given (absent
+    when None)."""
+    key = "" if shared is None else f", shared_error_queue: {str(shared).lower()}"
+    path = directory / "inventory.yaml"
+    path.write_text("devices:\n  - {name: ocs-d, kind: ocs, transport: visa, address: "
+                    f"'TCPIP::127.0.0.1::{unit.port}::SOCKET', timeout_seconds: "
+                    f"{TIMEOUT_SECONDS}{key}}}\n", encoding="utf-8")
+    return load_inventory(path)
+
+
+@pytest.mark.parametrize("shared", [True, False, None])
+def test_the_inventory_says_a_unit_shares_its_error_queue(
+        shared: bool | None, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """SCPI-99 vol. 2 §21.8 (:SYSTem:ERRor, one queue on this unit): the inventory's
+    ``shared_error_queue`` reaches the driver msoctl opens from the entry
+    (:mod:`msoctl.access`). Told, another client's error inside our change's window is
+    taken for that client's; not told (false, or the key absent: per-client queues),
+    it is reported as ours."""
+    clock = SteppedClock(jump_on_sleep=False)
+    with served(clock, shared_status=True) as unit:
+        device = unit.device
+        other = OtherClient(unit)
+        driver = access.open_ocs(_inventory_of(unit, tmp_path, shared).device("ocs-d", "ocs"))
+        try:
+            with caplog.at_level(logging.WARNING, logger="drivers.ocs.driver"):
+                outcome = _during_the_fence(device, clock, other.err,
+                                            lambda: driver.connect({1: 65}))
+            if shared:
+                assert outcome == {1: 65}
+                assert "another client's error" in caplog.text
+            else:
+                assert isinstance(outcome, DeviceRejected) and "-113" in str(outcome)
+            assert device.connection_map() == {1: 65}
+        finally:
+            driver.close()
+            other.close()
+
+
+def test_shared_error_queue_must_be_true_or_false(tmp_path: Path) -> None:
+    path = tmp_path / "inventory.yaml"
+    path.write_text("devices:\n  - {name: ocs-d, kind: ocs, transport: visa, address: x, "
+                    "shared_error_queue: sometimes}\n", encoding="utf-8")
+    with pytest.raises(InventoryError, match="shared_error_queue"):
+        load_inventory(path)
+
+
 # ---- choosing the variant in a lab topology ----------------------------------------------
 
 _TOPOLOGY = """
@@ -267,6 +316,23 @@ def test_a_topology_chooses_how_each_ocs_answers(tmp_path: Path) -> None:
         "bare", False, True)
     assert variant.new_client_status() is variant.new_client_status()
     assert plain.new_client_status() is not plain.new_client_status()
+
+
+def test_the_lab_inventory_tells_which_ocs_shares_its_error_queue(tmp_path: Path) -> None:
+    """The inventory a lab writes carries ``shared_error_queue: true`` for an OCS whose
+    topology says ``error_queue: shared``, so msoctl opens it as such."""
+    path = tmp_path / "topology.yaml"
+    path.write_text(_TOPOLOGY, encoding="utf-8")
+    with Lab(tmp_path / "lab", load_topology(path), clock=SteppedClock(),
+             serial_consoles=False) as lab:
+        inventory = load_inventory(lab.state_dir / "inventory.yaml")
+        assert inventory.device("ocs-v", "ocs").shared_error_queue
+        assert not inventory.device("ocs-p", "ocs").shared_error_queue
+        driver = access.open_ocs(inventory.device("ocs-v", "ocs"))
+        try:
+            assert driver.shared_error_queue
+        finally:
+            driver.close()
 
 
 @pytest.mark.parametrize(("entry", "field"), [

@@ -12,9 +12,8 @@ from drivers.amp.types import AmpMonitors, AmpSettings, AmpStatus
 from drivers.ocs.types import Connection
 from emulators.faults import Fault
 from emulators.lab import Lab
-from msoctl.cpo_power import PortPower, mean_dbm
-from msoctl.inventory import load_inventory
-from msoctl.paths import (
+from msoctl.fabric.cpo_power import PortPower, mean_dbm
+from msoctl.fabric.lightpath import (
     TYPICAL_OCS_INSERTION_LOSS_DB,
     AmpReading,
     FabricReadings,
@@ -22,6 +21,7 @@ from msoctl.paths import (
     SwitchReading,
     trace_link,
 )
+from msoctl.inventory import load_inventory
 from tests.conftest import Msoctl, restart_amplifier, wait_until
 
 INVENTORY = """\

@@ -1,4 +1,4 @@
-"""The protection controller (msoctl/protect.py) against the emulated fabric, one fault
+"""The protection controller (msoctl/protect/controller.py) against the emulated fabric, one fault
 kind per test, with short timers: what it decided, how fast, and what the journal says.
 
 The lab starts with an empty map: each test connects link-1 on its working span (as an
@@ -27,8 +27,8 @@ from emulators.lab import Lab
 from msoctl.inventory import Inventory, load_inventory
 from msoctl.journal import DeviceBusy, Journal
 from msoctl.links import LinkEnd, OcsPort, Span, SpanFiber
-from msoctl.protect import ProtectConfig, ProtectionController, ProtectionEvent
-from msoctl.protect_light import LevelDetector, Move, MoveConflict, link_role, plan_move
+from msoctl.protect.controller import ProtectConfig, ProtectionController, ProtectionEvent
+from msoctl.protect.light import LevelDetector, Move, MoveConflict, link_role, plan_move
 from tests.conftest import Msoctl, dead_pid, subprocess_env, wait_until
 
 SWITCH_MARGIN_SECONDS = 0.25
@@ -296,7 +296,7 @@ def test_protect_run_and_status_through_the_cli(lab: Lab, msoctl: Msoctl) -> Non
     inventory = load_inventory(lab.state_dir / "inventory.yaml")
     connect_working(inventory)
     process = subprocess.Popen(
-        [sys.executable, "-c", "from msoctl.cli import main; main()", "protect", "run",
+        [sys.executable, "-m", "msoctl", "protect", "run",
          "--poll-ms", "5",
          "--wait-to-restore-s", "0.2"],
         env=subprocess_env(lab), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

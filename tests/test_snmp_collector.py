@@ -64,10 +64,6 @@ def _close(value: float | None, expected: float, decimals: int) -> bool:
     return value is not None and abs(value - expected) <= 10.0 ** -decimals / 2 + 1e-9
 
 
-def _decimals(module: str, name: str) -> int:
-    return mibs.mib_object(module, name).decimals
-
-
 # ---- values and types ----------------------------------------------------------------------
 
 

@@ -27,7 +27,7 @@ from emulators.lab import Lab
 from emulators.netconf import NetconfServer
 from emulators.switch.device import DEFAULT_CONGESTION_SECONDS, MAX_CONGESTION_SECONDS
 from msoctl.inventory import Device, load_inventory
-from msoctl.switch_plan import PortLink, derive
+from msoctl.ops.switch_plan import PortLink, derive
 from tests.conftest import wait_until
 from tests.test_netconf_protocol import ncclient_session
 

@@ -13,7 +13,7 @@ from emulators.faults import Fault, FaultError
 from emulators.switch.config import ConfigError
 from emulators.switch.model import COUNTER_NAMES, PhysicalPort, SwitchModel
 from emulators.switch.physics import in_flight_after_pause_bytes
-from msoctl.switch_plan import PortLink, derive
+from msoctl.ops.switch_plan import PortLink, derive
 
 PORT = "Ethernet1/1"
 LOSSLESS = 3

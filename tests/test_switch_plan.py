@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from drivers.errors import ValidationError
-from msoctl.switch_plan import PortLink, derive, parse_size
+from msoctl.ops.switch_plan import PortLink, derive, parse_size
 from tests.conftest import in_process
 from tests.test_yang import NAMESPACE, Libyang, libyang_context  # noqa: F401 - the fixture
 

@@ -113,7 +113,3 @@ class PortMap(Mapping[int, int]):
         remove = {i: e for i, e in self._map.items() if wanted.get(i) != e}
         keep = {i: e for i, e in self._map.items() if wanted.get(i) == e}
         return MapDiff(add=add, remove=remove, keep=keep)
-
-    def check_port(self, port: int) -> None:
-        if not 1 <= port <= 2 * self.size:
-            raise ValidationError(f"port {port} is out of range 1..{2 * self.size}")

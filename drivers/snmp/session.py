@@ -138,12 +138,6 @@ class SnmpTarget:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"udp://{host}:{self.port}"
 
-    def describe_security(self) -> str:
-        if self.version == "2c":
-            return "SNMP v2c"
-        return (f"SNMPv3 user {self.user!r} ({self.auth_protocol.upper()}/"
-                f"{self.priv_protocol.upper()})")
-
 
 # ---- engines, one per loop ---------------------------------------------------------------
 

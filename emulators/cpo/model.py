@@ -197,16 +197,6 @@ class SwitchTelemetry:
         with self._lock:
             return self.optics.tx_power_dbm(self.optics.lane(port, lane), self.clock.now())
 
-    def set_laser_enabled(self, module: int, lane: int, enabled: bool) -> None:
-        with self._lock:
-            self.update()
-            laser = self.optics.laser(module, lane)
-            was_off = laser.shut_down
-            laser.enabled = enabled
-            if was_off and not laser.shut_down:
-                laser.restart(self.clock.now())
-            self._reading = None
-
     # ---- faults --------------------------------------------------------------------
 
     def _changed(self) -> None:

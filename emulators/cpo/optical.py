@@ -80,8 +80,6 @@ DEFAULT_RX_SPREAD_DB = 0.5
 POWER_NOISE_DB = 0.02
 BIAS_NOISE_MA = 0.02
 
-LASER_STATES = ("off", "ramping", "on")
-CONTROL_MODES = ("constantCurrent", "constantPower")
 LASER_FAULTS = ("overTemperature", "coolerFault", "overCurrent", "highOutputPower",
                 "lowOutputPower", "supplyVoltage", "safetyInterlock", "endOfLife")
 """The fault names of MSO-CPO-MIB's msoCpoElsFaults."""
@@ -285,9 +283,6 @@ class OpticalPlant:
 
     def lane(self, port: int, lane: int) -> OpticalLane:
         return self._by_index[(port, lane)]
-
-    def lanes_fed_by(self, laser: Laser) -> list[OpticalLane]:
-        return [lane for lane in self.lanes if lane.laser is laser]
 
     def tx_power_dbm(self, lane: OpticalLane, now: float) -> float:
         """The lane's transmit power without reading noise: what enters the fiber."""

@@ -56,6 +56,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from emulators.faults import Fault, FaultError
+from emulators.lab.constants import (
+    ENDPOINT_FILE,
+    INVENTORY_FILE,
+    PROTOCOL,
+    SECRETS_DIR,
+    TOKEN_FILE,
+)
 from emulators.lab.status import (
     FIBER_CUT,
     check_fault,
@@ -72,9 +79,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PROTOCOL = "msoctl-lab-control/1"
-ENDPOINT_FILE = "lab.json"
-TOKEN_FILE = "lab-control.token"
 """In the lab's secrets directory."""
 HOST = "127.0.0.1"
 MAX_HEADER_BYTES = 16 * 1024
@@ -241,11 +245,9 @@ class ControlServer:
 
 
 def endpoint_document(server: ControlServer, lab: Lab) -> dict[str, Any]:
-    from emulators.lab.lab import SECRETS_DIR
-
     return {"protocol": PROTOCOL, "url": server.url, "host": HOST, "port": server.port,
             "token_file": f"{SECRETS_DIR}/{TOKEN_FILE}", "pid": os.getpid(),
-            "topology": lab.topology.name, "inventory": "inventory.yaml"}
+            "topology": lab.topology.name, "inventory": INVENTORY_FILE}
 
 
 def remove_endpoint_file(state_dir: Path, server: ControlServer) -> None:

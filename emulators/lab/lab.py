@@ -94,18 +94,23 @@ from emulators.cpo.agent import CpoAgent, UsmCredentials
 from emulators.cpo.interfaces import Interface
 from emulators.cpo.model import SwitchTelemetry, TelemetrySpec, receiver_source
 from emulators.faults import Fault, FaultError, FaultInjector
-from emulators.instruments.bench import AcceptanceBench
 from emulators.instruments.laser import TunableLaser
 from emulators.instruments.meter import PowerMeter
-from emulators.lab.control import (
+from emulators.instruments.testset import AcceptanceTestSet
+from emulators.lab.constants import (
     ENDPOINT_FILE,
+    INVENTORY_FILE,
+    SECRETS_DIR,
+    SNMP_FACE,
     TOKEN_FILE,
+)
+from emulators.lab.control import (
     ControlServer,
     endpoint_document,
     remove_endpoint_file,
 )
 from emulators.lab.statelock import StateDirLock
-from emulators.lab.topology import BenchSpec, Topology, load_topology
+from emulators.lab.topology import AcceptanceSpec, Topology, load_topology
 from emulators.loopthread import LoopThread
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
@@ -121,12 +126,9 @@ AMP_TICK_SECONDS = 0.05
 SWITCH_USERNAME = "msoctl"
 SWITCH_TIMEOUT_SECONDS = 10.0
 KNOWN_HOSTS = "known_hosts"
-SECRETS_DIR = "secrets"
 SNMP_USERNAME = "msoctl"
 SNMP_TIMEOUT_SECONDS = 2.0
 SNMP_RETRIES = 1
-SNMP_FACE = "snmp"
-"""``<switch>/snmp`` names a switch's SNMP agent as a fault target."""
 TELEMETRY_FAULTS = ("els", "rising_ber", "engine", "overheat", "lane_reset")
 """Fault kinds of a switch's CPO/CPC hardware, routed from the switch to its telemetry."""
 SWITCH_LANES_PER_PORT = 8
@@ -160,7 +162,7 @@ class Lab:
         self.switches: dict[str, SwitchDevice] = {}
         self.telemetry: dict[str, SwitchTelemetry] = {}
         self.snmp: dict[str, CpoAgent] = {}
-        self.benches: dict[str, AcceptanceBench] = {}  # by the OCS they test
+        self.test_sets: dict[str, AcceptanceTestSet] = {}  # by the OCS they test
         self.transceivers: dict[str, Transceivers] = {}
         self._launch_overrides: dict[tuple[str, int], float] = {}
         self.instruments: dict[str, TunableLaser | PowerMeter] = {}
@@ -232,23 +234,24 @@ class Lab:
                 self.optics.patch(f"{link.name}:out", f"{link.amplifier}:in")
                 self.optics.patch(f"{link.amplifier}:out", link.to_port)
             self.fibers[link.name] = fiber
-        for bench in self.topology.benches:
-            self._build_bench(bench)
+        for test_set in self.topology.test_sets:
+            self._build_test_set(test_set)
 
-    def _build_bench(self, spec: BenchSpec) -> None:
+    def _build_test_set(self, spec: AcceptanceSpec) -> None:
         """The acceptance test set on the OCS's ports that no patch or cable uses."""
         ocs = self.ocs[spec.ocs]
         used = {int(port.split(":")[1]) for f in self.topology.fibers()
                 for port in (f.from_port, f.to_port) if port.startswith(f"{ocs.name}:")}
         ingress = [p for p in range(1, ocs.size + 1) if p not in used]
         egress = [p for p in range(ocs.size + 1, 2 * ocs.size + 1) if p not in used]
-        bench = AcceptanceBench(self.optics, ocs, laser_name=spec.laser, meter_name=spec.meter,
-                                ingress_ports=ingress, egress_ports=egress,
-                                laser_serial=f"LS{zlib.crc32(spec.laser.encode()) % 10**6:06d}",
-                                meter_serial=f"PM{zlib.crc32(spec.meter.encode()) % 10**6:06d}")
-        self.benches[spec.ocs] = bench
-        self.instruments[spec.laser] = bench.laser
-        self.instruments[spec.meter] = bench.meter
+        test_set = AcceptanceTestSet(
+            self.optics, ocs, laser_name=spec.laser, meter_name=spec.meter,
+            ingress_ports=ingress, egress_ports=egress,
+            laser_serial=f"LS{zlib.crc32(spec.laser.encode()) % 10**6:06d}",
+            meter_serial=f"PM{zlib.crc32(spec.meter.encode()) % 10**6:06d}")
+        self.test_sets[spec.ocs] = test_set
+        self.instruments[spec.laser] = test_set.laser
+        self.instruments[spec.meter] = test_set.meter
 
     @staticmethod
     def _route_telemetry_faults(switch: FaultInjector, telemetry: FaultInjector) -> None:
@@ -271,12 +274,12 @@ class Lab:
         self._runner.start()
         try:
             self.call(self._start_servers())
-            self.call(self._start_benches())
+            self.call(self._start_test_sets())
         except BaseException:
             self.stop()
             raise
-        for bench in self.benches.values():
-            bench.write_reference(self.state_dir / _reference_file(bench))
+        for test_set in self.test_sets.values():
+            test_set.write_reference(self.state_dir / _reference_file(test_set))
         inventory = self.write_inventory()
         if self.control is not None:  # last: a client finding it finds the lab whole
             self._write_atomically(self.state_dir / ENDPOINT_FILE, json.dumps(
@@ -399,9 +402,9 @@ class Lab:
                 mean = sum(milliwatts) / lanes
                 bank.set_power(number, 10 * math.log10(mean) if mean > 0 else NO_LIGHT_DBM)
 
-    async def _start_benches(self) -> None:
-        for bench in self.benches.values():
-            await bench.start_servers()
+    async def _start_test_sets(self) -> None:
+        for test_set in self.test_sets.values():
+            await test_set.start_servers()
 
     async def _stop_servers(self) -> None:
         if self.control is not None:
@@ -419,8 +422,8 @@ class Lab:
             await switch.stop()
         for agent in self.snmp.values():
             await agent.stop()
-        for bench in self.benches.values():
-            await bench.stop_servers()
+        for test_set in self.test_sets.values():
+            await test_set.stop_servers()
 
     def call(self, coroutine: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
         """Run ``coroutine`` on the loop the servers live on and wait for its result."""
@@ -505,6 +508,8 @@ class Lab:
             if spec.name in self.consoles:
                 entry["console"] = {"transport": "serial",
                                     "address": self.consoles[spec.name].path}
+            if spec.error_queue == "shared":  # so that its clients read the queue as such
+                entry["shared_error_queue"] = True
             devices.append(entry)
         spans = {f.amplifier: f.cable for f in self.topology.fibers() if f.amplifier}
         for amp in self.topology.amplifiers:
@@ -542,10 +547,11 @@ class Lab:
                     "timeout_seconds": SNMP_TIMEOUT_SECONDS,
                     "retries": SNMP_RETRIES,
                 }
-        for bench in self.benches.values():
-            devices.extend(bench.inventory_entries(
-                reference=_reference_file(bench),
-                labels={"lab": self.topology.name, "bench": bench.ocs.name}))
+        for test_set in self.test_sets.values():
+            # the label keeps its first name, "bench", which inventories already carry
+            devices.extend(test_set.inventory_entries(
+                reference=_reference_file(test_set),
+                labels={"lab": self.topology.name, "bench": test_set.ocs.name}))
         document: dict[str, Any] = {"journal": "journal.jsonl", "devices": devices}
         span_entries, link_entries = self._spans_and_links()
         if span_entries:
@@ -594,7 +600,7 @@ class Lab:
         return list(spans.values()), links
 
     def write_inventory(self) -> Path:
-        path = self.state_dir / "inventory.yaml"
+        path = self.state_dir / INVENTORY_FILE
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         header = (f"# Written by the msoctl lab for topology {self.topology.name!r}.\n"
                   "# It is rewritten every time the lab starts.\n")
@@ -610,6 +616,6 @@ def _span_fiber(fiber: Any) -> dict[str, Any]:
     return found
 
 
-def _reference_file(bench: AcceptanceBench) -> str:
-    """The bench's reference file (fan-out losses, meter cabling), beside the inventory."""
-    return f"{bench.laser.name}.reference.yaml"
+def _reference_file(test_set: AcceptanceTestSet) -> str:
+    """The test set's reference file (fan-out losses, meter cabling), beside the inventory."""
+    return f"{test_set.laser.name}.reference.yaml"

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from drivers.amp.vendor_page import ALS_STATES
 from drivers.cmis.codes import MODULE_STATE_CODES
 from emulators.faults import Fault, FaultError
+from emulators.lab.constants import SNMP_FACE
 
 if TYPE_CHECKING:
     from emulators.lab.lab import Lab
@@ -50,8 +51,6 @@ _MODULE_STATE_NAMES = {code: name for name, code in MODULE_STATE_CODES.items()}
 def fault_targets(lab: Lab) -> dict[str, list[str]]:
     """Every fault target of ``lab`` and the kinds it takes: devices, each switch's SNMP
     agent, cables, then fibers."""
-    from emulators.lab.lab import SNMP_FACE
-
     targets: dict[str, list[str]] = {}
     for name in [*lab.ocs, *lab.amps, *lab.switches, *lab.instruments]:
         targets[name] = lab.faults(name).kinds()
@@ -92,8 +91,6 @@ def fibers_of(lab: Lab, target: str) -> list[str]:
 
 
 def _target_names(lab: Lab) -> list[str]:
-    from emulators.lab.lab import SNMP_FACE
-
     return [*lab.ocs, *lab.amps, *lab.switches, *lab.instruments,
             *(f"{name}/{SNMP_FACE}" for name in lab.telemetry),
             *(cable.name for cable in lab.topology.cables)]
@@ -218,8 +215,6 @@ def _amplifier(lab: Lab, name: str) -> dict[str, Any]:
 
 
 def _switch(lab: Lab, name: str) -> dict[str, Any]:
-    from emulators.lab.lab import SNMP_FACE
-
     device = lab.switches[name]
     serving: dict[str, str] = {}
     if device.server is not None:
@@ -254,13 +249,14 @@ def _switch(lab: Lab, name: str) -> dict[str, Any]:
 
 
 def _instrument(lab: Lab, name: str) -> dict[str, Any]:
-    """A laser or power meter of an acceptance bench: where it serves, and on which OCS."""
-    bench = next(b for b in lab.benches.values() if name in (b.laser.name, b.meter.name))
-    server = bench.servers.get(name)
-    kind = "laser" if name == bench.laser.name else "meter"
+    """A laser or power meter of an acceptance test set: where it serves, and on which OCS
+    (the key ``bench``, its first name)."""
+    test_set = next(t for t in lab.test_sets.values() if name in (t.laser.name, t.meter.name))
+    server = test_set.servers.get(name)
+    kind = "laser" if name == test_set.laser.name else "meter"
     return {"name": name, "kind": kind,
             "serving": {} if server is None else {"scpi": f"127.0.0.1:{server.port}"},
-            "up": server is not None, **_faults(lab, name), "bench": bench.ocs.name}
+            "up": server is not None, **_faults(lab, name), "bench": test_set.ocs.name}
 
 
 def _fibers(lab: Lab) -> list[dict[str, Any]]:

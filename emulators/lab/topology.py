@@ -34,6 +34,8 @@ DEFAULT_SWITCH_LOSSLESS_POOL_BYTES = 4_000_000_000
 MAX_LENGTH_KM = 200.0
 MAX_LOSS_DB_PER_KM = 10.0
 MAX_CONNECTOR_LOSS_DB = 30.0
+OLD_TEST_SETS_KEY = "bench"
+"""The first name of the ``test_sets`` section, still read (one of the two, not both)."""
 MAX_BOOT_SECONDS = 600.0
 MAX_FIBER_COUNT = 1024
 
@@ -113,7 +115,7 @@ class CableSpec:
 
 
 @dataclass(frozen=True)
-class BenchSpec:
+class AcceptanceSpec:
     """An acceptance test set on an OCS: a tunable laser through a fan-out into its free
     ingress ports, its free egress ports each to a port of a multiport power meter."""
 
@@ -146,7 +148,7 @@ class Topology:
     patches: list[FiberSpec] = field(default_factory=list)
     cables: list[CableSpec] = field(default_factory=list)
     links: list[LinkSpec] = field(default_factory=list)
-    benches: list[BenchSpec] = field(default_factory=list)
+    test_sets: list[AcceptanceSpec] = field(default_factory=list)
 
     def fibers(self) -> list[FiberSpec]:
         return [*self.patches, *(f for cable in self.cables for f in cable.fibers)]
@@ -221,7 +223,7 @@ def _expand_port(section: Section, key: str, offset: int, ports: dict[str, set[s
 def parse_topology(data: Any, source: str) -> Topology:
     top = Section(data, source, "topology")
     top.reject_unknown({"name", "ocs", "transceivers", "switches", "amplifiers", "patches",
-                        "cables", "links", "bench"})
+                        "cables", "links", "test_sets", OLD_TEST_SETS_KEY})
     topology = Topology(name=top.get("name", str, default="lab"), source=source)
     names: set[str] = set()
     inputs: dict[str, set[str]] = {}
@@ -408,23 +410,28 @@ def parse_topology(data: Any, source: str) -> Topology:
     if not topology.ocs:
         raise YamlFileError(f"{source}: topology: at least one ocs is needed")
     _parse_links(top, source, topology, names)
-    _parse_benches(top, source, topology, names)
+    _parse_test_sets(top, source, topology, names)
     return topology
 
 
-def _parse_benches(top: Section, source: str, topology: Topology, names: set[str]) -> None:
+def _parse_test_sets(top: Section, source: str, topology: Topology, names: set[str]) -> None:
     ocs_names = {o.name for o in topology.ocs}
-    benched: set[str] = set()
-    for item, line in _items(top, "bench"):
-        section = Section(item, source, "bench entry", line=line)
+    tested: set[str] = set()
+    key = "test_sets"
+    if OLD_TEST_SETS_KEY in top.data:  # the section's first name, still read
+        if key in top.data:
+            raise top.error(OLD_TEST_SETS_KEY, f"is the old name of {key}: give one of them")
+        key = OLD_TEST_SETS_KEY
+    for item, line in _items(top, key):
+        section = Section(item, source, "test set entry", line=line)
         section.reject_unknown({"ocs", "laser", "meter"})
         ocs = section.get("ocs", str)
         if ocs not in ocs_names:
             raise section.error("ocs", f"no ocs {ocs!r} in the ocs section")
-        if ocs in benched:
-            raise section.error("ocs", f"{ocs} is on another bench already")
-        benched.add(ocs)
-        section.owner = f"bench on {ocs!r}"
+        if ocs in tested:
+            raise section.error("ocs", f"{ocs} has another test set already")
+        tested.add(ocs)
+        section.owner = f"test set on {ocs!r}"
         instruments = []
         for key in ("laser", "meter"):
             name = section.get(key, str)
@@ -434,7 +441,7 @@ def _parse_benches(top: Section, source: str, topology: Topology, names: set[str
                 raise section.error(key, f"{name!r} is defined twice")
             names.add(name)
             instruments.append(name)
-        topology.benches.append(BenchSpec(ocs, *instruments))
+        topology.test_sets.append(AcceptanceSpec(ocs, *instruments))
 
 
 def _parse_links(top: Section, source: str, topology: Topology, names: set[str]) -> None:

@@ -3,7 +3,7 @@ name unless given), the clock and lock of the optical model it sits in, the stat
 of each client talking to it, its fault injector and the listeners told when its
 power goes off or comes back — what a ``LineDevice`` of :mod:`emulators.scpi.server`
 needs. It is always powered unless the device says otherwise (the OCS reboots; the
-bench instruments do not).
+test-set instruments do not).
 
 Client status: every client (a TCP connection, the serial console) gets its own
 error queue and status registers from :meth:`ScpiDevice.new_client_status`, so one
@@ -74,10 +74,6 @@ class ScpiDevice:
     def client_statuses(self) -> list[ClientStatus]:
         """The status of every client still connected (one when shared)."""
         return list(self._statuses)
-
-    def queued_errors(self) -> list[tuple[int, str]]:
-        """Every error still queued for any client, without taking it out."""
-        return [entry for status in self.client_statuses() for entry in status.errors.entries()]
 
     def power_on_status(self) -> None:
         """The device has restarted: every client's status is as at power-on."""

@@ -69,7 +69,7 @@ What is modelled, and why:
   after the pause was sent; what it sends meanwhile — 15.2 MB on 30 km at
   400G, 0.21 MB on 300 m — lands in the headroom, ``xoff-bytes`` more above the
   pause point. What does not fit is dropped (``dropped-packets`` on a lossless
-  queue). The planner's headroom (msoctl.headroom) includes this in-flight
+  queue). The planner's headroom (msoctl.ops.headroom) includes this in-flight
   volume with margin, so its settings never drop here.
 - Lossy queues drop what the lossy part of the buffer cannot hold.
 - ``buffer-watermark-bytes``: the highest depth of a queue; for a port, the

@@ -21,16 +21,11 @@ alerts compare them with thresholds instead.
 from __future__ import annotations
 
 from drivers.amp import vendor_page
-from drivers.amp.driver import AmpDriver
 from drivers.cmis import codes
-from drivers.cmis.io import latched_bytes
-from drivers.cmis.module import CmisModule
-from drivers.cmis.pages import STANDARD_FIELDS
-from drivers.transports.i2c import open_cmis_io
+from msoctl.access import open_amp
 from msoctl.exporter.collector import DeviceCollector
 from msoctl.exporter.families import GAUGE, INFO, Families, MetricSpec
 
-AMP_FIELDS = (*STANDARD_FIELDS, *vendor_page.FIELDS)
 MODULE_STATES = tuple(codes.MODULE_STATES.values())
 MODES = tuple(vendor_page.MODES.values())
 ALS_MODES = tuple(vendor_page.ALS_MODES.values())
@@ -80,22 +75,13 @@ METRICS = (INFO_METRIC, MODULE_STATE, MODULE_TEMPERATURE, MODULE_VCC, INPUT_POWE
            BACK_REFLECTION, CONDITION)
 
 
-def open_amp(name: str, transport: str, address: str, *, i2c_address: int,
-             timeout_seconds: float) -> AmpDriver:
-    """The amplifier's driver, its transport told which bytes are clear-on-read."""
-    io = open_cmis_io(transport, address, device_address=i2c_address,
-                      timeout_seconds=timeout_seconds, latched=latched_bytes(AMP_FIELDS))
-    return AmpDriver(CmisModule(io, name=name, extra_fields=vendor_page.FIELDS))
-
-
 class AmpCollector(DeviceCollector):
     kind = "amp"
     METRICS = METRICS
 
     def read(self, families: Families) -> None:
         device = self.device
-        driver = open_amp(device.name, device.endpoint.transport, device.endpoint.address,
-                          i2c_address=device.i2c_address, timeout_seconds=self.timeout_seconds)
+        driver = open_amp(device, at_most_seconds=self.timeout_seconds)
         self.close_later(driver.close)
         status = driver.status()  # no latched byte: see the module docstring
         caps = driver.capabilities()

@@ -21,12 +21,11 @@ from __future__ import annotations
 
 from drivers.snmp import mibs
 from drivers.snmp.collector import CPO
-from drivers.snmp.session import SnmpTarget
 from drivers.snmp.telemetry import CpcTelemetry, CpoTelemetry
+from msoctl.access import snmp_target
 from msoctl.exporter.collector import DeviceCollector
 from msoctl.exporter.families import COUNTER, GAUGE, INFO, Families, MetricSpec
 from msoctl.exporter.snmp_worker import SnmpWorker
-from msoctl.inventory import Device
 
 ENGINE = ("device", "engine")
 LANE = ("device", "port", "lane")
@@ -115,27 +114,13 @@ SNMP_WORKER = SnmpWorker()
 """Every CPO probe's collection runs in this one worker process (see its module)."""
 
 
-def snmp_target(device: Device, *, timeout_seconds: float) -> SnmpTarget:
-    """How to reach the device's SNMP agent (its keys read now), each request waiting
-    at most ``timeout_seconds``."""
-    access = device.snmp
-    assert access is not None  # the prober sends only devices with an snmp section
-    return SnmpTarget(
-        name=device.name, host=access.host, port=access.port, version=access.version,
-        user=access.user,
-        auth_key=None if access.auth_key is None else access.auth_key.resolve(),
-        priv_key=None if access.priv_key is None else access.priv_key.resolve(),
-        auth_protocol=access.auth_protocol, priv_protocol=access.priv_protocol,
-        community=None if access.community is None else access.community.resolve(),
-        timeout_seconds=min(access.timeout_seconds, timeout_seconds), retries=access.retries)
-
-
 class CpoCollector(DeviceCollector):
     kind = "cpo"
     METRICS = METRICS
 
     def read(self, families: Families) -> None:
-        target = snmp_target(self.device, timeout_seconds=self.timeout_seconds)
+        # the prober sends only devices with an snmp section here
+        target = snmp_target(self.device, at_most_seconds=self.timeout_seconds)
         optics, copper = SNMP_WORKER.collect(target, budget_seconds=self.timeout_seconds,
                                              device=self.device.name)
         fill(families, self.device.name, optics, copper)

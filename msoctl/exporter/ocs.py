@@ -8,8 +8,8 @@ for them, not 0).
 
 from __future__ import annotations
 
-from drivers.ocs.connect import open_ocs
 from drivers.ocs.types import PortState
+from msoctl.access import open_ocs
 from msoctl.exporter.collector import DeviceCollector
 from msoctl.exporter.families import GAUGE, INFO, Families, MetricSpec
 
@@ -48,8 +48,7 @@ class OcsCollector(DeviceCollector):
 
     def read(self, families: Families) -> None:
         device = self.device
-        driver = open_ocs(device.name, device.endpoint.transport, device.endpoint.address,
-                          timeout_seconds=self.timeout_seconds)
+        driver = open_ocs(device, at_most_seconds=self.timeout_seconds)
         self.close_later(driver.close)
         name = device.name
         identity = driver.identity()

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from drivers.switch.netconf import NetconfTarget, SwitchSession
+from drivers.switch.netconf import SwitchSession
+from msoctl.access import netconf_target
 from msoctl.exporter.collector import DeviceCollector
 from msoctl.exporter.families import COUNTER, GAUGE, Families, MetricSpec
-from msoctl.inventory import Device
 
 PORT = ("device", "port")
 QUEUE = ("device", "port", "queue")
@@ -92,25 +92,12 @@ METRICS = (*PORT_COUNTERS.values(), PORT_WATERMARK, *QUEUE_COUNTERS.values(), QU
            WRED_MAX, WRED_PROBABILITY, ECN_ENABLED, QUEUE_FAST_CNP)
 
 
-def netconf_target(device: Device, *, timeout_seconds: float) -> NetconfTarget:
-    """How to reach the switch, its password read now."""
-    access = device.netconf
-    assert access is not None  # the inventory gives every switch one
-    password = device.secrets.get("password")
-    return NetconfTarget(
-        name=device.name, host=access.host, port=access.port, username=access.username,
-        password=None if password is None else password.resolve(),
-        key_file=access.key_file, known_hosts=access.known_hosts,
-        accept_unknown_host_keys=access.accept_unknown_host_keys,
-        timeout_seconds=timeout_seconds)
-
-
 class SwitchCollector(DeviceCollector):
     kind = "switch"
     METRICS = METRICS
 
     def read(self, families: Families) -> None:
-        target = netconf_target(self.device, timeout_seconds=self.timeout_seconds)
+        target = netconf_target(self.device, at_most_seconds=self.timeout_seconds)
         session = SwitchSession(target)
         self.close_later(session.close)
         fill(families, self.device.name, session.get_state())

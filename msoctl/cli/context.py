@@ -1,0 +1,97 @@
+"""The click Context object every command receives: the inventory, the journal, the
+state of the links, and the devices opened by name through :mod:`msoctl.access`.
+
+Each is read when a command first asks for it, so a command that needs no inventory
+(``msoctl history`` without one, ``msoctl ocs report``) runs without one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from drivers.errors import DeviceError, ValidationError
+from msoctl.access import Devices
+from msoctl.inventory import Device, Inventory, find_inventory, inventory_named, load_inventory
+from msoctl.journal import Journal, default_journal_path
+from msoctl.linkstate import LinkStates
+
+
+@dataclass
+class Context:
+    inventory_option: str | None = None
+    journal_option: str | None = None
+    verbose: bool = False
+    debug: bool = False
+    _inventory: Inventory | None = field(default=None, repr=False)
+    _maps: dict[str, dict[int, int] | None] = field(default_factory=dict, repr=False)
+    _devices: Devices | None = field(default=None, repr=False)
+
+    @property
+    def inventory(self) -> Inventory:
+        if self._inventory is None:
+            self._inventory = load_inventory(find_inventory(self.inventory_option))
+        return self._inventory
+
+    @property
+    def journal(self) -> Journal:
+        if self.journal_option is not None:
+            if not self.journal_option.strip():
+                raise ValidationError("--journal (or MSOCTL_JOURNAL) is empty: give the "
+                                      "journal file")
+            return Journal(Path(self.journal_option).expanduser())
+        if inventory_named(self.inventory_option) is None:
+            return Journal(default_journal_path())  # history works without an inventory
+        return Journal(self.inventory.journal_path or default_journal_path())
+
+    @property
+    def link_states(self) -> LinkStates:
+        return LinkStates(self.journal)
+
+    def drained(self) -> set[str]:
+        """The inventory's links that are drained (out of service) now."""
+        return set(self.link_states.drained())
+
+    def read_map(self, name: str) -> dict[int, int] | None:
+        """An OCS's current map, or None when it cannot be read (for impact checks); each
+        OCS is read once per command."""
+        if name not in self._maps:
+            self._maps[name] = self._read_map(name)
+        return self._maps[name]
+
+    def _read_map(self, name: str) -> dict[int, int] | None:
+        try:
+            driver = self.devices.ocs(name)
+            try:
+                return dict(driver.port_map())
+            finally:
+                driver.close()
+        except DeviceError:
+            return None
+
+    @property
+    def devices(self) -> Devices:
+        """The inventory's devices, opened by name with the inventory's timeouts."""
+        if self._devices is None:
+            self._devices = Devices(self.inventory)
+        return self._devices
+
+    def device(self, name: str, kind: str | None = None) -> Device:
+        return self.inventory.device(name, kind)
+
+    def devices_labelled(self, kind: str, labels: tuple[str, ...]) -> list[str]:
+        """Devices of ``kind`` carrying every ``key=value`` label, in inventory order."""
+        wanted: dict[str, str] = {}
+        for label in labels:
+            key, sep, value = label.partition("=")
+            if not sep or not key:
+                raise ValidationError(f"--label {label!r}: write key=value")
+            wanted[key] = value
+        return [name for name, device in self.inventory.devices.items()
+                if device.kind == kind
+                and all(device.labels.get(k) == v for k, v in wanted.items())]
+
+
+pass_context = click.make_pass_decorator(Context)

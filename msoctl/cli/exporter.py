@@ -1,0 +1,76 @@
+"""``msoctl exporter``: serve the inventory's devices to Prometheus."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from pathlib import Path
+from types import FrameType
+
+import click
+
+from drivers.errors import ValidationError
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.types import Number, input_path
+from msoctl.exporter import DEFAULT_LISTEN, DEFAULT_TIMEOUT_OFFSET_SECONDS
+
+
+@click.command()
+@click.option("--listen", default=DEFAULT_LISTEN, show_default=True, metavar="ADDR:PORT",
+              help="Address to serve on: ADDR:PORT, [V6ADDR]:PORT, or :PORT for every "
+                   "IPv4 address; port 0 picks a free one (printed).")
+@click.option("--tls-cert", type=input_path(dir_okay=False), metavar="FILE",
+              help="Serve HTTPS with this PEM certificate (chain); needs --tls-key.")
+@click.option("--tls-key", type=input_path(dir_okay=False), metavar="FILE",
+              help="The certificate's PEM private key.")
+@click.option("--timeout-offset", type=Number(0, 10), metavar="SECONDS",
+              default=DEFAULT_TIMEOUT_OFFSET_SECONDS, show_default=True,
+              help="Answer a probe this long before Prometheus's scrape timeout.")
+@pass_context
+def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | None,
+             timeout_offset: float) -> None:
+    """Prometheus exporter: /probe?target=NAME for a device, /metrics for itself.
+
+    Runs in the foreground until SIGTERM or SIGINT, then finishes the probes in
+    flight and exits 0. The inventory is read again when its file changes.
+    """
+    from msoctl.exporter.probe import Prober  # prometheus_client only for this command
+    from msoctl.exporter.server import ExporterServer, parse_listen, tls_context
+
+    if (tls_cert is None) != (tls_key is None):
+        raise ValidationError("--tls-cert and --tls-key go together")
+    address = parse_listen(listen)
+    tls = None if tls_cert is None or tls_key is None else tls_context(tls_cert, tls_key)
+    logging.basicConfig(level=logging.DEBUG if ctx.debug else
+                        logging.INFO if ctx.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for chatty in ("ncclient", "paramiko"):  # every RPC at INFO: not what -v is for
+        logging.getLogger(chatty).setLevel(logging.DEBUG if ctx.debug else logging.WARNING)
+    prober = Prober(ctx.inventory.path, timeout_offset_seconds=timeout_offset)
+    try:
+        server = ExporterServer(address, prober, tls)
+    except OSError as error:
+        raise ValidationError(f"cannot listen on {listen}: {error.strerror or error}") from None
+    prober.warm_up()
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
+                               name="exporter", daemon=True)
+    serving.start()
+    click.echo(f"msoctl exporter listening on {server.url} "
+               f"(inventory {prober.inventory_path})", err=True)
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        server.shutdown()
+        server.server_close()  # waits for the probes in flight
+        prober.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    click.echo("msoctl exporter stopped", err=True)

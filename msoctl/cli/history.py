@@ -1,0 +1,108 @@
+"""``msoctl history``: the journal, one line per change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.output import emit_json, table
+from msoctl.cli.types import DEVICE, TEXT, Count
+from msoctl.journal import Operation
+
+_RECORD_KEYS = frozenset({"ts", "op", "event", "device", "action", "user", "host", "pid",
+                          "before", "current", "wanted", "method"})
+
+
+def _summary(operation: Operation) -> str:
+    intent = operation.intent
+    if intent.get("event") == "refused":
+        return str(intent.get("reason", ""))
+    changes = intent.get("changes")
+    if isinstance(changes, list):
+        added = [f"+{c['ingress']}:{c['egress']}" for c in changes if c.get("action") == "add"]
+        removed = [f"-{c['ingress']}:{c['egress']}" for c in changes
+                   if c.get("action") == "remove"]
+        parts = removed + added
+        text = " ".join(parts[:6]) + (f" (+{len(parts) - 6} more)" if len(parts) > 6 else "")
+        return text or "no change needed"
+    if "ports" in intent:
+        return "ports " + ",".join(map(str, intent["ports"]))
+    settings = {k: v for k, v in intent.items() if k not in _RECORD_KEYS and v is not None}
+    return " ".join(f"{k}={v}" for k, v in settings.items() if not isinstance(v, dict | list))
+
+
+def _outcome(operation: Operation) -> str:
+    result = operation.result or {}
+    notes = [r for r in operation.records if r.get("event") in ("override", "recovered")]
+    text = ""
+    if result.get("error"):
+        text = str(result["error"])
+        if result.get("found") is not None:
+            text += f"; {_found(result['found'])}"
+    elif result.get("status") == "interrupted" and result.get("signal"):
+        text = f"{result['signal']}; {_found(result.get('found'))}"
+    elif result.get("status") == "interrupted":
+        text = f"resolved by {result.get('resolved_by')}: {_found(result.get('found'))}"
+    elif result.get("summary"):  # a change that sums up its own outcome (protection)
+        text = str(result["summary"])
+    for note in notes:
+        if note["event"] == "override":
+            text += f" [override: {note.get('reason')}]"
+        else:
+            text += f" [recovered {note.get('interrupted_op')}]"
+    return text.strip()
+
+
+def _found(found: Any) -> str:
+    """What an interrupted change left on the device, as its read-back said."""
+    if isinstance(found, dict):
+        text = f"found {found.get('state', 'unknown')}"
+        return text + (f" ({found['error']})" if found.get("error") else "")
+    return str(found)
+
+
+def _as_dict(operation: Operation) -> dict[str, Any]:
+    result = operation.result or {}
+    return {
+        "op": operation.op,
+        "started": operation.started,
+        "device": operation.device,
+        "action": operation.action,
+        "status": operation.status,
+        "user": operation.intent.get("user"),
+        "summary": _summary(operation),
+        "duration_seconds": result.get("duration_seconds"),
+        "error": result.get("error"),
+        "records": operation.records,
+    }
+
+
+@click.command()
+@click.option("--device", "device", metavar="NAME", type=DEVICE, help="Only this device.")
+@click.option("-n", "limit", type=Count(1, 1_000_000), default=20, show_default=True,
+              help="The last N changes.")
+@click.option("--kind", "kind", metavar="PREFIX", type=TEXT,
+              help="Only actions starting with this (ocs, ocs.apply, ...).")
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table",
+              show_default=True, help="Print a table, or one JSON document.")
+@pass_context
+def history(ctx: Context, device: str | None, limit: int, kind: str | None, output: str) -> None:
+    """Changes from the journal: who did what to which device, and how it ended."""
+    journal = ctx.journal
+    operations = journal.operations(device)
+    if kind:
+        operations = [o for o in operations if o.action.startswith(kind)]
+    operations = operations[-limit:]
+    if output == "json":
+        emit_json({"journal": str(journal.path), "operations": [_as_dict(o) for o in operations]})
+        return
+    if not operations:
+        click.echo(f"no changes in {journal.path}")
+        return
+    click.echo(table(
+        ["time", "device", "action", "status", "change", "outcome"],
+        [[o.started.replace("T", " ")[:23], o.device, o.action, o.status, _summary(o),
+          _outcome(o)] for o in operations],
+    ))

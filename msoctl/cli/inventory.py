@@ -1,0 +1,90 @@
+"""``msoctl inventory``: what the inventory holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from drivers.errors import ValidationError
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.output import emit_json, table
+from msoctl.cli.types import OutputFile
+
+
+@click.group()
+def inventory() -> None:
+    """Show and check the inventory."""
+
+
+@inventory.command()
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table",
+              show_default=True, help="Print a table, or one JSON document.")
+@pass_context
+def show(ctx: Context, output: str) -> None:
+    """List the devices."""
+    inv = ctx.inventory
+    rows = [{
+        "name": d.name, "kind": d.kind, "transport": d.endpoint.transport,
+        "address": d.endpoint.address,
+        "console": None if d.console is None else d.console.address,
+        "labels": d.labels,
+    } for d in inv.devices.values()]
+    if output == "json":
+        emit_json({"inventory": str(inv.path), "devices": rows})
+        return
+    click.echo(f"inventory: {inv.path}")
+    click.echo(table(["name", "kind", "transport", "address", "console", "labels"],
+                     [[r["name"], r["kind"], r["transport"], r["address"], r["console"],
+                       ",".join(f"{k}={v}" for k, v in d.labels.items())]
+                      for r, d in zip(rows, inv.devices.values(), strict=True)]))
+
+
+@inventory.command()
+@click.option("--deep", is_flag=True,
+              help="Also resolve every secret reference, parse every address and read every "
+                   "file the inventory names (sends nothing to any device).")
+@pass_context
+def check(ctx: Context, deep: bool) -> None:
+    """Validate the inventory file; exit 2 with the first problem if it is invalid.
+
+    Without --deep only the file's structure is checked: secrets are not resolved and
+    no device is contacted. With --deep every problem found is listed, one per line
+    on stdout, and the command exits 2 if there is any.
+    """
+    inv = ctx.inventory
+    if not deep:
+        click.echo(f"{inv.path}: ok, {len(inv.devices)} device(s); structure only: secrets "
+                   "not resolved, no device contacted (--deep resolves and parses them)")
+        return
+    from msoctl.inventory_check import deep_check
+
+    report = deep_check(inv)
+    for problem in report.problems:
+        click.echo(f"{inv.path}: {problem}")
+    checked = (f"{report.secrets} secret(s) resolved, {report.addresses} address(es) parsed, "
+               f"{report.files} file(s) read; nothing was sent")
+    if report.problems:
+        raise ValidationError(f"{inv.path}: {len(report.problems)} problem(s) listed above "
+                              f"({checked})")
+    click.echo(f"{inv.path}: ok, {len(inv.devices)} device(s); {checked}")
+
+
+@inventory.command()
+@click.option("--out", type=OutputFile(), metavar="FILE",
+              help="Write the targets to FILE (atomically) instead of printing them.")
+@pass_context
+def sd(ctx: Context, out: Path | None) -> None:
+    """Prometheus file_sd targets (JSON) for the exporter: one group per device."""
+    from msoctl.exporter import sd as file_sd
+
+    groups = file_sd.targets(ctx.inventory)
+    text = file_sd.render(groups)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        file_sd.write_atomically(out, text)
+    except OSError as error:
+        raise ValidationError(f"cannot write {out}: {error.strerror or error}") from None
+    click.echo(f"{out}: {len(groups)} target group(s)")

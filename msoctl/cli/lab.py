@@ -1,0 +1,230 @@
+"""``msoctl lab``: run the emulated fabric, look at it and break it; ``msoctl demo``: the
+guided walkthrough.
+
+``lab up`` runs the lab (:mod:`msoctl.lab.up`); ``lab status`` and ``lab fault`` talk to
+a running lab through its control endpoint (:mod:`msoctl.lab.client`), found by the
+lab's state directory: ``--state-dir``, else the directory of the inventory in use, else
+``lab-state``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.output import emit_json, output_option, table
+from msoctl.cli.types import TEXT, Count, Number, OutputDir, input_path
+from msoctl.inventory import inventory_named
+from msoctl.lab.client import LabEndpoint, call, find_lab
+
+DEFAULT_STATE_DIR = Path("lab-state")
+MAX_FAULT_SECONDS = 86_400.0  # a day: longer is a fault to clear by hand
+MAX_FAULT_COUNT = 1_000_000
+
+
+ALL_KINDS = "all"
+
+
+@click.group()
+def lab() -> None:
+    """The emulated lab: every device as a software emulator on loopback."""
+
+
+@lab.command()
+@click.option("--topology", type=input_path(dir_okay=False),
+              help="Topology YAML (default: two campuses 30 km apart).")
+@click.option("--state-dir", type=OutputDir(),
+              default=DEFAULT_STATE_DIR, show_default=True,
+              help="Where the inventory, journal and device NVRAM go.")
+@pass_context
+def up(ctx: Context, topology: Path | None, state_dir: Path) -> None:
+    """Run the lab in the foreground until SIGINT or SIGTERM.
+
+    Once every device listens, DIR/inventory.yaml is written (atomically);
+    point msoctl at it with --inventory or MSOCTL_INVENTORY.
+    """
+    from msoctl.lab.up import run_lab  # the emulators, only for this command
+
+    run_lab(state_dir, topology)
+
+
+# ---- a running lab: status and faults -----------------------------------------------------
+
+state_dir_option = click.option(
+    "--state-dir", type=input_path(file_okay=False),
+    help="The running lab's state directory (default: the directory of the inventory in "
+         "use, else lab-state).")
+
+
+def _lab(ctx: Context, state_dir: Path | None) -> LabEndpoint:
+    if state_dir is None:
+        named = inventory_named(ctx.inventory_option)
+        state_dir = DEFAULT_STATE_DIR if named is None else named.parent
+    return find_lab(state_dir)
+
+
+@lab.command()
+@state_dir_option
+@output_option
+@pass_context
+def status(ctx: Context, state_dir: Path | None, output: str) -> None:
+    """Every device of a running lab: what it serves, its faults, the light on key ports."""
+    endpoint = _lab(ctx, state_dir)
+    document = call(endpoint, "GET", "/v1/status")
+    if output == "json":
+        emit_json(document)
+        return
+    _print_status(endpoint, document)
+
+
+@lab.command()
+@click.argument("kind", type=TEXT)
+@click.argument("target", type=TEXT)
+@click.option("--port", metavar="P", type=TEXT,
+              help="What the fault hits inside TARGET: an OCS port, a switch port "
+                   "(Ethernet2, with --queue), an amplifier pump, a CPO laser M/L, lane "
+                   "PORT/LANE or engine.")
+@click.option("--queue", type=Count(0, 7), help="A switch port's queue (with --port).")
+@click.option("--seconds", type=Number(0, MAX_FAULT_SECONDS),
+              help="How long or how much: added latency, reboot time, a burst, a BER ramp.")
+@click.option("--count", type=Count(1, MAX_FAULT_COUNT),
+              help="How many replies a transport fault spoils (default: until cleared).")
+@click.option("--power-loss/--no-power-loss", default=True, show_default=True,
+              help="A reboot with or without losing volatile state.")
+@click.option("--clear", "clear", is_flag=True,
+              help=f"Clear the fault instead (KIND '{ALL_KINDS}': every fault on TARGET).")
+@state_dir_option
+@output_option
+@pass_context
+def fault(ctx: Context, kind: str, target: str, port: str | None, queue: int | None,
+          seconds: float | None, count: int | None, power_loss: bool, clear: bool,
+          state_dir: Path | None, output: str) -> None:
+    """Inject fault KIND on TARGET of a running lab (a device, <switch>/snmp, a cable or
+    a fiber), or clear it with --clear.
+
+    Kinds come from the devices themselves; a wrong one is refused with the list
+    TARGET takes. Among them: fiber_cut (a cable such as span-1, or one fiber),
+    pump (amplifier), port (OCS, --port), reboot (OCS, amplifier, <switch>/snmp;
+    --no-power-loss), latency (--seconds), freeze, drop, reset, congestion and
+    pfc_storm (switch, --port Ethernet2 --queue 3), els and rising_ber (switch).
+    """
+    if queue is not None and port is None:
+        raise click.UsageError("--queue needs --port (the switch port)")
+    if clear and (port is not None or seconds is not None or count is not None
+                  or not power_loss):
+        raise click.UsageError("--clear takes no --port, --queue, --seconds, --count or "
+                               "--no-power-loss: it clears KIND on TARGET")
+    endpoint = _lab(ctx, state_dir)
+    if clear:
+        request: dict[str, Any] = {"target": target}
+        if kind != ALL_KINDS:
+            request["kind"] = kind
+        answer = call(endpoint, "POST", "/v1/faults/clear", request)
+    else:
+        request = {"kind": kind, "target": target, "power_loss": power_loss}
+        if port is not None:
+            request["port"] = port if queue is None else f"{port}@{queue}"
+        if seconds is not None:
+            request["seconds"] = seconds
+        if count is not None:
+            request["count"] = count
+        answer = call(endpoint, "POST", "/v1/faults", request)
+    if output == "json":
+        emit_json(answer)
+    elif clear:
+        cleared = answer.get("cleared", [])
+        what = "fault" if kind == ALL_KINDS else f"{kind} fault"
+        click.echo(f"cleared {', '.join(_fault_text(f) for f in cleared)} on {target}"
+                   if cleared else f"nothing to clear: no active {what} on {target}")
+    else:
+        injected = answer.get("injected", {})
+        fibers = injected.get("fibers")
+        click.echo(f"injected {_fault_text(injected)} on {target}"
+                   + (f" (fibers {', '.join(fibers)})" if fibers else ""))
+
+
+def _fault_text(fault: dict[str, Any]) -> str:
+    text = str(fault.get("kind"))
+    if fault.get("target"):
+        text += f" {fault['target']}"
+    if fault.get("seconds") is not None:
+        text += f" {fault['seconds']:g}s"
+    if fault.get("count") is not None:
+        text += f" x{fault['count']}"
+    if fault.get("kind") == "reboot" and fault.get("power_loss") is False:
+        text += " (no power loss)"
+    return text
+
+
+def _faults_text(faults: list[dict[str, Any]]) -> str:
+    return ", ".join(_fault_text(f) for f in faults) or "none"
+
+
+def _light(dark: bool) -> str:
+    return "dark" if dark else "lit"
+
+
+def _print_status(endpoint: LabEndpoint, document: dict[str, Any]) -> None:
+    info = document.get("lab", {})
+    click.echo(f"lab {info.get('topology')!r} (pid {info.get('pid')}) in "
+               f"{endpoint.state_dir}, control {endpoint.url}")
+    devices = document.get("devices", [])
+    rows = []
+    for device in devices:
+        serving = ", ".join(f"{k} {v}" for k, v in device.get("serving", {}).items())
+        rows.append((device["name"], device["kind"], device.get("up"), serving,
+                     _faults_text(device.get("faults", []))))
+        snmp = device.get("snmp")
+        if snmp:
+            rows.append((snmp["target"], "agent", snmp.get("up"), "-",
+                         _faults_text(snmp.get("faults", []))))
+    click.echo()
+    click.echo(table(("device", "kind", "up", "serving", "faults"), rows))
+    amps = [d for d in devices if d["kind"] == "amp"]
+    if amps:
+        click.echo()
+        click.echo(table(("amplifier", "span", "state", "als", "in_dbm", "out_dbm", "gain_db"),
+                         [(a["name"], a.get("span"), a.get("module_state"), a.get("als_state"),
+                           a.get("input_power_dbm"), a.get("output_power_dbm"),
+                           a.get("gain_db")) for a in amps]))
+    fibers = [f for f in document.get("fibers", []) if f.get("cable") or f.get("cut")]
+    if fibers:
+        click.echo()
+        click.echo(table(("fiber", "from", "to", "amplifier", "cut", "arriving_dbm"),
+                         [(f["name"], f["from"], f["to"], f.get("amplifier"), f["cut"],
+                           f.get("arriving_dbm")) for f in fibers]))
+    ports = [(d["name"], p) for d in devices if d["kind"] == "ocs" for p in d.get("ports", [])]
+    if ports:
+        click.echo()
+        click.echo(table(
+            ("ocs", "port", "direction", "peer", "state", "connected_to", "power_dbm",
+             "monitor_dbm", "light"),
+            [(name, p["port"], p["direction"],
+              p.get("peer") if not p.get("fiber") or not p.get("cable")
+              else f"{p['peer']} ({p['fiber']})",
+              p.get("state"), p.get("connected_to"), p.get("power_dbm"), p.get("monitor_dbm"),
+              _light(p.get("dark", True))) for name, p in ports]))
+    switch_ports = [(d["name"], p) for d in devices if d["kind"] == "switch"
+                    for p in d.get("ports", []) if p.get("link") or not p.get("dark", True)]
+    if switch_ports:
+        click.echo()
+        click.echo(table(("switch", "port", "link", "tx_dbm", "rx_dbm", "light"),
+                         [(name, p["port"], p.get("link"), p.get("tx_power_dbm"),
+                           p.get("rx_power_dbm"), _light(p.get("dark", True)))
+                          for name, p in switch_ports]))
+
+
+@click.command()
+@click.option("--state-dir", type=OutputDir(),
+              help="Keep the lab's files here (default: a temporary directory).")
+def demo(state_dir: Path | None) -> None:
+    """A guided walkthrough of msoctl against the emulated lab (what `make demo` runs)."""
+    from msoctl.lab.demo import run_demo
+
+    context = click.get_current_context()
+    root = context.find_root().command  # the demo's steps are command lines of msoctl
+    assert isinstance(root, click.Group)
+    context.exit(run_demo(root, state_dir))

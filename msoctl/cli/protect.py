@@ -1,0 +1,317 @@
+"""``msoctl protect``: optical protection of the inventory's links (msoctl/protect/)."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from types import FrameType
+from typing import Any
+
+import click
+
+from drivers.errors import DeviceError, ValidationError
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.output import emit_json, output_option, table
+from msoctl.cli.types import LINK, TEXT, Number
+from msoctl.journal import Operation
+from msoctl.links import Link, OcsPort
+from msoctl.ops.ocs import parse_port
+from msoctl.protect.config import check_probes
+from msoctl.protect.controller import ProtectConfig, ProtectionController, ProtectionEvent
+from msoctl.protect.light import (
+    DIRECTION_NAMES,
+    LIT,
+    AmpReading,
+    LightJudge,
+    link_ports,
+    link_role,
+    span_state,
+)
+from msoctl.protect.watch import AMP_FIELDS, reading
+
+
+@click.group()
+def protect() -> None:
+    """Optical protection: move links to their protection span on loss of light."""
+
+
+def _probe(text: str) -> OcsPort:
+    ocs, sep, port = text.rpartition(":")
+    if not sep or not ocs:
+        raise ValidationError(f"--probe {text!r}: write OCS:PORT, like ocs-a:64")
+    return OcsPort(ocs, parse_port(port))
+
+
+@protect.command()
+@click.option("--link", "links", multiple=True, metavar="LINK", type=LINK,
+              help="Protect this link (repeatable; default: every link with a protection span).")
+@click.option("--hold-off-ms", type=Number(0, 60_000), default=0.0,
+              show_default=True, help="A loss must last this long before a switch.")
+@click.option("--wait-to-restore-s", type=Number(0, 3600), default=300.0,
+              show_default=True,
+              help="The working span must stay lit this long before a revert.")
+@click.option("--revertive/--non-revertive", default=True, show_default=True,
+              help="Go back to the working span once it is restored, or stay.")
+@click.option("--poll-ms", type=Number(1, 10_000), default=5.0, show_default=True,
+              help="How often each OCS's power monitors are read.")
+@click.option("--threshold-dbm", type=Number(-60, 20), default=-20.0,
+              show_default=True,
+              help="Loss of light below this at a span's end (raised by the gain of an "
+                   "amplifier in front of the monitor).")
+@click.option("--hysteresis-db", type=Number(0, 20), default=2.0, show_default=True,
+              help="Light counts as back only this far above the threshold.")
+@click.option("--probe", "probes", multiple=True, metavar="OCS:PORT", type=TEXT,
+              help="An ingress port carrying idle light to keep the standby span lit "
+                   "(repeatable; default: a free lit ingress port that no link uses).")
+@click.option("--no-probe", is_flag=True,
+              help="Park no probe: an unlit standby span then counts as unavailable.")
+@click.option("--no-als-restart", is_flag=True,
+              help="Do not ask amplifiers for a restart pulse when light is back at their "
+                   "input (their own restart timer still runs).")
+@click.option("--verify-timeout-ms", type=Number(10, 60_000), default=1000.0,
+              show_default=True, help="How long light may take to arrive after a switch.")
+@pass_context
+def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restore_s: float,
+        revertive: bool, poll_ms: float, threshold_dbm: float, hysteresis_db: float,
+        probes: tuple[str, ...], no_probe: bool, no_als_restart: bool,
+        verify_timeout_ms: float) -> None:
+    """Watch the links' spans and switch them on loss of light, until SIGINT or SIGTERM."""
+    if no_probe and probes:
+        raise ValidationError("--probe and --no-probe exclude each other")
+    parsed_probes = tuple(_probe(p) for p in probes)
+    check_probes(parsed_probes, ctx.inventory, lambda name: _ocs_size(ctx, name))
+    config = ProtectConfig(
+        hold_off_seconds=hold_off_ms / 1000, wait_to_restore_seconds=wait_to_restore_s,
+        revertive=revertive, poll_seconds=poll_ms / 1000, threshold_dbm=threshold_dbm,
+        hysteresis_db=hysteresis_db, probes=parsed_probes,
+        use_probes=not no_probe, restart_amplifiers=not no_als_restart,
+        verify_timeout_seconds=verify_timeout_ms / 1000)
+    controller = ProtectionController(ctx.inventory, ctx.journal, links=list(links) or None,
+                                      config=config, on_event=_printer())
+    stop = threading.Event()
+    previous = _on_signals(lambda: stop.set())
+    try:
+        names = ", ".join(f"{link.name} ({link.working.name}, protection "
+                          f"{link.protection.name if link.protection else '-'})"
+                          for link in controller.links)
+        click.echo(f"protecting {names}: hold-off {hold_off_ms:g} ms, wait-to-restore "
+                   f"{wait_to_restore_s:g} s, {'revertive' if revertive else 'non-revertive'}, "
+                   f"poll {poll_ms:g} ms, threshold {threshold_dbm:g} dBm, hysteresis "
+                   f"{hysteresis_db:g} dB; journal {ctx.journal.path}; Ctrl-C stops")
+        controller.run(stop)
+    finally:
+        _restore_signals(previous)
+    counts = controller.counts
+    click.echo(f"stopped: {counts['switch']} switch(es), {counts['revert']} revert(s), "
+               f"{counts['unavailable']} time(s) protection unavailable, "
+               f"{counts['failed']} failure(s)")
+
+
+def _ocs_size(ctx: Context, name: str) -> int:
+    """N of OCS ``name`` (NxN), asked of the device; sends nothing else."""
+    try:
+        driver = ctx.devices.ocs(name)
+        try:
+            return driver.size
+        finally:
+            driver.close()
+    except DeviceError as error:  # exit 1: the probe could not be checked, so no start
+        error.message = f"cannot check --probe: {error.message}"
+        error.device = error.device or name
+        raise
+
+
+def _printer() -> Callable[[ProtectionEvent], None]:
+    lock = threading.Lock()
+
+    def show(event: ProtectionEvent) -> None:
+        stamp = datetime.now(UTC).strftime("%H:%M:%S.%f")[:-3]
+        with lock:
+            click.echo(f"{stamp} {event.kind:<12} {event.message}")
+
+    return show
+
+
+Handler = Callable[[int, FrameType | None], Any] | int | None
+
+
+def _on_signals(action: Callable[[], None]) -> dict[int, Handler]:
+    def handler(signum: int, frame: FrameType | None) -> None:
+        action()
+
+    previous: dict[int, Handler] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, handler)
+    return previous
+
+
+def _restore_signals(previous: dict[int, Handler]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
+
+
+# ---- status --------------------------------------------------------------------------------
+
+
+@protect.command()
+@output_option
+@pass_context
+def status(ctx: Context, output: str) -> None:
+    """Per link: the span that carries it now, the light on both spans, the last event."""
+    inventory = ctx.inventory
+    links = [link for link in inventory.links.values() if link.protection is not None]
+    if not links:
+        raise ValidationError(f"{inventory.path}: no link with a protection span")
+    powers, maps, amps, errors = _read_devices(ctx, links)
+    journal = ctx.journal
+    drained = ctx.link_states.drained()
+    operations = [o for o in journal.operations() if o.action.startswith("protection.")]
+    judge = _judge_like_the_controller(operations)
+    documents: list[dict[str, Any]] = []
+    for link in links:
+        assert link.protection is not None
+        readings = {"powers": powers, "maps": maps, "amps": amps}
+        spans = {"working": judge.span(link.working, **readings),
+                 "protection": judge.span(link.protection, **readings)}
+        role = link_role(link, maps)
+        if any(maps.get(name) is None for name in link.ocs_names):
+            carried = "unknown"
+        else:
+            carried = "not connected" if role is None else link.span(role).name
+        documents.append({
+            "link": link.name,
+            "active_span": None if role is None else link.span(role).name,
+            "active_role": role,
+            "carried_by": carried,
+            "spans": {r: {"span": link.span(r).name, "light": span_state(lights),
+                          "directions": [d.as_dict() for d in lights]}
+                      for r, lights in spans.items()},
+            "controller": _controller(operations, link),
+            "last_event": _last_event(operations, link),
+            "service": "drained" if link.name in drained else "in service",
+            "drained": None if link.name not in drained else drained[link.name].as_dict(),
+        })
+    if output == "json":
+        emit_json({"journal": str(journal.path), "links": documents,
+                   "errors": errors or None})
+        return
+    rows = []
+    for d in documents:
+        working, protection = d["spans"]["working"], d["spans"]["protection"]
+        event = d["last_event"]
+        controller = d["controller"]["state"]
+        if d["drained"] is not None:
+            controller += " (drained: left alone)"
+        rows.append([d["link"], d["carried_by"], f"{working['span']} {working['light']}",
+                     f"{protection['span']} {protection['light']}", controller,
+                     "-" if event is None else f"{event['time'][:23].replace('T', ' ')} "
+                     f"{event['action'].removeprefix('protection.')} {event['status']}"])
+    click.echo(table(["link", "on", "working", "protection", "controller", "last event"], rows))
+    for d in documents:
+        for role, span in d["spans"].items():
+            for direction in span["directions"]:
+                if direction["state"] != LIT:
+                    click.echo(f"  {d['link']} {role} {span['span']} "
+                               f"{DIRECTION_NAMES[direction['direction']]}: "
+                               f"{direction['state']}: {direction['reason']}")
+        event = d["last_event"]
+        if event is not None and event.get("summary"):
+            click.echo(f"  {d['link']} last event: {event['summary']}")
+    for error in errors:
+        click.echo(f"warning: {error}", err=True)
+
+
+def _judge_like_the_controller(operations: list[Operation]) -> LightJudge:
+    """Judge light with the threshold and hysteresis of the last controller run."""
+    defaults = ProtectConfig()
+    threshold, hysteresis = defaults.threshold_dbm, defaults.hysteresis_db
+    runs = [o for o in operations if o.action == "protection.run"]
+    if runs:
+        threshold = _number(runs[-1].intent.get("threshold_dbm"), threshold)
+        hysteresis = _number(runs[-1].intent.get("hysteresis_db"), hysteresis)
+    return LightJudge(threshold, hysteresis)
+
+
+def _number(value: object, default: float) -> float:
+    return float(value) if isinstance(value, int | float) else default
+
+
+def _read_devices(ctx: Context, links: list[Link]) -> tuple[
+        dict[str, Any], dict[str, Any], dict[str, AmpReading | None], list[str]]:
+    """One reading of every OCS and amplifier the links use; a device that fails is
+    ``None`` and its error is listed."""
+    ports: dict[str, set[int]] = {}
+    amp_names: set[str] = set()
+    for link in links:
+        for name, used in link_ports(link).items():
+            ports.setdefault(name, set()).update(used)
+        for span in (link.working, link.protection):
+            if span is not None:
+                amp_names.update(f.amplifier for f in (span.a_to_b, span.b_to_a)
+                                 if f.amplifier)
+    powers: dict[str, Any] = {}
+    maps: dict[str, Any] = {}
+    amps: dict[str, AmpReading | None] = {}
+    errors: list[str] = []
+    for name, used in sorted(ports.items()):
+        powers[name] = maps[name] = None
+        try:
+            driver = ctx.devices.ocs(name)
+            try:
+                port_map = maps[name] = dict(driver.port_map())
+                feeders = {i for i, e in port_map.items() if e in used}  # probes among them
+                powers[name] = driver.power(sorted(used | feeders))
+            finally:
+                driver.close()
+        except DeviceError as error:
+            errors.append(str(error))
+    for name in sorted(amp_names):
+        amps[name] = None
+        try:
+            amp = ctx.devices.amp(name)
+            try:
+                amps[name] = reading(0.0, amp.module.read_fields(AMP_FIELDS))
+            finally:
+                amp.close()
+        except DeviceError as error:
+            errors.append(str(error))
+    return powers, maps, amps, errors
+
+
+def _mentions(operation: Operation, link: Link) -> bool:
+    names = operation.intent.get("links")
+    if isinstance(names, list):
+        return link.name in names
+    return link.name in operation.device.split(",")
+
+
+def _controller(operations: list[Operation], link: Link) -> dict[str, Any]:
+    runs = [o for o in operations if o.action == "protection.run" and _mentions(o, link)]
+    if not runs:
+        return {"state": "never run", "pid": None, "host": None, "started": None}
+    last = runs[-1]
+    status = last.status
+    return {"state": "running" if status == "running" else f"stopped ({status})",
+            "pid": last.intent.get("pid"), "host": last.intent.get("host"),
+            "started": last.started}
+
+
+def _last_event(operations: list[Operation], link: Link) -> dict[str, Any] | None:
+    events = [o for o in operations if o.action in ("protection.switch", "protection.revert")
+              and _mentions(o, link)]
+    if not events:
+        return None
+    last = events[-1]
+    result = last.result or {}
+    return {
+        "op": last.op, "time": last.started, "action": last.action, "status": last.status,
+        "from_span": last.intent.get("from_span"), "to_span": last.intent.get("to_span"),
+        "cause": last.intent.get("cause"),
+        "reason": last.intent.get("reason") if last.status == "refused" else None,
+        "durations_ms": result.get("durations_ms"), "timeline": result.get("timeline"),
+        "summary": result.get("summary") or last.intent.get("reason"),
+    }
+

@@ -1,0 +1,321 @@
+"""What the protection controller decides from: light levels with hysteresis, the state
+of each span direction, where a link runs now, and the map that moves it.
+
+Pure functions and small state holders, no I/O: the controller (controller.py)
+and ``msoctl protect status`` both use them.
+
+Where light is looked at, per span direction (a span fiber from OCS X to OCS Y):
+
+- the *source*: the ingress monitor, at X, of the port that feeds the fiber (the
+  link's transmitter, or an idle probe). A dark source is not a fault of the span:
+  switching spans would not bring light back.
+- the *far end*: the ingress monitor, at Y, of the port the fiber arrives on. When an
+  amplifier sits at the end of the fiber, this monitor sees its output, which with
+  no signal in is still amplified spontaneous emission (ASE, about -35 dBm + gain:
+  -15 dBm at 20 dB). So behind an amplifier the threshold is raised by the
+  amplifier's gain: the threshold is what reaches the end of the fiber, wherever it
+  is measured, and ASE stays below it.
+
+A direction is ``lit`` (source lit, far end lit), ``lost`` (source lit, far end dark:
+the span lost the light), ``unlit`` (nothing lit feeds it: its health is unknown) or
+``unknown`` (a device did not answer recently).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from drivers.errors import ValidationError
+from drivers.ocs.types import PortMap
+from msoctl.links import Link, OcsPort, Span, SpanFiber
+
+LIT, LOST, UNLIT, UNKNOWN = "lit", "lost", "unlit", "unknown"
+ROLES = ("working", "protection")
+DIRECTIONS = ("a_to_b", "b_to_a")
+DIRECTION_NAMES = {"a_to_b": "a->b", "b_to_a": "b->a"}
+NOMINAL_INSERTION_LOSS_DB = 2.0
+"""The most an OCS cross-connect loses (factory tables: 1.5-2.0 dB)."""
+RECEIVER_TOLERANCE_DB = 3.0
+"""How far below (far end - insertion loss) a receiver's egress may read: two monitors
+at +-1 dB, and margin (the same rule as ``ocs apply``'s light check)."""
+
+
+class LevelDetector:
+    """Lit or dark, with hysteresis: a lit point goes dark below ``threshold``; a dark
+    point is lit again only at ``threshold + hysteresis`` or above, so a level that
+    wanders around the threshold does not flap. No reading (``None``: a failed port)
+    is dark. The first reading decides against the bare threshold."""
+
+    def __init__(self, hysteresis_db: float):
+        self.hysteresis_db = hysteresis_db
+        self.lit: bool | None = None
+
+    def update(self, power_dbm: float | None, threshold_dbm: float) -> bool:
+        if power_dbm is None:
+            self.lit = False
+        else:
+            rise = self.hysteresis_db if self.lit is False else 0.0
+            self.lit = power_dbm >= threshold_dbm + rise
+        return self.lit
+
+
+@dataclass(frozen=True)
+class AmpReading:
+    """What the controller last read from an amplifier."""
+
+    taken: float  # monotonic seconds
+    module_state: str | None
+    input_dbm: float | None
+    output_dbm: float | None
+    gain_db: float | None
+    target_gain_db: float | None
+    als_state: str | None
+    conditions: tuple[str, ...]
+
+    @property
+    def output_off(self) -> bool:
+        return (self.module_state != "ModuleReady" or "pump_failure" in self.conditions
+                or self.als_state in ("shutdown", "output-disabled"))
+
+    def describe(self) -> str:
+        parts = [self.module_state or "state unknown", f"ALS {self.als_state}"]
+        parts += [c for c in self.conditions if c != "als_shutdown"]
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class DirectionLight:
+    """One direction of a span, as seen now."""
+
+    span: str
+    direction: str  # "a_to_b" or "b_to_a"
+    fiber: SpanFiber
+    state: str  # LIT, LOST, UNLIT, UNKNOWN
+    feeder: int | None  # the ingress port at the start OCS that feeds the fiber
+    source_dbm: float | None
+    far_end_dbm: float | None
+    far_end_threshold_dbm: float
+    amplifier: str | None
+    amp: AmpReading | None
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        amp = self.amp
+        return {
+            "span": self.span, "direction": self.direction, "state": self.state,
+            "from": str(self.fiber.start), "to": str(self.fiber.end),
+            "feeder_port": self.feeder, "source_power_dbm": self.source_dbm,
+            "far_end_power_dbm": self.far_end_dbm,
+            "far_end_threshold_dbm": self.far_end_threshold_dbm,
+            "amplifier": self.amplifier,
+            "amplifier_input_power_dbm": None if amp is None else amp.input_dbm,
+            "amplifier_als_state": None if amp is None else amp.als_state,
+            "amplifier_module_state": None if amp is None else amp.module_state,
+            "amplifier_conditions": None if amp is None else list(amp.conditions),
+            "reason": self.reason,
+        }
+
+
+def span_state(directions: Iterable[DirectionLight]) -> str:
+    """A span is lost if either direction is, lit only if both are."""
+    states = [d.state for d in directions]
+    if LOST in states:
+        return LOST
+    if UNKNOWN in states:
+        return UNKNOWN
+    if all(s == LIT for s in states):
+        return LIT
+    return UNLIT
+
+
+@dataclass
+class LightJudge:
+    """Judges span directions from monitor readings, keeping each point's hysteresis.
+
+    ``powers`` maps an OCS name to its latest monitor readings (``None`` when the
+    OCS did not answer recently); ``maps`` likewise its port map; ``amps`` an
+    amplifier's latest reading (``None`` when unknown).
+    """
+
+    threshold_dbm: float
+    hysteresis_db: float
+    _detectors: dict[tuple[str, str], LevelDetector] = field(default_factory=dict)
+    _gains: dict[str, float] = field(default_factory=dict)
+
+    def detector(self, kind: str, point: OcsPort) -> LevelDetector:
+        key = (kind, str(point))
+        found = self._detectors.get(key)
+        if found is None:
+            found = self._detectors[key] = LevelDetector(self.hysteresis_db)
+        return found
+
+    def amp_gain_db(self, name: str, reading: AmpReading | None) -> float | None:
+        """The gain that the far-end threshold is raised by: the amplifier's gain as last
+        seen carrying a signal, else its target gain."""
+        if reading is not None and reading.gain_db is not None and not reading.output_off \
+                and reading.input_dbm is not None and reading.input_dbm >= self.threshold_dbm:
+            self._gains[name] = reading.gain_db
+        if name in self._gains:
+            return self._gains[name]
+        return None if reading is None else reading.target_gain_db
+
+    def direction(self, span: Span, direction: str, *,
+                  powers: Mapping[str, Mapping[int, float | None] | None],
+                  maps: Mapping[str, Mapping[int, int] | None],
+                  amps: Mapping[str, AmpReading | None]) -> DirectionLight:
+        fiber: SpanFiber = getattr(span, direction)
+        start, end = fiber.start, fiber.end
+        amp = amps.get(fiber.amplifier) if fiber.amplifier else None
+        threshold = self.threshold_dbm
+        if fiber.amplifier:
+            gain = self.amp_gain_db(fiber.amplifier, amp)
+            threshold += gain or 0.0
+        start_powers, end_powers = powers.get(start.ocs), powers.get(end.ocs)
+        start_map = maps.get(start.ocs)
+        feeder = None if start_map is None else feeder_of(start_map, start.port)
+        source = None if start_powers is None or feeder is None else start_powers.get(feeder)
+        far = None if end_powers is None else end_powers.get(end.port)
+
+        def light(state: str, reason: str) -> DirectionLight:
+            return DirectionLight(span.name, direction, fiber, state, feeder, source, far,
+                                  threshold, fiber.amplifier, amp, reason)
+
+        if end_powers is None or start_powers is None or start_map is None:
+            silent = start.ocs if start_powers is None or start_map is None else end.ocs
+            return light(UNKNOWN, f"{silent} is not answering")
+        far_lit = self.detector("far", end).update(far, threshold)
+        if feeder is None:
+            return light(UNLIT, f"nothing feeds {start}")
+        source_lit = self.detector("source", OcsPort(start.ocs, feeder)).update(
+            source, self.threshold_dbm)
+        if not source_lit:
+            return light(UNLIT, f"its source {start.ocs}:{feeder} is dark ({_dbm(source)})")
+        if far_lit:
+            return light(LIT, f"{end} {_dbm(far)}")
+        behind = f" behind {fiber.amplifier}" if fiber.amplifier else ""
+        reason = f"{end} {_dbm(far)} < {_dbm(threshold)}{behind}"
+        if amp is not None:
+            reason += f" ({fiber.amplifier}: {amp.describe()})"
+        return light(LOST, reason)
+
+    def span(self, span: Span, **readings: Any) -> list[DirectionLight]:
+        return [self.direction(span, d, **readings) for d in DIRECTIONS]
+
+
+def _dbm(value: float | None) -> str:
+    return "no reading" if value is None else f"{round(value, 1) + 0.0:.1f} dBm"
+
+
+# ---- maps -------------------------------------------------------------------------------
+
+
+def feeder_of(port_map: Mapping[int, int], egress: int) -> int | None:
+    return next((i for i, e in port_map.items() if e == egress), None)
+
+
+def link_role(link: Link, maps: Mapping[str, Mapping[int, int] | None]) -> str | None:
+    """``working`` or ``protection`` when every cross-connect of that span is in place at
+    both ends; ``None`` otherwise (not connected, half-moved, or a map unknown)."""
+    for role in ROLES:
+        if role == "protection" and link.protection is None:
+            continue
+        if all(_has(maps.get(ocs), pairs) for ocs, pairs in link.connections(role).items()):
+            return role
+    return None
+
+
+def _has(port_map: Mapping[int, int] | None, pairs: Iterable[tuple[int, int]]) -> bool:
+    return port_map is not None and all(port_map.get(i) == e for i, e in pairs)
+
+
+def link_ports(link: Link) -> dict[str, set[int]]:
+    """Every port of ``link``'s two OCSes that the controller watches or moves."""
+    ports: dict[str, set[int]] = {link.a.tx.ocs: set(), link.b.tx.ocs: set()}
+    for end in (link.a, link.b):
+        ports[end.tx.ocs].update((end.tx.port, end.rx.port))
+    for span in (link.working, link.protection):
+        if span is None:
+            continue
+        for fiber in (span.a_to_b, span.b_to_a):
+            ports[fiber.start.ocs].add(fiber.start.port)
+            ports[fiber.end.ocs].add(fiber.end.port)
+    return ports
+
+
+class MoveConflict(ValidationError):
+    """The map cannot move the link without breaking another connection."""
+
+
+@dataclass(frozen=True)
+class Move:
+    """Link ``link`` from the span of ``from_role`` to the span of ``to_role``."""
+
+    link: Link
+    from_role: str
+    to_role: str
+
+    @property
+    def from_span(self) -> Span:
+        return self.link.span(self.from_role)
+
+    @property
+    def to_span(self) -> Span:
+        return self.link.span(self.to_role)
+
+
+def plan_move(move: Move, ocs: str, current: Mapping[int, int], size: int, *,
+              other_tx: Iterable[int] = (), other_rx: Iterable[int] = ()) -> PortMap:
+    """The whole map of ``ocs`` once ``move`` is made: the link's cross-connects re-pointed
+    from one span to the other, and whatever idle light fed the new span (a probe) moved
+    onto the span the link leaves, so that span stays lit and can be watched.
+
+    Raises :class:`MoveConflict` when the new span carries another link (its start port
+    is fed by another link's transmitter, or its end port feeds another receiver).
+    """
+    link, source, target = move.link, move.from_span, move.to_span
+    wanted = dict(current)
+    old = link.connections(move.from_role).get(ocs, [])
+    new = link.connections(move.to_role).get(ocs, [])
+    for ingress, egress in old:
+        if wanted.get(ingress) == egress:
+            del wanted[ingress]
+    target_start = _fiber_leaving(target, ocs).start.port
+    source_start = _fiber_leaving(source, ocs).start.port
+    target_end = _fiber_arriving(target, ocs).end.port
+    idle = feeder_of(wanted, target_start)
+    if idle is not None:
+        if idle in set(other_tx):
+            raise MoveConflict(f"{target.name} carries another link ({ocs}:{idle} feeds "
+                               f"{ocs}:{target_start})", device=ocs)
+        del wanted[idle]
+    arriving = wanted.get(target_end)
+    if arriving is not None:
+        if arriving in set(other_rx):
+            raise MoveConflict(f"{target.name} carries another link ({ocs}:{target_end} feeds "
+                               f"{ocs}:{arriving})", device=ocs)
+        del wanted[target_end]
+    wanted.update(new)
+    if idle is not None and feeder_of(wanted, source_start) is None and idle not in wanted:
+        wanted[idle] = source_start
+    try:
+        return PortMap(wanted, size)
+    except ValidationError as error:
+        raise MoveConflict(f"cannot move {link.name} at {ocs}: {error.message}",
+                           device=ocs) from None
+
+
+def _fiber_leaving(span: Span, ocs: str) -> SpanFiber:
+    return span.a_to_b if span.a_to_b.start.ocs == ocs else span.b_to_a
+
+
+def _fiber_arriving(span: Span, ocs: str) -> SpanFiber:
+    return span.a_to_b if span.a_to_b.end.ocs == ocs else span.b_to_a
+
+
+def map_changes(before: Mapping[int, int], after: Mapping[int, int]) -> list[str]:
+    """``-1:121 +1:122``-style list of what differs."""
+    removed = [f"-{i}:{e}" for i, e in sorted(before.items()) if after.get(i) != e]
+    added = [f"+{i}:{e}" for i, e in sorted(after.items()) if before.get(i) != e]
+    return removed + added

@@ -1,0 +1,144 @@
+"""The protection controller's hands on the OCSes: one persistent change session per
+OCS (:class:`msoctl.protect.watch.OcsControl`) and a worker per OCS, so both ends of
+a link move at once, and the light check after a move.
+
+Every call here is safe to repeat (a map read, a whole-map replace, a monitor read),
+which is what lets a call that fails on a broken connection be made once more on a
+fresh one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, TypeVar
+
+from drivers.errors import DeviceError
+from drivers.ocs import OcsDriver
+from msoctl.protect.light import NOMINAL_INSERTION_LOSS_DB, RECEIVER_TOLERANCE_DB
+from msoctl.protect.watch import OcsControl
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Applied:
+    """One OCS's part of a move."""
+
+    sent: float  # monotonic, just before the command left
+    done: float  # the switch confirmed completion (``*OPC?``), no error, map read back
+    final: dict[int, int]
+
+
+@dataclass(frozen=True)
+class LightPoint:
+    """A monitor that must show light after a move."""
+
+    what: str  # "span-2 far end", "sw-b Ethernet1 receiver"
+    threshold_dbm: float
+    upstream: int | None = None  # a port of the same OCS whose light this one carries
+
+
+class OcsActions:
+    def __init__(self, names: Iterable[str], opener: Callable[[str], OcsDriver]):
+        self.controls = {name: OcsControl(name, opener) for name in names}
+        self.pool = ThreadPoolExecutor(max_workers=max(2, len(self.controls)),
+                                       thread_name_prefix="protect-move")
+
+    def warm(self) -> None:
+        """Open every change session now, so the first move does not pay for a connect."""
+        for control in self.controls.values():
+            self.pool.submit(control.warm)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+        for control in self.controls.values():
+            with control.lock:
+                control.drop()
+
+    def call(self, name: str, action: Callable[[OcsDriver], T]) -> T:
+        """``action`` on OCS ``name``'s change session, in this thread."""
+        return self.controls[name].call(action)
+
+    def submit(self, name: str, action: Callable[[OcsDriver], T]) -> Future[T]:
+        """``action`` on OCS ``name``'s change session, in its worker."""
+        return self.pool.submit(self.controls[name].call, action)
+
+    def read_maps(self, names: Iterable[str]) -> dict[str, Future[tuple[dict[int, int], int]]]:
+        """Each OCS's map and size, read in parallel."""
+        return {name: self.submit(name, _map_and_size) for name in names}
+
+    def apply(self, wanted: Mapping[str, dict[int, int]]) -> dict[str, Applied]:
+        """Make each OCS's map exactly ``wanted[name]``: one command each, all at once."""
+        futures = {name: self.submit(name, partial(_replace, wanted=port_map))
+                   for name, port_map in wanted.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+    def switching_ms(self, names: Iterable[str]) -> dict[str, float | None]:
+        """The switching time each OCS reports for its last reconfiguration, ms."""
+        futures = {name: self.submit(name, _last_switching) for name in names}
+        found: dict[str, float | None] = {}
+        for name, future in futures.items():
+            try:
+                seconds = future.result()
+            except DeviceError:
+                seconds = None
+            found[name] = None if seconds is None else round(seconds * 1000, 3)
+        return found
+
+    def verify(self, points: Mapping[str, Mapping[int, LightPoint]], *, deadline: float,
+               poll_seconds: float) -> tuple[float | None, dict[str, Any]]:
+        """Read the points until each shows light, or until ``deadline``: when they did
+        (``None`` if not in time) and the last readings. A point with an ``upstream``
+        port must also read no less than that port minus an OCS's insertion loss and
+        the monitors' tolerance (the light went through)."""
+        while True:
+            futures = {name: self.submit(name, partial(_powers, ports=sorted(ports)))
+                       for name, ports in points.items()}
+            readings = {name: future.result() for name, future in futures.items()}
+            now = time.monotonic()
+            every = True
+            light: dict[str, Any] = {}
+            for name, ports in points.items():
+                for port, point in ports.items():
+                    power = readings[name].get(port)
+                    needed = point.threshold_dbm
+                    feeding = None if point.upstream is None else readings[name].get(
+                        point.upstream)
+                    if feeding is not None:
+                        needed = max(needed, feeding - NOMINAL_INSERTION_LOSS_DB
+                                     - RECEIVER_TOLERANCE_DB)
+                    lit = power is not None and power >= needed
+                    every = every and lit
+                    light[f"{name}:{port}"] = {"what": point.what, "power_dbm": power,
+                                               "needed_dbm": round(needed, 2), "lit": lit}
+            if every:
+                return now, light
+            if now >= deadline:
+                return None, light
+            time.sleep(poll_seconds)
+
+
+def _map_and_size(driver: OcsDriver) -> tuple[dict[int, int], int]:
+    return dict(driver.port_map()), driver.size
+
+
+def _replace(driver: OcsDriver, *, wanted: dict[int, int]) -> Applied:
+    sent = time.monotonic()
+    final = driver.replace_map(wanted)
+    return Applied(sent, time.monotonic(), dict(final))
+
+
+def _last_switching(driver: OcsDriver) -> float | None:
+    return driver.lc_status().last_switching_seconds
+
+
+def _powers(driver: OcsDriver, *, ports: list[int]) -> dict[int, float | None]:
+    return driver.power(ports)
+
+
+def connect(driver: OcsDriver, *, pairs: dict[int, int]) -> object:
+    return driver.connect(pairs)

@@ -1,0 +1,238 @@
+"""Persistent device sessions for the protection controller.
+
+Detection has to be a fast poll, not a connect: every device keeps its connection
+open for the whole run, and one thread per device reads it.
+
+- :class:`OcsWatch` reads an OCS's power monitors on the ports the protected links
+  use and on the ports that feed them (one ``:PMON:POW?`` query per poll) and, every
+  :data:`MAP_EVERY_SECONDS` or when asked, its map. It has a second persistent
+  session, :class:`OcsControl`, for changes, so a protection move never queues
+  behind a monitor read.
+- :class:`AmpWatch` reads an amplifier's monitors and ALS state (two I2C block reads
+  through its bridge), and carries out requests (an ALS restart) between reads: the
+  bus is one conversation at a time.
+
+A device that fails is closed and opened again, with a back-off from
+:data:`RECONNECT_MIN_SECONDS` doubling to :data:`RECONNECT_MAX_SECONDS`. Its last
+sample stays readable with the time it was taken, so the controller knows how old
+its view is; ``down_since`` and ``error`` say what went wrong.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from abc import abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from drivers.amp import vendor_page as vp
+from drivers.amp.driver import AmpDriver
+from drivers.cmis import codes
+from drivers.cmis.pages import lower
+from drivers.errors import DeviceError
+from drivers.ocs import OcsDriver
+from msoctl.protect.light import AmpReading
+
+MAP_EVERY_SECONDS = 0.1
+RECONNECT_MIN_SECONDS = 0.05
+RECONNECT_MAX_SECONDS = 1.0
+AMP_FIELDS = (lower.MODULE_STATE, vp.INPUT_POWER, vp.OUTPUT_POWER, vp.ACTUAL_GAIN,
+              vp.ALS_STATE, vp.AMP_STATUS, vp.TARGET_GAIN)
+
+OcsOpener = Callable[[str], OcsDriver]
+AmpOpener = Callable[[str], AmpDriver]
+T = TypeVar("T")
+D = TypeVar("D", OcsDriver, AmpDriver)
+
+
+@dataclass(frozen=True)
+class OcsSample:
+    taken: float  # monotonic seconds, when the reply arrived
+    powers: dict[int, float | None]
+    port_map: dict[int, int] | None
+    map_taken: float | None
+
+
+class _Session(Generic[D]):
+    """One persistent connection to a device: opened on first use, closed on failure."""
+
+    def __init__(self, name: str, opener: Callable[[str], D]):
+        self.name = name
+        self._opener: Callable[[str], D] = opener
+        self._driver: D | None = None
+        self.lock = threading.Lock()
+
+    def driver(self) -> D:
+        if self._driver is None:
+            self._driver = self._opener(self.name)
+        return self._driver
+
+    def drop(self) -> None:
+        driver, self._driver = self._driver, None
+        if driver is not None:
+            try:
+                driver.close()
+            except Exception:  # closing a broken connection must not hide why it broke
+                pass
+
+
+class OcsControl(_Session[OcsDriver]):
+    """The session that changes an OCS. Every call is safe to repeat (a map read, a
+    whole-map replace), so a call that fails on a broken connection is made once more
+    on a fresh one."""
+
+    def call(self, action: Callable[[OcsDriver], T]) -> T:
+        with self.lock:
+            try:
+                return action(self.driver())
+            except DeviceError:
+                self.drop()
+            return action(self.driver())
+
+    def warm(self) -> None:
+        """Open the session now, so the first move does not pay for the connect."""
+        try:
+            self.call(lambda driver: driver.size)
+        except DeviceError:
+            pass  # the watch reports the device; the next move tries again
+
+
+class _Watch(threading.Thread, Generic[D]):
+    """A thread that polls one device until stopped."""
+
+    def __init__(self, name: str, opener: Callable[[str], D], *, poll_seconds: float,
+                 notify: Callable[[], None]):
+        super().__init__(name=f"protect-{name}", daemon=True)
+        self.device = name
+        self.session: _Session[D] = _Session(name, opener)
+        self.poll_seconds = poll_seconds
+        self.notify = notify
+        self.stopping = threading.Event()
+        self.error: str | None = None
+        self.down_since: float | None = None
+        self.reads = 0
+        self._backoff = RECONNECT_MIN_SECONDS
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            started = time.monotonic()
+            try:
+                self.poll(self.session.driver())
+            except DeviceError as error:
+                self.session.drop()
+                if self.down_since is None:
+                    self.down_since = started
+                self.error = f"{type(error).__name__}: {error}"
+                self.notify()
+                self.stopping.wait(self._backoff)
+                self._backoff = min(self._backoff * 2, RECONNECT_MAX_SECONDS)
+                continue
+            except Exception as error:  # a bug must not end the watch: report, go on
+                self.error = f"internal error: {type(error).__name__}: {error}"
+                self.notify()
+                self.stopping.wait(RECONNECT_MAX_SECONDS)
+                continue
+            self.reads += 1
+            self.down_since = self.error = None
+            self._backoff = RECONNECT_MIN_SECONDS
+            self.notify()
+            self.stopping.wait(max(0.0, started + self.poll_seconds - time.monotonic()))
+        self.session.drop()
+
+    @abstractmethod
+    def poll(self, driver: D) -> None:
+        """One reading of the device (each kind of watch)."""
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+
+class OcsWatch(_Watch[OcsDriver]):
+    def __init__(self, name: str, opener: OcsOpener, ports: Iterable[int], *,
+                 poll_seconds: float, notify: Callable[[], None]):
+        super().__init__(name, opener, poll_seconds=poll_seconds, notify=notify)
+        self.ports = sorted(set(ports))
+        self.sample: OcsSample | None = None
+        self._map_due = 0.0
+        self.size: int | None = None
+
+    def refresh_map(self) -> None:
+        """Read the map at the next poll (after a change)."""
+        self._map_due = 0.0
+
+    def poll(self, driver: OcsDriver) -> None:
+        self.size = driver.size
+        port_map, map_taken = ((None, None) if self.sample is None
+                               else (self.sample.port_map, self.sample.map_taken))
+        now = time.monotonic()
+        if now >= self._map_due or port_map is None:
+            port_map, map_taken = dict(driver.port_map()), time.monotonic()
+            self._map_due = now + MAP_EVERY_SECONDS
+        # The ports that feed the watched ones (a probe parked by an earlier run) are
+        # sources the controller judges spans by: read them too.
+        feeders = {i for i, e in port_map.items() if e in self.ports}
+        powers = driver.power(sorted(set(self.ports) | feeders))
+        self.sample = OcsSample(time.monotonic(), powers, port_map, map_taken)
+
+
+class AmpWatch(_Watch[AmpDriver]):
+    def __init__(self, name: str, opener: AmpOpener, *, poll_seconds: float,
+                 notify: Callable[[], None]):
+        super().__init__(name, opener, poll_seconds=poll_seconds, notify=notify)
+        self.sample: AmpReading | None = None
+        self._requests: queue.Queue[tuple[Callable[[AmpDriver], object], Future[object]]] = \
+            queue.Queue()
+
+    def submit(self, action: Callable[[AmpDriver], object]) -> Future[object]:
+        """Run ``action`` on this amplifier's session, between two reads."""
+        future: Future[object] = Future()
+        self._requests.put((action, future))
+        return future
+
+    def poll(self, driver: AmpDriver) -> None:
+        while True:
+            try:
+                action, future = self._requests.get_nowait()
+            except queue.Empty:
+                break
+            try:
+                future.set_result(action(driver))
+            except BaseException as error:
+                future.set_exception(error)
+                if isinstance(error, DeviceError):
+                    raise
+        values = driver.module.read_fields(AMP_FIELDS)
+        self.sample = reading(time.monotonic(), values)
+
+    def run(self) -> None:
+        try:
+            super().run()
+        finally:
+            while not self._requests.empty():  # nobody waits for ever on a stopped watch
+                _, future = self._requests.get_nowait()
+                future.cancel()
+
+
+def reading(taken: float, values: Mapping[str, object]) -> AmpReading:
+    """An :class:`AmpReading` from the decoded :data:`AMP_FIELDS`."""
+
+    def number(key: str) -> float | None:
+        value = values.get(key)
+        return float(value) if isinstance(value, int | float) else None
+
+    state, status = values.get("module_state"), values.get("amp_status")
+    als = values.get("als_state")
+    return AmpReading(
+        taken=taken,
+        module_state=codes.name_of(codes.MODULE_STATES, state if isinstance(state, int)
+                                   else None),
+        input_dbm=number("input_power"), output_dbm=number("output_power"),
+        gain_db=number("actual_gain"), target_gain_db=number("target_gain"),
+        als_state=vp.ALS_STATES.get(als) if isinstance(als, int) else None,
+        conditions=tuple(name for bit, name in vp.FLAG_BITS.items()
+                         if isinstance(status, int) and status >> bit & 1),
+    )
