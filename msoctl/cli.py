@@ -191,6 +191,7 @@ def cli(ctx: click.Context, inventory: str | None, journal: str | None, verbose:
 
 def _register() -> None:
     from msoctl.cmd_amp import amp
+    from msoctl.cmd_design import design
     from msoctl.cmd_exporter import exporter
     from msoctl.cmd_fabric import fabric
     from msoctl.cmd_history import history
@@ -204,7 +205,7 @@ def _register() -> None:
     from msoctl.cmd_telemetry import telemetry
 
     for command in (ocs, amp, switch, telemetry, path, link, fabric, protect, exporter, lab,
-                    demo, history, inventory):
+                    demo, history, inventory, design):
         cli.add_command(command)
 
 
