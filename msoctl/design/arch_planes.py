@@ -10,7 +10,9 @@ forwarded inside the server (NVLink or PCIe), which the counts do not include.
 ``rail-only`` (Wang et al., "How to Build Low-cost Networks for Large Language
 Models (without Sacrificing Performance)", arXiv 2307.12169): one rail per NIC port
 of a server, rail i connecting port i of every server, each rail the smallest
-fat-tree (1 to 3 tiers) for its ports (one per server); no spine joins the rails:
+fat-tree (1 to 3 tiers) for its ports (one per server), and rails that need less
+than a switch share switches (floor(k / rail ports) rails per switch, still not
+joined to each other); no spine joins the rails:
 traffic between rails crosses the server's scale-up domain first (the paper
 measures an 8-11% all-to-all penalty for it, and a network 38-77% cheaper, 37-75%
 lower in power, than a full Clos).
@@ -22,10 +24,20 @@ tiers (rail-only builds them; a multi-plane fat-tree has two by definition).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from msoctl.design import trees
-from msoctl.design.fabric import Fabric, NotBuildable, fabric_from
+from msoctl.design.fabric import (
+    ENDPOINT,
+    SWITCH,
+    Fabric,
+    LinkGroup,
+    NotBuildable,
+    Tier,
+    Tree,
+    fabric_from,
+)
 from msoctl.design.inputs import FabricInputs, speed_text
 
 if TYPE_CHECKING:
@@ -60,11 +72,18 @@ def rail_only(inputs: FabricInputs, table: ComponentTable) -> Fabric:
     rails = inputs.ports_per_server
     per_rail = inputs.servers
     down, up = inputs.leaf_split()
+    notes = (f"{rails} rails of {per_rail:,} ports", CROSS_RAIL)
+    if per_rail <= inputs.link_radix:
+        ports = rails * per_rail
+        switches = math.ceil(rails / (inputs.link_radix // per_rail))
+        shared = Tree(tiers=(Tier("switch", SWITCH, switches, inputs.link_radix, ports),),
+                      links=(LinkGroup(ENDPOINT, ports, inputs.nic_speed_gbps),),
+                      switch_hops=1, path=(ENDPOINT, ENDPOINT))
+        return replace(fabric_from("rail-only", shared, notes=notes), planes=rails)
     try:
         built = trees.smallest_tree(per_rail, inputs.link_radix, down, up,
                                     inputs.nic_speed_gbps)
     except NotBuildable as error:
         raise NotBuildable(f"rail-only: a rail of {per_rail:,} servers: {error}") from None
     return fabric_from("rail-only", built, planes=rails,
-                       oversubscription=trees.ratio(built, down, up),
-                       notes=(f"{rails} rails of {per_rail:,} ports", CROSS_RAIL))
+                       oversubscription=trees.ratio(built, down, up), notes=notes)

@@ -9,6 +9,7 @@ architecture that cannot build the scale, a ratio against zero) is ``null``.
 from __future__ import annotations
 
 import csv
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,7 @@ def write_csv(path: Path, rows: Sequence[Row]) -> None:
     tmp.replace(path)
 
 
+_WIDTH = 100
 _HEADERS = ("arch", "what-if", "tiers", "hops", "switches", "modules", "usd/gpu", "w/gpu",
             "cost", "power", "oversub")
 _NUMERIC = (False, False, True, True, True, True, True, True, True, True, False)
@@ -173,19 +175,20 @@ def table_text(study: Study, rows: Sequence[Row]) -> str:
         at_scale = [r for r in rows if r.gpus == gpus]
         inputs = at_scale[0].inputs
         out.append(
-            f"{gpus:,} GPUs: {inputs.servers:,} servers of {shape.gpus_per_server}, "
-            f"{inputs.endpoint_ports:,} NIC ports at {speed_text(shape.nic_speed_gbps)}; "
+            f"{gpus:,} GPUs, {inputs.servers:,} servers of {shape.gpus_per_server}, "
+            f"{shape.nics_per_gpu} x {speed_text(shape.nic_speed_gbps)} NIC per GPU; "
             f"switches {shape.radix} x {speed_text(shape.switch_speed_gbps)}"
-            + (f" (split to {shape.link_radix} x {speed_text(shape.nic_speed_gbps)})"
+            + (f" = {shape.link_radix} x {speed_text(shape.nic_speed_gbps)}"
                if shape.breakout > 1 else ""))
         built = [_cells(r) for r in at_scale if r.costing is not None]
         out.extend(_render(built) if built else [])
         for row in at_scale:
             if row.costing is None and not row.what_if:
-                out.append(f"  not built: {row.reason}")
+                out.extend(textwrap.wrap(f"not built: {row.reason}", width=_WIDTH,
+                                         initial_indent="  ", subsequent_indent="    "))
         out.append("")
-    legend = [f"cost, power: against {study.baseline} as it is, at the same scale; "
-              "hops: switches crossed (/chips inside a big switch)"]
+    legend = [f"cost, power: against {study.baseline} as it is, at the same scale",
+              "hops: switches crossed (/ chips crossed, inside big switches)"]
     legend.extend(f"what-if {name}: {WHAT_IF_LEGEND[name]}" for name in study.what_ifs)
     legend.append(f"components: {study.table.name}"
                   + ("" if study.table.endpoint_links else " (NIC links not costed)"))
