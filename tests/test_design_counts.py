@@ -11,6 +11,8 @@ Plain arithmetic: no device, no file but the shipped component table.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from msoctl.design.components import load_table
 from msoctl.design.fabric import Fabric, NotBuildable
@@ -184,3 +186,58 @@ def test_impossible_shapes_are_refused_before_counting() -> None:
                          ({"oversubscription": 0.5}, "from 1 to 16")):
         with pytest.raises(DesignError, match=words):
             FabricInputs(gpus=1024, **shape).check()  # type: ignore[arg-type]
+
+
+RADIX = st.integers(min_value=2, max_value=32).map(lambda half: 2 * half)
+FAST = settings(max_examples=200, deadline=None)
+
+
+@FAST
+@given(radix=RADIX, fill=st.floats(min_value=0.0, max_value=1.0), ratio=st.sampled_from([1, 3]))
+def test_every_two_tier_build_is_a_proper_leaf_spine(radix: int, fill: float,
+                                                     ratio: int) -> None:
+    """For any radix and any scale up to the 2-tier limit: the leaves hold every port and
+    not one leaf too many, the spines take every uplink, and no spine has more ports in
+    use than it has; there are no more spines than a leaf has uplinks, so each leaf
+    reaches every spine. At the limit with 1:1 leaves it is the full tree: k^2/2 ports,
+    k + k/2 switches."""
+    inputs = FabricInputs(gpus=1, gpus_per_server=1, radix=radix,
+                          oversubscription=float(ratio))
+    down, up = inputs.leaf_split()
+    ports = max(radix + 1, round(fill * radix * down))
+    if ports > radix * down:
+        return
+    fabric = build("fat-tree-2", gpus=ports, gpus_per_server=1, radix=radix,
+                   oversubscription=float(ratio))
+    (leaf, spine) = fabric.tiers
+    assert (leaf.count - 1) * down < ports <= leaf.count * down
+    assert leaf.count <= radix and spine.count <= up
+    assert spine.ports_used == leaf.count * up <= spine.count * radix
+    assert all(t.ports_used <= t.count * t.ports_each for t in fabric.tiers)
+    assert fabric.links_total == ports + leaf.count * up
+    if ratio == 1 and ports == radix * down:
+        assert (ports, fabric.switches) == (radix ** 2 // 2, 3 * radix // 2)
+
+
+@FAST
+@given(radix=RADIX, fill=st.floats(min_value=0.0, max_value=1.0))
+def test_every_three_tier_build_is_a_proper_fat_tree(radix: int, fill: float) -> None:
+    """For any radix and scale up to k^3/4: edges hold every port, pods are at most k,
+    each core group takes the uplinks of one aggregation position of every pod within
+    k ports a core and at most k/2 cores (each aggregation switch reaches each core of
+    its group); at the limit it is the full tree of 5k^2/4 switches and k^3/2 links
+    between them."""
+    half = radix // 2
+    ports = max(radix + 1, round(fill * radix ** 3 / 4))
+    fabric = build("fat-tree-3", gpus=ports, gpus_per_server=1, radix=radix)
+    edge, aggregation, core = fabric.tiers
+    pods = aggregation.count // half
+    assert (edge.count - 1) * half < ports <= edge.count * half
+    assert pods <= radix and (pods - 1) * half < edge.count <= pods * half
+    per_group = core.count // half
+    assert core.count == half * per_group and per_group <= half
+    assert aggregation.count * half <= core.count * radix
+    assert all(t.ports_used <= t.count * t.ports_each for t in fabric.tiers)
+    if ports == radix ** 3 // 4:
+        assert fabric.switches == 5 * radix ** 2 // 4
+        assert fabric.switch_links == radix ** 3 // 2
