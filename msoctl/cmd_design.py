@@ -120,6 +120,7 @@ def design() -> None:
               help="Planes of multi-plane and bigswitch (default: one per NIC port of a "
                    "server, or the fewest big switches).")
 @click.option("--arch", "architectures", type=NameList(NAMES), default=",".join(NAMES),
+              metavar="LIST",
               show_default=True, help="Architectures to compare.")
 @click.option("--baseline", type=click.Choice(NAMES), default=None,
               help=f"Normalize against this one (default: {DEFAULT_BASELINE} when compared, "

@@ -72,7 +72,6 @@ _BIGSWITCH_OPTIONAL: Mapping[str, Any] = {"max_external_ports": int}
 _POSITIVE = frozenset({"ports", "speed_gbps", "reach_m", "length_m", "max_external_ports"})
 _SECTIONS = {"version", "description", "switches", "media", "reach_classes", "layout",
              "fiber", "ocs", "bigswitch", "selection", "scope"}
-_NAMED = ("switches", "media", "reach_classes")
 
 
 @dataclass(frozen=True)
@@ -195,8 +194,7 @@ def _check_shape(data: Any, source: str, *, partial: bool,
     (an entry that is new to ``base`` must still be complete)."""
     top = Section(data, source, "component table")
     top.reject_unknown(_SECTIONS)
-    for key in ("description",):
-        top.get(key, str, default=None)
+    top.get("description", str, default=None)
     top.get("version", int, default=None)
     base = base or {}
     none: Mapping[str, Any] = {}
@@ -288,9 +286,12 @@ def _entry(parent: Any, name: str, source: str, owner: str, required: Mapping[st
 
 
 def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    """``extra`` laid over ``base``: mappings merge key by key, anything else replaces."""
+    """``extra`` laid over ``base``: mappings merge key by key, anything else replaces;
+    an empty value (``key:`` alone) is no override."""
     merged = dict(base)
     for key, value in extra.items():
+        if value is None:
+            continue
         old = merged.get(key)
         if isinstance(old, dict) and isinstance(value, dict):
             merged[key] = _merge(old, value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from msoctl.design.inputs import speed_text
 from msoctl.design.report import what_if_text
 from msoctl.design.study import Row, Study, variants
 
@@ -50,8 +51,9 @@ def write_png(path: Path, study: Study, rows: Sequence[Row]) -> None:
     power_axes.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.02, 0.5))
     figure.suptitle(
         f"{shape.gpus_per_server} GPUs per server, {shape.nics_per_gpu} x "
-        f"{shape.nic_speed_gbps}G NIC ports per GPU, switches {shape.radix} x "
-        f"{shape.switch_speed_gbps}G; components: {study.table.name}", fontsize="medium")
+        f"{speed_text(shape.nic_speed_gbps)} NIC per GPU, switches {shape.radix} x "
+        f"{speed_text(shape.switch_speed_gbps)}; components: {study.table.name}",
+        fontsize="medium")
     figure.tight_layout()
     tmp = path.with_name(f".{path.name}.tmp")
     figure.savefig(tmp, dpi=100, format="png")
