@@ -13,10 +13,10 @@ from typing import Any
 import click
 
 from msoctl.cli_types import Count, Number, OutputFile, Text, input_path
+from msoctl.design.architectures import ARCHITECTURES, NAMES
 from msoctl.design.components import PROFILES, load_table
 from msoctl.design.inputs import MAX_OVERSUBSCRIPTION, DesignError, FabricInputs, parse_speed
 from msoctl.design.media import WHAT_IFS
-from msoctl.design.registry import ARCHITECTURES, NAMES
 from msoctl.design.report import document, table_text, write_csv
 from msoctl.design.study import Study, run
 from msoctl.output import FORMATS, emit_json

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from msoctl.design.registry import NAMES
+from msoctl.design.architectures import NAMES
 from msoctl.design.report import CSV_FIELDS
 from tests.conftest import Msoctl, Result, in_process
 

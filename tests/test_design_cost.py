@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from msoctl.design.architectures import ARCHITECTURES
 from msoctl.design.components import load_table
 from msoctl.design.cost import Costing, cost
 from msoctl.design.inputs import FabricInputs
-from msoctl.design.registry import ARCHITECTURES
 from tests.conftest import Msoctl, in_process
 
 QUOTES = """\

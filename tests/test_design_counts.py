@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from msoctl.design.architectures import ARCHITECTURES
 from msoctl.design.components import load_table
 from msoctl.design.fabric import Fabric, NotBuildable
 from msoctl.design.inputs import DesignError, FabricInputs
-from msoctl.design.registry import ARCHITECTURES
 
 TABLE = load_table()
 

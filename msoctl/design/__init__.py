@@ -9,8 +9,8 @@ normalized against a baseline architecture, with what-ifs (AEC in place of optic
 LPO in place of DSP modules).
 
 Modules: :mod:`~msoctl.design.inputs` (what a study starts from),
-:mod:`~msoctl.design.trees` (fat-tree counting), one ``arch_*`` module per family and
-:mod:`~msoctl.design.registry`, :mod:`~msoctl.design.components` (the table),
+:mod:`~msoctl.design.trees` (fat-tree counting), :mod:`~msoctl.design.architectures` (one
+module per architecture and their registry), :mod:`~msoctl.design.components` (the table),
 :mod:`~msoctl.design.media` (cable or transceiver per link), :mod:`~msoctl.design.cost`
 (roll-ups), :mod:`~msoctl.design.study` (the comparison), :mod:`~msoctl.design.report`
 (table, JSON, CSV) and :mod:`~msoctl.design.plot` (PNG). Pure arithmetic: no device is

@@ -43,9 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from drivers.yamlfile import LinedDict, Section, YamlFileError, load_file, load_text, shown
+from msoctl.design.architectures import NAMES as ARCHITECTURE_NAMES
 from msoctl.design.fabric import LINK_ROLES
 from msoctl.design.inputs import SPEEDS_GBPS
-from msoctl.design.registry import NAMES as ARCHITECTURE_NAMES
 
 CABLE_KINDS = ("dac", "aec", "aoc")
 MODULE_KINDS = ("dsp", "lpo")

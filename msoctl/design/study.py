@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from msoctl.design.architectures import ARCHITECTURES
 from msoctl.design.components import ComponentTable
 from msoctl.design.cost import Costing, cost
 from msoctl.design.fabric import Fabric, NotBuildable
 from msoctl.design.inputs import DesignError, FabricInputs
-from msoctl.design.registry import ARCHITECTURES
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""BigSwitch: big multi-chip switches (chassis) as one flat tier.
+"""``bigswitch``: big multi-chip switches (chassis) as one flat tier.
 
 The NICs connect straight to big switches, so any two GPUs are one box apart. A big
 switch of R external ports is built inside from switch chips of the same radix k in
@@ -40,6 +40,10 @@ if TYPE_CHECKING:
     from msoctl.design.components import ComponentTable
 
 
+NAME = "bigswitch"
+SUMMARY = "multi-chip big switches as one flat tier"
+
+
 def max_external_ports(inputs: FabricInputs, table: ComponentTable) -> int:
     """The most external ports one big switch may have."""
     if table.bigswitch is None:
@@ -48,7 +52,7 @@ def max_external_ports(inputs: FabricInputs, table: ComponentTable) -> int:
     return table.bigswitch.max_external_ports or inputs.link_radix ** 2 // 2
 
 
-def bigswitch(inputs: FabricInputs, table: ComponentTable) -> Fabric:
+def build(inputs: FabricInputs, table: ComponentTable) -> Fabric:
     """One big switch per plane. Raises :class:`NotBuildable` when even one plane per
     NIC port of a server needs bigger switches than allowed."""
     most = max_external_ports(inputs, table)
@@ -74,6 +78,6 @@ def bigswitch(inputs: FabricInputs, table: ComponentTable) -> Fabric:
                internal_links_each=internal_links, internal_tiers=len(inside.tiers))
     flat = Tree(tiers=(box,), links=(LinkGroup(ENDPOINT, external, inputs.nic_speed_gbps),),
                 switch_hops=1, path=(ENDPOINT, ENDPOINT), chip_hops=inside.switch_hops)
-    return fabric_from("bigswitch", flat, planes=planes, notes=(
+    return fabric_from(NAME, flat, planes=planes, notes=(
         f"{planes} big switch(es) of {external:,} ports, {chips} chips in "
         f"{len(inside.tiers)} internal tier(s) each",))

@@ -1,4 +1,4 @@
-"""OCS spine: the core tier of a 3-tier fat-tree replaced by optical circuit switches.
+"""``ocs-spine``: the core tier of a 3-tier fat-tree replaced by optical circuit switches.
 
 Pods are built as in ``fat-tree-3`` (k/2 edge and u aggregation switches each). The
 aggregation switches' uplinks, instead of reaching core switches, end on OCS ports
@@ -47,7 +47,11 @@ if TYPE_CHECKING:
     from msoctl.design.components import ComponentTable
 
 
-def ocs_spine(inputs: FabricInputs, table: ComponentTable) -> Fabric:
+NAME = "ocs-spine"
+SUMMARY = "3-tier pods direct-connected through OCS"
+
+
+def build(inputs: FabricInputs, table: ComponentTable) -> Fabric:
     """Pods direct-connected through OCS. Raises :class:`NotBuildable` with more pods
     than an OCS has ports, :class:`DesignError` without an OCS in the table."""
     if table.ocs is None:
@@ -60,7 +64,7 @@ def ocs_spine(inputs: FabricInputs, table: ComponentTable) -> Fabric:
     edges, pods = trees.pods_for(ports, radix, down)
     if pods <= 1:
         built = trees.tree(2, ports, radix, down, up, speed)
-        return fabric_from("ocs-spine", built, oversubscription=trees.ratio(built, down, up),
+        return fabric_from(NAME, built, oversubscription=trees.ratio(built, down, up),
                            notes=("fits one pod: a leaf-spine, no OCS",))
     per_ocs_port = table.ocs.ports
     if pods > per_ocs_port:
@@ -86,6 +90,6 @@ def ocs_spine(inputs: FabricInputs, table: ComponentTable) -> Fabric:
         path=(ENDPOINT, EDGE_AGGREGATION, AGGREGATION_OCS, AGGREGATION_OCS, EDGE_AGGREGATION,
               ENDPOINT))
     direct = pod_uplinks / (pods - 1)
-    return fabric_from("ocs-spine", built, oversubscription=down / up, notes=(
+    return fabric_from(NAME, built, oversubscription=down / up, notes=(
         f"{pods} pods direct-connected by {units} OCS; {direct:,.0f} uplinks from each pod "
         "to each other pod; uneven traffic transits a third pod (not counted)",))
