@@ -42,7 +42,8 @@ def test_wheel_installed_outside_the_repo(tmp_path: Path) -> None:
     (wheel,) = dist.glob("msoctl-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     for shipped in ("mibs/README.md", "yang/README.md", "emulators/lab/default.yaml",
-                    "drivers/ocs/commands.py", "msoctl/cli/__init__.py"):
+                    "drivers/ocs/commands.py", "msoctl/cli/__init__.py",
+                    "msoctl/design/tables/default.yaml", "msoctl/design/tables/deepseek-v3.yaml"):
         assert shipped in names
 
     venv = tmp_path / "venv"
