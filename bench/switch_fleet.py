@@ -79,7 +79,7 @@ class EmulatedFleet(FleetProcess):
                     "timeout_seconds": 30, "labels": {"bench": "fleet"}}
                    for name, port, _ in self.devices]
         path = directory / "inventory.yaml"
-        path.write_text(yaml.safe_dump({"journal": "journal.jsonl", "devices": devices}))
+        path.write_text(yaml.safe_dump({"journal": "journal.sqlite", "devices": devices}))
         return path
 
 
@@ -123,7 +123,7 @@ def measure(switches: int, latency_ms: float, parallel: int, rounds: int,
         emulated = EmulatedFleet(switches, latency_ms / 1000, Path(tmp))
         try:
             context = Context(inventory_option=str(emulated.inventory))
-            fleet = Fleet(Journal(Path(tmp) / "journal.jsonl"), context.switch_target,
+            fleet = Fleet(Journal(Path(tmp) / "journal.sqlite"), context.switch_target,
                           session_factory=CountingSession)
             names = [name for name, _, _ in emulated.devices]
             wants = plans()

@@ -12,7 +12,6 @@ import os
 import sys
 import traceback
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -30,7 +29,15 @@ from drivers.transports.i2c import open_cmis_io
 from drivers.yamlfile import YamlFileError
 from msoctl import __version__, interrupts
 from msoctl.inventory import Device, Inventory, find_inventory, inventory_named, load_inventory
-from msoctl.journal import DeviceBusy, Journal, JournalError, default_journal_path
+from msoctl.journal import (
+    DeviceBusy,
+    Journal,
+    JournalError,
+    JournalLocation,
+    LegacyJournal,
+    default_journal_path,
+    parse_location,
+)
 from msoctl.linkstate import LinkStates
 
 if TYPE_CHECKING:  # pysnmp is imported by the commands that speak SNMP, not by every one
@@ -49,6 +56,7 @@ class Context:
     verbose: bool = False
     debug: bool = False
     _inventory: Inventory | None = field(default=None, repr=False)
+    _journal: Journal | None = field(default=None, repr=False)
     _maps: dict[str, dict[int, int] | None] = field(default_factory=dict, repr=False)
 
     @property
@@ -59,14 +67,22 @@ class Context:
 
     @property
     def journal(self) -> Journal:
+        """The journal: ``--journal`` (or MSOCTL_JOURNAL), else the inventory's, else the
+        default file; opened on first use, one per command."""
+        if self._journal is None:
+            self._journal = Journal(self._journal_location())
+        return self._journal
+
+    def _journal_location(self) -> JournalLocation:
         if self.journal_option is not None:
-            if not self.journal_option.strip():
-                raise ValidationError("--journal (or MSOCTL_JOURNAL) is empty: give the "
-                                      "journal file")
-            return Journal(Path(self.journal_option).expanduser())
-        if inventory_named(self.inventory_option) is None:
-            return Journal(default_journal_path())  # history works without an inventory
-        return Journal(self.inventory.journal_path or default_journal_path())
+            try:
+                return parse_location(self.journal_option)
+            except ValueError as error:
+                raise ValidationError(f"--journal (or MSOCTL_JOURNAL) {error}") from None
+        if inventory_named(self.inventory_option) is None:  # history works without one
+            return JournalLocation(path=default_journal_path(), is_default=True)
+        return self.inventory.journal or JournalLocation(path=default_journal_path(),
+                                                         is_default=True)
 
     @property
     def link_states(self) -> LinkStates:
@@ -175,8 +191,9 @@ pass_context = click.make_pass_decorator(Context)
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-i", "--inventory", "inventory", metavar="FILE",
               help="Inventory file (default: $MSOCTL_INVENTORY, then ./inventory.yaml).")
-@click.option("--journal", metavar="FILE", envvar="MSOCTL_JOURNAL",
-              help="Journal file (default: the inventory's, else ~/.local/state/msoctl).")
+@click.option("--journal", metavar="FILE|URL", envvar="MSOCTL_JOURNAL",
+              help="Journal: an SQLite file or a postgresql:// URL (default: the "
+                   "inventory's, else ~/.local/state/msoctl/journal.sqlite).")
 @click.option("-v", "--verbose", is_flag=True, help="More detail on errors.")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 @click.version_option(__version__, prog_name="msoctl")
@@ -195,6 +212,7 @@ def _register() -> None:
     from msoctl.cmd_fabric import fabric
     from msoctl.cmd_history import history
     from msoctl.cmd_inventory import inventory
+    from msoctl.cmd_journal import journal
     from msoctl.cmd_lab import demo, lab
     from msoctl.cmd_link import link
     from msoctl.cmd_ocs import ocs
@@ -204,7 +222,7 @@ def _register() -> None:
     from msoctl.cmd_telemetry import telemetry
 
     for command in (ocs, amp, switch, telemetry, path, link, fabric, protect, exporter, lab,
-                    demo, history, inventory):
+                    demo, history, inventory, journal):
         cli.add_command(command)
 
 
@@ -251,6 +269,8 @@ def run(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         return _fail(str(error), EXIT_FAILED, error.detail, verbose=verbose)
     except YamlFileError as error:
+        return _fail(str(error), EXIT_USAGE, verbose=verbose)
+    except LegacyJournal as error:  # refused before anything was sent: point it elsewhere
         return _fail(str(error), EXIT_USAGE, verbose=verbose)
     except (JournalError, DeviceBusy) as error:
         return _fail(str(error), EXIT_FAILED, verbose=verbose)

@@ -11,8 +11,9 @@ import pytest
 
 from drivers.ocs import BootMode, OcsDriver, PortState
 from drivers.ocs.connect import open_ocs
-from emulators.lab import Lab
+from emulators.lab import JOURNAL_FILE, Lab
 from msoctl.cli import run
+from msoctl.journal import Journal, close_stores
 
 # Every OCS conformance test runs over each of these: the network port through
 # pyvisa (pyvisa-py), and the serial console through pyserial and through pyvisa.
@@ -135,7 +136,27 @@ def dead_pid() -> int:
 
 @pytest.fixture
 def journal_path(lab: Lab) -> Path:
-    return lab.state_dir / "journal.jsonl"
+    return lab.state_dir / JOURNAL_FILE
+
+
+def lab_journal(lab: Lab) -> Journal:
+    """The journal the lab's inventory names (read through the store, like msoctl)."""
+    return Journal(lab.state_dir / JOURNAL_FILE)
+
+
+def journal_actions(path: Path) -> list[str]:
+    """The action of every record in the SQLite journal at ``path`` ([] when there is none)."""
+    if not path.exists():
+        return []
+    return [str(r.get("action", "")) for r in Journal(path).records()]
+
+
+def remove_journal(path: Path) -> None:
+    """Delete an SQLite journal with its WAL files, this process's connection closed first
+    (so that closing it later cannot remove a newer journal's WAL)."""
+    close_stores()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def subprocess_env(lab: Lab) -> dict[str, str]:

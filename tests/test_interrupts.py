@@ -113,7 +113,7 @@ def _last_ocs_op(journal: Journal, device: str, seen: set[str]) -> Operation | N
 def test_ctrl_c_during_ocs_apply_is_recorded_as_the_device_has_it(
         lab: Lab, msoctl: Msoctl, tmp_path: Path) -> None:
     device = lab.ocs["ocs-a"]
-    journal_path = lab.state_dir / "journal.jsonl"
+    journal_path = lab.state_dir / "journal.sqlite"
     journal = Journal(journal_path)
     maps = [_permutation(0), _permutation(11)]
     files = [_map_file(tmp_path / f"map-{n}.yaml", m) for n, m in enumerate(maps)]
@@ -169,7 +169,7 @@ def _intent(lab: Lab, span: str) -> Path:
 
 def test_ctrl_c_during_fabric_apply_is_recorded_as_the_devices_have_it(
         lab: Lab, msoctl: Msoctl) -> None:
-    journal_path = lab.state_dir / "journal.jsonl"
+    journal_path = lab.state_dir / "journal.sqlite"
     journal = Journal(journal_path)
     spans = ["working", "protection"]
     intents = {span: _intent(lab, span) for span in spans}

@@ -98,7 +98,7 @@ class BenchLab:
                "timeout_seconds": 5.0, "labels": {"role": "dut"}}
         instruments = self.bench.inventory_entries(reference=REFERENCE_FILE,
                                                    labels={"role": "test-set"})
-        return {"journal": "journal.jsonl", "devices": [ocs, *instruments]}
+        return {"journal": "journal.sqlite", "devices": [ocs, *instruments]}
 
     def write_inventory(self) -> Path:
         path = self.state_dir / "inventory.yaml"

@@ -1,6 +1,6 @@
 """The emulated lab: builds a fabric from a topology and serves every device on loopback."""
 
-from emulators.lab.lab import Lab
+from emulators.lab.lab import JOURNAL_FILE, Lab
 from emulators.lab.topology import Topology, load_topology
 
-__all__ = ["Lab", "Topology", "load_topology"]
+__all__ = ["JOURNAL_FILE", "Lab", "Topology", "load_topology"]

@@ -115,6 +115,9 @@ from emulators.switch.device import SwitchDevice
 from emulators.switch.model import PhysicalPort
 
 T = TypeVar("T")
+
+JOURNAL_FILE = "journal.sqlite"
+"""The journal the lab's inventory names (an SQLite file in the state directory)."""
 log = logging.getLogger(__name__)
 
 AMP_TICK_SECONDS = 0.05
@@ -546,7 +549,7 @@ class Lab:
             devices.extend(bench.inventory_entries(
                 reference=_reference_file(bench),
                 labels={"lab": self.topology.name, "bench": bench.ocs.name}))
-        document: dict[str, Any] = {"journal": "journal.jsonl", "devices": devices}
+        document: dict[str, Any] = {"journal": JOURNAL_FILE, "devices": devices}
         span_entries, link_entries = self._spans_and_links()
         if span_entries:
             document["spans"] = span_entries

@@ -32,12 +32,20 @@ _STORES: dict[str, SqlStore] = {}
 _STORES_LOCK = threading.Lock()
 
 
-def open_store(location: JournalLocation) -> SqlStore:
-    """This process's store for ``location`` (opened once, shared)."""
+def open_store(location: JournalLocation, *, importing: bool = False) -> SqlStore:
+    """This process's store for ``location`` (opened once, shared).
+
+    A new store is first checked for being a JSON-lines journal (:class:`LegacyJournal`).
+    Only then: the check reads the file's first bytes, and closing any descriptor of an
+    SQLite file drops the POSIX locks this process's connection holds on it.
+    """
     key = location.key()
     with _STORES_LOCK:
         store = _STORES.get(key)
         if store is None:
+            problem = legacy_problem(location, beside=not importing)
+            if problem is not None:
+                raise LegacyJournal(problem)
             if location.path is not None:
                 from msoctl.journal.sqlite_store import SqliteStore
 
@@ -73,15 +81,15 @@ class Journal:
     """The journal at ``where``: an SQLite file path, a ``postgresql://`` URL or a
     :class:`JournalLocation`. Nothing is opened until it is used.
 
-    ``check_legacy`` refuses a JSON-lines journal of an earlier version (and, at the
-    default location, one left beside it) with the hint to import it; ``msoctl journal
-    import`` turns it off to do just that.
+    A JSON-lines journal of an earlier version is refused (:class:`LegacyJournal`) with the
+    hint to import it, and so is the default location while the old default journal lies
+    beside it; ``importing=True`` (``msoctl journal import``) allows the latter.
     """
 
-    def __init__(self, where: Path | str | JournalLocation, *, check_legacy: bool = True):
+    def __init__(self, where: Path | str | JournalLocation, *, importing: bool = False):
         self.location = as_location(where)
         self.path: Path | None = self.location.path
-        self._check_legacy = check_legacy
+        self._importing = importing
         self._store: SqlStore | None = None
 
     def __repr__(self) -> str:
@@ -95,11 +103,7 @@ class Journal:
     @property
     def store(self) -> SqlStore:
         if self._store is None:
-            if self._check_legacy:
-                problem = legacy_problem(self.location)
-                if problem is not None:
-                    raise LegacyJournal(problem)
-            self._store = open_store(self.location)
+            self._store = open_store(self.location, importing=self._importing)
         return self._store
 
     # ---- writing -------------------------------------------------------------------------
@@ -139,6 +143,19 @@ class Journal:
             device=device, mentions=mentions, action=action, action_prefix=action_prefix,
             actions=actions, op=op, open_only=open_only, status=status, since=since,
             newest=newest))
+
+    def newest_first(self, device: str | None = None, *, page: int = 50,
+                     **filters: Any) -> Iterator[Operation]:
+        """The operations matching the filters, newest first, fetched ``page`` at a time:
+        for "the last one that ..." without reading further back than needed."""
+        before: int | None = None
+        while True:
+            found = self.store.operations(Query(device=device, newest=page, before=before,
+                                                **filters))
+            yield from reversed(found)
+            if len(found) < page:
+                return
+            before = found[0].order
 
     def operation(self, op: str) -> Operation | None:
         found = self.operations(op=op)

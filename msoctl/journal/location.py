@@ -61,7 +61,7 @@ class JournalLocation:
     def key(self) -> str:
         """One store per key per process."""
         if self.path is not None:
-            return f"sqlite:{os.path.abspath(self.path)}"
+            return f"sqlite:{os.path.realpath(self.path)}"
         return f"postgresql:{self.url}"
 
 
@@ -119,9 +119,10 @@ def _postgres(text: str, base: Path | None,
     return JournalLocation(url=url, password=password)
 
 
-def legacy_problem(location: JournalLocation) -> str | None:
+def legacy_problem(location: JournalLocation, *, beside: bool = True) -> str | None:
     """Why ``location`` is a JSON-lines journal of earlier versions (with the way out),
-    or None when it is not one."""
+    or None when it is not one. ``beside``: the default location is refused too while the
+    old default journal lies beside it, not yet imported."""
     path = location.path
     if path is None:
         return None
@@ -139,7 +140,7 @@ def legacy_problem(location: JournalLocation) -> str | None:
         return f"{path} is a JSON-lines journal, not an SQLite one: " + hint.format(old=path)
     if head and head != SQLITE_MAGIC:
         return f"{path} is not an SQLite journal (it is some other file)"
-    if location.is_default and not head:
+    if beside and location.is_default and not head:
         legacy = legacy_default_path()
         if legacy.is_file() and legacy.stat().st_size > 0:
             return (f"found the JSON-lines journal of an earlier version at {legacy}: "

@@ -83,6 +83,8 @@ class Operation:
     records: list[dict[str, Any]] = field(default_factory=list)
     result: dict[str, Any] | None = None
     session_alive: bool | None = None
+    order: int = 0
+    """Where it began in the journal (grows with time; 0 when not from a store)."""
 
     @property
     def is_open(self) -> bool:

@@ -58,6 +58,8 @@ class Query:
     """Begun at or after this timestamp (journal format, or any prefix of it)."""
     newest: int | None = None
     """Only the newest N (still returned oldest first)."""
+    before: int | None = None
+    """Only operations begun before the one of this :attr:`Operation.order` (paging)."""
 
 
 @dataclass
@@ -149,6 +151,7 @@ class SqlStore(ABC):
         """Which of ``sessions`` are still connected (PostgreSQL); empty elsewhere."""
         return set()
 
+    @abstractmethod
     def close(self) -> None:
         """Close this process's connection (it reopens on the next use)."""
 
@@ -325,6 +328,9 @@ class SqlStore(ABC):
         if query.since is not None:
             clauses.append("o.started >= %s")
             params.append(query.since)
+        if query.before is not None:
+            clauses.append(f"{source[1]} < %s")
+            params.append(query.before)
         where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
         statement = (f"SELECT o.op, o.first_id, o.session, o.is_open FROM {source[0]}{where} "
                      f"ORDER BY {source[1]} DESC")
@@ -352,11 +358,12 @@ class SqlStore(ABC):
         sessions = {str(r[2]) for r in rows if r[2] is not None and r[3]}
         live = self.live_sessions(sessions) if sessions else set()
         result: list[Operation] = []
-        for op, _, session, _ in rows:
+        for op, order, session, _ in rows:
             folded = fold(bodies[op])
             if not folded:
                 continue
             operation = folded[0]
+            operation.order = order
             if session is not None:
                 operation.session_alive = str(session) in live
             result.append(operation)
