@@ -303,8 +303,11 @@ def test_a_killed_apply_is_resumed_by_the_rerun(lab: Lab) -> None:
                                env=subprocess_env(lab), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
     deadline = time.monotonic() + 30
-    while b'"step":"ocs:ocs-b","status":"started"' not in (
-            journal_path.read_bytes() if journal_path.exists() else b""):
+    def started_ocs_b() -> bool:
+        return any(r.get("step") == "ocs:ocs-b" and r.get("status") == "started"
+                   for o in Journal(journal_path).operations("fabric") for r in o.records)
+
+    while not started_ocs_b():
         assert time.monotonic() < deadline, "the apply never reached ocs-b"
         assert process.poll() is None, process.communicate()
         time.sleep(0.005)

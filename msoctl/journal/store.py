@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from msoctl.journal.location import JournalLocation
-from msoctl.journal.model import CLOSING_EVENTS, JournalError, Operation, fold, new_id
+from msoctl.journal.model import _OPEN_OPS, CLOSING_EVENTS, JournalError, Operation, fold, new_id
 from msoctl.journal.schema import LATEST, MIGRATIONS, VERSION_TABLE, Dialect
 
 PAGE = 500
@@ -108,7 +108,8 @@ def record_row(record: dict[str, Any], rid: str, session: str | None) -> dict[st
         "pid": pid if isinstance(pid, int) and not isinstance(pid, bool)
         and -2**63 <= pid < 2**63 else None,
         "status": _column(status), "closes": closes, "opens": not closes,
-        "session": session if event == "intent" else None,
+        # the session runs the change only for an intent this process is carrying out
+        "session": session if event == "intent" and str(record["op"]) in _OPEN_OPS else None,
         "body": json.dumps(record, default=str, separators=(",", ":")),
     }
 
