@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def start_worker(journal: Journal, command: str, *args: str, host: str | None = None,
-                 collide: bool = False, wait_ready: bool = True) -> tuple[subprocess.Popen[str], str]:
+                 collide: bool = False, wait_ready: bool = True
+                 ) -> tuple[subprocess.Popen[str], str]:
     """A ``tests.journal_worker`` process on ``journal``; returns it and its ready line."""
     argv = [sys.executable, "-m", "tests.journal_worker"]
     if host:

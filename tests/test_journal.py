@@ -455,7 +455,7 @@ def test_sqlite_lock_files_sit_beside_the_journal(tmp_path: Path) -> None:
 def test_a_jsonl_journal_is_refused_with_the_hint_to_import_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     old = tmp_path / "journal.jsonl"
-    with pytest.raises(LegacyJournal, match="msoctl journal import .*journal.jsonl"):
+    with pytest.raises(LegacyJournal, match=r"msoctl journal import .*journal\.jsonl"):
         Journal(old).operations()
     renamed = tmp_path / "journal.sqlite"
     renamed.write_text('{"op": "a", "event": "intent"}\n')
