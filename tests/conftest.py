@@ -210,14 +210,22 @@ def restart_amplifier(lab: Lab, name: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def postgres_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresCluster]:
+def postgres_cluster() -> Iterator[PostgresCluster]:
     """A private PostgreSQL cluster for the session (see tests/postgres_peer.py)."""
-    yield from running_cluster(tmp_path_factory.mktemp("postgres"))
+    yield from running_cluster()
 
 
-def running_cluster(directory: Path) -> Iterator[PostgresCluster]:
+def running_cluster() -> Iterator[PostgresCluster]:
+    """A cluster in a directory of its own under the system's temporary directory: not
+    pytest's, whose per-user directory is made private again by every pytest that
+    starts, which would shut the server's user out."""
+    import shutil
+    import tempfile
+
     from tests.peers import missing, require_module
     from tests.postgres_peer import PostgresCluster, find_bindir
+
+    directory = Path(tempfile.mkdtemp(prefix="msoctl-postgres-")) / "cluster"
 
     require_module("psycopg", how_to_install="pip install 'psycopg[binary]' (a dependency)")
     if find_bindir() is None:
@@ -226,6 +234,7 @@ def running_cluster(directory: Path) -> Iterator[PostgresCluster]:
     try:
         cluster = PostgresCluster.start(directory)
     except KeyError:
+        shutil.rmtree(directory.parent, ignore_errors=True)
         missing("running as root, but there is no postgres user to run PostgreSQL as "
                 "(Debian package postgresql creates it)")
     try:
@@ -233,6 +242,7 @@ def running_cluster(directory: Path) -> Iterator[PostgresCluster]:
     finally:
         close_stores()
         cluster.close()
+        shutil.rmtree(directory.parent, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

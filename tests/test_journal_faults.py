@@ -28,8 +28,8 @@ CHANGES_PER_WRITER = 12
 
 
 @pytest.fixture(scope="module")
-def own_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresCluster]:
-    yield from running_cluster(tmp_path_factory.mktemp("postgres-faults"))
+def own_cluster() -> Iterator[PostgresCluster]:
+    yield from running_cluster()
 
 
 @pytest.fixture
