@@ -195,6 +195,14 @@ def test_queries_by_device_action_status_time_and_newest(store_journal: Journal)
     assert [o.action for o in journal.operations(action_prefix="ocs")] == [
         "ocs.connect", "ocs.disconnect", "ocs.apply"]
     assert [o.action for o in journal.operations(action_prefix="ocs.d")] == ["ocs.disconnect"]
+    # the newest N of a prefix: merged from each action's own index range
+    assert [o.action for o in journal.operations(action_prefix="ocs", newest=2)] == [
+        "ocs.disconnect", "ocs.apply"]
+    assert [o.action for o in journal.operations(action_prefix="o", newest=5)] == [
+        "ocs.connect", "ocs.disconnect", "ocs.apply"]
+    assert journal.operations(action_prefix="zzz", newest=3) == []
+    assert [o.device for o in journal.operations(actions=("amp.set", "ocs.connect"),
+                                                 newest=1)] == ["amp-1"]
     assert [o.device for o in journal.operations(action="ocs.apply")] == ["ocs-a"]
     assert [o.device for o in journal.operations(actions=("amp.set", "ocs.apply"))] == [
         "ocs-a", "amp-1"]

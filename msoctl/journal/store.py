@@ -17,7 +17,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from msoctl.journal.location import JournalLocation
@@ -26,6 +26,7 @@ from msoctl.journal.schema import LATEST, MIGRATIONS, VERSION_TABLE, Dialect
 
 PAGE = 500
 """Operations fetched per query page, and ids per ``IN (...)`` list."""
+MAX_ACTIONS_MERGED = 64
 TOP = "\U0010ffff"
 """Sorts after every character: ``action < prefix + TOP`` ends a prefix range."""
 
@@ -298,6 +299,42 @@ class SqlStore(ABC):
             return found
 
     def _select(self, query: Query) -> list[tuple[str, int, Any, Any]]:
+        """The (op, order, session, is_open) of the operations ``query`` selects, oldest
+        first. "The newest N of these actions" is one ordered index range per action,
+        merged, rather than a sort of every operation of those actions."""
+        if query.newest is not None and query.device is None and query.mentions is None \
+                and query.op is None and (query.action_prefix or query.actions):
+            actions = query.actions
+            if query.action_prefix and query.action is None:
+                within = self._actions_with_prefix(query.action_prefix)
+                if within is not None:
+                    actions = tuple(a for a in within if actions is None or a in actions)
+            if actions is not None and len(actions) <= MAX_ACTIONS_MERGED:
+                rows: list[tuple[str, int, Any, Any]] = []
+                for action in actions:
+                    rows += self._select_plain(replace(query, action=action, actions=None,
+                                                       action_prefix=None))
+                rows.sort(key=lambda row: row[1])
+                return rows[-query.newest:] if query.newest else []
+        return self._select_plain(query)
+
+    def _actions_with_prefix(self, prefix: str) -> list[str] | None:
+        """The distinct actions starting with ``prefix``, one index seek each (None when
+        there are more than :data:`MAX_ACTIONS_MERGED`)."""
+        found: list[str] = []
+        after, low = prefix, ">="
+        with self._read() as cursor:
+            while len(found) <= MAX_ACTIONS_MERGED:
+                cursor.execute(self.sql(f"SELECT MIN(action) FROM operations WHERE action "
+                                        f"{low} %s AND action < %s"), (after, prefix + TOP))
+                action = cursor.fetchone()[0]
+                if action is None:
+                    return found
+                found.append(str(action))
+                after, low = str(action), ">"
+        return None
+
+    def _select_plain(self, query: Query) -> list[tuple[str, int, Any, Any]]:
         clauses: list[str] = []
         params: list[Any] = []
         if query.mentions is not None:
