@@ -21,10 +21,13 @@ test: peers lint typecheck pytest
 
 # Third-party peers of the interop tests: Debian's netconfd (yuma123) with
 # openssh-server (a private sshd on loopback carries its netconf subsystem; no system
-# sshd is started or needed), and libyang with its Python binding (the `yang` extra).
+# sshd is started or needed), libyang with its Python binding (the `yang` extra), and
+# PostgreSQL for the journal's shared store (the tests initdb a private cluster of their
+# own, on a port and socket directory of its own; no system cluster is used).
 # Installed only when run as root and missing; otherwise their tests skip, except in
 # CI (CI=true), where they fail.
-PEER_DEBS := netconfd openssh-server libyang2-dev smitools snmp prometheus prometheus-snmp-exporter
+PEER_DEBS := netconfd openssh-server libyang2-dev smitools snmp prometheus prometheus-snmp-exporter \
+             postgresql
 
 peers: $(STAMP)
 	@missing=$$(for deb in $(PEER_DEBS); do \
@@ -63,6 +66,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/protection.py
 	$(BIN)/python bench/exporter_probe.py
 	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/journal.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache lab-state

@@ -237,9 +237,9 @@ def run_benchmark(*, cuts: int, poll_ms: float, revertive: bool, wtr_ms: float,
         try:
             inventory = load_inventory(lab.start())
             connect_working(inventory)
-            assert inventory.journal_path is not None
+            assert inventory.journal is not None
             events = Events()
-            controller = ProtectionController(inventory, Journal(inventory.journal_path),
+            controller = ProtectionController(inventory, Journal(inventory.journal),
                                               links=["link-1"], config=config,
                                               on_event=events.record)
             stop = threading.Event()

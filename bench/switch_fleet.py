@@ -80,7 +80,7 @@ class EmulatedFleet(FleetProcess):
                     "timeout_seconds": 30, "labels": {"bench": "fleet"}}
                    for name, port, _ in self.devices]
         path = directory / "inventory.yaml"
-        path.write_text(yaml.safe_dump({"journal": "journal.jsonl", "devices": devices}))
+        path.write_text(yaml.safe_dump({"journal": "journal.sqlite", "devices": devices}))
         return path
 
 
@@ -124,7 +124,7 @@ def measure(switches: int, latency_ms: float, parallel: int, rounds: int,
         emulated = EmulatedFleet(switches, latency_ms / 1000, Path(tmp))
         try:
             devices = Devices(load_inventory(emulated.inventory))
-            fleet = Fleet(Journal(Path(tmp) / "journal.jsonl"), devices.switch_target,
+            fleet = Fleet(Journal(Path(tmp) / "journal.sqlite"), devices.switch_target,
                           session_factory=CountingSession)
             names = [name for name, _, _ in emulated.devices]
             wants = plans()

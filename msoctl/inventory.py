@@ -6,7 +6,9 @@ error names the file, the line, the device and the field.
 
 Example::
 
-    journal: journal.jsonl          # optional; relative to this file
+    journal: journal.sqlite         # optional: an SQLite file, relative to this file,
+                                    # or postgresql://msoctl@db.example/msoctl?sslmode=verify-full
+    journal_password: env:MSOCTL_DB_PASSWORD   # PostgreSQL only; or file:PATH, or ~/.pgpass
     devices:
       - name: ocs-a
         kind: ocs
@@ -65,6 +67,7 @@ from drivers.yamlfile import (
     unsafe_character,
     value_problem,
 )
+from msoctl.journal.location import JournalLocation, parse_location
 from msoctl.links import Link, Span, parse_spans_and_links
 
 KINDS = ("ocs", "amp", "switch", "laser", "meter")
@@ -181,9 +184,14 @@ class Device:
 class Inventory:
     path: Path
     devices: dict[str, Device]
-    journal_path: Path | None = None
+    journal: JournalLocation | None = None
     spans: dict[str, Span] = field(default_factory=dict)
     links: dict[str, Link] = field(default_factory=dict)
+
+    @property
+    def journal_path(self) -> Path | None:
+        """The SQLite journal file the inventory names (None: none, or a database URL)."""
+        return None if self.journal is None else self.journal.path
 
     def link(self, name: str) -> Link:
         try:
@@ -302,9 +310,9 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
     if data is None:
         raise InventoryError(f"{source}: the file is empty")
     top = Section(data, source, "inventory")
-    top.reject_unknown({"journal", "devices", "spans", "links"})
-    journal = top.get("journal", str, default=None)
+    top.reject_unknown({"journal", "journal_password", "devices", "spans", "links"})
     base = path.parent
+    journal = _journal(top, base)
     devices: dict[str, Device] = {}
     entries = top.get("devices", list)
     lines = entries.item_lines if isinstance(entries, LinedList) else [0] * len(entries)
@@ -385,13 +393,26 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
             channels=channels,
             reference=reference,
         )
-    journal_path = None
-    if journal is not None:
-        journal_path = Path(journal) if Path(journal).is_absolute() else base / journal
     spans, links = parse_spans_and_links(
         top.data, source, {name: device.kind for name, device in devices.items()})
-    return Inventory(path=path, devices=devices, journal_path=journal_path, spans=spans,
-                     links=links)
+    return Inventory(path=path, devices=devices, journal=journal, spans=spans, links=links)
+
+
+def _journal(top: Section, base: Path) -> JournalLocation | None:
+    """``journal:`` (a file or a postgresql:// URL) and its ``journal_password`` reference."""
+    text = top.get("journal", str, default=None)
+    password = _secret(top, "journal_password", base) if "journal_password" in top.data \
+        else None
+    if text is None:
+        if password is not None:
+            raise top.error("journal_password", "is for a postgresql:// journal, and there "
+                            "is no journal:")
+        return None
+    try:
+        return parse_location(text, base=base,
+                              password=None if password is None else password.resolve)
+    except ValueError as error:
+        raise top.error("journal", str(error)) from None
 
 
 def load_inventory(path: Path) -> Inventory:

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from drivers.ocs import BootMode, OcsDriver, PortState
 from drivers.ocs.connect import open_ocs
-from emulators.lab import Lab
+from emulators.lab import JOURNAL_FILE, Lab
 from msoctl.cli import run
+from msoctl.journal import Journal, close_stores
+
+if TYPE_CHECKING:
+    from tests.postgres_peer import PostgresCluster
 
 # Every OCS conformance test runs over each of these: the network port through
 # pyvisa (pyvisa-py), and the serial console through pyserial and through pyvisa.
@@ -135,7 +141,34 @@ def dead_pid() -> int:
 
 @pytest.fixture
 def journal_path(lab: Lab) -> Path:
-    return lab.state_dir / "journal.jsonl"
+    return lab.state_dir / JOURNAL_FILE
+
+
+def lab_journal(lab: Lab) -> Journal:
+    """The journal the lab's inventory names (read through the store, like msoctl)."""
+    return Journal(lab.state_dir / JOURNAL_FILE)
+
+
+def journal_actions(path: Path) -> list[str]:
+    """The action of every record in the SQLite journal at ``path`` ([] when there is none)."""
+    if not path.exists():
+        return []
+    return [str(r.get("action", "")) for r in Journal(path).records()]
+
+
+def operation_count(path: Path) -> int:
+    """How many operations the SQLite journal at ``path`` holds (0 when there is none):
+    read through the store, never the file's bytes (closing a descriptor of an SQLite file
+    would drop the locks of this process's connection to it)."""
+    return Journal(path).store.counts()["operations"]
+
+
+def remove_journal(path: Path) -> None:
+    """Delete an SQLite journal with its WAL files, this process's connection closed first
+    (so that closing it later cannot remove a newer journal's WAL)."""
+    close_stores()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def subprocess_env(lab: Lab) -> dict[str, str]:
@@ -171,3 +204,72 @@ def restart_amplifier(lab: Lab, name: str) -> None:
         return
     module.host_write(127, bytes((vendor_page.PAGE,)))
     module.host_write(vendor_page.ALS_COMMAND.offset, bytes((vendor_page.ALS_RESTART_NOW,)))
+
+
+# ---- PostgreSQL ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """A private PostgreSQL cluster for the session (see tests/postgres_peer.py)."""
+    yield from running_cluster()
+
+
+def running_cluster() -> Iterator[PostgresCluster]:
+    """A cluster in a directory of its own under the system's temporary directory: not
+    pytest's, whose per-user directory is made private again by every pytest that
+    starts, which would shut the server's user out."""
+    import shutil
+    import tempfile
+
+    from tests.peers import missing, require_module
+    from tests.postgres_peer import PostgresCluster, find_bindir
+
+    directory = Path(tempfile.mkdtemp(prefix="msoctl-postgres-")) / "cluster"
+
+    require_module("psycopg", how_to_install="pip install 'psycopg[binary]' (a dependency)")
+    if find_bindir() is None:
+        missing("PostgreSQL is not installed (Debian package postgresql; `make test` run "
+                "as root installs it)")
+    try:
+        cluster = PostgresCluster.start(directory)
+    except KeyError:
+        shutil.rmtree(directory.parent, ignore_errors=True)
+        missing("running as root, but there is no postgres user to run PostgreSQL as "
+                "(Debian package postgresql creates it)")
+    try:
+        yield cluster
+    finally:
+        close_stores()
+        cluster.close()
+        shutil.rmtree(directory.parent, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def postgres_url(postgres_cluster: PostgresCluster, request: pytest.FixtureRequest
+                 ) -> Iterator[str]:
+    """A database of the module's own in the session's cluster, dropped after it."""
+    name = "msoctl_" + re.sub(r"\W", "_", request.module.__name__.rpartition(".")[2])
+    url = postgres_cluster.create_database(name)
+    yield url
+    close_stores()
+    postgres_cluster.drop_database(name)
+
+
+JOURNAL_TABLES = ("records", "operations", "op_devices", "link_states", "device_locks")
+
+
+def empty_journal(journal: Journal) -> Journal:
+    """Remove every row of a PostgreSQL journal (for the next test), and check it is empty."""
+    with journal.store._write() as cursor:
+        cursor.execute("TRUNCATE " + ", ".join(JOURNAL_TABLES))
+    assert journal.store.counts() == {"records": 0, "operations": 0, "open_operations": 0}
+    return journal
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_journal(request: pytest.FixtureRequest, tmp_path: Path) -> Journal:
+    """An empty journal on each store: an SQLite file, and a PostgreSQL database."""
+    if request.param == "sqlite":
+        return Journal(tmp_path / "state" / "journal.sqlite")
+    return empty_journal(Journal(request.getfixturevalue("postgres_url")))

@@ -10,7 +10,6 @@ one emulated lab shared by the module and reset after each test.
 
 from __future__ import annotations
 
-import json
 import os
 import textwrap
 import time
@@ -23,11 +22,11 @@ from drivers.yamlfile import MAX_FILE_BYTES
 from emulators.faults import Fault
 from emulators.lab import Lab
 from msoctl.exporter.probe import MAX_SCRAPE_TIMEOUT_SECONDS, TIMEOUT_HEADER, Prober
-from tests.conftest import Msoctl, Result, in_process
+from tests.conftest import Msoctl, Result, in_process, journal_actions, remove_journal
 from tests.exporter_support import fetch, serve_exporter, value
 
 INVENTORY = """\
-journal: journal.jsonl
+journal: journal.sqlite
 devices:
   - name: ocs-a
     kind: ocs
@@ -119,7 +118,7 @@ def test_nan_and_infinities_are_refused_by_every_numeric_option(
     anything is opened, sent or journaled."""
     message = one_error_line(msoctl(*command, option, number))
     assert f"'{option}'" in message and "is not a finite number" in message
-    assert not (site / "journal.jsonl").exists()
+    assert not (site / "journal.sqlite").exists()
     assert not (site / "run").exists()
 
 
@@ -388,7 +387,7 @@ def test_device_and_link_arguments_must_be_names(msoctl: Msoctl, site: Path,
     message = one_error_line(msoctl(*args))
     assert "name" in message or "control" in message
     assert "\x1b" not in message and "\n" not in message.strip()
-    assert not (site / "journal.jsonl").exists()
+    assert not (site / "journal.sqlite").exists()
 
 
 def test_intent_and_topology_names_follow_the_pattern(msoctl: Msoctl, site: Path) -> None:
@@ -466,7 +465,7 @@ def test_an_unwritable_output_is_one_line_before_anything_starts(
     checked when the options are read, so nothing has been started, sent or written."""
     message = one_error_line(msoctl(*args))
     assert expected in message
-    assert not (site / "journal.jsonl").exists()
+    assert not (site / "journal.sqlite").exists()
 
 
 # ---- inventory check --------------------------------------------------------------------------
@@ -551,9 +550,7 @@ def lab(shared_lab: Lab) -> Iterator[Lab]:
         shared_lab.clear(name)
         device.disconnect_all()
         assert device.connection_map() == {}
-    journal = shared_lab.state_dir / "journal.jsonl"
-    if journal.exists():
-        journal.unlink()
+    remove_journal(shared_lab.state_dir / "journal.sqlite")
 
 
 @pytest.fixture
@@ -565,10 +562,7 @@ def lab_msoctl(lab: Lab, capsys: pytest.CaptureFixture[str],
 
 
 def _journal_actions(lab: Lab) -> list[str]:
-    path = lab.state_dir / "journal.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line).get("action", "") for line in path.read_text().splitlines()]
+    return journal_actions(lab.state_dir / "journal.sqlite")
 
 
 @pytest.mark.parametrize("probe, expected", [

@@ -100,7 +100,7 @@ def _light_link_1(lab: Lab) -> None:
 
 
 def _refusals(lab: Lab, action: str) -> list[dict[str, object]]:
-    journal = Journal(lab.state_dir / "journal.jsonl")
+    journal = Journal(lab.state_dir / "journal.sqlite")
     return [o.intent for o in journal.operations() if o.action == action
             and o.status == "refused"]
 
@@ -135,7 +135,7 @@ def test_disconnecting_a_live_link_is_refused_until_it_is_drained(lab: Lab,
     again = msoctl("ocs", "connect", "ocs-a", "1:121", "-o", "json")
     assert json.loads(again.out)["impact"][0]["effect"] == "restored"
 
-    journal = Journal(lab.state_dir / "journal.jsonl")
+    journal = Journal(lab.state_dir / "journal.sqlite")
     actions = [(o.device, o.action, o.status) for o in journal.operations("link-1")]
     assert actions == [("link-1", "link.drain", "ok"), ("link-1", "link.undrain", "ok")]
 
@@ -144,7 +144,7 @@ def test_force_overrides_and_the_override_is_journaled(lab: Lab, msoctl: Msoctl)
     _light_link_1(lab)
     result = msoctl("ocs", "apply", "ocs-a", str(_map(lab, {61: 65})), "--force", "-o", "json")
     assert result.code == 0, result.err
-    journal = Journal(lab.state_dir / "journal.jsonl")
+    journal = Journal(lab.state_dir / "journal.sqlite")
     [operation] = [o for o in journal.operations("ocs-a") if o.action == "ocs.apply"]
     overrides = [r for r in operation.records if r["event"] == "override"]
     assert [r["rule"] for r in overrides] == ["link-in-service"]
@@ -233,7 +233,7 @@ def test_a_switch_replace_never_deletes_configuration_silently(lab: Lab, msoctl:
     running = json.loads(msoctl("switch", "cc", "show", "sw-a", "-o", "json").out)
     port = next(p for p in running["ports"] if p["name"] == "Ethernet1")
     assert port["speed"] == "400G" and port["cable_length_meters"] == 30010
-    journal = Journal(lab.state_dir / "journal.jsonl")
+    journal = Journal(lab.state_dir / "journal.sqlite")
     assert journal.operations("sw-a")[-1].status == "refused"
 
     merged = msoctl("switch", "cc", "apply", "sw-a", "--file", str(length_only), "--merge",
@@ -264,7 +264,7 @@ def test_fabric_apply_refuses_to_take_a_live_link_down_before_any_step(
     refused = msoctl("fabric", "apply", str(intent))
     assert refused.code == 3 and "msoctl link drain link-1" in refused.err
     assert lab.ocs["ocs-a"].connection_map() == WORKING_A
-    journal = Journal(lab.state_dir / "journal.jsonl")
+    journal = Journal(lab.state_dir / "journal.sqlite")
     [fabric_op] = journal.operations("fabric")
     assert fabric_op.status == "refused" and fabric_op.result is not None
     assert "link-1" in fabric_op.result["reason"]

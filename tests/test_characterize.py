@@ -247,7 +247,7 @@ def test_cli_characterizes_restores_the_map_and_journals(cli: Msoctl, lab: Accep
     assert "ocs-dut: PASS" in result.out and "switching time" in result.out
     assert lab.ocs.connection_map() == {1: 16}
     assert not lab.laser.output_on
-    records = [r for r in Journal(lab.state_dir / "journal.jsonl").records()
+    records = [r for r in Journal(lab.state_dir / "journal.sqlite").records()
                if r.get("action") == "ocs.characterize"]
     assert [r["event"] for r in records] == ["intent", "result"]
     assert records[1]["status"] == "ok" and records[1]["pass"] is True
@@ -362,7 +362,7 @@ def test_resume_after_an_exception_redoes_no_step(cli: Msoctl, lab: AcceptanceLa
     assert sorted(indexes) == list(range(len(steps))) and len(set(indexes)) == len(indexes)
     runs = [s["run"] for s in steps]
     assert len(set(runs[:5])) == 1 and runs[5] != runs[0] and len(set(runs[5:])) == 1
-    results = [r for r in Journal(lab.state_dir / "journal.jsonl").records()
+    results = [r for r in Journal(lab.state_dir / "journal.sqlite").records()
                if r.get("action") == "ocs.characterize" and r.get("event") == "result"]
     assert [r["status"] for r in results] == ["failed", "ok"]
     assert results[1]["steps_done_before"] == 5
@@ -402,7 +402,7 @@ def test_resume_after_a_kill(tmp_path: Path, capsys: pytest.CaptureFixture[str],
         assert sorted(s["step"] for s in steps) == list(range(total))
         assert len({s["run"] for s in steps[:done]}) == 1
         assert {s["run"] for s in steps[done:]}.isdisjoint({steps[0]["run"]})
-        journal = Journal(lab.state_dir / "journal.jsonl")
+        journal = Journal(lab.state_dir / "journal.sqlite")
         interrupted = [r for r in journal.records()
                        if r.get("event") == "result" and r.get("status") == "interrupted"]
         assert len(interrupted) == 1  # the killed run, closed by the rerun

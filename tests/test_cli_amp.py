@@ -19,7 +19,7 @@ STATUS_KEYS = {"device", "module_state", "vendor", "part_number", "serial",
 
 
 def _journal(lab: Lab) -> list[dict[str, Any]]:
-    return list(Journal(lab.state_dir / "journal.jsonl").records())
+    return list(Journal(lab.state_dir / "journal.sqlite").records())
 
 
 def _one_error_line(result: Result) -> str:

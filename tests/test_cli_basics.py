@@ -23,7 +23,7 @@ from msoctl.journal import Journal
 from tests.conftest import Msoctl, Result, dead_pid, in_process
 
 INVENTORY = """\
-journal: journal.jsonl
+journal: journal.sqlite
 devices:
   - name: ocs-a
     kind: ocs
@@ -263,7 +263,7 @@ def fill_journal(path: Path) -> Journal:
 
 
 def test_history_of_an_empty_journal(msoctl: Msoctl, workdir: Path) -> None:
-    path = workdir / "journal.jsonl"
+    path = workdir / "journal.sqlite"
     result = msoctl("--journal", str(path), "history")
     assert result.code == 0, result
     assert result.out == f"no changes in {path}\n"
@@ -276,11 +276,11 @@ def test_history_without_inventory_uses_the_default_journal(msoctl: Msoctl,
                                                             tmp_path: Path) -> None:
     result = msoctl("history")
     assert result.code == 0, result
-    assert result.out == f"no changes in {tmp_path / 'xdg-state' / 'msoctl' / 'journal.jsonl'}\n"
+    assert result.out == f"no changes in {tmp_path / 'xdg-state' / 'msoctl' / 'journal.sqlite'}\n"
 
 
 def test_history_table_shows_every_status(msoctl: Msoctl, workdir: Path) -> None:
-    path = workdir / "journal.jsonl"
+    path = workdir / "journal.sqlite"
     fill_journal(path)
     result = msoctl("--journal", str(path), "history")
     assert result.code == 0, result
@@ -296,7 +296,7 @@ def test_history_table_shows_every_status(msoctl: Msoctl, workdir: Path) -> None
 
 
 def test_history_filters_by_device_and_limits(msoctl: Msoctl, workdir: Path) -> None:
-    path = workdir / "journal.jsonl"
+    path = workdir / "journal.sqlite"
     fill_journal(path)
 
     only_b = msoctl("--journal", str(path), "history", "--device", "ocs-b", "-o", "json")
@@ -315,7 +315,7 @@ def test_history_filters_by_device_and_limits(msoctl: Msoctl, workdir: Path) -> 
 
 
 def test_history_json_is_one_document(msoctl: Msoctl, workdir: Path) -> None:
-    path = workdir / "journal.jsonl"
+    path = workdir / "journal.sqlite"
     fill_journal(path)
     result = msoctl("--journal", str(path), "history", "-o", "json")
     assert result.code == 0, result
@@ -339,19 +339,19 @@ def test_history_json_is_one_document(msoctl: Msoctl, workdir: Path) -> None:
 
 def test_history_reads_the_journal_named_by_the_inventory(msoctl: Msoctl,
                                                           inventory: Path) -> None:
-    fill_journal(inventory.parent / "journal.jsonl")
+    fill_journal(inventory.parent / "journal.sqlite")
     result = msoctl("history", "-o", "json")
     assert result.code == 0, result
     document = json.loads(result.out)
-    assert document["journal"] == str(inventory.parent / "journal.jsonl")
+    assert document["journal"] == str(inventory.parent / "journal.sqlite")
     assert len(document["operations"]) == 4
 
 
 def test_journal_environment_variable_overrides_the_inventory(
         msoctl: Msoctl, inventory: Path, workdir: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    fill_journal(inventory.parent / "journal.jsonl")
-    other = workdir / "other.jsonl"
+    fill_journal(inventory.parent / "journal.sqlite")
+    other = workdir / "other.sqlite"
     monkeypatch.setenv("MSOCTL_JOURNAL", str(other))
     result = msoctl("history")
     assert result.out == f"no changes in {other}\n"

@@ -15,7 +15,7 @@ from tests.conftest import Msoctl, Result, restart_amplifier, wait_until
 
 
 def _journal(lab: Lab) -> list[dict[str, Any]]:
-    return list(Journal(lab.state_dir / "journal.jsonl").records())
+    return list(Journal(lab.state_dir / "journal.sqlite").records())
 
 
 def _one_error_line(result: Result) -> str:

@@ -59,7 +59,7 @@ def inventory(fleet: dict[str, Switch], tmp_path: Path) -> Path:
         "labels": {"role": "leaf" if name != "sw-1" else "spine", "campus": "a"},
     } for name, switch in fleet.items()]
     path = tmp_path / "inventory.yaml"
-    path.write_text(yaml.safe_dump({"journal": "journal.jsonl", "devices": devices}))
+    path.write_text(yaml.safe_dump({"journal": "journal.sqlite", "devices": devices}))
     return path
 
 
@@ -84,7 +84,7 @@ def xoff(switch: Switch) -> str | None:
 
 
 def journal(inventory: Path) -> Journal:
-    return Journal(inventory.parent / "journal.jsonl")
+    return Journal(inventory.parent / "journal.sqlite")
 
 
 def one_error_line(err: str) -> str:

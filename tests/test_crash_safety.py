@@ -43,7 +43,7 @@ def test_killed_apply_converges_on_rerun(lab: Lab, tmp_path: Path, kill_when: st
     wanted = _wanted()
     mapfile = tmp_path / "map.yaml"
     _write_map(mapfile, wanted)
-    journal_path = lab.state_dir / "journal.jsonl"
+    journal_path = lab.state_dir / "journal.sqlite"
 
     process = subprocess.Popen([*MSOCTL, "ocs", "apply", "ocs-a", str(mapfile)],
                                env=subprocess_env(lab), stdout=subprocess.PIPE,
@@ -53,7 +53,7 @@ def test_killed_apply_converges_on_rerun(lab: Lab, tmp_path: Path, kill_when: st
         assert time.monotonic() < deadline, "the apply never reached the kill point"
         assert process.poll() is None, process.communicate()
         if kill_when == "intent journaled":
-            if journal_path.exists() and b'"intent"' in journal_path.read_bytes():
+            if any(r["event"] == "intent" for r in Journal(journal_path).records()):
                 break
         elif device.connection_map() == wanted:
             break

@@ -76,14 +76,14 @@ def test_bad_intent_files_are_refused_with_their_line(
     intent.write_text(text)
     for command in ("plan", "apply"):
         result = in_process(capsys)("-i", str(inventory_file), "--journal",
-                                    str(tmp_path / "journal.jsonl"), "fabric", command,
+                                    str(tmp_path / "journal.sqlite"), "fabric", command,
                                     str(intent))
         assert result.code == 2, result
         assert result.err.count("\n") == 1, result.err
         assert result.err.startswith(f"error: {intent}:{line}: "), result.err
         assert message in result.err, result.err
         assert result.out == ""
-    assert not (tmp_path / "journal.jsonl").exists()  # refused before anything was sent
+    assert not (tmp_path / "journal.sqlite").exists()  # refused before anything was sent
 
 
 def _intent(tmp_path: Path, inventory_file: Path, text: str) -> Any:
@@ -180,7 +180,7 @@ def test_plan_is_one_diff_across_devices_and_changes_nothing(lab: Lab,
     assert table.code == 0
     assert "+ 1:121  link-1 on its working span span-1" in table.out
     assert "amp amp-1: gain_db 20.00 -> 18.00 (ramped)" in table.out
-    assert not Journal(lab.state_dir / "journal.jsonl").path.exists()
+    assert not Journal(lab.state_dir / "journal.sqlite").path.exists()
 
 
 def test_apply_lights_link_1_end_to_end_and_a_rerun_finds_it_in_place(
@@ -199,7 +199,7 @@ def test_apply_lights_link_1_end_to_end_and_a_rerun_finds_it_in_place(
     assert lab.ocs["ocs-a"].connection_map() == {1: 121, 61: 65}
     assert lab.ocs["ocs-b"].connection_map() == {1: 121, 61: 65}
     # the devices' own operations, in the safe order, beside the fabric operation
-    journal = Journal(lab.state_dir / "journal.jsonl")
+    journal = Journal(lab.state_dir / "journal.sqlite")
     actions = [(o.device, o.action) for o in journal.operations()]
     assert actions == [
         ("fabric", "fabric.apply"), ("sw-a", "switch.cc.apply"), ("sw-b", "switch.cc.apply"),
@@ -241,7 +241,7 @@ def test_resume_after_a_failure_mid_apply(lab: Lab, msoctl: Msoctl,
     assert first.code == 1
     assert first.err == "error: ocs-b: connection lost\n"
     assert "ocs:ocs-a: done" in first.out
-    journal = Journal(lab.state_dir / "journal.jsonl")
+    journal = Journal(lab.state_dir / "journal.sqlite")
     (failed,) = journal.operations("fabric")
     assert failed.status == "failed" and failed.result is not None
     assert failed.result["failed_step"] == "ocs:ocs-b"
@@ -276,7 +276,7 @@ def test_resume_cancels_a_commit_the_failed_run_left_pending(
     monkeypatch.setattr(Fleet, "settle", lost)  # no confirm, and no cancel either
     first = msoctl("fabric", "apply", str(intent))
     assert first.code == 1 and "management network down" in first.err
-    journal = Journal(lab.state_dir / "journal.jsonl")
+    journal = Journal(lab.state_dir / "journal.sqlite")
     left = {name: Fleet(journal, lambda n: None).pending(name)  # type: ignore[arg-type,return-value]
             for name in ("sw-a", "sw-b")}
     assert all(left.values())  # both commits pending on the switches
@@ -297,14 +297,17 @@ def test_resume_cancels_a_commit_the_failed_run_left_pending(
 
 def test_a_killed_apply_is_resumed_by_the_rerun(lab: Lab) -> None:
     intent = _write(lab, "fabric.yaml", {"links": {"link-1": {"span": "working"}}})
-    journal_path = lab.state_dir / "journal.jsonl"
+    journal_path = lab.state_dir / "journal.sqlite"
     lab.inject("ocs-b", Fault("latency", seconds=0.3))  # ocs-b's step takes a while
     process = subprocess.Popen([*MSOCTL, "fabric", "apply", str(intent)],
                                env=subprocess_env(lab), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
     deadline = time.monotonic() + 30
-    while b'"step":"ocs:ocs-b","status":"started"' not in (
-            journal_path.read_bytes() if journal_path.exists() else b""):
+    def started_ocs_b() -> bool:
+        return any(r.get("step") == "ocs:ocs-b" and r.get("status") == "started"
+                   for o in Journal(journal_path).operations("fabric") for r in o.records)
+
+    while not started_ocs_b():
         assert time.monotonic() < deadline, "the apply never reached ocs-b"
         assert process.poll() is None, process.communicate()
         time.sleep(0.005)

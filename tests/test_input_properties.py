@@ -34,7 +34,7 @@ from msoctl.fabric.intent import load_intent
 from msoctl.inventory import load_inventory
 from msoctl.ops.ocs import load_map_file
 from msoctl.ops.switch import load_want
-from tests.conftest import Msoctl, Result, in_process
+from tests.conftest import Msoctl, Result, in_process, journal_actions
 
 FAST = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -44,7 +44,7 @@ CLI = settings(max_examples=25, deadline=None,
                                       HealthCheck.too_slow])
 
 INVENTORY = textwrap.dedent("""\
-    journal: journal.jsonl
+    journal: journal.sqlite
     devices:
       - {name: ocs-a, kind: ocs, transport: visa, address: "TCPIP::127.0.0.1::9::SOCKET",
          timeout_seconds: 1.5, labels: {campus: a}, max_switch_power_dbm: 18.5,
@@ -288,8 +288,7 @@ def _assert_clean(result: Result) -> None:
 
 
 def _journal_lines(directory: Path) -> int:
-    path = directory / "journal.jsonl"
-    return len(path.read_text().splitlines()) if path.exists() else 0
+    return len(journal_actions(directory / "journal.sqlite"))
 
 
 @pytest.fixture

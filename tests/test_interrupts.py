@@ -22,7 +22,7 @@ import yaml
 
 from emulators.lab import Lab
 from msoctl.journal import Journal, Operation
-from tests.conftest import Msoctl, subprocess_env
+from tests.conftest import Msoctl, operation_count, subprocess_env
 
 MSOCTL = [sys.executable, "-m", "msoctl"]
 OCS_TRIES = 14
@@ -43,15 +43,14 @@ def _run_interrupted(lab: Lab, args: list[str], journal_path: Path, *,
                      ) -> subprocess.CompletedProcess[str]:
     """Run msoctl and send it SIGINT ``after_intent`` seconds after its first intent record
     reaches the journal, or (``after_intent`` None) ``after_start`` seconds after it starts."""
-    size = journal_path.stat().st_size if journal_path.exists() else 0
+    size = operation_count(journal_path)
     process = subprocess.Popen([*MSOCTL, *args], env=subprocess_env(lab),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     if after_intent is None:
         time.sleep(after_start)
     else:
-        while process.poll() is None and not (
-                journal_path.exists() and b'"intent"' in journal_path.read_bytes()[size:]):
+        while process.poll() is None and not operation_count(journal_path) > size:
             assert time.monotonic() < deadline, "no intent was journaled"
             time.sleep(0.001)
         time.sleep(after_intent)
@@ -63,14 +62,13 @@ def _run_interrupted(lab: Lab, args: list[str], journal_path: Path, *,
 
 def _timed(lab: Lab, args: list[str], journal_path: Path) -> tuple[float, float]:
     """Seconds from start to the first intent record, and from it to the end, of a whole run."""
-    size = journal_path.stat().st_size if journal_path.exists() else 0
+    size = operation_count(journal_path)
     start = time.monotonic()
     process = subprocess.Popen([*MSOCTL, *args], env=subprocess_env(lab),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     intent_at = None
     while process.poll() is None:
-        if intent_at is None and journal_path.exists() and \
-                b'"intent"' in journal_path.read_bytes()[size:]:
+        if intent_at is None and operation_count(journal_path) > size:
             intent_at = time.monotonic() - start
         time.sleep(0.001)
     assert process.returncode == 0, process.communicate()
@@ -113,7 +111,7 @@ def _last_ocs_op(journal: Journal, device: str, seen: set[str]) -> Operation | N
 def test_ctrl_c_during_ocs_apply_is_recorded_as_the_device_has_it(
         lab: Lab, msoctl: Msoctl, tmp_path: Path) -> None:
     device = lab.ocs["ocs-a"]
-    journal_path = lab.state_dir / "journal.jsonl"
+    journal_path = lab.state_dir / "journal.sqlite"
     journal = Journal(journal_path)
     maps = [_permutation(0), _permutation(11)]
     files = [_map_file(tmp_path / f"map-{n}.yaml", m) for n, m in enumerate(maps)]
@@ -169,7 +167,7 @@ def _intent(lab: Lab, span: str) -> Path:
 
 def test_ctrl_c_during_fabric_apply_is_recorded_as_the_devices_have_it(
         lab: Lab, msoctl: Msoctl) -> None:
-    journal_path = lab.state_dir / "journal.jsonl"
+    journal_path = lab.state_dir / "journal.sqlite"
     journal = Journal(journal_path)
     spans = ["working", "protection"]
     intents = {span: _intent(lab, span) for span in spans}

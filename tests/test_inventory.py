@@ -16,7 +16,7 @@ from msoctl.inventory import (
 )
 
 VALID = """\
-journal: state/journal.jsonl
+journal: state/journal.sqlite
 devices:
   - name: ocs-a
     kind: ocs
@@ -95,7 +95,7 @@ def test_journal_path_is_relative_to_the_inventory_file(tmp_path: Path,
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    assert load_inventory(path).journal_path == tmp_path / "state" / "journal.jsonl"
+    assert load_inventory(path).journal_path == tmp_path / "state" / "journal.sqlite"
 
 
 def test_absolute_journal_path_is_kept(tmp_path: Path) -> None:

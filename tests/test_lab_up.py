@@ -90,7 +90,7 @@ def test_a_second_lab_on_a_state_directory_is_refused_and_touches_nothing(
     with Lab(state) as first:
         first.ocs["ocs-a"].add((1,), (65,))  # NVRAM written
         before = {path: path.read_bytes() for path in sorted(state.rglob("*"))
-                  if path.is_file() and path.name != "journal.jsonl"}
+                  if path.is_file() and not path.name.startswith("journal.sqlite")}
         assert {p.name for p in before} >= {"inventory.yaml", "known_hosts", "lab.json",
                                             "ocs-a.nvram.json", "sw-a.password"}
         second = subprocess.run([*MSOCTL, "lab", "up", "--state-dir", str(state)],
@@ -102,7 +102,7 @@ def test_a_second_lab_on_a_state_directory_is_refused_and_touches_nothing(
 
         assert f"pid {os.getpid()}" in lines[0] and str(state) in lines[0]
         after = {path: path.read_bytes() for path in sorted(state.rglob("*"))
-                 if path.is_file() and path.name != "journal.jsonl"}
+                 if path.is_file() and not path.name.startswith("journal.sqlite")}
         assert after == before
         assert first.ocs["ocs-a"].connection_map() == {1: 65}
     with Lab(state) as again:  # stopped, the directory is free again

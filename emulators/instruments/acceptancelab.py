@@ -99,7 +99,7 @@ class AcceptanceLab:
                "timeout_seconds": 5.0, "labels": {"role": "dut"}}
         instruments = self.test_set.inventory_entries(reference=REFERENCE_FILE,
                                                    labels={"role": "test-set"})
-        return {"journal": "journal.jsonl", "devices": [ocs, *instruments]}
+        return {"journal": "journal.sqlite", "devices": [ocs, *instruments]}
 
     def write_inventory(self) -> Path:
         path = self.state_dir / "inventory.yaml"

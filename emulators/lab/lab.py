@@ -100,6 +100,7 @@ from emulators.instruments.testset import AcceptanceTestSet
 from emulators.lab.constants import (
     ENDPOINT_FILE,
     INVENTORY_FILE,
+    JOURNAL_FILE,
     SECRETS_DIR,
     SNMP_FACE,
     TOKEN_FILE,
@@ -120,6 +121,8 @@ from emulators.switch.device import SwitchDevice
 from emulators.switch.model import PhysicalPort
 
 T = TypeVar("T")
+
+"""The journal the lab's inventory names (an SQLite file in the state directory)."""
 log = logging.getLogger(__name__)
 
 AMP_TICK_SECONDS = 0.05
@@ -552,7 +555,7 @@ class Lab:
             devices.extend(test_set.inventory_entries(
                 reference=_reference_file(test_set),
                 labels={"lab": self.topology.name, "bench": test_set.ocs.name}))
-        document: dict[str, Any] = {"journal": "journal.jsonl", "devices": devices}
+        document: dict[str, Any] = {"journal": JOURNAL_FILE, "devices": devices}
         span_entries, link_entries = self._spans_and_links()
         if span_entries:
             document["spans"] = span_entries

@@ -49,6 +49,8 @@ COMMANDS: dict[str, Command] = {
     "history": Command("msoctl.cli.history", "history", "Changes from the journal: who did "
                        "what to which device, and how it ended."),
     "inventory": Command("msoctl.cli.inventory", "inventory", "Show and check the inventory."),
+    "journal": Command("msoctl.cli.journal", "journal", "The change journal: import, "
+                       "export, prune, info."),
     "lab": Command("msoctl.cli.lab", "lab", "The emulated lab: every device as a software "
                    "emulator on loopback."),
     "link": Command("msoctl.cli.link", "link", "Fabric links: list them, drain them before "
@@ -92,8 +94,9 @@ class _Root(click.Group):
 @click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-i", "--inventory", "inventory", metavar="FILE",
               help="Inventory file (default: $MSOCTL_INVENTORY, then ./inventory.yaml).")
-@click.option("--journal", metavar="FILE", envvar="MSOCTL_JOURNAL",
-              help="Journal file (default: the inventory's, else ~/.local/state/msoctl).")
+@click.option("--journal", metavar="FILE|URL", envvar="MSOCTL_JOURNAL",
+              help="Journal: an SQLite file or a postgresql:// URL (default: the "
+                   "inventory's, else ~/.local/state/msoctl/journal.sqlite).")
 @click.option("-v", "--verbose", is_flag=True, help="More detail on errors.")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 @click.version_option(__version__, prog_name="msoctl")

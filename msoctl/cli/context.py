@@ -8,14 +8,13 @@ Each is read when a command first asks for it, so a command that needs no invent
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import click
 
 from drivers.errors import DeviceError, ValidationError
 from msoctl.access import Devices
 from msoctl.inventory import Device, Inventory, find_inventory, inventory_named, load_inventory
-from msoctl.journal import Journal, default_journal_path
+from msoctl.journal import Journal, JournalLocation, default_journal_path, parse_location
 from msoctl.linkstate import LinkStates
 
 
@@ -26,6 +25,7 @@ class Context:
     verbose: bool = False
     debug: bool = False
     _inventory: Inventory | None = field(default=None, repr=False)
+    _journal: Journal | None = field(default=None, repr=False)
     _maps: dict[str, dict[int, int] | None] = field(default_factory=dict, repr=False)
     _devices: Devices | None = field(default=None, repr=False)
 
@@ -37,14 +37,22 @@ class Context:
 
     @property
     def journal(self) -> Journal:
+        """The journal: ``--journal`` (or MSOCTL_JOURNAL), else the inventory's, else the
+        default file; opened on first use, one per command."""
+        if self._journal is None:
+            self._journal = Journal(self._journal_location())
+        return self._journal
+
+    def _journal_location(self) -> JournalLocation:
         if self.journal_option is not None:
-            if not self.journal_option.strip():
-                raise ValidationError("--journal (or MSOCTL_JOURNAL) is empty: give the "
-                                      "journal file")
-            return Journal(Path(self.journal_option).expanduser())
-        if inventory_named(self.inventory_option) is None:
-            return Journal(default_journal_path())  # history works without an inventory
-        return Journal(self.inventory.journal_path or default_journal_path())
+            try:
+                return parse_location(self.journal_option)
+            except ValueError as error:
+                raise ValidationError(f"--journal (or MSOCTL_JOURNAL) {error}") from None
+        if inventory_named(self.inventory_option) is None:  # history works without one
+            return JournalLocation(path=default_journal_path(), is_default=True)
+        return self.inventory.journal or JournalLocation(path=default_journal_path(),
+                                                         is_default=True)
 
     @property
     def link_states(self) -> LinkStates:

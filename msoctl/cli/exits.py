@@ -34,7 +34,7 @@ def _failed(error: Exception, *, verbose: bool, debug: bool) -> int:
     # Imported here, once something failed: --help and the root need none of them.
     from drivers.errors import DeviceError, SafetyInterlock, ValidationError
     from drivers.yamlfile import YamlFileError
-    from msoctl.journal import DeviceBusy, JournalError
+    from msoctl.journal import DeviceBusy, JournalError, LegacyJournal
 
     if isinstance(error, SafetyInterlock):
         return _fail(str(error), EXIT_SAFETY, error.detail, verbose=verbose)
@@ -45,6 +45,8 @@ def _failed(error: Exception, *, verbose: bool, debug: bool) -> int:
             traceback.print_exc()
         return _fail(str(error), EXIT_FAILED, error.detail, verbose=verbose)
     if isinstance(error, YamlFileError):
+        return _fail(str(error), EXIT_USAGE, verbose=verbose)
+    if isinstance(error, LegacyJournal):  # refused before anything was sent: point it elsewhere
         return _fail(str(error), EXIT_USAGE, verbose=verbose)
     if isinstance(error, JournalError | DeviceBusy):
         return _fail(str(error), EXIT_FAILED, verbose=verbose)

@@ -91,15 +91,13 @@ def _as_dict(operation: Operation) -> dict[str, Any]:
 def history(ctx: Context, device: str | None, limit: int, kind: str | None, output: str) -> None:
     """Changes from the journal: who did what to which device, and how it ended."""
     journal = ctx.journal
-    operations = journal.operations(device)
-    if kind:
-        operations = [o for o in operations if o.action.startswith(kind)]
-    operations = operations[-limit:]
+    # one index lookup: the newest N of the device / action prefix, never the whole history
+    operations = journal.operations(device, action_prefix=kind or None, newest=limit)
     if output == "json":
-        emit_json({"journal": str(journal.path), "operations": [_as_dict(o) for o in operations]})
+        emit_json({"journal": journal.where, "operations": [_as_dict(o) for o in operations]})
         return
     if not operations:
-        click.echo(f"no changes in {journal.path}")
+        click.echo(f"no changes in {journal.where}")
         return
     click.echo(table(
         ["time", "device", "action", "status", "change", "outcome"],

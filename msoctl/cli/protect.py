@@ -15,7 +15,7 @@ from drivers.errors import DeviceError, ValidationError
 from msoctl.cli.context import Context, pass_context
 from msoctl.cli.output import emit_json, output_option, table
 from msoctl.cli.types import LINK, TEXT, Number
-from msoctl.journal import Operation
+from msoctl.journal import Journal
 from msoctl.links import Link, OcsPort
 from msoctl.ops.ocs import parse_port
 from msoctl.protect.config import check_probes
@@ -99,7 +99,7 @@ def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restor
         click.echo(f"protecting {names}: hold-off {hold_off_ms:g} ms, wait-to-restore "
                    f"{wait_to_restore_s:g} s, {'revertive' if revertive else 'non-revertive'}, "
                    f"poll {poll_ms:g} ms, threshold {threshold_dbm:g} dBm, hysteresis "
-                   f"{hysteresis_db:g} dB; journal {ctx.journal.path}; Ctrl-C stops")
+                   f"{hysteresis_db:g} dB; journal {ctx.journal.where}; Ctrl-C stops")
         controller.run(stop)
     finally:
         _restore_signals(previous)
@@ -168,8 +168,7 @@ def status(ctx: Context, output: str) -> None:
     powers, maps, amps, errors = _read_devices(ctx, links)
     journal = ctx.journal
     drained = ctx.link_states.drained()
-    operations = [o for o in journal.operations() if o.action.startswith("protection.")]
-    judge = _judge_like_the_controller(operations)
+    judge = _judge_like_the_controller(journal)
     documents: list[dict[str, Any]] = []
     for link in links:
         assert link.protection is not None
@@ -189,13 +188,13 @@ def status(ctx: Context, output: str) -> None:
             "spans": {r: {"span": link.span(r).name, "light": span_state(lights),
                           "directions": [d.as_dict() for d in lights]}
                       for r, lights in spans.items()},
-            "controller": _controller(operations, link),
-            "last_event": _last_event(operations, link),
+            "controller": _controller(journal, link),
+            "last_event": _last_event(journal, link),
             "service": "drained" if link.name in drained else "in service",
             "drained": None if link.name not in drained else drained[link.name].as_dict(),
         })
     if output == "json":
-        emit_json({"journal": str(journal.path), "links": documents,
+        emit_json({"journal": journal.where, "links": documents,
                    "errors": errors or None})
         return
     rows = []
@@ -224,14 +223,14 @@ def status(ctx: Context, output: str) -> None:
         click.echo(f"warning: {error}", err=True)
 
 
-def _judge_like_the_controller(operations: list[Operation]) -> LightJudge:
+def _judge_like_the_controller(journal: Journal) -> LightJudge:
     """Judge light with the threshold and hysteresis of the last controller run."""
     defaults = ProtectConfig()
     threshold, hysteresis = defaults.threshold_dbm, defaults.hysteresis_db
-    runs = [o for o in operations if o.action == "protection.run"]
-    if runs:
-        threshold = _number(runs[-1].intent.get("threshold_dbm"), threshold)
-        hysteresis = _number(runs[-1].intent.get("hysteresis_db"), hysteresis)
+    run = journal.last(action="protection.run")
+    if run is not None:
+        threshold = _number(run.intent.get("threshold_dbm"), threshold)
+        hysteresis = _number(run.intent.get("hysteresis_db"), hysteresis)
     return LightJudge(threshold, hysteresis)
 
 
@@ -281,30 +280,21 @@ def _read_devices(ctx: Context, links: list[Link]) -> tuple[
     return powers, maps, amps, errors
 
 
-def _mentions(operation: Operation, link: Link) -> bool:
-    names = operation.intent.get("links")
-    if isinstance(names, list):
-        return link.name in names
-    return link.name in operation.device.split(",")
-
-
-def _controller(operations: list[Operation], link: Link) -> dict[str, Any]:
-    runs = [o for o in operations if o.action == "protection.run" and _mentions(o, link)]
-    if not runs:
+def _controller(journal: Journal, link: Link) -> dict[str, Any]:
+    last = journal.last(mentions=link.name, action="protection.run")
+    if last is None:
         return {"state": "never run", "pid": None, "host": None, "started": None}
-    last = runs[-1]
     status = last.status
     return {"state": "running" if status == "running" else f"stopped ({status})",
             "pid": last.intent.get("pid"), "host": last.intent.get("host"),
             "started": last.started}
 
 
-def _last_event(operations: list[Operation], link: Link) -> dict[str, Any] | None:
-    events = [o for o in operations if o.action in ("protection.switch", "protection.revert")
-              and _mentions(o, link)]
-    if not events:
+def _last_event(journal: Journal, link: Link) -> dict[str, Any] | None:
+    last = journal.last(mentions=link.name,
+                        actions=("protection.switch", "protection.revert"))
+    if last is None:
         return None
-    last = events[-1]
     result = last.result or {}
     return {
         "op": last.op, "time": last.started, "action": last.action, "status": last.status,

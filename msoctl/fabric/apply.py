@@ -93,10 +93,10 @@ class FabricFailed(DeviceError):
 
 def _close_interrupted(journal: Journal, device: str, change: Change, found: str) -> None:
     for operation in journal.interrupted(device):
-        journal.append({"op": operation.op, "event": "result", "device": device,
-                        "action": operation.action, "status": "interrupted",
-                        "resolved_by": change.op, "found": found})
-        change.note("recovered", interrupted_op=operation.op, interrupted_device=device)
+        if journal.close(operation, {"device": device, "action": operation.action,
+                                     "status": "interrupted", "resolved_by": change.op,
+                                     "found": found}):
+            change.note("recovered", interrupted_op=operation.op, interrupted_device=device)
 
 
 # ---- apply ---------------------------------------------------------------------------------
@@ -378,11 +378,11 @@ def _apply(devices: Devices, journal: Journal, intent: FabricIntent, say: Report
                     + f"; {len(resume.done)} step(s) done): device state read again"
                     + ("" if resume.same_intent else "; the intent file changed since"))
                 if resume.orphaned:
-                    journal.append({"op": resume.op, "event": "result", "device": FABRIC,
-                                    "action": ACTION, "status": "interrupted",
-                                    "resolved_by": change.op,
-                                    "found": f"{len(resume.done)} step(s) done: "
-                                             f"{', '.join(resume.done) or 'none'}"})
+                    journal.close(resume.op, {"device": FABRIC, "action": ACTION,
+                                              "status": "interrupted",
+                                              "resolved_by": change.op,
+                                              "found": f"{len(resume.done)} step(s) done: "
+                                                       f"{', '.join(resume.done) or 'none'}"})
             leftovers = switch_leftovers(journal, intent, resume)
             report = ApplyReport(change.op, FabricPlan(intent, resume=resume))
             change.read_back = lambda: _steps_found(report)

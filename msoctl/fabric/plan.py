@@ -143,6 +143,7 @@ class Resume:
     pids: set[int]
     hosts: set[str]
     orphaned: bool = False  # never closed: its process died before writing a result
+    since: str = ""  # when the first of the runs it continues began
 
     def as_dict(self) -> dict[str, Any]:
         return {"op": self.op, "status": self.status, "started": self.started,
@@ -428,35 +429,36 @@ def fabric_impacts(devices: Devices, journal: Journal, plan: FabricPlan) -> list
 # ---- resume -------------------------------------------------------------------------------
 
 
-def _fabric_ops(journal: Journal, intent: FabricIntent) -> list[Operation]:
-    return [o for o in journal.operations(FABRIC)
-            if o.action == ACTION and o.intent.get("file") == str(intent.path)]
-
-
 def find_resume(journal: Journal, intent: FabricIntent) -> Resume | None:
     """The last apply of this intent file, if it was interrupted or failed."""
-    ops = _fabric_ops(journal, intent)
-    if not ops or ops[-1].status not in ("interrupted", "failed"):
+    last = next((o for o in journal.newest_first(FABRIC, action=ACTION)
+                 if o.intent.get("file") == str(intent.path)), None)
+    if last is None or last.status not in ("interrupted", "failed"):
         return None
-    last = ops[-1]
-    by_id = {o.op: o for o in ops}
     pids: set[int] = set()
     hosts: set[str] = set()
+    since = last.started
+    seen: set[str] = set()
     chain: Operation | None = last
-    while chain is not None:  # the runs this one continued, and theirs
+    while chain is not None and chain.op not in seen:  # the runs this one continued
+        seen.add(chain.op)
+        since = min(since, chain.started)
         pid = chain.intent.get("pid")
         if isinstance(pid, int):
             pids.add(pid)
         hosts.add(str(chain.intent.get("host")))
         earlier = chain.intent.get("resumes")
-        chain = by_id.get(str(earlier)) if earlier and earlier != chain.op else None
+        chain = journal.operation(str(earlier)) if earlier else None
+        if chain is not None and (chain.device != FABRIC or chain.action != ACTION
+                                  or chain.intent.get("file") != str(intent.path)):
+            chain = None
     done = [str(r.get("step")) for r in last.records
             if r.get("event") == "step" and r.get("status") in ("done", "in place")]
     failed = (last.result or {}).get("failed_step")
     return Resume(last.op, last.status, last.started, done,
                   None if failed is None else str(failed),
                   last.intent.get("intent_sha256") == intent.sha256, pids, hosts,
-                  orphaned=last.orphaned)
+                  orphaned=last.orphaned, since=since)
 
 
 def switch_leftovers(journal: Journal, intent: FabricIntent, resume: Resume | None
@@ -466,9 +468,11 @@ def switch_leftovers(journal: Journal, intent: FabricIntent, resume: Resume | No
         return {}
     found: dict[str, str] = {}
     for name in intent.switches:
-        settled = {str(o.intent.get("persist_id")) for o in journal.operations(name)
+        # only what the resumed runs can have left: the switch's operations since they began
+        ops = journal.operations(name, since=resume.since)
+        settled = {str(o.intent.get("persist_id")) for o in ops
                    if o.action in (CONFIRM, CANCEL) and o.status == "ok"}
-        for op in journal.operations(name):
+        for op in ops:
             token = op.intent.get("persist_id")
             if (op.action == APPLY and token and str(token) not in settled
                     and op.status in ("pending", "interrupted")
@@ -476,3 +480,5 @@ def switch_leftovers(journal: Journal, intent: FabricIntent, resume: Resume | No
                     and str(op.intent.get("host")) in resume.hosts):
                 found[name] = str(token)
     return found
+
+

@@ -24,7 +24,7 @@ import click
 import yaml
 
 from emulators.faults import Fault
-from emulators.lab import Lab
+from emulators.lab import JOURNAL_FILE, Lab
 from msoctl.cli.exits import invoke
 
 MAP_A = """\
@@ -112,7 +112,7 @@ def _protection(msoctl: click.Group, fabric: Lab) -> None:
     from msoctl.protect.controller import ProtectionController
 
     inventory = load_inventory(fabric.state_dir / "inventory.yaml")
-    journal = Journal(inventory.journal_path or fabric.state_dir / "journal.jsonl")
+    journal = Journal(inventory.journal or fabric.state_dir / JOURNAL_FILE)
     controller = ProtectionController(
         inventory, journal, config=ProtectConfig(wait_to_restore_seconds=600.0))
     _say("Protection: the controller (what 'msoctl protect run' runs) watches link-1's "
@@ -153,7 +153,8 @@ def run_demo(msoctl: click.Group, state_dir: Path | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="msoctl-demo-") as scratch:
         root = Path(state_dir or scratch)
         root.mkdir(parents=True, exist_ok=True)
-        for stale in ("journal.jsonl", "ocs-a.nvram.json", "ocs-b.nvram.json",
+        for stale in (JOURNAL_FILE, f"{JOURNAL_FILE}-wal", f"{JOURNAL_FILE}-shm",
+                      "ocs-a.nvram.json", "ocs-b.nvram.json",
                       "ocs-lab.nvram.json"):
             (root / stale).unlink(missing_ok=True)
         _say("Starting the emulated lab: two campuses 30 km apart, a 64x64 LC optical "

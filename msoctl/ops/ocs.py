@@ -240,9 +240,10 @@ def close_interrupted(journal: Journal, device: str, current: PortMap, change: C
             found = {"state": state, "map": {str(i): e for i, e in current.items()}}
         else:  # not a map change (a port or boot-mode change): say what the map is now
             found = {"state": "unknown", "map_connections": len(current)}
-        journal.append({"op": operation.op, "event": "result", "device": device,
-                        "action": operation.action, "status": "interrupted",
-                        "resolved_by": change.op, "found": found})
+        if not journal.close(operation, {"device": device, "action": operation.action,
+                                         "status": "interrupted", "resolved_by": change.op,
+                                         "found": found}):
+            continue  # closed meanwhile by another process: once only
         change.note("recovered", interrupted_op=operation.op, interrupted_at=operation.started,
                     wanted_map_in_place=matches)
         closed.append(operation.op)

@@ -300,14 +300,13 @@ class Fleet:
 
     def pending(self, device: str) -> dict[str, Any] | None:
         """The newest pending change of ``device`` in the journal, not yet settled."""
-        settled: set[str] = set()
-        latest: dict[str, Any] | None = None
-        for op in self.journal.operations(device):
-            if op.action in (CONFIRM, CANCEL) and op.status == "ok":
-                settled.add(str(op.intent.get("persist_id")))
-            elif op.action == APPLY and op.result is not None and op.status == "pending":
-                latest = op.result
-        if latest is None or str(latest.get("persist_id")) in settled:
+        newest = self.journal.last(device, action=APPLY, status="pending")
+        if newest is None or newest.result is None:
+            return None
+        latest = newest.result
+        settles = self.journal.operations(device, actions=(CONFIRM, CANCEL), status="ok",
+                                          since=newest.started)
+        if str(latest.get("persist_id")) in {str(o.intent.get("persist_id")) for o in settles}:
             return None
         return latest
 

@@ -501,13 +501,12 @@ class ProtectionController:
         saying where the link was found."""
         found = ("not connected on either span" if role is None
                  else f"{link.name} on {link.span(role).name} ({role})")
-        for operation in self.journal.operations():
-            if (operation.action.startswith("protection.") and operation.orphaned
-                    and link.name in operation.device.split(",")):
-                self.journal.append({
-                    "op": operation.op, "event": "result", "device": operation.device,
-                    "action": operation.action, "status": "interrupted",
-                    "resolved_by": self._run_op.op if self._run_op else None, "found": found})
+        for operation in self.journal.operations(mentions=link.name,
+                                                 action_prefix="protection.", open_only=True):
+            if operation.orphaned and self.journal.close(operation, {
+                    "device": operation.device, "action": operation.action,
+                    "status": "interrupted",
+                    "resolved_by": self._run_op.op if self._run_op else None, "found": found}):
                 self._emit("role", link.name, f"{link.name}: {operation.action} "
                            f"{operation.op} of {operation.started} was interrupted; "
                            f"found {found}")
