@@ -20,9 +20,17 @@ from pathlib import Path
 
 import click
 
-from drivers.switch.tree import Change
+from msoctl.cli.changes import change_lines
 from msoctl.cli.context import Context, pass_context
-from msoctl.cli.output import DOCUMENTS, cell, describe_impacts, emit, output_option, say
+from msoctl.cli.output import (
+    DOCUMENTS,
+    cell,
+    describe_impacts,
+    emit,
+    output_format,
+    output_option,
+    say,
+)
 from msoctl.cli.types import input_path
 from msoctl.fabric.apply import ApplyReport, apply
 from msoctl.fabric.intent import FabricIntent, load_intent
@@ -52,21 +60,14 @@ def plan_command(ctx: Context, file: Path, output: str) -> None:
     if output in DOCUMENTS:
         emit(plan.as_dict(), output)
         return
-    print_plan(plan)
+    print_plan(plan, shown=file)
 
 
-def _change_line(change: Change) -> str:
-    if change.kind == "add":
-        return f"+ {change.path} = {change.after}"
-    if change.kind == "remove":
-        return f"- {change.path} (was {change.before})"
-    return f"~ {change.path}: {change.before} -> {change.after}"
-
-
-def print_plan(plan: FabricPlan) -> None:
+def print_plan(plan: FabricPlan, *, shown: Path | None = None) -> None:
+    """The plan as operators read it; ``shown``: the intent file as they named it."""
     intent = plan.intent
     steps = plan.step_ids()
-    say(f"fabric plan {intent.path}: {plan.changes} change(s); apply runs "
+    say(f"fabric plan {shown or intent.path}: {plan.changes} change(s); apply runs "
         f"{len(steps)} step(s): {', '.join(steps) or 'none'}")
     if plan.resume is not None:
         resume = plan.resume
@@ -83,15 +84,16 @@ def print_plan(plan: FabricPlan) -> None:
         if s.leftover:
             say(f"    cancel commit {s.leftover}, left pending by the earlier run, "
                 "then apply again")
-        for change in s.changes:
-            if change.kind != "remove":
-                say(f"    {_change_line(change)}")
+        wide = output_format() == "wide"
+        for line in change_lines([c for c in s.changes if c.kind != "remove"], indent=4,
+                                 wide=wide):
+            click.echo(line)
         removed = plan.deletions.get(s.device, [])
         if removed:
             say(f"    deletions ({len(removed)}: configuration the WANT tree does not "
                 "name; apply needs --allow-delete):")
-            for change in removed:
-                say(f"    {_change_line(change)}")
+            for line in change_lines(removed, indent=4, wide=wide):
+                click.echo(line)
     for o in plan.ocs:
         if o.plan.method == "none":
             say(f"ocs {o.device}: no change ({len(o.plan.wanted)} connection(s))")
@@ -137,8 +139,8 @@ def apply_command(ctx: Context, file: Path, force: bool, allow_delete: bool,
     first with 'msoctl link drain', or --force) or delete switch configuration the WANT
     trees do not name (--allow-delete)."""
     intent = _intent(ctx, file)
-    say = (lambda line: None) if output in DOCUMENTS else click.echo
-    report = apply(ctx.devices, ctx.journal, intent, say=say, force=force,
+    say_line = (lambda line: None) if output in DOCUMENTS else say
+    report = apply(ctx.devices, ctx.journal, intent, say=say_line, force=force,
                    allow_delete=allow_delete)
     if output in DOCUMENTS:
         emit(report.as_dict(), output)

@@ -101,9 +101,10 @@ def _as_dict(operation: Operation) -> dict[str, Any]:
 def history(ctx: Context, device: str | None, limit: int, kind: str | None, output: str) -> None:
     """Changes from the journal: who did what to which device, and how it ended.
 
-    The table shows when (to the second), the device, the action, how it ended, who
-    did it and one detail: the outcome when there is one, else the change. -o wide
-    shows milliseconds, the host and process, and the change and the outcome apart.
+    The table shows when (month, day and time to the second, UTC), the device, the
+    action, how it ended, who did it and one detail: the outcome when there is one,
+    else the change. -o wide shows the year and milliseconds, the host and process,
+    and the change and the outcome apart.
     """
     journal = ctx.journal
     # one index lookup: the newest N of the device / action prefix, never the whole history
@@ -124,7 +125,7 @@ def history(ctx: Context, device: str | None, limit: int, kind: str | None, outp
         return
     click.echo(table(
         ["time", "device", "action", "status", "user", "detail"],
-        [[_time(o, 19), o.device, o.action, o.status, o.intent.get("user"),
+        [[_time(o, 19)[5:], o.device, o.action, o.status, o.intent.get("user"),
           _outcome(o) or _summary(o)] for o in operations],
         cut=("detail",)))
 

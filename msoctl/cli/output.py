@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 import textwrap
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, TypeVar
@@ -202,13 +203,18 @@ def fields(pairs: Sequence[tuple[str, Any]], *, width: int = WIDTH) -> str:
     return "\n".join(lines)
 
 
+_QUANTITY = re.compile(r"(\d) (dBm|dB|ms|s|us|km|m|mA|V|W|B|kB|MB|GB|°C|%)(?=\W|$)")
+
+
 def wrap(text: str, *, indent: int = 2, width: int = WIDTH) -> str:
     """A line of prose within ``width`` columns: continuation lines indented by
-    ``indent``; words (paths, URLs) are never broken."""
+    ``indent``; words (paths, URLs) are never broken, nor a number from its unit."""
     if len(text) <= width:
         return text
-    return textwrap.fill(text, width, subsequent_indent=" " * indent,
-                         break_long_words=False, break_on_hyphens=False)
+    glued = _QUANTITY.sub("\\1\N{NO-BREAK SPACE}\\2", text)  # textwrap breaks only at spaces
+    return textwrap.fill(glued, width, subsequent_indent=" " * indent,
+                         break_long_words=False, break_on_hyphens=False
+                         ).replace("\N{NO-BREAK SPACE}", " ")
 
 
 def say(text: str, *, indent: int = 2) -> None:

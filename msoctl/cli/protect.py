@@ -202,25 +202,28 @@ def status(ctx: Context, output: str) -> None:
     for d in documents:
         working, protection = d["spans"]["working"], d["spans"]["protection"]
         event = d["last_event"]
-        controller = d["controller"]["state"]
-        if d["drained"] is not None:
-            controller += " (drained: left alone)"
         rows.append([d["link"], d["carried_by"], f"{working['span']} {working['light']}",
-                     f"{protection['span']} {protection['light']}", controller,
-                     "-" if event is None else f"{event['time'][:23].replace('T', ' ')} "
-                     f"{event['action'].removeprefix('protection.')} {event['status']}"])
+                     f"{protection['span']} {protection['light']}", d["controller"]["state"],
+                     "-" if event is None else
+                     f"{event['action'].removeprefix('protection.')} {event['status']} "
+                     f"{event['time'][5:19].replace('T', ' ')}"])
     click.echo(table(["link", "on", "working", "protection", "controller", "last event"], rows,
-                     cut=("controller", "last event")))
+                     cut=("last event",)))
     for d in documents:
+        drained = d["drained"]
+        if drained is not None:
+            say(f"  {d['link']} drained: left alone by the controller (since "
+                f"{drained['since']} by {drained['user']}"
+                + (f": {drained['reason']})" if drained.get("reason") else ")"), indent=4)
         for role, span in d["spans"].items():
             for direction in span["directions"]:
                 if direction["state"] != LIT:
                     say(f"  {d['link']} {role} {span['span']} "
                         f"{DIRECTION_NAMES[direction['direction']]}: "
-                        f"{direction['state']}: {direction['reason']}")
+                        f"{direction['state']}: {direction['reason']}", indent=4)
         event = d["last_event"]
         if event is not None and event.get("summary"):
-            say(f"  {d['link']} last event: {event['summary']}")
+            say(f"  {d['link']} last event: {event['summary']}", indent=4)
     for error in errors:
         click.echo(f"warning: {error}", err=True)
 

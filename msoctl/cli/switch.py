@@ -14,12 +14,14 @@ from drivers.errors import DeviceError, SafetyInterlock, ValidationError
 from drivers.switch.netconf import SwitchSession
 from drivers.switch.tree import Change
 from msoctl import impact
+from msoctl.cli.changes import change_lines
 from msoctl.cli.context import Context, pass_context
 from msoctl.cli.output import (
     DOCUMENTS,
     cell,
     describe_impacts,
     emit,
+    output_format,
     output_option,
     say,
     table,
@@ -289,20 +291,9 @@ def cc_show(ctx: Context, device: str, port: str | None, source: str, output: st
               _yes(q["fast_cnp_enabled"])] for name, q in queues]))
 
 
-def _render_change(change: Change) -> str:
-    if change.kind == "add":
-        return f"  + {change.path} = {_value(change.after)}"
-    if change.kind == "remove":
-        return f"  - {change.path} (was {_value(change.before)})"
-    return f"  ~ {change.path}: {_value(change.before)} -> {_value(change.after)}"
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return "[" + ", ".join(map(_value, value)) + "]"
-    return str(value)
+def _echo_changes(changes: list[Change], *, indent: int = 2) -> None:
+    for line in change_lines(changes, indent=indent, wide=output_format() == "wide"):
+        click.echo(line)
 
 
 merge_option = click.option(
@@ -342,13 +333,11 @@ def cc_plan(ctx: Context, device: str, want_file: Path, merge_only: bool, output
         say(f"{device}: no change: running already holds {want_file}")
         return
     say(f"{device}: {len(kept)} change(s), {len(removed)} deletion(s) ({how})")
-    for change in kept:
-        click.echo(_render_change(change))
+    _echo_changes(kept)
     if removed:
         say("deletions (configuration on the switch that the file does not name; "
             "apply needs --allow-delete, or use --merge):")
-        for change in removed:
-            click.echo(_render_change(change))
+        _echo_changes(removed)
     click.echo(describe_impacts(impacts))
 
 
@@ -446,8 +435,9 @@ def _print_outcomes(outcomes: list[Outcome], *, verbose: bool, timeout: int) -> 
                      len(deletions(o.changes)), f"{o.seconds:.2f}", detail])
     if verbose:
         for o in outcomes:
-            for change in o.changes:
-                say(f"{o.device}:{_render_change(change)[1:]}")
+            if o.changes:
+                click.echo(f"{o.device}:")
+                _echo_changes(o.changes)
     click.echo(table(["switch", "status", "changes", "deletions", "seconds", "detail"], rows,
                      cut=("detail",)))
     touched = [i for o in outcomes for i in o.impacts]

@@ -205,7 +205,7 @@ def _print_cpo(reading: CpoTelemetry) -> None:
           None if row.voltage_volts is None else f"{row.voltage_volts:.3f}",
           row.temperature_celsius, row.control_mode,
           None if row.faults is None else (",".join(row.faults) or "none")]
-         for row in reading.lasers]))
+         for row in reading.lasers], wide_only=("mode",), cut=("faults",)))
     say("\noptical lanes")
     click.echo(table(
         ["port", "lane", "tx_dbm", "rx_dbm", "bias_ma", "engine", "laser"],
