@@ -37,12 +37,12 @@ _WATCH_KEY = "msoctl.watching"
 
 STATE_COLOURS: dict[str, str] = {
     **dict.fromkeys(("ok", "lit", "arrives", "enabled", "done", "applied", "confirmed",
-                     "restored"), "green"),
+                     "restored", "pass"), "green"),
     **dict.fromkeys(("low", "high", "warn", "warning", "disturbed", "at risk", "pending",
                      "moved", "unprotected", "interrupted", "partly applied", "low_warning",
                      "high_warning"), "yellow"),
     **dict.fromkeys(("dark", "lost", "down", "failed", "refused", "unlit", "not applied",
-                     "low_alarm", "high_alarm"), "red"),
+                     "low_alarm", "high_alarm", "fail"), "red"),
 }
 """The colour of each state word a table or a field may show, on a terminal."""
 _LONGEST_FIRST = sorted(STATE_COLOURS, key=len, reverse=True)
