@@ -284,7 +284,13 @@ def watch_option(command: F) -> F:
             else:
                 click.echo(f"error: {message}")
 
-        return watch_loop(lambda: command(*args, **kwargs), seconds=watch, count=watch_count,
+        def once() -> Any:
+            state = ctx.find_root().obj
+            if state is not None:
+                state.forget_readings()  # each run reads the devices anew
+            return command(*args, **kwargs)
+
+        return watch_loop(once, seconds=watch, count=watch_count,
                           documents=output in DOCUMENTS, show_error=show_error,
                           title=_command_line(ctx))
 
