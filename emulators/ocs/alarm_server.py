@@ -59,6 +59,8 @@ knows the connection is dead even when TCP does not tell it."""
 SETTLE_MARGIN_SECONDS = 0.0005
 """A reading announced for a moment is made this much after it, so that it is past."""
 ALARM_FAULTS = ("alarm_drop", "alarm_delay", "alarm_freeze")
+DROP_RETRIES = 100
+"""Milliseconds an injected drop waits for its fault to be active before it gives up."""
 
 
 def _power(value: float | None) -> str:
@@ -289,9 +291,14 @@ class AlarmServer:
     def _inject_drop(self, fault: Fault) -> None:
         # Called before the fault is active: drop the open connections once it is.
         if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._drop_clients)
+            self._loop.call_soon_threadsafe(self._drop_clients, DROP_RETRIES)
 
-    def _drop_clients(self) -> None:
+    def _drop_clients(self, retries: int) -> None:
+        if not self.device.faults.is_active("alarm_drop"):
+            if retries > 0:  # the injecting thread has not made it active yet
+                assert self._loop is not None
+                self._loop.call_later(0.001, self._drop_clients, retries - 1)
+            return
         for client in list(self._clients):
             if self.device.faults.consume("alarm_drop") is None:
                 break
