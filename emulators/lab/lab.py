@@ -76,14 +76,10 @@ import functools
 import json
 import logging
 import math
-import os
-import secrets
 import zlib
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
-
-import yaml
 
 from drivers.switch.link import PORT_SPEEDS_BPS
 from emulators.amp.bridge import I2cBridge
@@ -111,6 +107,7 @@ from emulators.lab.control import (
     endpoint_document,
     remove_endpoint_file,
 )
+from emulators.lab.files import new_secret, write_atomically, write_inventory
 from emulators.lab.statelock import StateDirLock
 from emulators.lab.status import CABLE_CUT, CUT_KINDS, FIBER_CUT, fibers_of
 from emulators.lab.topology import AcceptanceSpec, Topology, load_topology
@@ -301,7 +298,7 @@ class Lab:
             return self.state_dir / INVENTORY_FILE  # the starting process writes it
         inventory = self.write_inventory()
         if self.control is not None:  # last: a client finding it finds the lab whole
-            self._write_atomically(self.state_dir / ENDPOINT_FILE, json.dumps(
+            write_atomically(self.state_dir / ENDPOINT_FILE, json.dumps(
                 endpoint_document(self.control, self.control.lab), indent=2) + "\n", 0o644)
         return inventory
 
@@ -342,7 +339,7 @@ class Lab:
             await agent.start()
             self.snmp[spec.name] = agent
         if self.switches and not self.worker:
-            self._write_atomically(self.state_dir / KNOWN_HOSTS, "".join(
+            write_atomically(self.state_dir / KNOWN_HOSTS, "".join(
                 f"{line}\n" for line in self.known_hosts_lines()), 0o644)
         if not self.worker:
             self.control = ControlServer(LocalBackend(self), self._new_secret(TOKEN_FILE))
@@ -364,25 +361,7 @@ class Lab:
 
     def _new_secret(self, filename: str) -> str:
         """A random secret, written to secrets/``filename`` (0600, the directory 0700)."""
-        directory = self.state_dir / SECRETS_DIR
-        directory.mkdir(mode=0o700, exist_ok=True)
-        directory.chmod(0o700)
-        secret = secrets.token_urlsafe(24)
-        self._write_atomically(directory / filename, secret + "\n", 0o600)
-        return secret
-
-    @staticmethod
-    def _write_atomically(path: Path, text: str, mode: int) -> None:
-        """Write ``text`` to ``path`` atomically (write, then rename), never readable beyond
-        ``mode`` while it is written."""
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        try:
-            os.fchmod(fd, mode)
-            os.write(fd, text.encode("utf-8"))
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
+        return new_secret(self.state_dir, filename)
 
     async def _tick_amplifiers(self) -> None:
         # Real time, not the device clock: a stepped clock must not be pushed by the tick.
@@ -653,13 +632,7 @@ class Lab:
         return list(spans.values()), links
 
     def write_inventory(self) -> Path:
-        path = self.state_dir / INVENTORY_FILE
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        header = (f"# Written by the msoctl lab for topology {self.topology.name!r}.\n"
-                  "# It is rewritten every time the lab starts.\n")
-        tmp.write_text(header + yaml.safe_dump(self.inventory(), sort_keys=False))
-        os.replace(tmp, path)
-        return path
+        return write_inventory(self.state_dir, self.topology.name, self.inventory())
 
 
 def _span_fiber(fiber: Any) -> dict[str, Any]:

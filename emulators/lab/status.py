@@ -152,7 +152,8 @@ def lab_status(lab: Lab) -> dict[str, Any]:
 
 def process_entry(lab: Lab) -> dict[str, Any]:
     """Which process serves which part of the lab: its pid and how much of it it holds."""
-    return {"pid": os.getpid(), "ocs": len(lab.ocs), "switches": len(lab.topology.switches),
+    return {"pid": os.getpid(), "role": "worker" if lab.worker else "lab",
+            "ocs": len(lab.ocs), "switches": len(lab.topology.switches),
             "amplifiers": len(lab.amps), "links": len(lab.topology.links),
             "cpu_seconds": round(time.process_time(), 3)}
 
