@@ -259,7 +259,7 @@ def generate(spec: FabricSpec) -> dict[str, Any]:
         for number, position in enumerate(chosen, start=1):
             span = spans[position]
             far = span["fibers"][0]["to"].split(":")[0]
-            amplifiers.append({"name": f"amp-{number}", "campus": ocs[far].campus})
+            amplifiers.append({"name": f"amp-{number}", "campus": f"c{ocs[far].campus}"})
             span["fibers"][0]["amplifier"] = f"amp-{number}"
 
     switches = [{"name": _switch_name(u.campus, u.plane), "campus": f"c{u.campus}",

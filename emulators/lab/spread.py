@@ -262,6 +262,11 @@ class SpreadLab:
     def fault_targets(self) -> dict[str, list[str]]:
         return dict(self._targets)
 
+    def holders(self, target: str) -> list[int]:
+        """The pids of the workers that hold ``target`` (a cable: every one holding one of
+        its spans); FaultError for no such target."""
+        return [int(worker.ready["pid"]) for worker in self._holders(target)]
+
     def _holders(self, target: str) -> list[_Worker]:
         fault_kinds(self._targets, self.topology, target)  # FaultError for no such target
         return [self.workers[index] for index in self._owners[target]]

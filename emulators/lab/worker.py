@@ -1,12 +1,13 @@
 """One worker process of a lab spread over several (emulators/lab/spread.py).
 
 :func:`serve_part` is the target of a spawned process. It reads its part of the
-topology (a :class:`~emulators.lab.topology.Topology`) from its pipe, runs it as a :class:`~emulators.lab.lab.Lab` in worker mode (no state-directory lock,
-no inventory, no control endpoint: the starting process has those), then sends on its
-pipe ``("ready", {...})`` with its inventory entries, its switches' known_hosts lines,
-its fault targets and its pid -- or ``("failed", "one line")`` -- and answers requests,
-one at a time, until ``("stop",)`` or until the pipe closes (the starting process is
-gone, however it went):
+topology (a :class:`~emulators.lab.topology.Topology`) from its pipe, runs it as a
+:class:`~emulators.lab.lab.Lab` in worker mode (no state-directory lock, no inventory,
+no control endpoint: the starting process has those), then sends on its pipe
+``("ready", {...})`` with its inventory entries, its switches' known_hosts lines, its
+fault targets and its pid -- or ``("failed", "one line")`` -- and answers requests, one
+at a time, until ``("stop",)`` or until the pipe closes (the starting process is gone,
+however it went):
 
 | request                    | answer                                             |
 |----------------------------|----------------------------------------------------|
