@@ -122,6 +122,36 @@ class _Path:
     loss_db: float
 
 
+class _Paths(dict[int, _Path]):
+    """The connections, ingress -> path, with the ingress feeding each egress kept beside:
+    an egress port's light sums the beams landing on it and on its two neighbours, and
+    must be found without walking every connection (a large lab asks for it thousands
+    of times a second)."""
+
+    def __init__(self, items: dict[int, _Path] | None = None):
+        super().__init__()
+        self.feeding: dict[int, int] = {}  # egress -> ingress
+        for ingress, path in (items or {}).items():
+            self[ingress] = path
+
+    def __setitem__(self, ingress: int, path: _Path) -> None:
+        old = self.get(ingress)
+        if old is not None and self.feeding.get(old.egress) == ingress:
+            del self.feeding[old.egress]
+        super().__setitem__(ingress, path)
+        self.feeding[path.egress] = ingress
+
+    def __delitem__(self, ingress: int) -> None:
+        old = self[ingress]
+        super().__delitem__(ingress)
+        if self.feeding.get(old.egress) == ingress:
+            del self.feeding[old.egress]
+
+    def clear(self) -> None:
+        super().clear()
+        self.feeding.clear()
+
+
 @dataclass
 class _GonePath:
     """A connection removed or re-pointed, remembered for questions about the past."""
@@ -191,7 +221,7 @@ class OcsDevice(ScpiDevice):
         self._noise = random.Random(f"{self.serial}/noise")
         self._detector_noise = random.Random(f"{self.serial}/los")
         self.alarms = LosAlarms(self)
-        self._paths: dict[int, _Path] = {}
+        self._paths = _Paths()
         self._gone: dict[int, deque[_GonePath]] = {}  # by egress port
         self._transitions: deque[float] = deque(maxlen=1024)  # commands and completions
         self._disabled: set[int] = set()
@@ -609,14 +639,15 @@ class OcsDevice(ScpiDevice):
         if self._down_until is not None and self._pending_boot_power_loss:
             return NO_LIGHT_DBM  # without power the LC cells relax; a warm restart holds them
         contributions: list[float] = []
-        for ingress, path in self._paths.items():
-            offset = abs(path.egress - egress)
-            if offset > 1 or now < path.lit_at:
+        for landing in (egress - 1, egress, egress + 1):
+            ingress = self._paths.feeding.get(landing)
+            if ingress is None:
                 continue
-            if ingress in self._failed or ingress in self._disabled:
+            path = self._paths[ingress]
+            if now < path.lit_at or ingress in self._failed or ingress in self._disabled:
                 continue
             power = input_power(str(ingress)) - path.loss_db
-            if offset == 1:
+            if landing != egress:
                 power += self._crosstalk[ingress - 1]
             contributions.append(power)
         # Asked about the past (a logging instrument): connections removed since then.
@@ -686,7 +717,8 @@ class OcsDevice(ScpiDevice):
         self._disabled = disabled_ports
         self.alarms.restore(saved.get("alarms"))
         now = self.clock.now()
-        self._paths = {i: _Path(e, now, self.factory_loss_db(i, e)) for i, e in stored_map.items()}
+        self._paths = _Paths({i: _Path(e, now, self.factory_loss_db(i, e))
+                              for i, e in stored_map.items()})
 
 
 class _Settling:
