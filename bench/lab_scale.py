@@ -303,9 +303,10 @@ def _cmdline(pid: int) -> str:
 
 def _print(document: dict[str, Any]) -> None:
     fabric = document["fabric"]
+    before, after = document["load_average"]
     print(f"lab scale: {fabric['links']} links, {fabric['ocs']} OCS of {fabric['ocs_size']}x"
-          f"{fabric['ocs_size']}, cables of {fabric['spans_per_cable']} (2-core machine: "
-          f"{os.cpu_count()} CPUs)")
+          f"{fabric['ocs_size']}, cables of {fabric['spans_per_cable']}; {os.cpu_count()} CPUs, "
+          f"load average {before} before, {after} after")
     header = ("processes", "start s", "RSS MB", "idle CPU %", "polls/s (asked)", "lab CPU %",
               "client CPU %", "alarm p50 ms", "p99 ms", "device p50 ms", "p99 ms",
               "all known ms")
@@ -339,12 +340,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cuts", type=int, default=5)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="msoctl-lab-scale-") as scratch:
         directory = Path(scratch)
         topology = _generate(directory, args)
         variants = [run_variant(topology, directory, int(n), args)
                     for n in args.processes.split(",")]
     document = {"benchmark": "lab_scale",
+                "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
                 "fabric": {"links": args.links, "ocs": 2 * args.ocs_per_campus,
                            "ocs_size": args.ocs_size, "spans_per_cable": args.spans_per_cable},
                 "poll_period_ms": args.poll_period_ms, "variants": variants}
