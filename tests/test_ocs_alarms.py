@@ -223,10 +223,13 @@ def test_delayed_alarms_arrive_late_but_in_order(alarm_lab: Lab, ocs_a: OcsDrive
         alarm_lab.inject("ocs-a", Fault("alarm_delay", seconds=0.4))
         cut = time.monotonic()
         alarm_lab.inject("span-1", Fault("fiber_cut"))
+        time.sleep(0.1)  # judged at once, held back on the wire
+        assert collector.events == []
         alarm_lab.clear("span-1")
         collector.wait(lambda: len(collector.events) == 2, "both events, late")
         assert collector.events[0][0] - cut >= 0.4
         assert [(e.sequence, e.lost) for _, e in collector.events] == [(1, True), (2, False)]
+        assert collector.events[1][1].device_seconds - collector.events[0][1].device_seconds < 0.4
         assert collector.lost == []
     alarm_lab.clear("ocs-a", "alarm_delay")
 

@@ -19,10 +19,15 @@ When the unit looks (no polling): it watches the optical model's change
 notifications of every element its ports can receive light from (the elements
 joined to it by patches), and reads its armed ports on the server's event loop as
 soon as one arrives -- coalesced, one reading for a burst of changes such as a cable
-cut -- and again at each moment a beam was announced to settle. An event therefore
-leaves within the loop's scheduling delay of the change: well under a millisecond
-on an idle loop, a few milliseconds on a busy one (bench/lab_scale.py measures
-it); its ``<seconds>`` is the device time of the reading.
+cut -- and again at each moment a beam was announced to settle. A change of an
+element with one output that feeds one of its ports (a span's fiber, an amplifier)
+has that port (and the armed egress ports, where its light leaves) read at once;
+any other change, every armed port, after the loop's
+pending work (so the ports a cable cut darkens are judged on every OCS of the loop
+before any OCS is read whole). An event therefore leaves within the loop's
+scheduling delay of the change: well under a millisecond on an idle loop, a few
+milliseconds on a busy one (bench/lab_scale.py measures it); its ``<seconds>`` is
+the device time of the reading.
 
 Faults (on the OCS's injector, named for the alarm connection):
 
@@ -116,7 +121,11 @@ class AlarmServer:
         self._watched: frozenset[str] = frozenset()
         self._unwatch: list[object] = []
         self._pending = False
+        self._pending_all = False
+        self._pending_ports: set[int] = set()
         self._pending_lock = threading.Lock()
+        self._feeding: dict[str, int] = {}  # element of one output -> the port it feeds
+        self._full_pending = False
         self._timers: dict[float, asyncio.TimerHandle] = {}
         self._heartbeat: asyncio.Task[None] | None = None
         self._reopen: asyncio.Task[None] | None = None
@@ -133,8 +142,16 @@ class AlarmServer:
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         await self._listen()
-        self._watched = self.device.optics.connected(self.device.name)
-        self._unwatch.append(self.device.optics.watch(self._on_light))
+        optics, name = self.device.optics, self.device.name
+        self._watched = optics.connected(name)
+        for port in range(1, self.device.size + 1):
+            feeder = optics.upstream_of(f"{name}:{port}")
+            if feeder is None:
+                continue
+            element = optics.element(feeder.partition(":")[0])
+            if len(list(element.output_ports())) == 1:  # a fiber, an amplifier
+                self._feeding[element.name] = port
+        self._unwatch.append(optics.watch(self._on_light))
         self._heartbeat = asyncio.ensure_future(self._beat())
         self._evaluate()  # whatever changed before anybody watched
 
@@ -259,11 +276,16 @@ class AlarmServer:
         if at is not None:
             loop.call_soon_threadsafe(self._evaluate_at, at)
             return
+        feeds = self._feeding.get(element)
         with self._pending_lock:
+            if feeds is not None:
+                self._pending_ports.add(feeds)
+            else:
+                self._pending_all = True
             if self._pending:
                 return  # one reading is on its way and will see this change too
             self._pending = True
-        loop.call_soon_threadsafe(self._evaluate)
+        loop.call_soon_threadsafe(self._evaluate_pending)
 
     def _evaluate_at(self, at: float) -> None:
         key = round(at, 4)
@@ -278,11 +300,31 @@ class AlarmServer:
 
         self._timers[key] = self._loop.call_later(delay, due)
 
-    def _evaluate(self) -> None:
+    def _evaluate_pending(self) -> None:
+        """The ports fed directly by what changed are read at once; a change that may reach
+        any port (anything else joined to this OCS) has every port read next, after what
+        the loop already holds, so that the ports a cut darkens are judged first on every
+        OCS of the loop before any is read whole."""
         with self._pending_lock:
-            self._pending = False
+            every, ports = self._pending_all, self._pending_ports
+            self._pending, self._pending_all, self._pending_ports = False, False, set()
+        if ports:
+            # light entering those ports leaves by the egress ports: read the armed ones too
+            with self.device.lock:
+                egress = {p for p in self.device.alarms.thresholds_dbm if p > self.device.size}
+            self._read(ports | egress)
+        if every and not self._full_pending:
+            self._full_pending = True
+            assert self._loop is not None
+            self._loop.call_soon(self._evaluate)
+
+    def _evaluate(self) -> None:
+        self._full_pending = False
+        self._read(None)
+
+    def _read(self, ports: set[int] | None) -> None:
         try:
-            self.device.alarms.evaluate()
+            self.device.alarms.evaluate(ports)
         except Exception:  # one bad reading must not stop the alarms
             log.exception("%s: loss-of-light evaluation failed", self.device.name)
 

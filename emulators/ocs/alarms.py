@@ -85,6 +85,7 @@ class LosAlarms:
         self._lost: dict[int, bool] = {}
         self._power: dict[int, float | None] = {}
         self._evaluated_at = device.clock.now()
+        self._judged: dict[int, float] = {}  # port -> device time of its last reading
         self._listeners: list[EventListener] = []
         self.evaluations = 0
         """How many times the armed ports were read (for benchmarks and tests)."""
@@ -180,6 +181,7 @@ class LosAlarms:
             self.sequence = 0
             self._lost = dict.fromkeys(self.thresholds_dbm, False)
             self._power.clear()
+            self._judged.clear()
 
     # ---- watching ------------------------------------------------------------------------
 
@@ -204,7 +206,8 @@ class LosAlarms:
             if not self.enabled:
                 return []
             return [PortAlarm(port, self._lost.get(port, False), self._power.get(port),
-                              self._evaluated_at) for port in sorted(self.thresholds_dbm)]
+                              self._judged.get(port, self._evaluated_at))
+                    for port in sorted(self.thresholds_dbm)]
 
     def states(self, ports: Iterable[int]) -> dict[int, bool]:
         """Loss of light now on each of ``ports``; -221 for a port that is not armed (or
@@ -219,17 +222,25 @@ class LosAlarms:
             self.evaluate()
             return {port: self._lost[port] for port in chosen}
 
-    def evaluate(self) -> list[AlarmEvent]:
-        """Read every armed port's detector and raise or clear its alarm; the events (also
-        given to every listener). Nothing while alarms are disabled or the unit is down."""
+    def evaluate(self, ports: Iterable[int] | None = None) -> list[AlarmEvent]:
+        """Read the detector of every armed port (of those of ``ports`` that are armed, when
+        given: the ports a change can have reached) and raise or clear its alarm; the
+        events (also given to every listener). Nothing while alarms are disabled or the
+        unit is down."""
         with self.device.lock:
             if not self.enabled or not self.thresholds_dbm or not self.device.is_up():
                 return []
             self.evaluations += 1
             now = self.device.clock.now()
-            self._evaluated_at = now
+            if ports is None:
+                self._evaluated_at = now
+                chosen = sorted(self.thresholds_dbm.items())
+            else:
+                chosen = [(p, self.thresholds_dbm[p]) for p in sorted(set(ports))
+                          if p in self.thresholds_dbm]
             events: list[AlarmEvent] = []
-            for port, threshold in sorted(self.thresholds_dbm.items()):
+            for port, threshold in chosen:
+                self._judged[port] = now
                 reading = self.device.detector_dbm(port)
                 self._power[port] = reading
                 was_lost = self._lost.get(port, False)
