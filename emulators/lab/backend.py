@@ -45,7 +45,7 @@ class LabBackend(Protocol):
 
     def inject(self, target: str, fault: Fault) -> dict[str, Any]:
         """Inject ``fault`` on ``target``; the document of what was injected (for a cut,
-        its ``fibers`` and the device time it happened, ``at_seconds``)."""
+        its ``fibers`` and the device time it began, ``at_seconds``)."""
 
     def clear(self, target: str, kind: str | None) -> list[dict[str, Any]]:
         """Clear ``kind`` (``None``: every fault) on ``target``; what was cleared."""
@@ -67,10 +67,11 @@ class LocalBackend:
 
     def inject(self, target: str, fault: Fault) -> dict[str, Any]:
         check_fault(self.fault_targets(), self.topology, target, fault.kind)
+        started = self.lab.clock.now()
         self.lab.inject(target, fault)
         if fault.kind in CUT_KINDS:
             return {"kind": fault.kind, "fibers": fibers_of(self.topology, target),
-                    "at_seconds": self.lab.clock.now()}
+                    "at_seconds": started}
         return fault_document(fault)
 
     def clear(self, target: str, kind: str | None) -> list[dict[str, Any]]:
