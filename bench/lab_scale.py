@@ -19,8 +19,10 @@ cables of 64, unmanaged switches). For each ``--processes`` value, in turn, the 
    of light on every link's receiving ports (``arm_los``, -30 dBm, 2 dB);
 4. polls: one thread per OCS reads the monitors of its receiving ports every
    ``--poll-period-ms`` for ``--poll-seconds``: the polls per second achieved against
-   those asked, and the lab's CPU meanwhile (the polling clients, in this process,
-   compete for the same two cores; their CPU is given too);
+   those asked, and the lab's CPU meanwhile; then for as long again flat out (each
+   thread polls again as soon as it has its answer): what the lab serves at most. The
+   polling clients, in this process, compete for the same two cores; their CPU is
+   given too;
 5. cuts: with an alarm stream open to every OCS, ``--cuts`` times cuts a working cable
    (``POST /v1/faults``, as ``msoctl lab fault cable_cut`` does), waits for one loss-of-
    light event per receiving port of its links (2 per link), mends it and waits for
@@ -192,7 +194,7 @@ def _poll(inventory: Inventory, drivers: dict[str, OcsDriver], lab: list[int], s
             if delay > 0:
                 stop.wait(delay)
             else:
-                next_at = time.monotonic()  # behind: no catching up in a burst
+                next_at = time.monotonic()  # behind (or flat out): no catching up in a burst
 
     threads = [threading.Thread(target=run, args=(name,), daemon=True) for name in drivers]
     lab_before, own_before, started = _cpu_seconds(lab), time.process_time(), time.monotonic()
@@ -203,7 +205,7 @@ def _poll(inventory: Inventory, drivers: dict[str, OcsDriver], lab: list[int], s
     for thread in threads:
         thread.join()
     wall = time.monotonic() - started
-    return {"asked_polls_per_second": round(len(drivers) / period, 1),
+    return {"asked_polls_per_second": round(len(drivers) / period, 1) if period else None,
             "polls_per_second": round(sum(counts.values()) / wall, 1),
             "ports_per_poll": round(statistics.mean(len(p) for p in ports.values()), 1),
             "lab_cpu_percent": round(100 * (_cpu_seconds(lab) - lab_before) / wall, 1),
@@ -232,7 +234,7 @@ def _cuts(state: Path, inventory: Inventory, count: int) -> dict[str, Any]:
                for d in inventory.devices.values() if d.kind == "ocs"]
     if any(s is None for s in streams) or not all(s.wait_live(30) for s in streams if s):
         raise RuntimeError("an OCS alarm stream did not come up")
-    seen, device_side, last = [], [], []
+    seen, device_side, last, to_cut, delivery = [], [], [], [], []
     try:
         for round_number in range(count):
             cable = cables[round_number % len(cables)]["name"]
@@ -250,6 +252,8 @@ def _cuts(state: Path, inventory: Inventory, count: int) -> dict[str, Any]:
                 events.clear()
             seen += [at - sent for at, _ in got]
             device_side += [e.device_seconds - injected["at_seconds"] for _, e in got]
+            to_cut.append(injected["at_seconds"] - sent)
+            delivery += [at - e.device_seconds for at, e in got]
             last.append(max(at for at, _ in got) - sent)
             call(endpoint, "POST", "/v1/faults/clear", {"target": cable})
             with arrived:
@@ -264,7 +268,9 @@ def _cuts(state: Path, inventory: Inventory, count: int) -> dict[str, Any]:
             "seen_p99_ms": round(1000 * _percentile(seen, 0.99), 2),
             "device_p50_ms": round(1000 * _percentile(device_side, 0.5), 3),
             "device_p99_ms": round(1000 * _percentile(device_side, 0.99), 3),
-            "all_known_p50_ms": round(1000 * statistics.median(last), 2)}
+            "all_known_p50_ms": round(1000 * statistics.median(last), 2),
+            "request_to_cut_p50_ms": round(1000 * statistics.median(to_cut), 2),
+            "delivery_p50_ms": round(1000 * _percentile(delivery, 0.5), 2)}
 
 
 def run_variant(topology: Path, directory: Path, processes: int,
@@ -282,6 +288,7 @@ def run_variant(topology: Path, directory: Path, processes: int,
             remap_seconds = _prepare(inventory, drivers)
             polling = _poll(inventory, drivers, pids, args.poll_seconds,
                             args.poll_period_ms / 1000)
+            flat_out = _poll(inventory, drivers, pids, args.poll_seconds, 0.0)
         finally:
             for driver in drivers.values():
                 driver.close()
@@ -291,7 +298,7 @@ def run_variant(topology: Path, directory: Path, processes: int,
                 "processes": [p["role"] for p in status["lab"]["processes"]],
                 "start_seconds": round(start_seconds, 2), "rss_mb": round(_rss_mb(pids), 1),
                 "idle_cpu_percent": round(idle, 1), "remap_seconds": round(remap_seconds, 3),
-                "polling": polling, "alarms": cuts}
+                "polling": polling, "flat_out": flat_out, "alarms": cuts}
 
 
 def _cmdline(pid: int) -> str:
@@ -308,22 +315,26 @@ def _print(document: dict[str, Any]) -> None:
           f"{fabric['ocs_size']}, cables of {fabric['spans_per_cable']}; {os.cpu_count()} CPUs, "
           f"load average {before} before, {after} after")
     header = ("processes", "start s", "RSS MB", "idle CPU %", "polls/s (asked)", "lab CPU %",
-              "client CPU %", "alarm p50 ms", "p99 ms", "device p50 ms", "p99 ms",
-              "all known ms")
+              "flat out polls/s", "lab CPU %", "client CPU %", "alarm p50 ms", "p99 ms",
+              "device p50 ms", "p99 ms", "all known ms")
     rows = []
     for variant in document["variants"]:
-        poll, alarms = variant["polling"], variant["alarms"]
+        poll, flat, alarms = variant["polling"], variant["flat_out"], variant["alarms"]
         rows.append((f"{variant['processes_asked']} ({'+'.join(variant['processes'])})",
                      variant["start_seconds"], variant["rss_mb"], variant["idle_cpu_percent"],
                      f"{poll['polls_per_second']} ({poll['asked_polls_per_second']})",
-                     poll["lab_cpu_percent"], poll["client_cpu_percent"],
+                     poll["lab_cpu_percent"], flat["polls_per_second"], flat["lab_cpu_percent"],
+                     flat["client_cpu_percent"],
                      alarms["seen_p50_ms"], alarms["seen_p99_ms"], alarms["device_p50_ms"],
                      alarms["device_p99_ms"], alarms["all_known_p50_ms"]))
     widths = [max(len(str(r[i])) for r in (header, *rows)) for i in range(len(header))]
     for row in (header, *rows):
         print("  ".join(str(cell).rjust(width) for cell, width in zip(row, widths, strict=True)))
     print(f"each cut: {document['variants'][0]['alarms']['events_per_cut']} LOS events "
-          "(2 per link of the cable)")
+          "(2 per link of the cable); of the alarm's latency, from the request to the cut "
+          "beginning and from the judgement to its arrival here (p50, ms): " + "; ".join(
+              f"{v['processes_asked']} process(es) {v['alarms']['request_to_cut_p50_ms']} and "
+              f"{v['alarms']['delivery_p50_ms']}" for v in document["variants"]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -336,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="comma-separated worker counts to compare (1: one process)")
     parser.add_argument("--idle-seconds", type=float, default=5.0)
     parser.add_argument("--poll-seconds", type=float, default=5.0)
-    parser.add_argument("--poll-period-ms", type=float, default=20.0)
+    parser.add_argument("--poll-period-ms", type=float, default=50.0)
     parser.add_argument("--cuts", type=int, default=5)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)

@@ -30,6 +30,8 @@ def test_lab_scale_benchmark_reports_both_variants() -> None:
         assert positive(variant["start_seconds"]) and positive(variant["rss_mb"])
         assert variant["idle_cpu_percent"] >= 0 and positive(variant["remap_seconds"])
         assert positive(variant["polling"]["polls_per_second"])
+        assert positive(variant["flat_out"]["polls_per_second"])
+        assert variant["flat_out"]["asked_polls_per_second"] is None
         alarms = variant["alarms"]
         assert alarms["cuts"] == 1 and alarms["events_per_cut"] == 8  # 4 spans, 2 ends each
         for key in ("seen_p50_ms", "seen_p99_ms", "device_p50_ms", "device_p99_ms",

@@ -58,12 +58,17 @@ class LocalBackend:
         self.lab = lab
         self.topology = lab.topology
         self.state_dir = lab.state_dir
+        self._targets: dict[str, list[str]] | None = None
 
     def status(self) -> dict[str, Any]:
         return lab_status(self.lab)
 
     def fault_targets(self) -> dict[str, list[str]]:
-        return fault_targets(self.lab)
+        # Read once (callers do not change it): every device registers the kinds it takes
+        # when it is built and its servers start, and a large lab has thousands of targets.
+        if self._targets is None:
+            self._targets = fault_targets(self.lab)
+        return self._targets
 
     def inject(self, target: str, fault: Fault) -> dict[str, Any]:
         check_fault(self.fault_targets(), self.topology, target, fault.kind)

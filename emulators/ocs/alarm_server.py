@@ -61,6 +61,8 @@ log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS = 0.5
 """Real time between two heartbeats: a client that hears nothing for a few of them
 knows the connection is dead even when TCP does not tell it."""
+WRITE_BUFFER_BYTES = 64 * 1024
+"""Above this much unsent, lines wait for the writer task, which waits for the client."""
 SETTLE_MARGIN_SECONDS = 0.0005
 """A reading announced for a moment is made this much after it, so that it is past."""
 ALARM_FAULTS = ("alarm_drop", "alarm_delay", "alarm_freeze")
@@ -94,6 +96,7 @@ class _Client:
         self.lines: asyncio.Queue[tuple[float, str]] = asyncio.Queue()
         self.last_sequence = 0
         self.task: asyncio.Task[None] | None = None
+        self.busy = False  # the writer task holds a line it has not written yet
 
     def abort(self) -> None:
         """Close with RST, as a crashed peer's kernel would."""
@@ -128,6 +131,7 @@ class AlarmServer:
         self._full_pending = False
         self._timers: dict[float, asyncio.TimerHandle] = {}
         self._heartbeat: asyncio.Task[None] | None = None
+        self._loop_thread = 0
         self._reopen: asyncio.Task[None] | None = None
         for kind in ALARM_FAULTS:
             if kind in device.faults.kinds():
@@ -141,6 +145,7 @@ class AlarmServer:
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
         await self._listen()
         optics, name = self.device.optics, self.device.name
         self._watched = optics.connected(name)
@@ -207,7 +212,10 @@ class AlarmServer:
 
         def deliver(event: AlarmEvent) -> None:  # with the device's lock held
             assert self._loop is not None
-            self._loop.call_soon_threadsafe(self._enqueue, client, event)
+            if threading.get_ident() == self._loop_thread:
+                self._enqueue(client, event)  # judged on the loop: out at once
+            else:
+                self._loop.call_soon_threadsafe(self._enqueue, client, event)
 
         sequence, ports = self.device.alarms.listen(deliver)
         client.last_sequence = sequence
@@ -233,16 +241,29 @@ class AlarmServer:
 
     def _enqueue(self, client: _Client, event: AlarmEvent) -> None:
         if client in self._clients:
-            assert self._loop is not None
             client.last_sequence = event.sequence
-            client.lines.put_nowait((self._loop.time(), event_line(event)))
+            self._send(client, event_line(event))
+
+    def _send(self, client: _Client, line: str) -> None:
+        """Write ``line`` now when nothing is ahead of it and no fault holds it (the loop
+        may have much to do before the writer task runs again), else queue it."""
+        assert self._loop is not None
+        faults = self.device.faults
+        if (not client.busy and client.lines.empty()
+                and client.writer.transport.get_write_buffer_size() < WRITE_BUFFER_BYTES
+                and not faults.is_active("alarm_delay") and not faults.is_active("alarm_freeze")):
+            client.writer.write(line.encode("ascii") + b"\n")
+            return
+        client.lines.put_nowait((self._loop.time(), line))
 
     async def _write(self, client: _Client) -> None:
         loop = asyncio.get_running_loop()
         faults = self.device.faults
         try:
             while True:
+                client.busy = False
                 stamped, line = await client.lines.get()
+                client.busy = True
                 delay = next((f.seconds or 0.0 for f in faults.active()
                               if f.kind == "alarm_delay"), 0.0)
                 wait = stamped + delay - loop.time()
@@ -260,11 +281,9 @@ class AlarmServer:
             await asyncio.sleep(self.heartbeat_seconds)
             if not self.device.is_up():
                 continue
-            now = asyncio.get_running_loop().time()
             seconds = self.device.clock.now()
             for client in list(self._clients):
-                client.lines.put_nowait((now, f"HEARTBEAT {client.last_sequence},"
-                                              f"{seconds:.6f}"))
+                self._send(client, f"HEARTBEAT {client.last_sequence},{seconds:.6f}")
 
     # ---- when to look ----------------------------------------------------------------------
 
