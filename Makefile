@@ -67,6 +67,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/exporter_probe.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/journal.py
+	$(BIN)/python bench/lab_scale.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache lab-state

@@ -13,14 +13,19 @@ controller its device timeout; the inventory's timeout holds when it is shorter.
 Each family's driver is imported when a device of that family is opened, not
 with this module: ``msoctl ocs status`` loads no NETCONF or SNMP library.
 
+An OCS's loss-of-light alarm stream (:func:`open_alarm_stream`) is opened here too:
+on the host of its network address, at the inventory's ``alarm_port`` or, without
+one, at the port the unit gives (``:SYST:COMM:ALAR:PORT?``).
+
 Errors are the drivers' (:mod:`drivers.errors`): :class:`ValidationError` for an
 entry that cannot be opened that way (an OCS without a console, a device without
-``snmp:``), :class:`DeviceUnreachable` and the rest when the device does not
-answer; a failed open names the device.
+``snmp:``, alarms of an OCS reached only over its console), :class:`DeviceUnreachable`
+and the rest when the device does not answer; a failed open names the device.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from drivers.errors import DeviceError, ValidationError
@@ -30,6 +35,7 @@ if TYPE_CHECKING:
     from drivers.amp.driver import AmpDriver
     from drivers.instruments import LaserDriver, MeterDriver
     from drivers.ocs import OcsDriver
+    from drivers.ocs.alarms import EventCallback, LostCallback, OcsAlarmStream, SnapshotCallback
     from drivers.snmp.session import SnmpTarget
     from drivers.switch.netconf import NetconfTarget
 
@@ -57,6 +63,51 @@ def open_ocs(device: Device, *, console: bool = False,
     return connect(device.name, endpoint.transport, endpoint.address,
                    timeout_seconds=timeout_seconds(device, at_most_seconds),
                    shared_error_queue=device.shared_error_queue)
+
+
+_VISA_SOCKET = re.compile(r"^TCPIP\d*::(?P<host>[^:]+)::\d+::SOCKET$", re.IGNORECASE)
+_SOCKET_URL = re.compile(r"^socket://(?P<host>[^:/]+):\d+$")
+
+
+def ocs_host(device: Device) -> str:
+    """The host of OCS ``device``'s network address (its alarm connection is there);
+    :class:`ValidationError` for an OCS reached only over a serial console."""
+    address = device.endpoint.address.strip()
+    match = _VISA_SOCKET.match(address) or _SOCKET_URL.match(address)
+    if match is None:
+        raise ValidationError(f"{device.name} is reached at {address!r}, not over TCP: its "
+                              "alarm connection needs the unit's network address",
+                              device=device.name)
+    return match["host"]
+
+
+def open_alarm_stream(device: Device, *, on_event: EventCallback, on_snapshot: SnapshotCallback,
+                      on_lost: LostCallback, timeout_seconds: float | None = None,
+                      at_most_seconds: float | None = None) -> OcsAlarmStream | None:
+    """The loss-of-light alarm stream of OCS ``device``, started (close it when done);
+    ``None`` when the unit has no alarms, or serves none now: poll its monitors instead.
+
+    The port is the inventory's ``alarm_port``, else asked of the unit over SCPI (within
+    ``at_most_seconds``). ``timeout_seconds``: the silence after which the stream counts
+    as lost (default :data:`drivers.ocs.alarms.DEFAULT_TIMEOUT_SECONDS`). The callbacks
+    are :class:`~drivers.ocs.alarms.OcsAlarmStream`'s, called in its thread.
+    """
+    from drivers.ocs.alarms import DEFAULT_TIMEOUT_SECONDS, OcsAlarmStream
+
+    host = ocs_host(device)
+    port = device.alarm_port
+    if port is None:
+        driver = open_ocs(device, at_most_seconds=at_most_seconds)
+        try:
+            port = driver.alarm_port()
+        finally:
+            driver.close()
+        if port is None:
+            return None
+    stream = OcsAlarmStream(device.name, host, port, on_event=on_event,
+                            on_snapshot=on_snapshot, on_lost=on_lost,
+                            timeout_seconds=timeout_seconds or DEFAULT_TIMEOUT_SECONDS)
+    return stream.start()
 
 
 def open_amp(device: Device, *, at_most_seconds: float | None = None) -> AmpDriver:
@@ -152,6 +203,15 @@ class Devices:
     def ocs(self, name: str, *, console: bool = False) -> OcsDriver:
         return open_ocs(self.inventory.device(name, "ocs"), console=console,
                         at_most_seconds=self.at_most_seconds)
+
+    def alarm_stream(self, name: str, *, on_event: EventCallback,
+                     on_snapshot: SnapshotCallback, on_lost: LostCallback,
+                     timeout_seconds: float | None = None) -> OcsAlarmStream | None:
+        """:func:`open_alarm_stream` for the inventory's OCS ``name``."""
+        return open_alarm_stream(self.inventory.device(name, "ocs"), on_event=on_event,
+                                 on_snapshot=on_snapshot, on_lost=on_lost,
+                                 timeout_seconds=timeout_seconds,
+                                 at_most_seconds=self.at_most_seconds)
 
     def amp(self, name: str) -> AmpDriver:
         return open_amp(self.inventory.device(name, "amp"), at_most_seconds=self.at_most_seconds)

@@ -18,6 +18,8 @@ Example::
         labels: {campus: a}
         max_switch_power_dbm: 20    # safety limit for switching a lit port
         shared_error_queue: false   # true: the unit keeps one SCPI error queue for every client
+        alarm_port: 5026            # optional: its loss-of-light alarm connection (TCP); else
+                                    # asked of the unit (:SYST:COMM:ALAR:PORT?) when needed
         console:                    # optional second way in
           transport: serial
           address: /dev/ttyUSB0
@@ -29,6 +31,8 @@ Example::
         password: file:secrets/sw-a.password   # and/or key_file: PATH
         known_hosts: known_hosts    # default ~/.ssh/known_hosts; host keys are verified
         accept_unknown_host_keys: false        # true only in labs
+                                    # transport: none (no address): an unmanaged switch, whose
+                                    # optics are in the fabric and nothing else is reached
         snmp:                       # optional: CPO/CPC telemetry over SNMP
           address: 10.0.1.2         # host[:port], UDP port 161 by default
           version: 3                # 3 (default) or 2c
@@ -72,9 +76,12 @@ from msoctl.links import Link, Span, parse_spans_and_links
 
 KINDS = ("ocs", "amp", "switch", "laser", "meter")
 TRANSPORTS = {"ocs": ("visa", "serial"), "amp": ("i2c-bridge", "i2c-dev", "optoe"),
-              "switch": ("netconf",), "laser": ("visa", "serial"), "meter": ("visa", "serial")}
+              "switch": ("netconf", "none"), "laser": ("visa", "serial"),
+              "meter": ("visa", "serial")}
+UNMANAGED = "none"
+"""A switch's transport when nothing of it is managed (the lab's large fabrics)."""
 KIND_FIELDS = {
-    "ocs": {"console", "max_switch_power_dbm", "shared_error_queue"},
+    "ocs": {"console", "max_switch_power_dbm", "shared_error_queue", "alarm_port"},
     "amp": {"i2c_address", "gain_slew_db_per_second", "max_gain_step_db"},
     "switch": {"username", "key_file", "known_hosts", "accept_unknown_host_keys", "snmp"},
     "laser": {"reference"},
@@ -178,6 +185,8 @@ class Device:
     """A power meter's wired ports, 1..channels."""
     reference: Path | None = None
     """A laser's test-set reference file (fan-out losses, meter patching)."""
+    alarm_port: int | None = None
+    """An OCS's loss-of-light alarm connection, a TCP port on its host (None: ask it)."""
 
 
 @dataclass
@@ -217,6 +226,10 @@ class Inventory:
 
 def _endpoint(section: Section, kind: str) -> Endpoint:
     transport = section.get("transport", str, choices=TRANSPORTS[kind])
+    if transport == UNMANAGED:
+        if "address" in section.data:
+            raise section.error("address", "an unmanaged switch (transport none) has none")
+        return Endpoint(transport, "")
     address = section.get("address", str)
     if not address.strip():
         raise section.error("address", "must not be empty")
@@ -360,8 +373,11 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
         secrets = {key: _secret(section, key, base) for key in SECRET_FIELDS
                    if key in section.data}
         endpoint = _endpoint(section, kind)
-        netconf = (_netconf_access(section, endpoint.address, base) if kind == "switch"
-                   else None)
+        netconf = (_netconf_access(section, endpoint.address, base)
+                   if kind == "switch" and endpoint.transport != UNMANAGED else None)
+        alarm_port = section.get("alarm_port", int, default=None)
+        if alarm_port is not None and not 1 <= alarm_port <= 65535:
+            raise section.error("alarm_port", "must be a TCP port, 1..65535")
         snmp = _snmp_access(section, name, base) if "snmp" in section.data else None
         channels = None
         if kind == "meter":
@@ -392,6 +408,7 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
             snmp=snmp,
             channels=channels,
             reference=reference,
+            alarm_port=alarm_port,
         )
     spans, links = parse_spans_and_links(
         top.data, source, {name: device.kind for name, device in devices.items()})

@@ -54,6 +54,29 @@ registers report (SCPI-99 bit numbers):
 | QUEStionable      | 10  | the LC engine has a fault (device-defined bit)        |
 
 ``*TST?`` answers the sum of :data:`SELF_TEST_FAULTS` found, 0 when none.
+
+Loss-of-light alarms (:data:`ALARM_COMMANDS`) are this project's extension too,
+documented in docs/dialects/ocs.md: SCPI has no unsolicited message, so the unit
+pushes alarm events on a TCP connection of their own, whose port
+``:SYSTem:COMMunicate:ALARm:PORT?`` gives; the commands below arm them. A unit
+without alarms answers every one of them "Undefined header" (-113), and the
+driver reports alarms as not available.
+
+| key               | meaning                                                     |
+|-------------------|-------------------------------------------------------------|
+| alarm_threshold_set | arm loss of light on the ports, threshold in dBm          |
+|                   | (:data:`LOS_THRESHOLD_RANGE_DBM`)                           |
+| alarm_threshold   | each port's threshold, dBm; ``9.91E+37`` where not armed    |
+| alarm_disarm      | no loss-of-light alarm on the ports any more                |
+| alarm_hysteresis_set | dB above the threshold that clears a loss of light      |
+|                   | (one value for the unit, :data:`LOS_HYSTERESIS_RANGE_DB`)   |
+| alarm_hysteresis  | that value                                                  |
+| alarm_enable_set  | ``ON``: armed ports are watched and events pushed; ``OFF``: |
+|                   | none (thresholds are kept)                                  |
+| alarm_enable      | ``1`` or ``0``                                              |
+| alarm_state       | ``(1,0,…)``: loss of light now, per armed port; a port not  |
+|                   | armed is refused (-221)                                     |
+| alarm_port        | the TCP port of the alarm connection; ``0`` when not served |
 """
 
 from __future__ import annotations
@@ -83,6 +106,26 @@ COMMANDS: dict[str, ScpiCommand] = {
     "lc_switch_time": ScpiCommand(":OXC:LC:STIMe?"),
     "insertion_loss": ScpiCommand(":OXC:LC:ILOSs?", ("chanlist", "chanlist")),
 }
+
+ALARM_COMMANDS: dict[str, ScpiCommand] = {
+    "alarm_threshold_set": ScpiCommand(":OXC:ALARm:LOS:THReshold", ("chanlist", "number")),
+    "alarm_threshold": ScpiCommand(":OXC:ALARm:LOS:THReshold?", ("chanlist",)),
+    "alarm_disarm": ScpiCommand(":OXC:ALARm:LOS:DISarm", ("chanlist",)),
+    "alarm_hysteresis_set": ScpiCommand(":OXC:ALARm:LOS:HYSTeresis", ("number",)),
+    "alarm_hysteresis": ScpiCommand(":OXC:ALARm:LOS:HYSTeresis?"),
+    "alarm_enable_set": ScpiCommand(":OXC:ALARm:LOS:ENABle", ("boolean",)),
+    "alarm_enable": ScpiCommand(":OXC:ALARm:LOS:ENABle?"),
+    "alarm_state": ScpiCommand(":OXC:ALARm:LOS:STATe?", ("chanlist",)),
+    "alarm_port": ScpiCommand(":SYSTem:COMMunicate:ALARm:PORT?"),
+}
+"""The loss-of-light alarm extension (see the module docstring): a table of its own,
+since a unit may lack it while it has every command of :data:`COMMANDS`."""
+
+LOS_THRESHOLD_RANGE_DBM = (-60.0, 10.0)
+"""Thresholds a port can be armed with: the monitors' floor to well above any signal."""
+LOS_HYSTERESIS_RANGE_DB = (0.0, 10.0)
+LOS_HYSTERESIS_DEFAULT_DB = 1.0
+"""The hysteresis of a unit as delivered."""
 
 BOOT_MODES: dict[str, str] = {"DARK": "dark", "REST": "restore"}
 """Wire mnemonic (short form) -> boot mode name. ``RESTore`` is the long form."""

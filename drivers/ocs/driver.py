@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 
 from drivers.errors import DeviceRejected, ProtocolError, ValidationError, VerificationFailed
+from drivers.ocs import alarms
 from drivers.ocs.commands import (
     BOOT_MODES,
     COMMANDS,
@@ -80,6 +81,7 @@ class OcsDriver:
         self.shared_error_queue = shared_error_queue
         self._size: int | None = None
         self._has_monitors: bool | None = None  # False once :PMON:POW? is undefined
+        self._has_alarms: bool | None = None  # known once the alarm port has been asked
 
     # ---- lifecycle ----------------------------------------------------------------
 
@@ -359,6 +361,40 @@ class OcsDriver:
             last_switching_seconds=None if switching is None
             else _float(switching, "switching time"),
         )
+
+    # ---- loss-of-light alarms (drivers/ocs/alarms.py) -------------------------------------
+
+    def alarm_port(self) -> int | None:
+        """The TCP port of the unit's alarm connection; ``None`` when the unit has no
+        loss-of-light alarms, or does not serve them now (it answers 0)."""
+        port = alarms.alarm_port(self)
+        self._has_alarms = port is not None
+        return port or None
+
+    def alarm_support(self) -> bool:
+        """Whether the unit has loss-of-light alarms (their headers are defined; asked
+        once)."""
+        if self._has_alarms is None:
+            self.alarm_port()
+        return bool(self._has_alarms)
+
+    def arm_los(self, ports: Iterable[int], threshold_dbm: float,
+                hysteresis_db: float) -> dict[int, bool]:
+        """Arm loss of light on ``ports`` (see :func:`drivers.ocs.alarms.arm_los`): verified
+        by read-back; each port's state (True: lost). DeviceRejected on a unit without
+        alarms."""
+        return alarms.arm_los(self, ports, threshold_dbm, hysteresis_db)
+
+    def disarm_los(self, ports: Iterable[int]) -> None:
+        alarms.disarm_los(self, ports)
+
+    def los_states(self, ports: Iterable[int]) -> dict[int, bool]:
+        """Loss of light now on each armed port of ``ports`` (True: lost)."""
+        return alarms.los_states(self, ports)
+
+    def los_thresholds(self, ports: Iterable[int]) -> dict[int, float | None]:
+        """Each port's loss-of-light threshold, dBm; ``None`` where not armed."""
+        return alarms.los_thresholds(self, ports)
 
     def _optional(self, key: str, *args: str) -> str | None:
         """A query of the LC extension; ``None`` on units that do not know it."""

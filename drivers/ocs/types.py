@@ -44,6 +44,21 @@ class LcStatus:
 
 
 @dataclass(frozen=True)
+class LosEvent:
+    """A loss-of-light alarm the OCS pushed: ``port`` lost its light (``lost``) or has it
+    back, as its detector read ``power_dbm`` (``None``: a failed port, no reading) at
+    device time ``device_seconds``; ``sequence`` numbers the unit's events from 1 after
+    each power-on."""
+
+    device: str
+    port: int
+    lost: bool
+    power_dbm: float | None
+    device_seconds: float
+    sequence: int
+
+
+@dataclass(frozen=True)
 class MapDiff:
     """What turns one map into another. A re-pointed ingress is a removal and an addition."""
 

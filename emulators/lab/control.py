@@ -30,7 +30,9 @@ Requests:
   (what the fault hits inside the target: an OCS port, ``Ethernet2@0``, a
   pump, a CPO laser ``M/L``), ``"seconds"``, ``"count"``, ``"power_loss"``
   (a reboot's; default true): answers ``{"target", "injected": FAULT}``; a
-  fiber cut's FAULT lists the ``"fibers"`` it cut.
+  cut's FAULT (``fiber_cut`` of a fiber, a span or a cable; ``cable_cut`` of
+  a cable) lists the ``"fibers"`` it cut and the device time it happened,
+  ``"at_seconds"``.
 - ``POST /v1/faults/clear``, body ``{"target"}`` and optionally ``"kind"``
   (default: every fault on the target): answers ``{"target", "cleared":
   [FAULT, ...]}``.
@@ -63,19 +65,11 @@ from emulators.lab.constants import (
     SECRETS_DIR,
     TOKEN_FILE,
 )
-from emulators.lab.status import (
-    FIBER_CUT,
-    check_fault,
-    fault_document,
-    fault_kinds,
-    fault_targets,
-    fibers_of,
-    lab_status,
-)
+from emulators.lab.status import CUT_KINDS, check_fault
 from emulators.text import digits as _digits
 
 if TYPE_CHECKING:
-    from emulators.lab.lab import Lab
+    from emulators.lab.backend import LabBackend
 
 log = logging.getLogger(__name__)
 
@@ -97,10 +91,11 @@ class _HttpError(Exception):
 
 
 class ControlServer:
-    """The control endpoint of ``lab``; the token is checked on every request."""
+    """The control endpoint of the lab behind ``backend`` (in this process, or spread over
+    several: emulators/lab/backend.py); the token is checked on every request."""
 
-    def __init__(self, lab: Lab, token: str):
-        self.lab = lab
+    def __init__(self, backend: LabBackend, token: str):
+        self.lab = backend
         self._token = token.encode("utf-8")
         self._server: asyncio.Server | None = None
         self._lock = threading.Lock()  # one change at a time
@@ -169,8 +164,9 @@ class ControlServer:
 
     def _route(self, method: str, path: str) -> tuple[Callable[[Any], Any], bool]:
         routes: dict[str, tuple[str, Callable[[Any], Any], bool]] = {
-            "/v1/status": ("GET", lambda _: lab_status(self.lab), False),
-            "/v1/faults/kinds": ("GET", lambda _: {"targets": fault_targets(self.lab)}, False),
+            "/v1/status": ("GET", lambda _: self.lab.status(), False),
+            "/v1/faults/kinds": ("GET", lambda _: {"targets": self.lab.fault_targets()},
+                                 False),
             "/v1/faults": ("POST", self.inject, True),
             "/v1/faults/clear": ("POST", self.clear, True),
         }
@@ -207,36 +203,24 @@ class ControlServer:
         power_loss = request.get("power_loss", True)
         if not isinstance(power_loss, bool):
             raise FaultError("power_loss must be true or false")
-        check_fault(self.lab, target, kind)
-        if kind == FIBER_CUT and (port is not None or seconds is not None or count is not None):
-            raise FaultError("a fiber cut takes no port, seconds or count: name the cable "
+        check_fault(self.lab.fault_targets(), self.lab.topology, target, kind)
+        if kind in CUT_KINDS and (port is not None or seconds is not None or count is not None):
+            raise FaultError("a cut takes no port, seconds or count: name the cable, the span "
                              "or the fiber as its target")
         fault = Fault(kind, None if port is None else str(port),
                       None if seconds is None else float(seconds), count, power_loss)
-        self.lab.inject(target, fault)
+        injected = self.lab.inject(target, fault)
         log.info("lab control: %s on %s", fault, target)
-        if kind == FIBER_CUT:
-            return {"target": target,
-                    "injected": {"kind": kind, "fibers": fibers_of(self.lab, target)}}
-        return {"target": target, "injected": fault_document(fault)}
+        return {"target": target, "injected": injected}
 
     def clear(self, request: dict[str, Any]) -> dict[str, Any]:
         """Clear faults as a ``POST /v1/faults/clear`` body says; FaultError for a bad one."""
         _check_fields(request, CLEAR_FIELDS)
         target = _text(request, "target")
         kind = request.get("kind")
-        kinds = fault_kinds(self.lab, target)  # the target must exist
         if kind is not None:
-            check_fault(self.lab, target, _text(request, "kind"))
-        if FIBER_CUT in kinds:  # a cable or a fiber
-            cut = [name for name in fibers_of(self.lab, target) if self.lab.fibers[name].cut]
-            self.lab.clear(target, kind)
-            cleared = [{"kind": FIBER_CUT, "target": name} for name in cut]
-        else:
-            before = self.lab.faults(target).active()
-            self.lab.clear(target, kind)
-            after = self.lab.faults(target).active()
-            cleared = [fault_document(f) for f in before if f not in after]
+            kind = _text(request, "kind")
+        cleared = self.lab.clear(target, kind)
         log.info("lab control: cleared %s on %s", kind or "every fault", target)
         return {"target": target, "cleared": cleared}
 
@@ -244,7 +228,7 @@ class ControlServer:
 # ---- the endpoint file ------------------------------------------------------------------
 
 
-def endpoint_document(server: ControlServer, lab: Lab) -> dict[str, Any]:
+def endpoint_document(server: ControlServer, lab: LabBackend) -> dict[str, Any]:
     return {"protocol": PROTOCOL, "url": server.url, "host": HOST, "port": server.port,
             "token_file": f"{SECRETS_DIR}/{TOKEN_FILE}", "pid": os.getpid(),
             "topology": lab.topology.name, "inventory": INVENTORY_FILE}

@@ -76,14 +76,10 @@ import functools
 import json
 import logging
 import math
-import os
-import secrets
 import zlib
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
-
-import yaml
 
 from drivers.switch.link import PORT_SPEEDS_BPS
 from emulators.amp.bridge import I2cBridge
@@ -97,6 +93,7 @@ from emulators.faults import Fault, FaultError, FaultInjector
 from emulators.instruments.laser import TunableLaser
 from emulators.instruments.meter import PowerMeter
 from emulators.instruments.testset import AcceptanceTestSet
+from emulators.lab.backend import LocalBackend
 from emulators.lab.constants import (
     ENDPOINT_FILE,
     INVENTORY_FILE,
@@ -110,9 +107,12 @@ from emulators.lab.control import (
     endpoint_document,
     remove_endpoint_file,
 )
+from emulators.lab.files import new_secret, write_atomically, write_inventory
 from emulators.lab.statelock import StateDirLock
+from emulators.lab.status import CABLE_CUT, CUT_KINDS, FIBER_CUT, fibers_of
 from emulators.lab.topology import AcceptanceSpec, Topology, load_topology
 from emulators.loopthread import LoopThread
+from emulators.ocs.alarm_server import AlarmServer
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
 from emulators.optics.model import NO_LIGHT_DBM, Fiber, OpticalModel, Transceivers
@@ -149,16 +149,22 @@ class Lab:
         *,
         clock: Clock | None = None,
         serial_consoles: bool = True,
+        worker: bool = False,
     ):
         self.state_dir = Path(state_dir)
         self.topology = topology or load_topology()
         self.clock = clock or RealClock()
         self.serial_consoles = serial_consoles
+        self.worker = worker
+        """Part of a lab spread over processes (emulators/lab/spread.py): the process that
+        started it holds the state directory's lock, writes the inventory, known_hosts and
+        ``lab.json`` and serves the control endpoint; this one serves its devices."""
         self.optics = OpticalModel(self.clock)
         self.ocs: dict[str, OcsDevice] = {}
         self.fibers: dict[str, Fiber] = {}
         self.tcp: dict[str, ScpiTcpServer] = {}
         self.consoles: dict[str, ScpiPtyServer] = {}
+        self.alarm_servers: dict[str, AlarmServer] = {}
         self.amps: dict[str, AmplifierModule] = {}
         self.i2c: dict[str, I2cSlave] = {}
         self.bridges: dict[str, I2cBridge] = {}
@@ -171,9 +177,11 @@ class Lab:
         self.instruments: dict[str, TunableLaser | PowerMeter] = {}
         self.control: ControlServer | None = None
         self._tick: asyncio.Task[None] | None = None
+        self._amp_outputs: dict[str, tuple[int, float]] = {}
         self._runner = LoopThread("lab")
         self._state_lock = StateDirLock(self.state_dir)
-        self._state_lock.acquire()  # before anything in the directory is read or written
+        if not worker:
+            self._state_lock.acquire()  # before anything in the directory is read or written
         try:
             self._build()
         except BaseException:
@@ -195,6 +203,7 @@ class Lab:
                 reply_form=spec.reply_form,
                 power_monitors=spec.power_monitors,
                 shared_status=spec.error_queue == "shared",
+                alarms=spec.alarms,
             )
         for amp in self.topology.amplifiers:
             module = AmplifierModule(
@@ -204,6 +213,8 @@ class Lab:
             self.amps[amp.name] = module
             self.i2c[amp.name] = I2cSlave(module)
         for switch in self.topology.switches:
+            if switch.management == "none":
+                continue  # its optics only: the transceiver bank below
             ports = {name: PhysicalPort(switch.speed, switch.cable_length_km * 1000)
                      for name in switch.port_names}
             device = SwitchDevice(
@@ -283,10 +294,12 @@ class Lab:
             raise
         for test_set in self.test_sets.values():
             test_set.write_reference(self.state_dir / _reference_file(test_set))
+        if self.worker:
+            return self.state_dir / INVENTORY_FILE  # the starting process writes it
         inventory = self.write_inventory()
         if self.control is not None:  # last: a client finding it finds the lab whole
-            self._write_atomically(self.state_dir / ENDPOINT_FILE, json.dumps(
-                endpoint_document(self.control, self), indent=2) + "\n", 0o644)
+            write_atomically(self.state_dir / ENDPOINT_FILE, json.dumps(
+                endpoint_document(self.control, self.control.lab), indent=2) + "\n", 0o644)
         return inventory
 
     async def _start_servers(self) -> None:
@@ -299,6 +312,10 @@ class Lab:
                 console = ScpiPtyServer(device, functools.partial(make_interpreter, device))
                 await console.start()
                 self.consoles[name] = console
+            if device.alarms_supported:
+                alarms = AlarmServer(device)
+                await alarms.start()
+                self.alarm_servers[name] = alarms
         for name, module in self.amps.items():
             bridge = I2cBridge(name, [self.i2c[name]], clock=self.clock, faults=module.faults,
                                serial_console=self.serial_consoles)
@@ -311,6 +328,8 @@ class Lab:
             switch.users = {SWITCH_USERNAME: self._new_password(name)}
             await switch.start()
         for spec in self.topology.switches:
+            if spec.name not in self.telemetry:
+                continue
             speed = PORT_SPEEDS_BPS[spec.speed]
             agent = CpoAgent(self.telemetry[spec.name], self._new_snmp_credentials(spec.name),
                              interfaces=[Interface(number, name, speed) for number, name
@@ -319,11 +338,17 @@ class Lab:
                              seed=zlib.crc32(spec.name.encode()))
             await agent.start()
             self.snmp[spec.name] = agent
-        if self.switches:
-            self._write_atomically(self.state_dir / KNOWN_HOSTS, "".join(
-                f"{switch.known_hosts_line()}\n" for switch in self.switches.values()), 0o644)
-        self.control = ControlServer(self, self._new_secret(TOKEN_FILE))
-        await self.control.start()
+        if self.switches and not self.worker:
+            write_atomically(self.state_dir / KNOWN_HOSTS, "".join(
+                f"{line}\n" for line in self.known_hosts_lines()), 0o644)
+        if not self.worker:
+            self.control = ControlServer(LocalBackend(self), self._new_secret(TOKEN_FILE))
+            await self.control.start()
+
+    def known_hosts_lines(self) -> list[str]:
+        """The known_hosts line of every switch served (their host keys are new at every
+        start)."""
+        return [switch.known_hosts_line() for switch in self.switches.values()]
 
     def _new_password(self, name: str) -> str:
         """A random password for switch ``name``, written to secrets/<name>.password."""
@@ -336,25 +361,7 @@ class Lab:
 
     def _new_secret(self, filename: str) -> str:
         """A random secret, written to secrets/``filename`` (0600, the directory 0700)."""
-        directory = self.state_dir / SECRETS_DIR
-        directory.mkdir(mode=0o700, exist_ok=True)
-        directory.chmod(0o700)
-        secret = secrets.token_urlsafe(24)
-        self._write_atomically(directory / filename, secret + "\n", 0o600)
-        return secret
-
-    @staticmethod
-    def _write_atomically(path: Path, text: str, mode: int) -> None:
-        """Write ``text`` to ``path`` atomically (write, then rename), never readable beyond
-        ``mode`` while it is written."""
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        try:
-            os.fchmod(fd, mode)
-            os.write(fd, text.encode("utf-8"))
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
+        return new_secret(self.state_dir, filename)
 
     async def _tick_amplifiers(self) -> None:
         # Real time, not the device clock: a stepped clock must not be pushed by the tick.
@@ -362,6 +369,7 @@ class Lab:
             for module in self.amps.values():
                 try:
                     module.update()
+                    self._note_amplifier_output(module)
                 except Exception:  # one broken model must not stop ALS on the others
                     log.exception("%s: update failed", module.name)
             try:
@@ -369,6 +377,15 @@ class Lab:
             except Exception:
                 log.exception("switch optics: update failed")
             await asyncio.sleep(AMP_TICK_SECONDS)
+
+    def _note_amplifier_output(self, module: AmplifierModule) -> None:
+        """Tell the optical model when an amplifier's output has moved on its own (ALS shut
+        or restarted it, its gain loop settled): the model announces changes it is told of,
+        and an amplifier's follow time."""
+        now = (module.als_state, round(module.output_dbm, 1))
+        if self._amp_outputs.get(module.name) != now:
+            self._amp_outputs[module.name] = now
+            self.optics.changed(module.name)
 
     def override_launch_power(self, bank: str, port: int, power_dbm: float | None) -> None:
         """Make transceiver ``bank:txN`` launch ``power_dbm`` whatever its lanes say (a
@@ -417,6 +434,8 @@ class Lab:
             self._tick.cancel()
         for server in self.tcp.values():
             await server.stop()
+        for alarms in self.alarm_servers.values():
+            await alarms.stop()
         for console in self.consoles.values():
             await console.stop()
         for bridge in self.bridges.values():
@@ -449,28 +468,31 @@ class Lab:
 
     def inject(self, target: str, fault: Fault) -> None:
         """Inject ``fault`` on a device (``<switch>/snmp``: a switch's SNMP agent), or cut
-        a fiber or a whole cable."""
-        if fault.kind == "fiber_cut":
-            for fiber in self._fibers_named(target):
-                fiber.cut = True
+        a fiber, a span (both its fibers) or a whole cable (every fiber of its spans,
+        ``fiber_cut`` or ``cable_cut``), all at once."""
+        if fault.kind in CUT_KINDS:
+            fibers = self._fibers_named(target, fault.kind)
+            with self.optics.lock:  # one cut: nobody sees half of it
+                for fiber in fibers:
+                    fiber.cut = True
             return
         self.faults(target).inject(fault)
 
     def clear(self, target: str, kind: str | None = None) -> None:
-        if kind in (None, "fiber_cut") and (target in self.fibers or self._is_cable(target)):
-            for fiber in self._fibers_named(target):
-                fiber.cut = False
+        if kind in (None, *CUT_KINDS) and fibers_of(self.topology, target):
+            fibers = self._fibers_named(target, kind or FIBER_CUT)
+            with self.optics.lock:
+                for fiber in fibers:
+                    fiber.cut = False
             return
         self.faults(target).clear(kind)
 
-    def _is_cable(self, name: str) -> bool:
-        return any(cable.name == name for cable in self.topology.cables)
-
-    def _fibers_named(self, name: str) -> list[Fiber]:
-        if name in self.fibers:
-            return [self.fibers[name]]
-        found = [self.fibers[f.name] for c in self.topology.cables if c.name == name
-                 for f in c.fibers]
+    def _fibers_named(self, name: str, kind: str = FIBER_CUT) -> list[Fiber]:
+        """The fibers a cut of ``kind`` on ``name`` cuts: a cable's (``cable_cut``); a
+        fiber, a span's or a cable's (``fiber_cut``)."""
+        if kind == CABLE_CUT and self.topology.cable(name) is None:
+            raise FaultError(f"no cable named {name!r}")
+        found = [self.fibers[fiber] for fiber in fibers_of(self.topology, name)]
         if not found:
             raise FaultError(f"no fiber or cable named {name!r}")
         return found
@@ -513,8 +535,10 @@ class Lab:
                                     "address": self.consoles[spec.name].path}
             if spec.error_queue == "shared":  # so that its clients read the queue as such
                 entry["shared_error_queue"] = True
+            if spec.name in self.alarm_servers:
+                entry["alarm_port"] = self.alarm_servers[spec.name].port
             devices.append(entry)
-        spans = {f.amplifier: f.cable for f in self.topology.fibers() if f.amplifier}
+        spans = {f.amplifier: f.span for f in self.topology.fibers() if f.amplifier}
         for amp in self.topology.amplifiers:
             labels = {"campus": amp.campus, "lab": self.topology.name}
             if spans.get(amp.name):
@@ -529,6 +553,11 @@ class Lab:
                 "labels": labels,
             })
         for switch in self.topology.switches:
+            if switch.name not in self.switches:  # unmanaged: its optics are all there is
+                devices.append({"name": switch.name, "kind": "switch", "transport": "none",
+                                "labels": {"campus": switch.campus, "lab": self.topology.name,
+                                           "role": "switch"}})
+                continue
             devices.append({
                 "name": switch.name,
                 "kind": "switch",
@@ -564,7 +593,7 @@ class Lab:
         return document
 
     def _spans_and_links(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The inventory's spans (every cable that is one fiber each way between two
+        """The inventory's spans (every span that is one fiber each way between two
         OCSes) and links (the topology's), oriented from each link's ``a`` end."""
         topology = self.topology
         powers = {t.name: t.power_dbm for t in topology.transceivers}
@@ -575,15 +604,15 @@ class Lab:
             oriented.setdefault(link.working, a_tx.split(":")[0])
             if link.protection:
                 oriented.setdefault(link.protection, a_tx.split(":")[0])
-        for cable in topology.cables:
-            fibers = topology.span_fibers(cable)
+        for span in topology.spans:
+            fibers = topology.span_fibers(span)
             if fibers is None:
                 continue
-            start = oriented.get(cable.name, fibers[0].from_port.split(":")[0])
+            start = oriented.get(span.name, fibers[0].from_port.split(":")[0])
             a_to_b, b_to_a = fibers if fibers[0].from_port.startswith(f"{start}:") \
                 else fibers[::-1]
-            spans[cable.name] = {
-                "name": cable.name, "length_km": a_to_b.length_km,
+            spans[span.name] = {
+                "name": span.name, "length_km": a_to_b.length_km,
                 "loss_db_per_km": a_to_b.loss_db_per_km,
                 "connector_loss_db": a_to_b.connector_loss_db,
                 "a_to_b": _span_fiber(a_to_b), "b_to_a": _span_fiber(b_to_a),
@@ -603,13 +632,7 @@ class Lab:
         return list(spans.values()), links
 
     def write_inventory(self) -> Path:
-        path = self.state_dir / INVENTORY_FILE
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        header = (f"# Written by the msoctl lab for topology {self.topology.name!r}.\n"
-                  "# It is rewritten every time the lab starts.\n")
-        tmp.write_text(header + yaml.safe_dump(self.inventory(), sort_keys=False))
-        os.replace(tmp, path)
-        return path
+        return write_inventory(self.state_dir, self.topology.name, self.inventory())
 
 
 def _span_fiber(fiber: Any) -> dict[str, Any]:

@@ -3,11 +3,14 @@
 :func:`lab_status` is the document behind ``msoctl lab status`` (the control
 endpoint's ``GET /v1/status``): every device with its kind, the addresses it
 serves, whether it is up, the faults active on it and the kinds it takes;
-every fiber, cut or not; and the light on the ports that matter. It is the
-lab's own view: ``power_dbm`` is what the optical model carries (the truth),
-beside what a device's monitor would report (``monitor_dbm``).
+every fiber, cut or not; every cable with its spans and every span, each ``cut``
+when all its fibers are; the processes that serve the lab; and the light on the
+ports that matter. It is the lab's own view: ``power_dbm`` is what the optical
+model carries (the truth), beside what a device's monitor would report
+(``monitor_dbm``). A lab spread over processes (emulators/lab/spread.py) merges
+the documents of its parts into this same shape.
 
-Key ports: on an OCS, every port a cable's fiber enters or leaves, every port
+Key ports: on an OCS, every port a span's fiber enters or leaves, every port
 patched to a switch port that is on a link, every port in a connection now
 and every port disabled or failed; on a switch, every port. A port is ``dark`` when less than
 :data:`DARK_DBM` reaches it.
@@ -15,8 +18,10 @@ and every port disabled or failed; on a switch, every port. A port is ``dark`` w
 Fault targets and kinds (:func:`fault_kinds`) are read from the devices'
 own injectors, never listed here: a device takes what its
 :class:`~emulators.faults.FaultInjector` takes, a switch's SNMP agent
-(``<switch>/snmp``) what its telemetry's injector takes, and a cable or a
-single fiber of the optical model takes ``fiber_cut``.
+(``<switch>/snmp``) what its telemetry's injector takes; a cable takes
+``cable_cut`` and ``fiber_cut`` (the same: every fiber of its spans), a span or a
+single fiber ``fiber_cut`` -- and so does a span in a cable of its own, which
+shares its name (the older topology form: the default's ``span-1``).
 
 Values: dBm rounded to 0.01; ``None`` (JSON ``null``) for no light at all or a
 value that is not available.
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -36,8 +42,13 @@ from emulators.lab.constants import SNMP_FACE
 
 if TYPE_CHECKING:
     from emulators.lab.lab import Lab
+    from emulators.lab.topology import Topology
 
 FIBER_CUT = "fiber_cut"
+CABLE_CUT = "cable_cut"
+"""Cuts every fiber of every span of a cable at once (``fiber_cut`` on a cable does the
+same; ``cable_cut`` says it is a cable, and refuses anything else)."""
+CUT_KINDS = (FIBER_CUT, CABLE_CUT)
 DARK_DBM = -40.0
 """Below this a port counts as dark (the amplifier's monitor floor; OCS monitors read
 about -60 dBm with no light)."""
@@ -50,50 +61,62 @@ _MODULE_STATE_NAMES = {code: name for name, code in MODULE_STATE_CODES.items()}
 
 def fault_targets(lab: Lab) -> dict[str, list[str]]:
     """Every fault target of ``lab`` and the kinds it takes: devices, each switch's SNMP
-    agent, cables, then fibers."""
+    agent, cables, spans (not already named as their cable), then fibers."""
     targets: dict[str, list[str]] = {}
     for name in [*lab.ocs, *lab.amps, *lab.switches, *lab.instruments]:
         targets[name] = lab.faults(name).kinds()
     for name in lab.telemetry:
         targets[f"{name}/{SNMP_FACE}"] = lab.faults(f"{name}/{SNMP_FACE}").kinds()
+    spans = {s.name for s in lab.topology.spans}
     for cable in lab.topology.cables:
-        targets[cable.name] = [FIBER_CUT]
+        # A span in a cable of its own shares its name and is listed as the span it is.
+        targets[cable.name] = [FIBER_CUT] if cable.name in spans else [CABLE_CUT, FIBER_CUT]
+    for span in lab.topology.spans:
+        targets.setdefault(span.name, [FIBER_CUT])
     for fiber in lab.fibers:
         targets.setdefault(fiber, [FIBER_CUT])
     return targets
 
 
-def fault_kinds(lab: Lab, target: str) -> list[str]:
+def listed_targets(targets: dict[str, list[str]], topology: Topology) -> list[str]:
+    """The targets an error names: the devices, SNMP agents and cables (spans and fibers
+    are too many; ``lab status`` lists them)."""
+    fibers = {f.name for f in topology.fibers()} | {s.name for s in topology.spans}
+    cables = {c.name for c in topology.cables}
+    return [name for name in targets if name in cables or name not in fibers]
+
+
+def fault_kinds(targets: dict[str, list[str]], topology: Topology, target: str) -> list[str]:
     """The fault kinds ``target`` takes; :class:`FaultError` naming the targets there are
     when there is no such target."""
-    kinds = fault_targets(lab).get(target)
+    kinds = targets.get(target)
     if kinds is None:
         raise FaultError(f"no device, cable or fiber named {target!r}; targets: "
-                         f"{', '.join(_target_names(lab))} (fibers: see lab status)")
+                         f"{', '.join(listed_targets(targets, topology))} (spans and fibers: "
+                         "see lab status)")
     return kinds
 
 
-def check_fault(lab: Lab, target: str, kind: str) -> None:
+def check_fault(targets: dict[str, list[str]], topology: Topology, target: str,
+                kind: str) -> None:
     """Refuse (:class:`FaultError`) a kind that ``target`` does not take, listing those it
     does."""
-    kinds = fault_kinds(lab, target)
+    kinds = fault_kinds(targets, topology, target)
     if kind not in kinds:
         raise FaultError(f"{target} does not support fault {kind!r}; supported: "
                          f"{', '.join(kinds)}")
 
 
-def fibers_of(lab: Lab, target: str) -> list[str]:
-    """The fibers a fiber cut on ``target`` cuts: the fiber itself, or a cable's."""
-    if target in lab.fibers:
-        return [target]
-    return [f.name for cable in lab.topology.cables if cable.name == target
-            for f in cable.fibers]
-
-
-def _target_names(lab: Lab) -> list[str]:
-    return [*lab.ocs, *lab.amps, *lab.switches, *lab.instruments,
-            *(f"{name}/{SNMP_FACE}" for name in lab.telemetry),
-            *(cable.name for cable in lab.topology.cables)]
+def fibers_of(topology: Topology, target: str) -> list[str]:
+    """The fibers a cut on ``target`` cuts: the fiber itself, a span's, or a cable's (a
+    name may be both a span and its own cable: the same fibers); [] for anything else."""
+    cable = topology.cable(target)
+    if cable is not None:
+        return [f.name for f in cable.fibers]
+    span = topology.span(target)
+    if span is not None:
+        return [f.name for f in span.fibers]
+    return [f.name for f in topology.fibers() if f.name == target]
 
 
 def fault_document(fault: Fault) -> dict[str, Any]:
@@ -108,6 +131,7 @@ def fault_document(fault: Fault) -> dict[str, Any]:
 
 def lab_status(lab: Lab) -> dict[str, Any]:
     """The status document (see the module docstring); JSON-ready."""
+    fibers = _fibers(lab)
     return {
         "lab": {
             "topology": lab.topology.name,
@@ -115,13 +139,48 @@ def lab_status(lab: Lab) -> dict[str, Any]:
             "inventory": str((lab.state_dir / "inventory.yaml").resolve()),
             "pid": os.getpid(),
             "clock_seconds": round(lab.clock.now(), 3),
+            "processes": [process_entry(lab)],
         },
         "devices": [*(_ocs(lab, name) for name in lab.ocs),
                     *(_amplifier(lab, name) for name in lab.amps),
-                    *(_switch(lab, name) for name in lab.switches),
+                    *(_switch(lab, spec.name) for spec in lab.topology.switches),
                     *(_instrument(lab, name) for name in lab.instruments)],
-        "fibers": _fibers(lab),
+        "fibers": fibers,
+        **cables_and_spans(lab.topology, fibers),
     }
+
+
+def process_entry(lab: Lab) -> dict[str, Any]:
+    """Which process serves which part of the lab: its pid and how much of it it holds."""
+    return {"pid": os.getpid(), "role": "worker" if lab.worker else "lab",
+            "ocs": len(lab.ocs), "switches": len(lab.topology.switches),
+            "amplifiers": len(lab.amps), "links": len(lab.topology.links),
+            "cpu_seconds": round(time.process_time(), 3)}
+
+
+def cables_and_spans(topology: Topology, fibers: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``cables`` (each with its ``spans``) and ``spans`` of the status document, from
+    its ``fibers``: a span or a cable is ``cut`` when every one of its fibers is, and
+    ``fibers_cut`` counts those that are."""
+    cut = {f["name"]: bool(f["cut"]) for f in fibers}
+    spans = []
+    for span in topology.spans:
+        names = [f.name for f in span.fibers]
+        ends = sorted({part.split(":")[0] for f in span.fibers
+                       for part in (f.from_port, f.to_port)})
+        spans.append({"name": span.name, "cable": span.cable, "role": span.role,
+                      "length_km": span.length_km, "ocs": ends, "fibers": names,
+                      "amplifiers": [f.amplifier for f in span.fibers if f.amplifier],
+                      "cut": all(cut.get(n, False) for n in names),
+                      "fibers_cut": sum(cut.get(n, False) for n in names)})
+    cables = []
+    for cable in topology.cables:
+        names = [f.name for f in cable.fibers]
+        cables.append({"name": cable.name, "role": cable.role, "length_km": cable.length_km,
+                       "spans": list(cable.spans), "fibers": len(names),
+                       "cut": all(cut.get(n, False) for n in names),
+                       "fibers_cut": sum(cut.get(n, False) for n in names)})
+    return {"cables": cables, "spans": spans}
 
 
 def _dbm(value: float | None) -> float | None:
@@ -144,6 +203,8 @@ def _ocs(lab: Lab, name: str) -> dict[str, Any]:
     serving: dict[str, str] = {}
     if name in lab.tcp:
         serving["scpi"] = f"127.0.0.1:{lab.tcp[name].port}"
+    if name in lab.alarm_servers:
+        serving["alarms"] = f"127.0.0.1:{lab.alarm_servers[name].port}"
     if name in lab.consoles:
         serving["console"] = lab.consoles[name].path
     connections = device.connection_map()
@@ -200,7 +261,7 @@ def _amplifier(lab: Lab, name: str) -> dict[str, Any]:
         if bridge.path:
             serving["console"] = bridge.path
     state = module.module_state
-    spans = [f.cable for f in lab.topology.fibers() if f.amplifier == name]
+    spans = [f.span for f in lab.topology.fibers() if f.amplifier == name]
     return {
         "name": name, "kind": "amp", "serving": serving,
         "up": _MODULE_STATE_NAMES.get(state) == "ModuleReady",
@@ -215,15 +276,21 @@ def _amplifier(lab: Lab, name: str) -> dict[str, Any]:
 
 
 def _switch(lab: Lab, name: str) -> dict[str, Any]:
-    device = lab.switches[name]
+    device = lab.switches.get(name)
     serving: dict[str, str] = {}
-    if device.server is not None:
+    if device is not None and device.server is not None:
         serving["netconf"] = f"127.0.0.1:{device.port}"
     agent = lab.snmp.get(name)
     if agent is not None:
         serving["snmp"] = f"udp 127.0.0.1:{agent.port}"
-    document: dict[str, Any] = {"name": name, "kind": "switch", "serving": serving,
-                                "up": device.server is not None, **_faults(lab, name)}
+    if device is None:  # unmanaged: its optics only
+        document: dict[str, Any] = {"name": name, "kind": "switch", "serving": serving,
+                                    "up": True, "management": "none", "faults": [],
+                                    "fault_kinds": []}
+    else:
+        document = {"name": name, "kind": "switch", "serving": serving,
+                    "up": device.server is not None, "management": "netconf",
+                    **_faults(lab, name)}
     if name in lab.telemetry:
         face = f"{name}/{SNMP_FACE}"
         on_switch = lab.faults(name).active()
@@ -265,7 +332,8 @@ def _fibers(lab: Lab) -> list[dict[str, Any]]:
         fiber = lab.fibers[spec.name]
         arriving = lab.optics.power_dbm(f"{spec.name}:out")
         found.append({
-            "name": spec.name, "cable": spec.cable, "from": spec.from_port, "to": spec.to_port,
+            "name": spec.name, "cable": spec.cable, "span": spec.span,
+            "from": spec.from_port, "to": spec.to_port,
             "amplifier": spec.amplifier, "length_km": spec.length_km, "cut": fiber.cut,
             "arriving_dbm": _dbm(arriving), "dark": _dark(arriving),
         })

@@ -4,6 +4,16 @@ Validated like inventories: every error names the file, the line and the field.
 The built-in default (``default.yaml`` beside this module) is the two-campus
 fabric that docs/architecture.md ("The lab") describes.
 
+Fiber between OCSes comes in two words. A *span* (``spans:``) is a fiber pair
+between two OCSes, one fiber each way, optionally amplified: what a link is carried
+over. A *cable* (``cables:``) is the unit of failure: spans that run in one sheath
+along one route, so one backhoe cuts every fiber of every one of them. A cable
+gives the route's length and losses and a role (working, protection, spare); a span
+names the cable it runs in (``cable: cable-3``), or, naming none, is in a cable of
+its own named as the span. The older form, a ``cables:`` entry with ``fibers:``, is
+still read: it is one span in a cable of its own, both named as the entry (so the
+default topology's ``span-1`` is a span and a cable at once).
+
 A switch (``switches:``) is one device with two faces: its NETCONF-managed
 congestion model (ports ``Ethernet1..N``, a line rate, buffer sizes, and the
 physical length of the fiber its long-haul ports reach the far campus over)
@@ -37,6 +47,8 @@ MAX_CONNECTOR_LOSS_DB = 30.0
 OLD_TEST_SETS_KEY = "bench"
 """The first name of the ``test_sets`` section, still read (one of the two, not both)."""
 MAX_BOOT_SECONDS = 600.0
+SWITCH_MANAGEMENT = ("netconf", "none")
+SPAN_ROLES = ("working", "protection", "spare")
 MAX_FIBER_COUNT = 1024
 
 
@@ -55,6 +67,9 @@ class OcsSpec:
     error_queue: str = "per-client"
     """``per-client`` (each connection its own error queue and status registers) or
     ``shared`` (one for everybody, as on some real units)."""
+    alarms: bool = True
+    """``false`` models a unit without loss-of-light alarms (their headers undefined, no
+    alarm connection)."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +91,10 @@ class SwitchSpec:
     buffer_bytes: int
     lossless_pool_bytes: int
     power_dbm: float
+    management: str = "netconf"
+    """``netconf``: served over NETCONF with its CPO/CPC telemetry over SNMP; ``none``:
+    its optics only (a fabric of hundreds of switches whose management is not what
+    the lab is for)."""
 
     @property
     def port_names(self) -> list[str]:
@@ -102,16 +121,35 @@ class FiberSpec:
     loss_db_per_km: float
     connector_loss_db: float
     cable: str | None = None
+    """The cable the fiber runs in (a span's fibers); ``None`` for a patch."""
     amplifier: str | None = None
     """An amplifier inserted at the far end: fiber out -> amplifier in, amplifier out -> to."""
+    span: str | None = None
+    """The span the fiber belongs to; ``None`` for a patch."""
+
+
+@dataclass(frozen=True)
+class SpanSpec:
+    """Fibers between two OCSes that run side by side (a pair: one each way), in a cable."""
+
+    name: str
+    cable: str
+    role: str
+    length_km: float
+    fibers: tuple[FiberSpec, ...]
 
 
 @dataclass(frozen=True)
 class CableSpec:
+    """Spans that fail together: they run in one sheath along one route, so one cut
+    darkens every fiber of every one of them."""
+
     name: str
     role: str
     length_km: float
+    spans: tuple[str, ...]
     fibers: tuple[FiberSpec, ...]
+    """Every fiber of its spans, in order."""
 
 
 @dataclass(frozen=True)
@@ -146,12 +184,24 @@ class Topology:
     switches: list[SwitchSpec] = field(default_factory=list)
     amplifiers: list[AmplifierSpec] = field(default_factory=list)
     patches: list[FiberSpec] = field(default_factory=list)
+    spans: list[SpanSpec] = field(default_factory=list)
     cables: list[CableSpec] = field(default_factory=list)
     links: list[LinkSpec] = field(default_factory=list)
     test_sets: list[AcceptanceSpec] = field(default_factory=list)
+    _patch_index: tuple[int, dict[str, FiberSpec], dict[str, FiberSpec]] | None = field(
+        default=None, repr=False, compare=False)
 
     def fibers(self) -> list[FiberSpec]:
-        return [*self.patches, *(f for cable in self.cables for f in cable.fibers)]
+        """Every fiber: the patches, then each span's."""
+        return [*self.patches, *(f for span in self.spans for f in span.fibers)]
+
+    def _patches_by_end(self) -> tuple[dict[str, FiberSpec], dict[str, FiberSpec]]:
+        """Patches by the port they leave and by the port they feed (rebuilt when the
+        patches change: thousands of link ends must not each scan them all)."""
+        if self._patch_index is None or self._patch_index[0] != len(self.patches):
+            self._patch_index = (len(self.patches), {f.from_port: f for f in self.patches},
+                                 {f.to_port: f for f in self.patches})
+        return self._patch_index[1], self._patch_index[2]
 
     def ocs_ports_of(self, switch_port: str) -> tuple[str, str] | None:
         """``sw-a:Ethernet1`` -> (the OCS ingress its transmitter is patched into, the OCS
@@ -159,25 +209,31 @@ class Topology:
         switch, _, port = switch_port.partition(":")
         number = port.removeprefix(SWITCH_PORT_PREFIX)
         ocs_names = {o.name for o in self.ocs}
-        tx = next((f.to_port for f in self.patches if f.from_port == f"{switch}:tx{number}"
-                   and f.to_port.split(":")[0] in ocs_names), None)
-        rx = next((f.from_port for f in self.patches if f.to_port == f"{switch}:rx{number}"
-                   and f.from_port.split(":")[0] in ocs_names), None)
+        leaving, feeding = self._patches_by_end()
+        out, back = leaving.get(f"{switch}:tx{number}"), feeding.get(f"{switch}:rx{number}")
+        tx = out.to_port if out and out.to_port.split(":")[0] in ocs_names else None
+        rx = back.from_port if back and back.from_port.split(":")[0] in ocs_names else None
         return None if tx is None or rx is None else (tx, rx)
 
-    def span_fibers(self, cable: CableSpec) -> tuple[FiberSpec, FiberSpec] | None:
-        """A cable that is one fiber each way between two OCSes (a span), its two fibers;
-        None for any other cable."""
+    def span_fibers(self, span: SpanSpec) -> tuple[FiberSpec, FiberSpec] | None:
+        """A span that is one fiber each way between two OCSes, its two fibers; None for
+        any other span."""
         ocs_names = {o.name for o in self.ocs}
-        if len(cable.fibers) != 2:
+        if len(span.fibers) != 2:
             return None
-        first, second = cable.fibers
-        ends = [(f.from_port.split(":")[0], f.to_port.split(":")[0]) for f in cable.fibers]
+        first, second = span.fibers
+        ends = [(f.from_port.split(":")[0], f.to_port.split(":")[0]) for f in span.fibers]
         if any(a not in ocs_names or b not in ocs_names or a == b for a, b in ends):
             return None
         if ends[0] != ends[1][::-1]:
             return None
         return first, second
+
+    def span(self, name: str) -> SpanSpec | None:
+        return next((s for s in self.spans if s.name == name), None)
+
+    def cable(self, name: str) -> CableSpec | None:
+        return next((c for c in self.cables if c.name == name), None)
 
 
 def default_topology_text() -> str:
@@ -223,7 +279,7 @@ def _expand_port(section: Section, key: str, offset: int, ports: dict[str, set[s
 def parse_topology(data: Any, source: str) -> Topology:
     top = Section(data, source, "topology")
     top.reject_unknown({"name", "ocs", "transceivers", "switches", "amplifiers", "patches",
-                        "cables", "links", "test_sets", OLD_TEST_SETS_KEY})
+                        "spans", "cables", "links", "test_sets", OLD_TEST_SETS_KEY})
     topology = Topology(name=top.get("name", str, default="lab"), source=source)
     names: set[str] = set()
     inputs: dict[str, set[str]] = {}
@@ -241,7 +297,7 @@ def parse_topology(data: Any, source: str) -> Topology:
     for item, line in _items(top, "ocs"):
         section = Section(item, source, "ocs entry", line=line)
         section.reject_unknown({"name", "size", "campus", "serial", "boot_seconds",
-                                "reply_form", "power_monitors", "error_queue"})
+                                "reply_form", "power_monitors", "error_queue", "alarms"})
         name = claim(section)
         section.owner = f"ocs {name!r}"
         size = section.get("size", int, default=64)
@@ -254,7 +310,8 @@ def parse_topology(data: Any, source: str) -> Topology:
                                               choices=("polatis", "bare")),
                        power_monitors=section.get("power_monitors", bool, default=True),
                        error_queue=section.get("error_queue", str, default="per-client",
-                                               choices=("per-client", "shared")))
+                                               choices=("per-client", "shared")),
+                       alarms=section.get("alarms", bool, default=True))
         topology.ocs.append(spec)
         inputs[name] = {str(p) for p in range(1, size + 1)}
         outputs[name] = {str(p) for p in range(size + 1, 2 * size + 1)}
@@ -279,7 +336,8 @@ def parse_topology(data: Any, source: str) -> Topology:
     for item, line in _items(top, "switches"):
         section = Section(item, source, "switches entry", line=line)
         section.reject_unknown({"name", "campus", "ports", "speed", "cable_length_km",
-                                "buffer_bytes", "lossless_pool_bytes", "power_dbm"})
+                                "buffer_bytes", "lossless_pool_bytes", "power_dbm",
+                                "management"})
         name = claim(section)
         section.owner = f"switch {name!r}"
         count = section.get("ports", int, default=8)
@@ -301,8 +359,10 @@ def parse_topology(data: Any, source: str) -> Topology:
         if not -20.0 <= power <= 20.0:
             raise section.error("power_dbm", "must be -20..20 dBm")
         campus = section.get("campus", str, default="")
+        management = section.get("management", str, default="netconf",
+                                 choices=SWITCH_MANAGEMENT)
         topology.switches.append(SwitchSpec(name, campus, count, speed, length, buffer, pool,
-                                            power))
+                                            power, management))
         topology.transceivers.append(TransceiverSpec(name, count, power, campus))
         inputs[name] = {f"rx{n}" for n in range(1, count + 1)}
         outputs[name] = {f"tx{n}" for n in range(1, count + 1)}
@@ -368,25 +428,24 @@ def parse_topology(data: Any, source: str) -> Topology:
         section.reject_unknown(fiber_fields)
         topology.patches.extend(fiber(section, patch_defaults, None))
 
-    for item, line in _items(top, "cables"):
-        section = Section(item, source, "cable", line=line)
-        section.reject_unknown({"name", "role", "length_km", "loss_db_per_km",
-                                "connector_loss_db", "fibers"})
-        name = claim(section)
-        section.owner = f"cable {name!r}"
+    def route(section: Section) -> dict[str, float]:
+        """A cable's length and its fibers' default losses (a route's figures)."""
         length = section.get("length_km", float)
         if not 0 < length <= MAX_LENGTH_KM:
             raise section.error("length_km", "must be more than 0 and at most 200 km")
-        defaults = {
+        return {
             "length_km": length,
             "loss_db_per_km": _number(section, "loss_db_per_km", 0.22, 0.0, MAX_LOSS_DB_PER_KM,
                                       "dB/km"),
             "connector_loss_db": _number(section, "connector_loss_db", 0.5, 0.0,
                                          MAX_CONNECTOR_LOSS_DB, "dB"),
         }
-        cable_fibers: list[FiberSpec] = []
+
+    def span(section: Section, name: str, cable: str, role: str, defaults: dict[str, float],
+             owner: str) -> SpanSpec:
+        span_fibers: list[FiberSpec] = []
         for sub, sub_line in _items(section, "fibers"):
-            fiber_section = Section(sub, source, f"cable {name!r} fiber", line=sub_line)
+            fiber_section = Section(sub, source, f"{owner} fiber", line=sub_line)
             fiber_section.reject_unknown({"from", "to", "connector_loss_db", "loss_db_per_km",
                                           "amplifier"})
             amplifier = fiber_section.get("amplifier", str, default=None)
@@ -398,14 +457,80 @@ def parse_topology(data: Any, source: str) -> Topology:
                     raise fiber_section.error("amplifier", f"{amplifier} is already on "
                                               "another fiber")
                 placed.add(amplifier)
-            for made in fiber(fiber_section, defaults, name):
-                cable_fibers.append(replace(made, name=f"{name}/{len(cable_fibers) + 1}",
-                                            amplifier=amplifier))
-        if not cable_fibers:
+            for made in fiber(fiber_section, defaults, cable):
+                span_fibers.append(replace(made, name=f"{name}/{len(span_fibers) + 1}",
+                                           amplifier=amplifier, span=name))
+        if not span_fibers:
             raise section.error("fibers", "a cable needs at least one fiber")
-        role = section.get("role", str, default="working",
-                           choices=("working", "protection", "spare"))
-        topology.cables.append(CableSpec(name, role, length, tuple(cable_fibers)))
+        made_span = SpanSpec(name, cable, role, defaults["length_km"], tuple(span_fibers))
+        topology.spans.append(made_span)
+        return made_span
+
+    def role_of(section: Section) -> str:
+        role: str = section.get("role", str, default="working", choices=SPAN_ROLES)
+        return role
+
+    # ``cables:`` names the groups of spans that fail together (a name, a route's length
+    # and losses, a role); an entry with ``fibers:`` is the older form, a span in a cable
+    # of its own. ``spans:`` are the fiber pairs, each in the cable it names, or in one of
+    # its own (named as the span) when it names none.
+    declared: dict[str, tuple[Section, dict[str, float], str]] = {}
+    order: list[str] = []  # cables in the order the file gives them
+    spans_in: dict[str, list[SpanSpec]] = {}
+    for item, line in _items(top, "cables"):
+        section = Section(item, source, "cable", line=line)
+        section.reject_unknown({"name", "role", "length_km", "loss_db_per_km",
+                                "connector_loss_db", "fibers"})
+        name = claim(section)
+        section.owner = f"cable {name!r}"
+        defaults = route(section)
+        role = role_of(section)
+        order.append(name)
+        if "fibers" in section.data:
+            spans_in[name] = [span(section, name, name, role, defaults, f"cable {name!r}")]
+        else:
+            declared[name] = (section, defaults, role)
+            spans_in[name] = []
+    for item, line in _items(top, "spans"):
+        section = Section(item, source, "span", line=line)
+        section.reject_unknown({"name", "cable", "role", "length_km", "loss_db_per_km",
+                                "connector_loss_db", "fibers"})
+        name = claim(section)
+        section.owner = f"span {name!r}"
+        cable = section.get("cable", str, default=None)
+        if cable is None:
+            role, defaults = role_of(section), route(section)
+            cable = name
+            order.append(name)
+            spans_in[name] = []
+        else:
+            if cable not in declared:
+                raise section.error("cable", f"no cable {cable!r} among the cables without "
+                                    "fibers of the cables section")
+            for key in ("length_km", "role"):
+                if key in section.data:
+                    raise section.error(key, f"a span in a cable has its cable's {key} "
+                                        f"(given for {cable})")
+            _, cable_defaults, role = declared[cable]
+            defaults = {
+                "length_km": cable_defaults["length_km"],
+                "loss_db_per_km": _number(section, "loss_db_per_km",
+                                          cable_defaults["loss_db_per_km"], 0.0,
+                                          MAX_LOSS_DB_PER_KM, "dB/km"),
+                "connector_loss_db": _number(section, "connector_loss_db",
+                                             cable_defaults["connector_loss_db"], 0.0,
+                                             MAX_CONNECTOR_LOSS_DB, "dB"),
+            }
+        spans_in[cable].append(span(section, name, cable, role, defaults, f"span {name!r}"))
+    for name in order:
+        members = spans_in[name]
+        if not members:
+            raise declared[name][0].error(None, "no span runs in it: a cable needs at least "
+                                          "one fiber (give it fibers:, or name it in the "
+                                          "cable: of a span)")
+        topology.cables.append(CableSpec(
+            name, members[0].role, members[0].length_km, tuple(s.name for s in members),
+            tuple(f for s in members for f in s.fibers)))
 
     if not topology.ocs:
         raise YamlFileError(f"{source}: topology: at least one ocs is needed")
@@ -445,9 +570,10 @@ def _parse_test_sets(top: Section, source: str, topology: Topology, names: set[s
 
 
 def _parse_links(top: Section, source: str, topology: Topology, names: set[str]) -> None:
-    cables = {c.name: c for c in topology.cables}
+    spans = {s.name: s for s in topology.spans}
     switches = {s.name: s for s in topology.switches}
     used: set[str] = set()
+    carried: dict[str, str] = {}  # working span -> its link
     for item, line in _items(top, "links"):
         section = Section(item, source, "link", line=line)
         section.reject_unknown({"name", "a", "b", "working", "protection"})
@@ -472,24 +598,37 @@ def _parse_links(top: Section, source: str, topology: Topology, names: set[str])
             if found is None:
                 raise section.error(key, f"{end} is not patched to an OCS both ways")
             ocs_of[key] = found[0].split(":")[0]
-        roles: dict[str, str | None] = {}
+        roles: dict[str, SpanSpec | None] = {}
         for role in ("working", "protection"):
-            cable_name = (section.get(role, str) if role == "working"
-                          else section.get(role, str, default=None))
-            if cable_name is None:
+            span_name = (section.get(role, str) if role == "working"
+                         else section.get(role, str, default=None))
+            if span_name is None:
                 roles[role] = None
                 continue
-            cable = cables.get(cable_name)
-            fibers = None if cable is None else topology.span_fibers(cable)
-            if cable is None or fibers is None:
-                raise section.error(role, f"{cable_name!r} is not a cable with one fiber "
+            span = spans.get(span_name)
+            fibers = None if span is None else topology.span_fibers(span)
+            if span is None or fibers is None:
+                raise section.error(role, f"{span_name!r} is not a cable or span of one fiber "
                                     "each way between two OCSes")
             ends = {fibers[0].from_port.split(":")[0], fibers[0].to_port.split(":")[0]}
             if ends != {ocs_of["a"], ocs_of["b"]}:
-                raise section.error(role, f"{cable_name} joins {' and '.join(sorted(ends))}, "
+                raise section.error(role, f"{span_name} joins {' and '.join(sorted(ends))}, "
                                     f"not the OCSes of the link's ends")
-            roles[role] = cable_name
-        if roles["protection"] == roles["working"]:
-            raise section.error("protection", "must be another cable than the working one")
+            roles[role] = span
+        working, protection = roles["working"], roles["protection"]
+        assert working is not None
+        if working.name in carried:
+            raise section.error("working", f"{working.name} already carries link "
+                                f"{carried[working.name]!r} (one link per fiber pair; links "
+                                "may share a protection span)")
+        carried[working.name] = name
+        if protection is not None and protection.name == working.name:
+            raise section.error("protection", "must be another span, on another cable than "
+                                "the working one")
+        if protection is not None and protection.cable == working.cable:
+            raise section.error("protection", f"{protection.name} is in {working.cable} with "
+                                f"the working span {working.name}: it must be on another "
+                                "cable than the working one (one cut would darken both)")
         topology.links.append(LinkSpec(name, section.get("a", str), section.get("b", str),
-                                       str(roles["working"]), roles["protection"]))
+                                       working.name, None if protection is None
+                                       else protection.name))

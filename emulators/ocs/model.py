@@ -59,6 +59,16 @@ How it answers (the dialect; attributes, switchable while it runs):
 - ``shared_status`` (constructor only): one error queue and one set of status
   registers for every client, as on some real units; by default each client
   has its own.
+- ``alarms_supported``: ``False`` models a unit without loss-of-light alarms (the
+  ``:OXC:ALARm`` and ``:SYST:COMM:ALAR`` headers are undefined, -113). The alarms
+  themselves are :attr:`OcsDevice.alarms` (emulators/ocs/alarms.py), served on a
+  connection of their own by emulators/ocs/alarm_server.py.
+
+Change notification: every change of the light the switch passes (a map changed,
+a port closed, opened or failed, power lost or back) is told to the optical model
+(:meth:`~emulators.optics.model.Element.changed`), and so is the moment a new
+beam will settle, so that whoever watches the light (the alarms) looks exactly
+then instead of polling.
 """
 
 from __future__ import annotations
@@ -82,6 +92,7 @@ from drivers.ocs.commands import (
     SELF_TEST_FAULTS,
 )
 from emulators.faults import Fault, FaultError
+from emulators.ocs.alarms import LosAlarms
 from emulators.optics.model import NO_LIGHT_DBM, Element, InputPower, OpticalModel, dbm_sum
 from emulators.scpi.device import ScpiDevice
 from emulators.scpi.parser import ScpiError
@@ -109,6 +120,36 @@ class _Path:
     egress: int
     lit_at: float  # device time the beam settles on its egress port
     loss_db: float
+
+
+class _Paths(dict[int, _Path]):
+    """The connections, ingress -> path, with the ingress feeding each egress kept beside:
+    an egress port's light sums the beams landing on it and on its two neighbours, and
+    must be found without walking every connection (a large lab asks for it thousands
+    of times a second)."""
+
+    def __init__(self, items: dict[int, _Path] | None = None):
+        super().__init__()
+        self.feeding: dict[int, int] = {}  # egress -> ingress
+        for ingress, path in (items or {}).items():
+            self[ingress] = path
+
+    def __setitem__(self, ingress: int, path: _Path) -> None:
+        old = self.get(ingress)
+        if old is not None and self.feeding.get(old.egress) == ingress:
+            del self.feeding[old.egress]
+        super().__setitem__(ingress, path)
+        self.feeding[path.egress] = ingress
+
+    def __delitem__(self, ingress: int) -> None:
+        old = self[ingress]
+        super().__delitem__(ingress)
+        if self.feeding.get(old.egress) == ingress:
+            del self.feeding[old.egress]
+
+    def clear(self) -> None:
+        super().clear()
+        self.feeding.clear()
 
 
 @dataclass
@@ -142,6 +183,7 @@ class OcsDevice(ScpiDevice):
         shared_status: bool = False,
         manufacturer: str | None = None,
         model_name: str | None = None,
+        alarms: bool = True,
     ):
         if not 1 <= size <= 512:
             raise ValueError("OCS size must be 1..512")
@@ -152,6 +194,9 @@ class OcsDevice(ScpiDevice):
         self.size = size
         self.reply_form = reply_form
         self.power_monitors = power_monitors
+        self.alarms_supported = alarms
+        self.alarm_port = 0
+        """The TCP port the alarm connection is served on (0: not served)."""
         self.power_query_max_ports = POWER_QUERY_MAX_PORTS  # in the Polatis form
         self.model_name = model_name or f"LCOCS-{size}x{size}"
         self.ambient_celsius = ambient_celsius
@@ -174,7 +219,9 @@ class OcsDevice(ScpiDevice):
         self._crosstalk = [crosstalk_db - 3.0 * table_rng.random() for _ in range(size)]
         self._monitor_offset = [table_rng.uniform(-0.5, 0.5) for _ in range(2 * size)]
         self._noise = random.Random(f"{self.serial}/noise")
-        self._paths: dict[int, _Path] = {}
+        self._detector_noise = random.Random(f"{self.serial}/los")
+        self.alarms = LosAlarms(self)
+        self._paths = _Paths()
         self._gone: dict[int, deque[_GonePath]] = {}  # by egress port
         self._transitions: deque[float] = deque(maxlen=1024)  # commands and completions
         self._disabled: set[int] = set()
@@ -189,7 +236,13 @@ class OcsDevice(ScpiDevice):
         self._load_nvram()
         if self.boot_mode == "dark":
             self._paths.clear()
-        optics.add(_OcsEngine(self))
+        self._engine = _OcsEngine(self)
+        optics.add(self._engine)
+
+    def _light_changed(self, at: float | None = None) -> None:
+        """Tell the optical model that the light through the switch changed now (or will
+        at device time ``at``)."""
+        self._engine.changed(at)
 
     # ---- factory data --------------------------------------------------------------
 
@@ -244,6 +297,7 @@ class OcsDevice(ScpiDevice):
             self._pending_boot_power_loss = self._pending_boot_power_loss or power_loss
             if power_loss:
                 self._paths.clear()
+            self._light_changed()
         for listener in list(self.power_listeners):
             listener(False)
 
@@ -254,6 +308,8 @@ class OcsDevice(ScpiDevice):
         self._down_until = None
         self._note_faults(boot_at)
         self.power_on_status()
+        self.alarms.power_on()  # the controller that judges them has restarted
+        self._light_changed()
         if self._pending_boot_power_loss:
             self._pending_boot_power_loss = False
             self._powered_since = boot_at
@@ -280,11 +336,13 @@ class OcsDevice(ScpiDevice):
         with self.lock:
             self._failed.add(port)
             self._note_faults(self.clock.now())
+            self._light_changed()
 
     def _clear_port_fault(self, fault: Fault) -> None:
         with self.lock:
             self._failed.discard(int(fault.target or "0"))
             self._note_faults(self.clock.now())
+            self._light_changed()
 
     def _fault_engine(self, fault: Fault) -> None:
         with self.lock:
@@ -328,7 +386,9 @@ class OcsDevice(ScpiDevice):
             self._powered_since = now - 10 * CELL_WARMUP_SECONDS
             self.busy_until = now
             self.boot_mode = "restore"
+            self.alarms.factory_reset()
             self._save_nvram()
+            self._light_changed()
 
     # ---- what the common commands and status registers report ---------------------------
 
@@ -432,6 +492,8 @@ class OcsDevice(ScpiDevice):
         self._transitions.extend((now, done))
         self._reconfigurations.append((done, duration))
         self._save_nvram()
+        self._light_changed()  # removed and re-pointed beams are dark from now
+        self._light_changed(done)  # the new ones light up then
 
     def _remember_gone(self, ingress: int, path: _Path, removed_at: float) -> None:
         gone = self._gone.setdefault(path.egress, deque())
@@ -528,6 +590,7 @@ class OcsDevice(ScpiDevice):
             for port in ports:
                 (self._disabled.discard if enabled else self._disabled.add)(port)
             self._save_nvram()
+            self._light_changed()
 
     def set_boot_mode(self, mode: str) -> None:
         with self.lock:
@@ -547,6 +610,14 @@ class OcsDevice(ScpiDevice):
 
     def monitor_dbm(self, port: int) -> float | None:
         """What the port's power monitor reads now; ``None`` for a failed port."""
+        return self._reading(port, self._noise)
+
+    def detector_dbm(self, port: int) -> float | None:
+        """What the loss-of-light detector reads on ``port`` now: the monitor's photodiode,
+        with noise of its own; ``None`` for a failed port."""
+        return self._reading(port, self._detector_noise)
+
+    def _reading(self, port: int, noise: random.Random) -> float | None:
         self.check_ports([port])
         with self.lock:
             if port in self._failed:
@@ -554,9 +625,9 @@ class OcsDevice(ScpiDevice):
             # Ingress monitors tap the fiber before the shutter: they see light
             # arriving even on a disabled port, which the safety rules rely on.
             true_dbm = self.optics.power_dbm(f"{self.name}:{port}")
-            floor = MONITOR_FLOOR_DBM + self._noise.gauss(0.0, 0.3)
+            floor = MONITOR_FLOOR_DBM + noise.gauss(0.0, 0.3)
             reading = dbm_sum([true_dbm, floor]) + self._monitor_offset[port - 1]
-            reading += self._noise.gauss(0.0, 0.02)
+            reading += noise.gauss(0.0, 0.02)
             return round(min(reading, MONITOR_MAX_DBM), 2)
 
     # ---- the optical element -------------------------------------------------------------
@@ -568,14 +639,15 @@ class OcsDevice(ScpiDevice):
         if self._down_until is not None and self._pending_boot_power_loss:
             return NO_LIGHT_DBM  # without power the LC cells relax; a warm restart holds them
         contributions: list[float] = []
-        for ingress, path in self._paths.items():
-            offset = abs(path.egress - egress)
-            if offset > 1 or now < path.lit_at:
+        for landing in (egress - 1, egress, egress + 1):
+            ingress = self._paths.feeding.get(landing)
+            if ingress is None:
                 continue
-            if ingress in self._failed or ingress in self._disabled:
+            path = self._paths[ingress]
+            if now < path.lit_at or ingress in self._failed or ingress in self._disabled:
                 continue
             power = input_power(str(ingress)) - path.loss_db
-            if offset == 1:
+            if landing != egress:
                 power += self._crosstalk[ingress - 1]
             contributions.append(power)
         # Asked about the past (a logging instrument): connections removed since then.
@@ -600,7 +672,14 @@ class OcsDevice(ScpiDevice):
             "boot_mode": self.boot_mode,
             "map": {str(i): p.egress for i, p in sorted(self._paths.items())},
             "disabled": sorted(self._disabled),
+            "alarms": self.alarms.settings(),
         }
+
+    def save_settings(self) -> None:
+        """Write the unit's settings (map, ports, boot mode, alarms) to non-volatile
+        memory."""
+        with self.lock:
+            self._save_nvram()
 
     def _save_nvram(self) -> None:
         self._saved = self._nvram()
@@ -636,8 +715,10 @@ class OcsDevice(ScpiDevice):
             return
         self.boot_mode = boot_mode
         self._disabled = disabled_ports
+        self.alarms.restore(saved.get("alarms"))
         now = self.clock.now()
-        self._paths = {i: _Path(e, now, self.factory_loss_db(i, e)) for i, e in stored_map.items()}
+        self._paths = _Paths({i: _Path(e, now, self.factory_loss_db(i, e))
+                              for i, e in stored_map.items()})
 
 
 class _Settling:

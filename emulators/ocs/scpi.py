@@ -4,7 +4,10 @@
 queue and registers; the device's shared one on a unit built with a shared queue)
 over the one device. Servers call it once per connection. How a reply is written
 (the device's ``reply_form``) and whether the power monitors exist are read at each
-query, so they can be switched on a running emulator.
+query, so they can be switched on a running emulator, and so is whether the unit has
+loss-of-light alarms (the :data:`~drivers.ocs.commands.ALARM_COMMANDS`): a unit
+without them answers each of those headers -113, as it would a header it never heard
+of.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import math
 
 from drivers.ocs.commands import (
+    ALARM_COMMANDS,
     BOOT_MODES,
     COMMANDS,
     DEVICE_ERRORS,
@@ -31,7 +35,7 @@ from emulators.scpi.parser import (
 )
 from emulators.scpi.status import ClientStatus
 
-_TREE = CommandTree(COMMANDS)
+_TREE = CommandTree({**COMMANDS, **ALARM_COMMANDS})
 _MESSAGES = {**SCPI_ERRORS, **DEVICE_ERRORS}
 
 
@@ -114,6 +118,43 @@ def make_interpreter(device: OcsDevice, status: ClientStatus | None = None) -> S
         seconds = device.last_switch_seconds
         return f"{NOT_A_NUMBER:.2E}" if seconds is None else f"{seconds:.4f}"
 
+    def alarms(key: str, handler: Handler) -> Handler:
+        """``handler`` on a unit with alarms; an undefined header on one without."""
+        header = ALARM_COMMANDS[key].header
+
+        def guarded(params: list[Param]) -> str | None:
+            if not device.alarms_supported:
+                raise ScpiError(-113, f"{header} (this unit has no loss-of-light alarms)")
+            reply = handler(params)
+            assert reply is None or isinstance(reply, str)
+            return reply
+
+        return guarded
+
+    def threshold_set(params: list[Param]) -> None:
+        value = params[1]
+        assert isinstance(value, int | float)
+        device.alarms.arm(_channels(params[0]), float(value))
+
+    def threshold(params: list[Param]) -> str:
+        ports = _channels(params[0])
+        device.check_ports(ports)
+        values = [device.alarms.threshold_dbm(p) for p in ports]
+        return "(" + ",".join(_format_power(v) for v in values) + ")"
+
+    def hysteresis_set(params: list[Param]) -> None:
+        value = params[0]
+        assert isinstance(value, int | float)
+        device.alarms.set_hysteresis(float(value))
+
+    def enable_set(params: list[Param]) -> None:
+        word = str(params[0]).upper()
+        device.alarms.set_enabled(word in ("1", "ON"))
+
+    def alarm_state(params: list[Param]) -> str:
+        states = device.alarms.states(_channels(params[0]))
+        return "(" + ",".join("1" if lost else "0" for lost in states.values()) + ")"
+
     handlers: dict[str, Handler] = {
         **common_handlers(device, status),
         "errors_all": errors_all,
@@ -134,4 +175,16 @@ def make_interpreter(device: OcsDevice, status: ClientStatus | None = None) -> S
         "lc_switch_time": last_switch,
         "insertion_loss": insertion_loss,
     }
+    alarm_handlers: dict[str, Handler] = {
+        "alarm_threshold_set": threshold_set,
+        "alarm_threshold": threshold,
+        "alarm_disarm": lambda p: device.alarms.disarm(_channels(p[0])),
+        "alarm_hysteresis_set": hysteresis_set,
+        "alarm_hysteresis": lambda _: f"{device.alarms.hysteresis_db:.2f}",
+        "alarm_enable_set": enable_set,
+        "alarm_enable": lambda _: "1" if device.alarms.enabled else "0",
+        "alarm_state": alarm_state,
+        "alarm_port": lambda _: str(device.alarm_port),
+    }
+    handlers.update({key: alarms(key, handler) for key, handler in alarm_handlers.items()})
     return ScpiInterpreter(_TREE, handlers, status, messages=_MESSAGES)

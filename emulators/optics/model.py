@@ -11,6 +11,19 @@ agrees across devices.
 
 Darkness is ``-inf`` dBm (:data:`NO_LIGHT_DBM`); monitors add their own noise
 floor. Light that loops back on itself is cut at the loop.
+
+Change notification. Nothing is cached, so nothing needs invalidating; but a device
+that reacts to light on its own (an OCS raising a loss-of-light alarm) must learn
+*when* to look again, without polling every port. So every element that changes
+what it emits or passes at once (a fiber cut or mended, a transmitter switched or
+its power set, an OCS re-pointing or closing a port) says so with
+:meth:`Element.changed`; the model bumps :attr:`OpticalModel.version` and calls
+every listener given to :meth:`OpticalModel.watch` with the element's name.
+A change an element will make by itself (a beam that settles when its
+reconfiguration completes) is announced ahead, with the device time it is due, so
+a watcher can look again then. An element whose output follows time in ways it
+does not announce (an amplifier's gain loop and ALS) is notified by whoever steps
+it (the lab's amplifier tick).
 """
 
 from __future__ import annotations
@@ -24,6 +37,11 @@ from emulators.clock import Clock
 NO_LIGHT_DBM = float("-inf")
 
 InputPower = Callable[[str], float]
+Listener = Callable[[str, "float | None"], None]
+"""Told the name of an element whose light changed, and ``None`` (it changed now) or
+the device time at which it will change by itself (a beam that settles then). Called
+in the changing thread, possibly with the model's lock held: it must be quick and
+must not block."""
 
 
 def dbm_to_mw(dbm: float) -> float:
@@ -46,6 +64,14 @@ class Element:
         if ":" in name:
             raise ValueError(f"element name {name!r} may not contain ':'")
         self.name = name
+        self.model: OpticalModel | None = None
+        """The model this element was added to (set by :meth:`OpticalModel.add`)."""
+
+    def changed(self, at: float | None = None) -> None:
+        """Tell the model that what this element emits or passes has just changed, or
+        will change by itself at device time ``at``."""
+        if self.model is not None:
+            self.model.changed(self.name, at)
 
     def input_ports(self) -> Iterable[str]:
         return ()
@@ -77,11 +103,14 @@ class Source(Element):
 
     def set_enabled(self, port: str, enabled: bool) -> None:
         self._power_dbm[port]
-        self._enabled[port] = enabled
+        if self._enabled[port] != enabled:
+            self._enabled[port] = enabled
+            self.changed()
 
     def set_power(self, port: str, power_dbm: float) -> None:
-        self._power_dbm[port]
-        self._power_dbm[port] = power_dbm
+        if self._power_dbm[port] != power_dbm:
+            self._power_dbm[port] = power_dbm
+            self.changed()
 
     def output_power(self, port: str, input_power: InputPower, now: float) -> float:
         return self._power_dbm[port] if self._enabled[port] else NO_LIGHT_DBM
@@ -107,7 +136,17 @@ class Fiber(Element):
         self.length_km = length_km
         self.loss_db_per_km = loss_db_per_km
         self.connector_loss_db = connector_loss_db
-        self.cut = False
+        self._cut = False
+
+    @property
+    def cut(self) -> bool:
+        return self._cut
+
+    @cut.setter
+    def cut(self, cut: bool) -> None:
+        if cut != self._cut:
+            self._cut = cut
+            self.changed()
 
     @property
     def loss_db(self) -> float:
@@ -148,11 +187,37 @@ class OpticalModel:
         self._upstream: dict[str, str] = {}  # input port -> the output port feeding it
         self._inputs: dict[str, frozenset[str]] = {}
         self._outputs: dict[str, frozenset[str]] = {}
+        self._listeners: list[Listener] = []
+        self.version = 0
+        """Bumped at every notified change (see the module docstring)."""
+
+    def watch(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(element_name, at)`` at every notified change (``at``: ``None``
+        for now, else the device time it is due); returns the function that stops it."""
+        with self.lock:
+            self._listeners.append(listener)
+
+        def unwatch() -> None:
+            with self.lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return unwatch
+
+    def changed(self, element: str, at: float | None = None) -> None:
+        """Element ``element``'s light has just changed (or will at device time ``at``):
+        bump :attr:`version`, tell the listeners."""
+        with self.lock:
+            self.version += 1
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener(element, at)
 
     def add(self, element: Element) -> Element:
         with self.lock:
             if element.name in self._elements:
                 raise ValueError(f"optical element {element.name!r} already exists")
+            element.model = self
             self._elements[element.name] = element
             self._inputs[element.name] = frozenset(element.input_ports())
             self._outputs[element.name] = frozenset(element.output_ports())
@@ -180,6 +245,24 @@ class OpticalModel:
             if to_port in self._upstream:
                 raise ValueError(f"{to_port} is already fed by {self._upstream[to_port]}")
             self._upstream[to_port] = from_port
+
+    def connected(self, name: str) -> frozenset[str]:
+        """Every element joined to element ``name`` by patches, in either direction, itself
+        included: all the light that can ever reach it comes from among them."""
+        with self.lock:
+            neighbours: dict[str, set[str]] = {}
+            for dst, src in self._upstream.items():
+                a, b = dst.partition(":")[0], src.partition(":")[0]
+                neighbours.setdefault(a, set()).add(b)
+                neighbours.setdefault(b, set()).add(a)
+            found = {name}
+            frontier = [name]
+            while frontier:
+                for other in neighbours.get(frontier.pop(), ()):
+                    if other not in found:
+                        found.add(other)
+                        frontier.append(other)
+            return frozenset(found)
 
     def upstream_of(self, input_port: str) -> str | None:
         with self.lock:
@@ -252,10 +335,14 @@ class Transceivers(Element):
         return [f"tx{n}" for n in range(1, self.count + 1)]
 
     def set_enabled(self, lane: int, enabled: bool) -> None:
-        self._enabled[lane - 1] = enabled
+        if self._enabled[lane - 1] != enabled:
+            self._enabled[lane - 1] = enabled
+            self.changed()
 
     def set_power(self, lane: int, power_dbm: float) -> None:
-        self._power_dbm[lane - 1] = power_dbm
+        if self._power_dbm[lane - 1] != power_dbm:
+            self._power_dbm[lane - 1] = power_dbm
+            self.changed()
 
     def output_power(self, port: str, input_power: InputPower, now: float) -> float:
         if not port.startswith("tx"):

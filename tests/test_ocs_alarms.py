@@ -1,0 +1,328 @@
+"""OCS loss-of-light alarms (docs/dialects/ocs.md, "Loss-of-light alarms"): armed over
+SCPI, pushed by the emulated OCS on its alarm connection, read by drivers/ocs/alarms.py
+through msoctl.access, on real loopback sockets.
+
+One lab serves the module (the default topology, on the real clock); each test starts
+from :func:`_fresh`, which puts every OCS back as delivered, mends every fiber, clears
+every fault and lights link-1 on span-1, and checks over SCPI that it did.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from drivers.errors import DeviceRejected, ValidationError
+from drivers.ocs import OcsDriver
+from drivers.ocs.alarms import OcsAlarmStream
+from drivers.ocs.connect import open_ocs
+from drivers.ocs.types import LosEvent
+from emulators.faults import Fault
+from emulators.lab import Lab, load_topology
+from msoctl.access import open_alarm_stream
+from msoctl.inventory import load_inventory
+from tests.conftest import ocs_endpoint
+
+# ocs-a:61 is where span-1's B->A fiber (no amplifier on it) arrives at campus A.
+PORT = 61
+THRESHOLD_DBM = -30.0
+HYSTERESIS_DB = 2.0
+BOUND_SECONDS = 2.0
+"""An event arrives within this of the change that caused it: generous for a loaded
+2-core machine (the figure itself, well under a millisecond, is in bench/lab_scale.py)."""
+
+
+@dataclass
+class Collector:
+    """What an alarm stream told us, in order, with the time each came."""
+
+    events: list[tuple[float, LosEvent]] = field(default_factory=list)
+    snapshots: list[dict[int, bool]] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    changed: threading.Condition = field(default_factory=threading.Condition)
+
+    def on_event(self, event: LosEvent) -> None:
+        with self.changed:
+            self.events.append((time.monotonic(), event))
+            self.changed.notify_all()
+
+    def on_snapshot(self, device: str, states: dict[int, bool]) -> None:
+        with self.changed:
+            self.snapshots.append(dict(states))
+            self.changed.notify_all()
+
+    def on_lost(self, device: str, reason: str) -> None:
+        with self.changed:
+            self.lost.append(reason)
+            self.changed.notify_all()
+
+    def wait(self, predicate: Callable[[], bool], what: str, seconds: float = 5.0) -> None:
+        with self.changed:
+            assert self.changed.wait_for(predicate, seconds), f"timed out waiting: {what}"
+
+
+@pytest.fixture(scope="module")
+def alarm_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    with Lab(tmp_path_factory.mktemp("alarms"), serial_consoles=False) as running:
+        yield running
+
+
+def _driver(lab: Lab, name: str) -> OcsDriver:
+    kind, address = ocs_endpoint(lab, name, "visa-tcp")
+    return open_ocs(name, kind, address, timeout_seconds=2.0)
+
+
+@pytest.fixture
+def ocs_a(alarm_lab: Lab) -> Iterator[OcsDriver]:
+    _fresh(alarm_lab)
+    driver = _driver(alarm_lab, "ocs-a")
+    yield driver
+    driver.close()
+
+
+def _fresh(lab: Lab) -> None:
+    for name in ("span-1", "span-2"):
+        lab.clear(name)
+    for name, device in lab.ocs.items():
+        device.factory_reset()
+        assert not device.faults.active(), name
+    b = _driver(lab, "ocs-b")
+    a = _driver(lab, "ocs-a")
+    try:
+        b.connect({1: 121})  # sw-b:tx1 -> span-1's B->A fiber -> ocs-a:61
+        a.connect({PORT: 65})
+        b.wait_settled()
+        a.wait_settled()
+        assert a.session.query(":OXC:ALAR:LOS:ENAB?") == "0"  # as delivered
+        assert a.los_thresholds([PORT]) == {PORT: None}
+        power = a.power([PORT])[PORT]
+        assert power is not None and power > -15, power  # link-1 is lit at ocs-a:61
+    finally:
+        a.close()
+        b.close()
+
+
+def _stream(lab: Lab, collector: Collector, *, timeout_seconds: float | None = None
+            ) -> OcsAlarmStream:
+    inventory = load_inventory(lab.state_dir / "inventory.yaml")
+    stream = open_alarm_stream(inventory.device("ocs-a"), on_event=collector.on_event,
+                               on_snapshot=collector.on_snapshot, on_lost=collector.on_lost,
+                               timeout_seconds=timeout_seconds)
+    assert stream is not None
+    assert stream.wait_live(5.0), collector.lost
+    return stream
+
+
+def test_arming_is_read_back_and_the_state_is_queried(ocs_a: OcsDriver) -> None:
+    """Dialect: ``:OXC:ALARm:LOS:THReshold``, ``:HYSTeresis``, ``:ENABle`` and their
+    queries, ``:STATe?``; SCPI-99 vol. 1 §4.2 (the error queue): a port not armed is
+    refused with -221, a threshold out of range with -222."""
+    assert ocs_a.alarm_support()
+    assert ocs_a.arm_los([PORT, 62], THRESHOLD_DBM, HYSTERESIS_DB) == {PORT: False, 62: True}
+    assert ocs_a.los_thresholds([PORT, 62, 63]) == {PORT: -30.0, 62: -30.0, 63: None}
+    assert ocs_a.session.query(":OXC:ALARM:LOS:HYSTERESIS?") == "2.00"
+    assert ocs_a.los_states([PORT]) == {PORT: False}
+    with pytest.raises(DeviceRejected, match="-221"):
+        ocs_a.los_states([63])
+    ocs_a.disarm_los([62])
+    assert ocs_a.los_thresholds([62]) == {62: None}
+    # refused before anything is sent, and by the unit itself when sent anyway
+    with pytest.raises(ValidationError, match="out of range"):
+        ocs_a.arm_los([PORT], -75.0, HYSTERESIS_DB)
+    with pytest.raises(ValidationError, match="out of range"):
+        ocs_a.arm_los([PORT], THRESHOLD_DBM, 11.0)
+    with pytest.raises(ValidationError):
+        ocs_a.arm_los([999], THRESHOLD_DBM, HYSTERESIS_DB)
+    with pytest.raises(DeviceRejected, match="-222"):
+        ocs_a.session.change(":OXC:ALAR:LOS:THR (@61),-75", "arm out of range")
+    assert ocs_a.los_thresholds([PORT]) == {PORT: -30.0}
+
+
+def test_a_cut_raises_the_alarm_and_mending_clears_it(alarm_lab: Lab, ocs_a: OcsDriver) -> None:
+    """Dialect: the alarm connection (``:SYSTem:COMMunicate:ALARm:PORT?``), its snapshot
+    and its ``EVENT`` lines, numbered from 1; an event arrives within a bound of the cut."""
+    ocs_a.arm_los([PORT, 62], THRESHOLD_DBM, HYSTERESIS_DB)  # 62 is dark: event 1
+    collector = Collector()
+    with _stream(alarm_lab, collector) as stream:
+        assert collector.snapshots == [{PORT: False, 62: True}]
+        assert stream.sequence == 1
+        cut = time.monotonic()
+        alarm_lab.inject("span-1", Fault("fiber_cut"))
+        collector.wait(lambda: len(collector.events) == 1, "the LOS event")
+        arrived, event = collector.events[0]
+        assert arrived - cut < BOUND_SECONDS
+        assert (event.device, event.port, event.lost, event.sequence) == ("ocs-a", PORT, True, 2)
+        assert event.power_dbm is not None and event.power_dbm < THRESHOLD_DBM
+        assert cut <= event.device_seconds <= arrived  # the lab's device time is real time
+        assert ocs_a.los_states([PORT]) == {PORT: True}
+
+        alarm_lab.clear("span-1")
+        collector.wait(lambda: len(collector.events) == 2, "the clearing event")
+        _, cleared = collector.events[1]
+        assert (cleared.port, cleared.lost, cleared.sequence) == (PORT, False, 3)
+        assert cleared.power_dbm is not None and cleared.power_dbm > -15
+        time.sleep(1.2)  # two heartbeats: each names event 3, so nothing is missing
+        assert collector.lost == [] and stream.live
+
+
+def test_a_reconnecting_client_gets_a_snapshot_of_what_it_missed(
+        alarm_lab: Lab, ocs_a: OcsDriver) -> None:
+    """Dialect: every connection begins with the state of every armed port; the
+    ``alarm_drop`` fault resets the connection (RST)."""
+    ocs_a.arm_los([PORT], THRESHOLD_DBM, HYSTERESIS_DB)
+    collector = Collector()
+    with _stream(alarm_lab, collector, timeout_seconds=1.0) as stream:
+        alarm_lab.inject("ocs-a", Fault("alarm_drop", count=1))
+        collector.wait(lambda: len(collector.lost) == 1, "the stream is lost")
+        alarm_lab.inject("span-1", Fault("fiber_cut"))  # while the client is away
+        collector.wait(lambda: len(collector.snapshots) == 2, "a new snapshot")
+        assert collector.snapshots == [{PORT: False}, {PORT: True}]
+        assert collector.events == []  # the cut came before the new connection
+        assert stream.connections == 2 and stream.live
+        assert not alarm_lab.ocs["ocs-a"].faults.active()  # the one drop was used up
+
+
+def test_hysteresis_keeps_a_hovering_signal_from_chattering(
+        alarm_lab: Lab, ocs_a: OcsDriver) -> None:
+    """Dialect: loss of light below the threshold, cleared only at or above threshold plus
+    hysteresis. The light at ocs-a:61 follows sw-b:tx1's launch power."""
+    reading = ocs_a.power([PORT])[PORT]
+    assert reading is not None
+    loss_db = alarm_lab.optics.power_dbm("sw-b:tx1") - reading  # as the monitor sees it
+    threshold = -20.0
+    ocs_a.arm_los([PORT], threshold, 3.0)
+    collector = Collector()
+
+    def launch(arriving_dbm: float) -> None:
+        alarm_lab.override_launch_power("sw-b", 1, arriving_dbm + loss_db)
+
+    try:
+        with _stream(alarm_lab, collector):
+            launch(-21.0)  # below: lost
+            collector.wait(lambda: len(collector.events) == 1, "LOS below the threshold")
+            for level in (-19.0, -18.0, -19.5):  # above the threshold, below +3 dB
+                launch(level)
+                assert ocs_a.los_states([PORT]) == {PORT: True}
+            launch(-16.5)  # 3.5 dB above: cleared
+            collector.wait(lambda: len(collector.events) == 2, "cleared above +3 dB")
+            assert [e.lost for _, e in collector.events] == [True, False]
+    finally:
+        alarm_lab.override_launch_power("sw-b", 1, None)
+
+
+def test_delayed_alarms_arrive_late_but_in_order(alarm_lab: Lab, ocs_a: OcsDriver) -> None:
+    """The ``alarm_delay`` fault holds every line back; nothing is lost."""
+    ocs_a.arm_los([PORT], THRESHOLD_DBM, HYSTERESIS_DB)
+    collector = Collector()
+    with _stream(alarm_lab, collector):
+        alarm_lab.inject("ocs-a", Fault("alarm_delay", seconds=0.4))
+        cut = time.monotonic()
+        alarm_lab.inject("span-1", Fault("fiber_cut"))
+        time.sleep(0.1)  # judged at once, held back on the wire
+        assert collector.events == []
+        alarm_lab.clear("span-1")
+        collector.wait(lambda: len(collector.events) == 2, "both events, late")
+        assert collector.events[0][0] - cut >= 0.4
+        assert [(e.sequence, e.lost) for _, e in collector.events] == [(1, True), (2, False)]
+        assert collector.events[1][1].device_seconds - collector.events[0][1].device_seconds < 0.4
+        assert collector.lost == []
+    alarm_lab.clear("ocs-a", "alarm_delay")
+
+
+def test_silence_and_lost_events_are_noticed(alarm_lab: Lab, ocs_a: OcsDriver) -> None:
+    """Dialect: heartbeats name the last event. While ``alarm_freeze`` holds, nothing is
+    sent: a freeze longer than the client's timeout is a lost stream; a shorter one that
+    swallowed an event is caught by the next heartbeat's number. Either way the client
+    reconnects and the snapshot tells the truth."""
+    ocs_a.arm_los([PORT], THRESHOLD_DBM, HYSTERESIS_DB)
+    collector = Collector()
+    with _stream(alarm_lab, collector, timeout_seconds=1.5) as stream:
+        alarm_lab.inject("ocs-a", Fault("alarm_freeze"))
+        alarm_lab.inject("span-1", Fault("fiber_cut"))  # its event is swallowed
+        time.sleep(0.3)
+        alarm_lab.clear("ocs-a", "alarm_freeze")
+        collector.wait(lambda: len(collector.snapshots) == 2, "a new snapshot")
+        assert "events were lost" in collector.lost[0]
+        assert collector.snapshots[-1] == {PORT: True} and collector.events == []
+
+        alarm_lab.inject("ocs-a", Fault("alarm_freeze"))
+        collector.wait(lambda: len(collector.lost) == 2, "silence noticed", seconds=6)
+        assert "within 1.5 s" in collector.lost[1]
+        alarm_lab.clear("ocs-a", "alarm_freeze")
+        collector.wait(lambda: len(collector.snapshots) == 3, "back after the freeze",
+                       seconds=10)
+        assert stream.live
+
+
+def test_a_reboot_drops_the_connection_and_numbering_restarts(
+        alarm_lab: Lab, ocs_a: OcsDriver) -> None:
+    """Dialect: the settings are kept in non-volatile memory; states and numbering start
+    afresh at each power-on, and the reconnecting client learns them from the snapshot."""
+    ocs_a.arm_los([PORT, 62], THRESHOLD_DBM, HYSTERESIS_DB)
+    collector = Collector()
+    with _stream(alarm_lab, collector, timeout_seconds=1.0) as stream:
+        assert stream.sequence == 1  # 62 is dark
+        alarm_lab.inject("ocs-a", Fault("reboot", seconds=0.3, power_loss=False))
+        collector.wait(lambda: len(collector.snapshots) == 2, "back after the reboot",
+                       seconds=10)
+        assert len(collector.lost) == 1
+        assert collector.snapshots[-1] == {PORT: False, 62: True}
+        assert stream.sequence == 1  # 62's loss, raised again after the boot
+    with _driver(alarm_lab, "ocs-a") as again:
+        assert again.los_thresholds([PORT, 62]) == {PORT: -30.0, 62: -30.0}
+
+
+def test_closing_the_stream_stops_the_callbacks(alarm_lab: Lab, ocs_a: OcsDriver) -> None:
+    ocs_a.arm_los([PORT], THRESHOLD_DBM, HYSTERESIS_DB)
+    collector = Collector()
+    stream = _stream(alarm_lab, collector)
+    stream.close()
+    assert not stream.live
+    alarm_lab.inject("span-1", Fault("fiber_cut"))
+    time.sleep(0.2)
+    assert collector.events == [] and collector.lost == []
+
+
+NO_ALARMS = """\
+name: no-alarms
+ocs:
+  - {name: ocs-old, size: 8, alarms: false}
+  - {name: ocs-new, size: 8}
+"""
+
+
+def test_a_unit_without_alarms_reports_them_not_available(tmp_path: Path) -> None:
+    """Dialect: a unit without the extension answers its headers -113 (SCPI-99 vol. 2
+    §21.8, "Undefined header"); the driver reports alarms as not available and
+    msoctl.access opens no stream, so the caller polls."""
+    path = tmp_path / "topology.yaml"
+    path.write_text(NO_ALARMS)
+    with Lab(tmp_path / "lab", load_topology(path), serial_consoles=False) as lab:
+        assert "ocs-old" not in lab.alarm_servers
+        inventory = load_inventory(lab.state_dir / "inventory.yaml")
+        assert inventory.device("ocs-old").alarm_port is None
+        assert inventory.device("ocs-new").alarm_port == lab.alarm_servers["ocs-new"].port
+        with _driver(lab, "ocs-old") as old:
+            assert not old.alarm_support() and old.alarm_port() is None
+            with pytest.raises(DeviceRejected, match="not available"):
+                old.arm_los([1], THRESHOLD_DBM, HYSTERESIS_DB)
+            reply, errors = old.session.query_checked(":OXC:ALAR:LOS:ENAB?")
+            assert reply is None and [code for code, _ in errors] == [-113]
+            assert old.power([1]) == {1: pytest.approx(-60, abs=2)}  # polling still works
+        collector = Collector()
+        assert open_alarm_stream(inventory.device("ocs-old"), on_event=collector.on_event,
+                                 on_snapshot=collector.on_snapshot,
+                                 on_lost=collector.on_lost) is None
+        # Without alarm_port in the inventory, the port is asked of the unit.
+        entry = inventory.device("ocs-new")
+        asked = type(entry)(**{**entry.__dict__, "alarm_port": None})
+        stream = open_alarm_stream(asked, on_event=collector.on_event,
+                                   on_snapshot=collector.on_snapshot, on_lost=collector.on_lost)
+        assert stream is not None
+        with stream:
+            assert stream.wait_live(5.0) and collector.snapshots == [{}]
