@@ -24,7 +24,7 @@ from drivers.amp.driver import AmpDriver
 from drivers.errors import DeviceError
 from drivers.ocs import OcsDriver
 from msoctl.journal import DeviceBusy, Journal, JournalError, locked_change
-from msoctl.links import Link, OcsPort
+from msoctl.links import Link, Span
 from msoctl.protect.config import ProtectConfig, ProtectionEvent
 from msoctl.protect.light import DIRECTION_NAMES, AmpReading, feeder_of
 from msoctl.protect.moves import OcsActions
@@ -98,7 +98,9 @@ class KeepingStandby:
                    f"{reading.input_dbm:.1f} dBm is back, output shut)")
 
     def _keep_probes(self, now: float, maps: dict[str, Any]) -> None:
-        """Park a probe on every standby span fiber that nothing feeds."""
+        """Park a probe on every standby span fiber that nothing feeds: one journaled
+        bulk connect per OCS for all the fibers that need one."""
+        needs: dict[str, dict[int, tuple[Link, Span, str]]] = {}  # OCS -> start port -> ..
         for state in self._states.values():
             link = state.link
             if state.role is None or any(maps.get(n) is None for n in link.ocs_names) \
@@ -106,48 +108,58 @@ class KeepingStandby:
                 continue
             standby = link.span("protection" if state.role == "working" else "working")
             for direction in ("a_to_b", "b_to_a"):
-                fiber = getattr(standby, direction)
-                key = (standby.name, direction)
-                start = fiber.start
+                start = getattr(standby, direction).start
                 if feeder_of(maps[start.ocs], start.port) is not None \
-                        or now < self._probe_after.get(key, 0.0):
+                        or now < self._probe_after.get((standby.name, direction), 0.0):
                     continue
-                self._probe_after[key] = now + PROBE_RETRY_SECONDS
-                try:
-                    probe = self._pick_probe(start.ocs, maps[start.ocs])
-                    if probe is None:
-                        self._probe_after[key] = now + 30.0
-                        self._emit("probe", link.name, f"{standby.name} "
-                                   f"{DIRECTION_NAMES[direction]} is not lit and no probe "
-                                   f"light is free at {start.ocs}: it cannot be verified, so "
-                                   f"{link.name} will not be switched onto it")
-                        continue
-                    terms = self.ownership.fence([link])
-                    with locked_change(self.journal, device=start.ocs,
-                                       action="protection.probe", span=standby.name,
-                                       direction=direction, probe=str(probe),
-                                       connection=f"{probe.port}:{start.port}",
-                                       terms=terms or None, instance=self.ownership.instance):
-                        self.ocs.call(start.ocs, partial(_connect_checked,
-                                                         pairs={probe.port: start.port},
-                                                         check=self.ownership.check))
-                except Fenced as fenced:
-                    self._emit("fenced", link.name, f"{link.name}: no probe on "
-                               f"{standby.name}: {fenced.message}")
-                    continue
-                except (DeviceError, DeviceBusy, JournalError) as error:
-                    self._emit("error", link.name, f"{link.name}: no probe on "
-                               f"{standby.name}: {error}")
-                    continue
-                self._map_valid_after[start.ocs] = time.monotonic()
-                self._watches[start.ocs].refresh_map()
-                self._emit("probe", link.name, f"{standby.name} "
-                           f"{DIRECTION_NAMES[direction]}: probe light {probe} parked on "
-                           f"{start} to keep it verified")
+                needs.setdefault(start.ocs, {}).setdefault(start.port,
+                                                          (link, standby, direction))
+        for ocs, fibers in sorted(needs.items()):
+            for _, span, direction in fibers.values():
+                self._probe_after[(span.name, direction)] = now + PROBE_RETRY_SECONDS
+            self._park(ocs, maps[ocs], fibers, now)
 
-    def _pick_probe(self, ocs: str, port_map: Mapping[int, int]) -> OcsPort | None:
-        """A free ingress port of ``ocs`` that carries light and is no link's transmitter:
-        one named with ``--probe``, else the highest such port."""
+    def _park(self, ocs: str, port_map: Mapping[int, int],
+              fibers: dict[int, tuple[Link, Span, str]], now: float) -> None:
+        links = sorted({link.name for link, _, _ in fibers.values()})
+        try:
+            probes = self._pick_probes(ocs, port_map, len(fibers))
+            if len(probes) < len(fibers):
+                for port, (link, span, direction) in list(fibers.items())[len(probes):]:
+                    self._probe_after[(span.name, direction)] = now + 30.0
+                    self._emit("probe", link.name, f"{span.name} "
+                               f"{DIRECTION_NAMES[direction]} is not lit and no probe "
+                               f"light is free at {ocs}: it cannot be verified, so "
+                               f"{link.name} will not be switched onto it")
+                    del fibers[port]
+            if not fibers:
+                return
+            pairs = {probe: start for probe, start in zip(probes, fibers, strict=False)}
+            terms = self.ownership.fence([link for link, _, _ in fibers.values()])
+            with locked_change(self.journal, device=ocs, action="protection.probe",
+                               spans=sorted({span.name for _, span, _ in fibers.values()}),
+                               connections=[f"{i}:{e}" for i, e in pairs.items()],
+                               terms=terms or None, instance=self.ownership.instance):
+                self.ocs.call(ocs, partial(_connect_checked, pairs=pairs,
+                                           check=self.ownership.check))
+        except Fenced as fenced:
+            self._emit("fenced", None, f"{', '.join(links)}: no probe at {ocs}: "
+                       f"{fenced.message}")
+            return
+        except (DeviceError, DeviceBusy, JournalError) as error:
+            self._emit("error", None, f"{', '.join(links)}: no probe at {ocs}: {error}")
+            return
+        self._map_valid_after[ocs] = time.monotonic()
+        self._watches[ocs].refresh_map()
+        for probe, start in pairs.items():
+            link, span, direction = fibers[start]
+            self._emit("probe", link.name, f"{span.name} {DIRECTION_NAMES[direction]}: "
+                       f"probe light {ocs}:{probe} parked on {ocs}:{start} to keep it "
+                       "verified")
+
+    def _pick_probes(self, ocs: str, port_map: Mapping[int, int], count: int) -> list[int]:
+        """Up to ``count`` free ingress ports of ``ocs`` that carry light and are no link's
+        transmitter: those named with ``--probe``, else the highest such ports."""
         busy = set(port_map) | set(self._link_tx.get(ocs, {}))
         needed = self.config.threshold_dbm + self.config.hysteresis_db
         if self.config.probes:
@@ -157,13 +169,10 @@ class KeepingStandby:
             candidates = list(range(size, 0, -1))
         candidates = [p for p in candidates if p not in busy]
         if not candidates:
-            return None
+            return []
         powers = self.ocs.call(ocs, partial(_powers, ports=candidates))
-        for port in candidates:
-            power = powers.get(port)
-            if power is not None and power >= needed:
-                return OcsPort(ocs, port)
-        return None
+        lit = [p for p in candidates if (powers.get(p) or -999.0) >= needed]
+        return lit[:count]
 
 
 def _powers(driver: OcsDriver, *, ports: list[int]) -> dict[int, float | None]:
