@@ -27,6 +27,7 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from drivers.errors import DeviceError
@@ -206,7 +207,8 @@ class Acting:
             if terms:
                 change.note("fence", instance=self.ownership.instance, terms=terms)
             applied = self.ocs.apply({name: wanted[name] for name in names},
-                                     check=self.ownership.check)
+                                     check=partial(self.ownership.check,
+                                                   [m.link for m in moves]))
             sent = max(a.sent for a in applied.values())
             done = max(a.done for a in applied.values())
             for name in names:

@@ -257,8 +257,13 @@ class ProtectionController(Acting, KeepingStandby):
         for watch in self._all_watches():
             watch.start()
         self._ocs.warm()
-        self.ownership.start(self.links, self._ownership_changed.set)
+        self.ownership.start(self.links, self._on_ownership)
         self._follow_ownership()
+
+    def _on_ownership(self) -> None:
+        """From the lease loop: the shards owned changed; the decision loop follows."""
+        self._ownership_changed.set()
+        self._changed.set()
 
     def _follow_ownership(self) -> None:
         """Poll fast the OCSes of the links this instance owns, slowly the others (a warm
@@ -430,7 +435,7 @@ class ProtectionController(Acting, KeepingStandby):
             # silent only when a read failed or none has come for a device timeout (a
             # busy host can delay a poll by a few hundred ms).
             stale = sample is not None and now - sample.taken > max(
-                self.config.device_timeout_seconds, 4 * watch.poll_seconds)
+                self.config.device_timeout_seconds, 4 * watch.interval())
             silent = watch.down_since is not None or stale
             name = watch.device
             if silent and name not in self._silent:

@@ -40,8 +40,9 @@ def shard_of(link: Link) -> str:
 
 
 class Ownership(Protocol):
-    instance: str | None
-    """This instance's id in the database (``None``: no database)."""
+    @property
+    def instance(self) -> str | None:
+        """This instance's id in the database (``None``: no database)."""
 
     def start(self, links: Iterable[Link], on_change: Callable[[], None]) -> None:
         """Begin (register, claim what is free); ``on_change`` is called whenever the set
@@ -59,8 +60,9 @@ class Ownership(Protocol):
         """Confirm in the database, now, that the shards of ``links`` are this instance's:
         their terms; raises :class:`Fenced`."""
 
-    def check(self) -> None:
-        """Raise :class:`Fenced` once this instance's own lease deadline has passed."""
+    def check(self, links: Iterable[Link] | None = None) -> None:
+        """Raise :class:`Fenced` once this instance's own lease deadline of the shards of
+        ``links`` (default: every shard it owns) has passed."""
 
 
 class SoleOwner:
@@ -83,5 +85,5 @@ class SoleOwner:
     def fence(self, links: Iterable[Link]) -> dict[str, int]:
         return {}
 
-    def check(self) -> None:
+    def check(self, links: Iterable[Link] | None = None) -> None:
         pass

@@ -86,7 +86,7 @@ class KeepingStandby:
                                instance=self.ownership.instance,
                                reason="light is back at the input while ALS holds the "
                                       "output shut"):
-                self.ownership.check()
+                self.ownership.check(links)
                 driver.restart()
         except Fenced as fenced:
             self._emit("fenced", None, f"{name}: no ALS restart: {fenced.message}")
@@ -140,8 +140,8 @@ class KeepingStandby:
                                spans=sorted({span.name for _, span, _ in fibers.values()}),
                                connections=[f"{i}:{e}" for i, e in pairs.items()],
                                terms=terms or None, instance=self.ownership.instance):
-                self.ocs.call(ocs, partial(_connect_checked, pairs=pairs,
-                                           check=self.ownership.check))
+                self.ocs.call(ocs, partial(_connect_checked, pairs=pairs, check=partial(
+                    self.ownership.check, [link for link, _, _ in fibers.values()])))
         except Fenced as fenced:
             self._emit("fenced", None, f"{', '.join(links)}: no probe at {ocs}: "
                        f"{fenced.message}")
