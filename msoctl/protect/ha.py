@@ -198,15 +198,21 @@ class LeaseOwnership:
         with self._mutex:
             self.check(links=None, shards=shards)
             terms = {s: self._owned[s] for s in shards}
-            try:
-                rows = self._connect().execute(
-                    f"SELECT shard, term FROM protect_shards WHERE shard = ANY(%s) AND "
-                    f"owner = %s AND lease_until > {_NOW} + %s",
-                    (shards, self.instance, self.times.margin_seconds)).fetchall()
-            except Exception as error:
-                self._broken(error)
-                raise Fenced(f"the database cannot confirm {', '.join(shards)}: "
-                             f"{self.db_error}") from None
+            rows = None
+            for attempt in range(2):  # a connection ended under us: ask once more
+                try:
+                    rows = self._connect().execute(
+                        f"SELECT shard, term FROM protect_shards WHERE shard = ANY(%s) AND "
+                        f"owner = %s AND lease_until > {_NOW} + %s",
+                        (shards, self.instance, self.times.margin_seconds)).fetchall()
+                    break
+                except Exception as error:
+                    self._broken(error)
+                    if attempt:
+                        raise Fenced(f"the database cannot confirm {', '.join(shards)}: "
+                                     f"{self.db_error}") from None
+            assert rows is not None
+            self.check(shards=shards)  # the question took time: still ours here?
         confirmed = {str(shard): int(term) for shard, term in rows}
         wrong = [s for s in shards if confirmed.get(s) != terms[s]]
         if wrong:
