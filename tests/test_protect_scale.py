@@ -12,7 +12,7 @@ spans lit, and leaves the fabric so (repairs, then waits for the reverts).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -57,6 +57,14 @@ class Fabric:
     def ops(self, action: str, since: int) -> list[object]:
         return [o for o in self.journal.operations(action=action) if o.order > since]
 
+    def until(self, predicate: Callable[[], object], what: str, seconds: float = 5.0) -> None:
+        """``wait_until``, saying the controller's recent events when it times out."""
+        deadline = time.monotonic() + seconds
+        while not predicate():
+            assert time.monotonic() < deadline, f"timed out waiting: {what}: " + "; ".join(
+                f"{e.kind}: {e.message}" for e in self.events.events[-12:])
+            time.sleep(0.01)
+
     def last_order(self) -> int:
         last = self.journal.last()
         return 0 if last is None else last.order
@@ -89,7 +97,7 @@ def settled(fabric: Fabric) -> Iterator[Fabric]:
     assert fabric.settled()
     yield fabric
     repair_cable(fabric.lab, [c.name for c in fabric.lab.topology.cables])
-    wait_until(fabric.settled, "every link back on its working span", seconds=15)
+    fabric.until(fabric.settled, "every link back on its working span", seconds=15)
 
 
 def test_a_cable_cut_of_eight_links_is_one_whole_map_command_per_ocs(settled: Fabric) -> None:
@@ -135,8 +143,8 @@ def test_links_sharing_a_protection_span_one_moves_and_the_other_is_told_why(
     since, mark = fabric.last_order(), fabric.events.mark()
     pair = ["link-9", "link-10"]
     with cut(fabric.lab, [fabric.inventory.link(n).working.name for n in pair]):
-        wait_until(lambda: fabric.events.of("switch", pair)
-                   and fabric.events.of("unavailable", pair), "one moved, one refused")
+        fabric.until(lambda: fabric.events.of("switch", pair)
+                     and fabric.events.of("unavailable", pair), "one moved, one refused")
         time.sleep(0.3)  # time for a wrong second move, were there one
         moved = [e for e in fabric.events.events[mark:] if e.kind == "switch"
                  and e.link in pair]
@@ -165,11 +173,11 @@ def test_links_sharing_a_protection_span_one_moves_and_the_other_is_told_why(
             assert taken.details["other_link"] == "link-11"
             assert "prot-10 is taken by link-11" in taken.message
     # a dark protection span: its own cut first, then the working span's
-    wait_until(fabric.settled, "back on the working spans", seconds=15)
+    fabric.until(fabric.settled, "back on the working spans", seconds=15)
     mark = fabric.events.mark()
     with cut(fabric.lab, ["prot-1"]):
-        wait_until(lambda: {s["link"]: s for s in fabric.controller.status()}["link-1"]
-                   ["protection"]["light"] == "lost", "prot-1 seen dark")
+        fabric.until(lambda: {s["link"]: s for s in fabric.controller.status()}["link-1"]
+                     ["protection"]["light"] == "lost", "prot-1 seen dark")
         with cut(fabric.lab, ["work-1"]):
             dark = fabric.events.wait("unavailable", ["link-1"], since=mark)[0]
             assert dark.details["refusal"] == DARK and "prot-1 is" in dark.message

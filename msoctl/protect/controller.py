@@ -63,6 +63,7 @@ from msoctl.journal import Change, DeviceBusy, DeviceLock, Journal, JournalError
 from msoctl.links import Link
 from msoctl.linkstate import LinkStates
 from msoctl.protect.acting import Acting, LinkProgress
+from msoctl.protect.alarms import AlarmFeeds
 from msoctl.protect.allocate import Candidate, Refusal, allocate, span_carrier
 from msoctl.protect.budget import QueryBudget
 from msoctl.protect.config import ProtectConfig, ProtectionEvent
@@ -86,6 +87,10 @@ from msoctl.protect.watch import AmpWatch, OcsWatch
 __all__ = ["ProtectConfig", "ProtectionController", "ProtectionEvent"]
 
 AMP_POLL_SECONDS = 0.05
+TIMER_SECONDS = 0.05
+"""The decision loop's tick when no reading comes."""
+REJUDGE_EVERY_SECONDS = 1.0
+"""Every link is judged at least this often, new readings or not."""
 STALE_POLLS = 5
 """An OCS reading older than this many of its watch's poll intervals is not judged."""
 SWITCH_INTERVAL_SECONDS = 0.001
@@ -138,6 +143,7 @@ class ProtectionController(Acting, KeepingStandby):
         self.links = chosen
         # A controller cannot wait the inventory's 5 s for a device that stopped answering.
         devices = Devices(inventory, at_most_seconds=self.config.device_timeout_seconds)
+        self._devices = devices
         self._open_ocs = devices.ocs
         self._open_amp = devices.amp
         self.on_event = on_event
@@ -162,6 +168,14 @@ class ProtectionController(Acting, KeepingStandby):
                         self._amp_links.setdefault(fiber.amplifier, []).append(link)
         self._amps = sorted(self._amp_links)
         self._ownership_changed = threading.Event()
+        self._devices_of: dict[str, set[str]] = {
+            link.name: {*link.ocs_names, *(f.amplifier for span in (link.working,
+                                                                   link.protection)
+                                           if span for f in (span.a_to_b, span.b_to_a)
+                                           if f.amplifier)} for link in chosen}
+        self._polls_seen: dict[str, int] = {}
+        self._judged_all = 0.0
+        self._judge_all = True
         self._link_tx: dict[str, dict[int, str]] = {}
         self._link_rx: dict[str, dict[int, str]] = {}
         for link in inventory.links.values():
@@ -173,6 +187,8 @@ class ProtectionController(Acting, KeepingStandby):
         self._watches: dict[str, OcsWatch] = {}
         self._amp_watches: dict[str, AmpWatch] = {}
         self._ocs: OcsActions | None = None
+        self._alarms: AlarmFeeds | None = None
+        self._amp_alarms_armed = False
         self._run_op: Change | None = None
         self._silent: dict[str, float] = {}
         self._restart_after: dict[str, float] = {}
@@ -223,7 +239,9 @@ class ProtectionController(Acting, KeepingStandby):
             self._start()
             try:
                 while not stop.is_set():
-                    self._changed.wait(self.config.poll_seconds)
+                    # New readings wake the loop; the timeout only runs the timers (the
+                    # hold-off, the wait-to-restore) when no reading comes.
+                    self._changed.wait(max(self.config.poll_seconds, TIMER_SECONDS))
                     self._changed.clear()
                     if self._ownership_changed.is_set():
                         self._ownership_changed.clear()
@@ -245,10 +263,13 @@ class ProtectionController(Acting, KeepingStandby):
         self._started = time.monotonic()
         self._ocs = OcsActions(sorted(self._ports), self._open_ocs, self._budgets)
         for name, ports in sorted(self._ports.items()):
+            starts = {(f.start.ocs, f.start.port) for link in self.links
+                      for span in (link.working, link.protection) if span
+                      for f in (span.a_to_b, span.b_to_a) if f.start.ocs == name}
             self._watches[name] = OcsWatch(name, self._open_ocs, ports,
                                            budget=self._budgets[name],
                                            poll_seconds=self.config.poll_seconds,
-                                           notify=self._changed.set)
+                                           notify=self._changed.set, feeders=len(starts))
         for name in self._amps:
             self._amp_watches[name] = AmpWatch(name, self._open_amp,
                                                poll_seconds=AMP_POLL_SECONDS,
@@ -257,8 +278,41 @@ class ProtectionController(Acting, KeepingStandby):
         for watch in self._all_watches():
             watch.start()
         self._ocs.warm()
+        self._alarms = AlarmFeeds(self._watches, self._ocs,
+                                  opener=getattr(self._devices, "alarm_stream", None),
+                                  hysteresis_db=self.config.hysteresis_db,
+                                  say=self._say)
+        self._alarms.start(self._alarm_ports(amplified=False))
         self.ownership.start(self.links, self._on_ownership)
         self._follow_ownership()
+
+    def _say(self, kind: str, message: str) -> None:
+        self._emit(kind, None, message)
+
+    def _alarm_ports(self, *, amplified: bool) -> dict[str, dict[int, float]]:
+        """The ingress ports whose loss of light is alarmed, and their thresholds: the
+        links' transmitters, and the spans' arrival ports (``amplified``: those behind an
+        amplifier, at the threshold raised by its gain, once it is known)."""
+        base = self.config.threshold_dbm
+        found: dict[str, dict[int, float]] = {}
+        for link in self.links:
+            if not amplified:
+                for end in (link.a, link.b):
+                    found.setdefault(end.tx.ocs, {})[end.tx.port] = base
+            for span in (link.working, link.protection):
+                for fiber in (span.a_to_b, span.b_to_a) if span else ():
+                    if bool(fiber.amplifier) != amplified:
+                        continue
+                    threshold = base
+                    if fiber.amplifier:
+                        reading = self._amp_watches[fiber.amplifier].sample
+                        gain = None if reading is None else self.judge.amp_gain_db(
+                            fiber.amplifier, reading)
+                        if gain is None:
+                            continue
+                        threshold += gain
+                    found.setdefault(fiber.end.ocs, {})[fiber.end.port] = threshold
+        return found
 
     def _on_ownership(self) -> None:
         """From the lease loop: the shards owned changed; the decision loop follows."""
@@ -280,8 +334,11 @@ class ProtectionController(Acting, KeepingStandby):
             state.owned = owned
         for name, watch in self._watches.items():
             watch.set_fast(name in fast)
+        self._judge_all = True
 
     def _close(self) -> None:
+        if self._alarms is not None:
+            self._alarms.close()
         self.ownership.stop()
         for watch in self._all_watches():
             watch.stop()
@@ -394,6 +451,7 @@ class ProtectionController(Acting, KeepingStandby):
                 continue
             with self._lock:
                 state.drained = entry is not None
+            self._judge_all = True
             state.loss_since = state.wtr_since = None
             state.unavailable, state.pending = None, None
             if entry is not None:
@@ -411,7 +469,7 @@ class ProtectionController(Acting, KeepingStandby):
         arming = (now - self._started < ARMING_SECONDS
                   and any(w.sample is None for w in self._amp_watches.values()))
         candidates: list[Candidate] = []
-        for state in self._states.values():
+        for state in self._to_judge(now):
             candidate = self._judge(state, now, powers, maps, amps, arming)
             if candidate is not None:
                 candidates.append(candidate)
@@ -423,10 +481,35 @@ class ProtectionController(Acting, KeepingStandby):
                 self._refused(refusal)
             if moves:
                 self._make_moves(moves, powers)
+        if not arming and not self._amp_alarms_armed and self._alarms is not None \
+                and self._amp_watches:
+            self._amp_alarms_armed = True
+            for name, ports in self._alarm_ports(amplified=True).items():
+                self._alarms.arm(name, ports)
         if self.config.restart_amplifiers:
             self._restart_amplifiers(now, amps)
         if self.config.use_probes and not moves:
             self._keep_probes(now, maps)
+
+    def _to_judge(self, now: float) -> list[_LinkState]:
+        """The links whose judgement may have changed: those on a device with a new
+        reading, those with a timer or a retry running, and every link once a second
+        (and after a drain or an ownership change). A link of a fabric of many OCS pairs
+        is then judged at its own OCSes' poll rate, not at the sum of all of them."""
+        fresh = {name for name, watch in self._all_watches_named()
+                 if self._polls_seen.get(name) != watch.reads}
+        for name, watch in self._all_watches_named():
+            self._polls_seen[name] = watch.reads
+        if now - self._judged_all >= REJUDGE_EVERY_SECONDS or self._judge_all:
+            self._judged_all, self._judge_all = now, False
+            return list(self._states.values())
+        return [state for state in self._states.values()
+                if state.loss_since is not None or state.wtr_since is not None
+                or state.pending is not None or not state.seen
+                or not fresh.isdisjoint(self._devices_of[state.link.name])]
+
+    def _all_watches_named(self) -> list[tuple[str, OcsWatch | AmpWatch]]:
+        return [*self._watches.items(), *self._amp_watches.items()]
 
     def _report_devices(self, now: float) -> None:
         for watch in self._all_watches():

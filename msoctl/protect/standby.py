@@ -26,7 +26,7 @@ from drivers.ocs import OcsDriver
 from msoctl.journal import DeviceBusy, Journal, JournalError, locked_change
 from msoctl.links import Link, Span
 from msoctl.protect.config import ProtectConfig, ProtectionEvent
-from msoctl.protect.light import DIRECTION_NAMES, AmpReading, feeder_of
+from msoctl.protect.light import DIRECTION_NAMES, AmpReading, LightJudge
 from msoctl.protect.moves import OcsActions
 from msoctl.protect.ownership import Fenced, Ownership
 from msoctl.protect.watch import AmpWatch, OcsWatch
@@ -34,6 +34,8 @@ from msoctl.protect.watch import AmpWatch, OcsWatch
 ALS_RESTART_GAP_SECONDS = 3.0
 """At most one restart request per amplifier this often (a pulse lasts about 2 s)."""
 PROBE_RETRY_SECONDS = 1.0
+PROBE_CHECK_SECONDS = 0.2
+"""How often the standby spans are looked at for a missing probe."""
 
 
 class KeepingStandby:
@@ -44,6 +46,7 @@ class KeepingStandby:
     config: ProtectConfig
     journal: Journal
     ownership: Ownership
+    judge: LightJudge
     _states: Mapping[str, Any]
     _watches: dict[str, OcsWatch]
     _amp_watches: dict[str, AmpWatch]
@@ -51,6 +54,7 @@ class KeepingStandby:
     _link_tx: dict[str, dict[int, str]]
     _restart_after: dict[str, float]
     _probe_after: dict[tuple[str, str], float]
+    _probes_checked: float = 0.0
     _map_valid_after: dict[str, float]
     _lock: threading.Lock
 
@@ -100,6 +104,9 @@ class KeepingStandby:
     def _keep_probes(self, now: float, maps: dict[str, Any]) -> None:
         """Park a probe on every standby span fiber that nothing feeds: one journaled
         bulk connect per OCS for all the fibers that need one."""
+        if now < self._probes_checked + PROBE_CHECK_SECONDS:
+            return
+        self._probes_checked = now
         needs: dict[str, dict[int, tuple[Link, Span, str]]] = {}  # OCS -> start port -> ..
         for state in self._states.values():
             link = state.link
@@ -109,7 +116,7 @@ class KeepingStandby:
             standby = link.span("protection" if state.role == "working" else "working")
             for direction in ("a_to_b", "b_to_a"):
                 start = getattr(standby, direction).start
-                if feeder_of(maps[start.ocs], start.port) is not None \
+                if self.judge.feeder(start.ocs, maps[start.ocs], start.port) is not None \
                         or now < self._probe_after.get((standby.name, direction), 0.0):
                     continue
                 needs.setdefault(start.ocs, {}).setdefault(start.port,

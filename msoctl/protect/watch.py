@@ -198,7 +198,10 @@ class OcsWatch(_Watch[OcsDriver]):
     instance's links, else at the reconciliation rate."""
 
     def __init__(self, name: str, opener: OcsOpener, ports: Iterable[int], *,
-                 budget: QueryBudget, poll_seconds: float, notify: Callable[[], None]):
+                 budget: QueryBudget, poll_seconds: float, notify: Callable[[], None],
+                 feeders: int = 0):
+        """``feeders``: how many more ports a poll may read (the probes feeding the
+        watched spans), for the poll's cost."""
         self.budget = budget
         self._asked = False  # the next poll was asked for (a move's light check)
         super().__init__(name, budgeted_opener(opener, budget, urgent=lambda: self._asked),
@@ -208,16 +211,25 @@ class OcsWatch(_Watch[OcsDriver]):
         self._map_due = 0.0
         self.size: int | None = None
         self.fast = True
+        self.alarms_live = False
+        """The OCS's alarm stream is live: detection comes from it (alarms.py)."""
         self._fast_interval = poll_interval(budget.per_second,
-                                            ports=len(self.ports) + len(self.ports) // 2,
+                                            ports=len(self.ports) + feeders,
                                             map_every_seconds=MAP_EVERY_SECONDS,
                                             fastest_seconds=poll_seconds)
         self._samples = threading.Condition()
         self.polls = 0
 
     def interval(self) -> float:
-        return self._fast_interval if self.fast else max(SLOW_POLL_SECONDS,
-                                                         self._fast_interval)
+        if self.fast and not self.alarms_live:
+            return self._fast_interval
+        return max(SLOW_POLL_SECONDS, self._fast_interval)
+
+    def set_alarms_live(self, live: bool) -> None:
+        """The alarm stream is live (poll slowly: a reconciliation) or lost (poll fast)."""
+        was, self.alarms_live = self.alarms_live, live
+        if was and not live:
+            self.poll_now()
 
     def poll_now(self) -> None:
         """Poll at once, from the budget's reserve (a move's light check, a takeover)."""
@@ -242,7 +254,8 @@ class OcsWatch(_Watch[OcsDriver]):
         now = time.monotonic()
         if now >= self._map_due or port_map is None:
             port_map, map_taken = dict(driver.port_map()), time.monotonic()
-            self._map_due = now + (MAP_EVERY_SECONDS if self.fast else SLOW_MAP_EVERY_SECONDS)
+            slow = not self.fast or self.alarms_live
+            self._map_due = now + (SLOW_MAP_EVERY_SECONDS if slow else MAP_EVERY_SECONDS)
         # The ports that feed the watched ones (a probe parked by an earlier run) are
         # sources the controller judges spans by: read them too.
         feeders = {i for i, e in port_map.items() if e in self.ports}
