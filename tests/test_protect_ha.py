@@ -11,6 +11,7 @@ processes of their own (``python -m msoctl protect run --ha``), as on different 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -59,6 +60,17 @@ class Site:
             env=env, stdout=log, stderr=subprocess.STDOUT)
         self.processes[name] = process
         return process
+
+    def status(self, *, json_output: bool = True) -> Any:
+        """``msoctl protect status`` (its JSON document, or its table)."""
+        env = dict(os.environ, MSOCTL_INVENTORY=str(self.lab.state_dir / "inventory.yaml"),
+                   MSOCTL_JOURNAL=self.url)
+        result = subprocess.run(
+            [sys.executable, "-m", "msoctl", "protect", "status",
+             *(["-o", "json"] if json_output else [])],
+            env=env, capture_output=True, text=True, timeout=60, check=False)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout) if json_output else result.stdout
 
     def log(self, name: str) -> str:
         return (self.directory / f"{name}.log").read_text(errors="replace")
@@ -233,6 +245,17 @@ def test_a_frozen_owner_is_replaced_and_after_it_resumes_it_moves_nothing(
         assert [o.action for o in site.moves_of(link, since)] == [
             "protection.switch", "protection.revert"], link
     assert "lost" in site.log("B")
+    shown = site.status()
+    instances = {i["instance"]: i for i in shown["instances"]}
+    assert {"A", "B", "C"} <= set(instances)
+    assert instances["C"]["state"] == "active" and instances["C"]["connected"]
+    assert instances["B"]["state"] == "standby"  # alive again, owning nothing
+    assert instances["C"]["heartbeat_age_seconds"] < 5
+    assert {s["shard"]: s["owner"] for s in shown["shards"]} == dict.fromkeys(SHARDS, "C")
+    assert {link["link"]: link["owner"]["instance"] for link in shown["links"]} == \
+        dict.fromkeys(("link-1", "link-2", "link-3", "link-4"), "C")
+    table = site.status(json_output=False)
+    assert "SHARDS (TERM)" in table and "ocs-a1+ocs-b1 (3)" in table
     stop(b)
     stop(site.processes["C"])
     assert not [o for o in site.journal.operations(open_only=True)]
