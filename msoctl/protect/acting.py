@@ -213,9 +213,10 @@ class Acting:
             done = max(a.done for a in applied.values())
             for name in names:
                 self._map_valid_after[name] = applied[name].done
-            verified = verify(self._watches, self._light_points(moves),
+            verified = verify(self.ocs, self._light_points(moves),
                               {name: applied[name].done for name in names},
-                              deadline=done + self.config.verify_timeout_seconds)
+                              deadline=done + self.config.verify_timeout_seconds,
+                              pause_seconds=self.config.poll_seconds)
             switching = self.ocs.switching_ms(names)
             per_link: dict[str, dict[str, Any]] = {}
             for move in moves:

@@ -11,8 +11,10 @@ the session that changes it: room for ``burst`` messages, refilled at ``per_seco
 burst`` a second, so that no window of one second ever holds more than
 ``per_second`` messages, whatever the number of links. The watch plans its polls well
 inside the refill rate (:func:`poll_interval`) and only ever takes tokens above a
-reserve, which is kept for a move (its map read, the change, the read-back and the
-light check): a move is never held back by the polling it interrupts.
+reserve kept for a move's command (its map read, the change and the read-back): a
+move's command is never held back by the polling it interrupts. Right after a move
+the polls pause until the bucket is above the reserve again (a few hundred ms at
+50 messages a second): the price of never exceeding the budget.
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ from collections.abc import Callable
 POWER_QUERY_MESSAGES = 2
 """A power query and the error-queue check sent behind it."""
 MAP_QUERY_MESSAGES = 1
-MOVE_MESSAGES = 9
+MOVE_MESSAGES = 11
 """A move on one OCS: map read 1, change 3 (change, fence, error check), read-back 1,
-the light check 2 (a power query), the switching time 2."""
+the light check 2 (a power query), the switching time 4 (two queries)."""
+COMMAND_MESSAGES = 5
+"""What a move needs before its command has left (map read, change, read-back): the
+reserve the polls leave alone."""
 MIN_BURST = MOVE_MESSAGES + 2 * POWER_QUERY_MESSAGES
 BURST_SHARE = 0.25
 POLL_SHARE = 0.8
@@ -48,7 +53,7 @@ class QueryBudget:
         self.per_second = per_second
         self.burst = max(float(MIN_BURST), per_second * BURST_SHARE)
         self.rate = per_second - self.burst
-        self.reserve = float(MOVE_MESSAGES)
+        self.reserve = float(COMMAND_MESSAGES)
         self._clock = clock
         self._tokens = self.burst
         self._at = clock()

@@ -176,6 +176,10 @@ class ProtectionController(Acting, KeepingStandby):
         self._polls_seen: dict[str, int] = {}
         self._judged_all = 0.0
         self._judge_all = True
+        self._arrivals: dict[str, set[int]] = {}  # every span's arrival ports, per OCS
+        for span in inventory.spans.values():
+            for fiber in (span.a_to_b, span.b_to_a):
+                self._arrivals.setdefault(fiber.end.ocs, set()).add(fiber.end.port)
         self._link_tx: dict[str, dict[int, str]] = {}
         self._link_rx: dict[str, dict[int, str]] = {}
         for link in inventory.links.values():

@@ -7,9 +7,9 @@ which is what lets a call that fails on a broken connection be made once more on
 fresh one. Every message a change session sends is taken from its OCS's budget
 (msoctl/protect/budget.py), from the reserve a move may use.
 
-The light check reads no monitors of its own: it asks each OCS's watch for a poll
-at once and judges the first readings taken after that OCS finished switching, link by
-link, so that each link's light is verified as soon as its own two OCSes show it.
+The light check asks every OCS touched, in parallel, for the monitors of the moved
+links' points only (one query per OCS, however many links), and judges link by link,
+so that each link's light is verified as soon as its own two OCSes show it.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from drivers.errors import DeviceError
 from drivers.ocs import OcsDriver
 from msoctl.protect.budget import QueryBudget
 from msoctl.protect.light import NOMINAL_INSERTION_LOSS_DB, RECEIVER_TOLERANCE_DB
-from msoctl.protect.watch import OcsControl, OcsWatch, budgeted_opener
+from msoctl.protect.watch import OcsControl, budgeted_opener
 
 T = TypeVar("T")
 
@@ -106,45 +106,39 @@ LinkPoints = Mapping[str, Mapping[int, LightPoint]]
 """A link's light points, per OCS and port."""
 
 
-def verify(watches: Mapping[str, OcsWatch], points: Mapping[str, LinkPoints],
-           done: Mapping[str, float], *, deadline: float
+def verify(actions: OcsActions, points: Mapping[str, LinkPoints],
+           done: Mapping[str, float], *, deadline: float, pause_seconds: float
            ) -> dict[str, tuple[float | None, dict[str, Any]]]:
     """Per link (``points[link][ocs][port]``), when its light was verified (monotonic;
     ``None`` if not by ``deadline``) and the readings it was judged on.
 
-    Each OCS's watch is asked for a poll at once; a link is judged on the first readings
-    of its OCSes whose query left after that OCS was done (``done[ocs]``), and on later
-    ones while it is not yet lit. A point with an ``upstream`` port must also read no
-    less than that port minus an OCS's insertion loss and the monitors' tolerance (the
-    light went through)."""
-    for name in done:
-        watches[name].poll_now()
+    Every OCS is asked, in its worker, for the monitors of every point on it, all OCSes
+    at once: one power query each (per 256 ports), however many links moved. A link
+    is verified as soon as both its OCSes show its light; the OCSes of the links still
+    dark are asked again after ``pause_seconds``. A point with an ``upstream`` port must
+    also read no less than that port minus an OCS's insertion loss and the monitors'
+    tolerance (the light went through)."""
     found: dict[str, tuple[float | None, dict[str, Any]]] = {}
-    after = dict(done)
     pending = dict(points)
     while pending:
-        samples = {}
-        for name in sorted({n for link in pending.values() for n in link}):
-            sample = watches[name].wait_sample(after[name], deadline)
-            if sample is not None:
-                samples[name] = sample
+        wanted: dict[str, set[int]] = {}
+        for per_ocs in pending.values():
+            for name, ports in per_ocs.items():
+                wanted.setdefault(name, set()).update(ports)
+                for point in ports.values():
+                    if point.upstream is not None:
+                        wanted[name].add(point.upstream)
+        futures = {name: actions.submit(name, partial(_powers, ports=sorted(ports)))
+                   for name, ports in wanted.items()}
+        readings = {name: future.result() for name, future in futures.items()}
+        now = time.monotonic()
         for link, per_ocs in list(pending.items()):
-            if any(name not in samples for name in per_ocs):
-                continue
-            lit, light = _judge_points(per_ocs, {n: samples[n].powers for n in per_ocs})
-            if lit:
-                found[link] = (max(samples[n].taken for n in per_ocs), light)
+            lit, light = _judge_points(per_ocs, readings)
+            if lit or now >= deadline:
+                found[link] = (now if lit else None, light)
                 del pending[link]
-            elif time.monotonic() >= deadline:
-                found[link] = (None, light)
-                del pending[link]
-        if any(name not in samples for link in pending.values() for name in link):
-            for link, per_ocs in pending.items():  # a watch gave nothing by the deadline
-                readings = {n: (samples[n].powers if n in samples else {}) for n in per_ocs}
-                found[link] = (None, _judge_points(per_ocs, readings)[1])
-            return found
-        for name, sample in samples.items():
-            after[name] = sample.asked
+        if pending:
+            time.sleep(pause_seconds)
     return found
 
 

@@ -52,6 +52,7 @@ class KeepingStandby:
     _amp_watches: dict[str, AmpWatch]
     _amp_links: dict[str, list[Link]]
     _link_tx: dict[str, dict[int, str]]
+    _arrivals: dict[str, set[int]]
     _restart_after: dict[str, float]
     _probe_after: dict[tuple[str, str], float]
     _probes_checked: float = 0.0
@@ -167,7 +168,9 @@ class KeepingStandby:
     def _pick_probes(self, ocs: str, port_map: Mapping[int, int], count: int) -> list[int]:
         """Up to ``count`` free ingress ports of ``ocs`` that carry light and are no link's
         transmitter: those named with ``--probe``, else the highest such ports."""
-        busy = set(port_map) | set(self._link_tx.get(ocs, {}))
+        # A span's arrival port carries light too, the far end's (its probe's, or a
+        # link's): never idle light of our own.
+        busy = set(port_map) | set(self._link_tx.get(ocs, {})) | self._arrivals.get(ocs, set())
         needed = self.config.threshold_dbm + self.config.hysteresis_db
         if self.config.probes:
             candidates = [p.port for p in self.config.probes if p.ocs == ocs]
