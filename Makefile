@@ -64,6 +64,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/ocs_characterize.py
 	$(BIN)/python bench/cpo_walk.py
 	$(BIN)/python bench/protection.py
+	$(BIN)/python bench/protection_scale.py
 	$(BIN)/python bench/exporter_probe.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/journal.py

@@ -8,11 +8,16 @@ query, so they can be switched on a running emulator, and so is whether the unit
 loss-of-light alarms (the :data:`~drivers.ocs.commands.ALARM_COMMANDS`): a unit
 without them answers each of those headers -113, as it would a header it never heard
 of.
+
+Every program message (line) a client sends is counted on the device
+(:class:`~emulators.ocs.model.RequestLog`), and every command by its key: a real unit
+answers a limited rate of them, and a client's rate is checked there.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from drivers.ocs.commands import (
     ALARM_COMMANDS,
@@ -52,6 +57,26 @@ def _format_power(reading: float | None) -> str:
     if reading is None or math.isnan(reading):
         return f"{NOT_A_NUMBER:.2E}"
     return f"{reading:.2f}"
+
+
+class _CountingInterpreter(ScpiInterpreter):
+    """An interpreter that logs each line it is given on the device."""
+
+    def __init__(self, device: OcsDevice, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.device = device
+
+    async def execute(self, line: str) -> str | bytes | None:
+        self.device.requests.message(self.device.clock.now())
+        return await super().execute(line)
+
+
+def _counted(device: OcsDevice, key: str, handler: Handler) -> Handler:
+    def counting(params: list[Param]) -> Any:
+        device.requests.command(key)
+        return handler(params)
+
+    return counting
 
 
 def make_interpreter(device: OcsDevice, status: ClientStatus | None = None) -> ScpiInterpreter:
@@ -187,4 +212,5 @@ def make_interpreter(device: OcsDevice, status: ClientStatus | None = None) -> S
         "alarm_port": lambda _: str(device.alarm_port),
     }
     handlers.update({key: alarms(key, handler) for key, handler in alarm_handlers.items()})
-    return ScpiInterpreter(_TREE, handlers, status, messages=_MESSAGES)
+    counted = {key: _counted(device, key, handler) for key, handler in handlers.items()}
+    return _CountingInterpreter(device, _TREE, counted, status, messages=_MESSAGES)

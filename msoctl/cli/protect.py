@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from types import FrameType
@@ -18,8 +19,18 @@ from msoctl.cli.types import LINK, TEXT, Number
 from msoctl.journal import Journal
 from msoctl.links import Link, OcsPort
 from msoctl.ops.ocs import parse_port
+from msoctl.protect.budget import MIN_MESSAGES_PER_SECOND
 from msoctl.protect.config import check_probes
 from msoctl.protect.controller import ProtectConfig, ProtectionController, ProtectionEvent
+from msoctl.protect.ha import (
+    LEASE_SECONDS,
+    MARGIN_SECONDS,
+    RENEW_SECONDS,
+    RETRY_SECONDS,
+    LeaseOwnership,
+    LeaseTimes,
+    instances_and_shards,
+)
 from msoctl.protect.light import (
     DIRECTION_NAMES,
     LIT,
@@ -29,6 +40,7 @@ from msoctl.protect.light import (
     link_role,
     span_state,
 )
+from msoctl.protect.ownership import shard_of
 from msoctl.protect.watch import AMP_FIELDS, reading
 
 
@@ -72,14 +84,31 @@ def _probe(text: str) -> OcsPort:
                    "input (their own restart timer still runs).")
 @click.option("--verify-timeout-ms", type=Number(10, 60_000), default=1000.0,
               show_default=True, help="How long light may take to arrive after a switch.")
+@click.option("--ocs-rate", type=Number(MIN_MESSAGES_PER_SECOND, 100_000), default=50.0,
+              show_default=True, metavar="MESSAGES/S",
+              help="The command rate each OCS is assumed to answer: the controller never "
+                   "sends more program messages than this to one OCS in any second.")
+@click.option("--ha", is_flag=True,
+              help="Share the links with other instances through the journal's PostgreSQL "
+                   "database: shards owned under leases, a standby taking over.")
+@click.option("--instance", "instance_name", metavar="NAME", type=TEXT, default=None,
+              help="With --ha: this instance's name (default host:pid:random).")
+@click.option("--lease-ms", type=Number(100, 60_000), default=LEASE_SECONDS * 1000,
+              show_default=True, help="With --ha: how long a shard's lease runs.")
+@click.option("--renew-ms", type=Number(10, 10_000), default=RENEW_SECONDS * 1000,
+              show_default=True, help="With --ha: how often leases are renewed and free "
+                                      "shards looked for.")
 @pass_context
 def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restore_s: float,
         revertive: bool, poll_ms: float, threshold_dbm: float, hysteresis_db: float,
         probes: tuple[str, ...], no_probe: bool, no_als_restart: bool,
-        verify_timeout_ms: float) -> None:
+        verify_timeout_ms: float, ocs_rate: float, ha: bool, instance_name: str | None,
+        lease_ms: float, renew_ms: float) -> None:
     """Watch the links' spans and switch them on loss of light, until SIGINT or SIGTERM."""
     if no_probe and probes:
         raise ValidationError("--probe and --no-probe exclude each other")
+    if not ha and instance_name is not None:
+        raise ValidationError("--instance needs --ha")
     parsed_probes = tuple(_probe(p) for p in probes)
     check_probes(parsed_probes, ctx.inventory, lambda name: _ocs_size(ctx, name))
     config = ProtectConfig(
@@ -87,26 +116,41 @@ def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restor
         revertive=revertive, poll_seconds=poll_ms / 1000, threshold_dbm=threshold_dbm,
         hysteresis_db=hysteresis_db, probes=parsed_probes,
         use_probes=not no_probe, restart_amplifiers=not no_als_restart,
-        verify_timeout_seconds=verify_timeout_ms / 1000)
+        verify_timeout_seconds=verify_timeout_ms / 1000, ocs_messages_per_second=ocs_rate)
+    printer = _printer()
+    ownership = None
+    if ha:
+        times = LeaseTimes(renew_seconds=renew_ms / 1000, lease_seconds=lease_ms / 1000,
+                           margin_seconds=min(MARGIN_SECONDS, lease_ms / 4000),
+                           retry_seconds=min(RETRY_SECONDS, (lease_ms - renew_ms) / 2000))
+        ownership = LeaseOwnership(ctx.journal, times=times, name=instance_name,
+                                   on_event=lambda kind, message: printer(ProtectionEvent(
+                                       kind, None, message, time.monotonic())))
     controller = ProtectionController(ctx.inventory, ctx.journal, links=list(links) or None,
-                                      config=config, on_event=_printer())
+                                      config=config, on_event=printer, ownership=ownership)
     stop = threading.Event()
     previous = _on_signals(lambda: stop.set())
     try:
         names = ", ".join(f"{link.name} ({link.working.name}, protection "
                           f"{link.protection.name if link.protection else '-'})"
                           for link in controller.links)
+        if len(controller.links) > 8:
+            names = f"{len(controller.links)} links"
+        shared = "" if ownership is None else (
+            f"; instance {ownership.instance}, sharing through the database (lease "
+            f"{lease_ms:g} ms, renewed every {renew_ms:g} ms)")
         say(f"protecting {names}: hold-off {hold_off_ms:g} ms, wait-to-restore "
             f"{wait_to_restore_s:g} s, {'revertive' if revertive else 'non-revertive'}, "
-            f"poll {poll_ms:g} ms, threshold {threshold_dbm:g} dBm, hysteresis "
-            f"{hysteresis_db:g} dB; journal {ctx.journal.where}; Ctrl-C stops")
+            f"poll {poll_ms:g} ms at most, {ocs_rate:g} messages/s per OCS, "
+            f"threshold {threshold_dbm:g} dBm, hysteresis {hysteresis_db:g} dB; "
+            f"journal {ctx.journal.where}{shared}; Ctrl-C stops")
         controller.run(stop)
     finally:
         _restore_signals(previous)
     counts = controller.counts
     say(f"stopped: {counts['switch']} switch(es), {counts['revert']} revert(s), "
         f"{counts['unavailable']} time(s) protection unavailable, "
-        f"{counts['failed']} failure(s)")
+        f"{counts['failed']} failure(s), {counts['fenced']} fenced")
 
 
 def _ocs_size(ctx: Context, name: str) -> int:
@@ -168,6 +212,8 @@ def status(ctx: Context, output: str) -> None:
         raise ValidationError(f"{inventory.path}: no link with a protection span")
     powers, maps, amps, errors = _read_devices(ctx, links)
     journal = ctx.journal
+    instances, shards = instances_and_shards(journal)
+    owners = {s["shard"]: s for s in shards}
     drained = ctx.link_states.drained()
     judge = _judge_like_the_controller(journal)
     documents: list[dict[str, Any]] = []
@@ -191,19 +237,28 @@ def status(ctx: Context, output: str) -> None:
                       for r, lights in spans.items()},
             "controller": _controller(journal, link),
             "last_event": _last_event(journal, link),
+            "shard": shard_of(link),
+            "owner": None if shard_of(link) not in owners else {
+                "instance": owners[shard_of(link)]["owner"],
+                "term": owners[shard_of(link)]["term"]},
             "service": "drained" if link.name in drained else "in service",
             "drained": None if link.name not in drained else drained[link.name].as_dict(),
         })
     if output in DOCUMENTS:
         emit({"journal": journal.where, "links": documents,
+              "instances": instances or None, "shards": shards or None,
               "errors": errors or None}, output)
         return
     rows = []
     for d in documents:
         working, protection = d["spans"]["working"], d["spans"]["protection"]
         event = d["last_event"]
+        controller = d["controller"]["state"]
+        if d["owner"] is not None:
+            controller = (f"{d['owner']['instance'] or 'no owner'} term "
+                          f"{d['owner']['term']}")
         rows.append([d["link"], d["carried_by"], f"{working['span']} {working['light']}",
-                     f"{protection['span']} {protection['light']}", d["controller"]["state"],
+                     f"{protection['span']} {protection['light']}", controller,
                      "-" if event is None else
                      f"{event['action'].removeprefix('protection.')} {event['status']} "
                      f"{event['time'][5:19].replace('T', ' ')}"])
@@ -224,6 +279,19 @@ def status(ctx: Context, output: str) -> None:
         event = d["last_event"]
         if event is not None and event.get("summary"):
             say(f"  {d['link']} last event: {event['summary']}", indent=4)
+    if instances:
+        click.echo("")
+        click.echo(table(["instance", "host", "pid", "state", "heartbeat", "shards (term)"], [
+            [i["instance"], i["host"], str(i["pid"]),
+             i["state"] if i["connected"] or i["state"] == "stopped"
+             else f"{i['state']} (disconnected)",
+             f"{i['heartbeat_age_seconds']:.1f} s ago",
+             ", ".join(f"{s['shard']} ({s['term']})" for s in shards
+                       if s["owner"] == i["instance"]) or "-"]
+            for i in instances], cut=("host", "shards (term)")))
+        unowned = [s["shard"] for s in shards if s["owner"] is None]
+        if unowned:
+            say(f"  shards with no owner: {', '.join(unowned)}", indent=4)
     for error in errors:
         click.echo(f"warning: {error}", err=True)
 

@@ -220,6 +220,34 @@ class PostgresStore(SqlStore):
                                        f"and could not reconnect: {error}") from None
                 time.sleep(0.25)
 
+    def new_connection(self, *, purpose: str, statement_timeout_seconds: float | None = None,
+                       connect_timeout_seconds: int | None = None) -> Any:
+        """A connection of its own to the journal's database (autocommit), for a loop that
+        must not queue behind the journal's writes (protection leases); the schema is
+        brought up to date first. Raises :class:`JournalError`."""
+        with self._mutex:
+            self._retrying(lambda retry: self._open())
+        params = self._conninfo()
+        params["application_name"] = f"{params['application_name']} ({purpose})"
+        if connect_timeout_seconds is not None:
+            params["connect_timeout"] = connect_timeout_seconds
+        if statement_timeout_seconds is not None:
+            params["options"] = (f"{params.get('options', '')} -c statement_timeout="
+                                 f"{max(1, round(statement_timeout_seconds * 1000))}").strip()
+        try:
+            return self._psycopg.connect(autocommit=True, **params)
+        except self._psycopg.Error as error:
+            raise JournalError(f"cannot reach the journal database {self.location}: "
+                               f"{_one_line(error)}") from None
+
+    @staticmethod
+    def session_of(connection: Any) -> str:
+        """The ``pid:start`` name of a connection's server session (as :attr:`session`)."""
+        row = connection.execute(
+            "SELECT pg_backend_pid(), (extract(epoch FROM backend_start) * 1000000)::bigint "
+            "FROM pg_stat_activity WHERE pid = pg_backend_pid()").fetchone()
+        return f"{row[0]}:{row[1]}"
+
     def live_sessions(self, sessions: set[str]) -> set[str]:
         pids = sorted({int(s.split(":")[0]) for s in sessions if s.split(":")[0].isdigit()})
         if not pids:

@@ -13,6 +13,11 @@ Tables
     ``link_states`` the drained links (the present; the journal holds their history).
     ``device_locks`` who holds each device's lock (PostgreSQL; the lock itself is an
                     advisory lock of the holder's session).
+    ``protect_instances`` the protection controllers that share links (``protect run
+                    --ha``, PostgreSQL): who, where, their database sessions, their last
+                    heartbeat (seconds since the epoch, the database's clock), their state.
+    ``protect_shards`` each shard of links: its owner, its term (bumped at every
+                    takeover) and the end of the owner's lease (the database's clock).
     ``schema_version`` one row per migration applied.
 
 Migrations are numbered and idempotent (``IF NOT EXISTS``), applied in order by the
@@ -116,6 +121,24 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             session {text} NOT NULL,
             since {text} NOT NULL)""",
         "CREATE INDEX IF NOT EXISTS device_locks_by_key ON device_locks (lock_key)",
+    )),
+    (3, "protection instances and shards", (
+        """CREATE TABLE IF NOT EXISTS protect_instances (
+            instance {text} PRIMARY KEY,
+            host {text} NOT NULL,
+            pid BIGINT NOT NULL,
+            started {text} NOT NULL,
+            heartbeat DOUBLE PRECISION NOT NULL,
+            state {text} NOT NULL,
+            sessions {text} NOT NULL,
+            links INTEGER NOT NULL)""",
+        """CREATE TABLE IF NOT EXISTS protect_shards (
+            shard {text} PRIMARY KEY,
+            owner {text},
+            term BIGINT NOT NULL,
+            lease_until DOUBLE PRECISION NOT NULL,
+            since {text} NOT NULL)""",
+        "CREATE INDEX IF NOT EXISTS protect_shards_by_owner ON protect_shards (owner)",
     )),
 )
 

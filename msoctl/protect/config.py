@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from drivers.errors import ValidationError
 from msoctl.links import OcsPort
+from msoctl.protect.budget import MIN_MESSAGES_PER_SECOND
 
 if TYPE_CHECKING:
     from msoctl.inventory import Inventory
@@ -29,6 +30,9 @@ class ProtectConfig:
     restart_amplifiers: bool = True
     verify_timeout_seconds: float = 1.0
     device_timeout_seconds: float = 1.0
+    ocs_messages_per_second: float = 50.0
+    """The command rate every OCS is assumed to answer: the controller never sends one
+    more program messages than this in any second (msoctl/protect/budget.py)."""
 
     def check(self) -> None:
         """Raise :class:`ValidationError` for a setting out of range."""
@@ -40,13 +44,16 @@ class ProtectConfig:
             ("hysteresis", self.hysteresis_db, 0.0, 20.0),
             ("verify timeout", self.verify_timeout_seconds, 0.01, 60.0),
             ("device timeout", self.device_timeout_seconds, 0.05, 60.0),
+            ("OCS message rate", self.ocs_messages_per_second, MIN_MESSAGES_PER_SECOND,
+             100_000.0),
         ):
             if not low <= value <= high:
                 raise ValidationError(f"{name} must be {low:g}..{high:g}, got {value:g}")
 
     @property
     def stale_seconds(self) -> float:
-        """A reading older than this is not trusted: its device is taken as silent."""
+        """A reading older than this is not trusted (at least: a watch polling slower
+        than ``poll_seconds`` stretches it to a few of its own intervals)."""
         return max(0.2, 20 * self.poll_seconds)
 
     def as_dict(self) -> dict[str, Any]:
@@ -55,7 +62,8 @@ class ProtectConfig:
                 "revertive": self.revertive, "poll_ms": round(self.poll_seconds * 1000, 3),
                 "threshold_dbm": self.threshold_dbm, "hysteresis_db": self.hysteresis_db,
                 "probes": [str(p) for p in self.probes] if self.use_probes else "none",
-                "restart_amplifiers": self.restart_amplifiers}
+                "restart_amplifiers": self.restart_amplifiers,
+                "ocs_messages_per_second": self.ocs_messages_per_second}
 
 
 def check_probes(probes: Sequence[OcsPort], inventory: Inventory,
@@ -90,7 +98,7 @@ class ProtectionEvent:
     """Something the controller did or saw, for its output and for callers."""
 
     kind: str  # switch, revert, unavailable, failed, dip, restored, probe, als_restart,
-    #            device_down, device_up, role, error
+    #            device_down, device_up, role, error, fenced, ownership
     link: str | None
     message: str
     at: float  # monotonic seconds

@@ -6,37 +6,42 @@ watch.py the device sessions and pollers, light.py the light, the hysteresis and
 map moves, moves.py the changes and the light check, config.py the settings and
 events):
 
-- Watching. One thread per device keeps a persistent session (watch.py):
-  each OCS is asked for its power monitors every poll (default 5 ms, one query), its
-  map every 100 ms; each amplifier on a span for its monitors and ALS state every
-  50 ms. Every new reading wakes the decision loop, which judges each span direction
-  (light.py): lit, lost (its source is lit, its far end dark), unlit
+- Watching. One thread per device keeps a persistent session (watch.py): each OCS
+  is asked for its power monitors on every port of every protected link in one query
+  per poll, its map every second; each amplifier on a span for its monitors and ALS
+  state every 50 ms. How often an OCS is polled follows from the message budget per
+  OCS (budget.py, default 50 messages a second): the polls never exceed it, whatever
+  the number of links. Every new reading wakes the decision loop, which judges each
+  span direction (light.py): lit, lost (its source is lit, its far end dark), unlit
   (nothing lit feeds it) or unknown (a device did not answer lately).
-- Deciding, per link. The span that carries the link now (read from the maps) is the
-  *active* span, the other the *standby*. When the active span is lost for the whole
-  hold-off, and the standby is lit in both directions and carries no other link, the
-  link moves to the standby: one whole-map command per OCS, both OCSes at once. If
-  the standby is dark, nothing is switched and "protection unavailable" is journaled
-  (once per outage). On the protection span, in revertive mode, the link moves back
-  once the working span has been lit for the whole wait-to-restore; in
-  non-revertive mode it stays. Hysteresis on every level keeps a level near the
+- Deciding, for every link at once. The span that carries a link now (read from the
+  maps) is its *active* span, the other its *standby*. Every link whose active span
+  has been lost for the whole hold-off is a candidate to move; one evaluation
+  allocates the candidates together (allocate.py): a link moves only onto a standby
+  span that is lit and free, no span goes to two links, and each link left down gets
+  its reason (the span is taken by link X, went to link Y in the same evaluation, or
+  is dark), journaled once per outage. On the protection span, in revertive mode, a
+  link moves back once the working span has been lit for the whole wait-to-restore;
+  in non-revertive mode it stays. Hysteresis on every level keeps a level near the
   threshold from flapping.
-- Keeping the standby verified. A span that carries nothing is dark, and behind it
-  its amplifier's ALS shuts the output after 0.5 s: such a span cannot be told from a
-  cut one. So the controller parks an idle light source (a *probe*: a free ingress
-  port that carries light, or those named with ``--probe``) on each standby span's
-  fiber, and every switch swaps it onto the span the link leaves. Both spans stay lit
-  and watched, and a repaired working span shows light, which the wait-to-restore
-  needs. An amplifier whose ALS holds its output shut while light is back at its
-  input is asked for a restart pulse (journaled), as its own restart timer would do
-  minutes later.
-- Journaling. Every switch or revert is one journaled change of action
+- Acting (acting.py): the moves of one evaluation are one journaled change, one
+  whole-map command per OCS touched, every OCS at once, and the light verified link
+  by link.
+- Keeping the standby verified (standby.py): probe light parked on standby spans,
+  amplifiers asked for an ALS restart when light is back at their input.
+- Ownership (ownership.py, ha.py): links are in shards (their OCS pair); the
+  controller decides and acts only for the shards it owns, and confirms the ownership
+  before every device change (fencing). Alone (the default) it owns them all; with
+  ``--ha``, instances share them through the journal's PostgreSQL database, a standby
+  keeping its watches warm (polling slowly) to take over.
+- Journaling. Every evaluation's moves are one journaled change of action
   ``protection.switch`` or ``protection.revert`` (intent before the commands, result
-  after the light check) with its timeline: detected, decided, journaled, commands
-  sent, devices done, light verified, and the durations between; refusals are
-  ``protection.switch`` records of status refused; probes and amplifier restarts are
-  ``protection.probe`` and ``protection.als_restart`` changes; the run itself is a
-  ``protection.run`` change whose notes say when a device stopped or started answering.
+  after the light check) naming every link, with the timeline of the whole change and
+  of each link: detected, decided, journaled, commands sent, devices done, light
+  verified, and the durations between; refusals are ``protection.switch`` records of
+  status refused; probes and amplifier restarts are ``protection.probe`` and
+  ``protection.als_restart`` changes; the run itself is a ``protection.run`` change
+  whose notes say when a device stopped or started answering.
 """
 
 from __future__ import annotations
@@ -49,18 +54,18 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import partial
 from typing import Any
 
-from drivers.amp.driver import AmpDriver
-from drivers.errors import DeviceError, ValidationError
-from drivers.ocs import OcsDriver
-from msoctl import safety
+from drivers.errors import ValidationError
 from msoctl.access import Devices
 from msoctl.inventory import Inventory
-from msoctl.journal import Change, DeviceBusy, DeviceLock, Journal, JournalError, locked_change
-from msoctl.links import Link, OcsPort
+from msoctl.journal import Change, DeviceBusy, DeviceLock, Journal, JournalError
+from msoctl.links import Link
 from msoctl.linkstate import LinkStates
+from msoctl.protect.acting import Acting, LinkProgress
+from msoctl.protect.alarms import AlarmFeeds
+from msoctl.protect.allocate import Candidate, Refusal, allocate, span_carrier
+from msoctl.protect.budget import QueryBudget
 from msoctl.protect.config import ProtectConfig, ProtectionEvent
 from msoctl.protect.light import (
     DIRECTION_NAMES,
@@ -70,25 +75,24 @@ from msoctl.protect.light import (
     AmpReading,
     DirectionLight,
     LightJudge,
-    Move,
-    MoveConflict,
-    feeder_of,
     link_ports,
     link_role,
-    map_changes,
-    plan_move,
     span_state,
 )
-from msoctl.protect.moves import LightPoint, OcsActions, connect
+from msoctl.protect.moves import OcsActions
+from msoctl.protect.ownership import Ownership, SoleOwner, shard_of
+from msoctl.protect.standby import KeepingStandby
 from msoctl.protect.watch import AmpWatch, OcsWatch
 
 __all__ = ["ProtectConfig", "ProtectionController", "ProtectionEvent"]
 
 AMP_POLL_SECONDS = 0.05
-ALS_RESTART_GAP_SECONDS = 3.0
-"""At most one restart request per amplifier this often (a pulse lasts about 2 s)."""
-PROBE_RETRY_SECONDS = 1.0
-MOVE_RETRY_SECONDS = 0.1
+TIMER_SECONDS = 0.05
+"""The decision loop's tick when no reading comes."""
+REJUDGE_EVERY_SECONDS = 1.0
+"""Every link is judged at least this often, new readings or not."""
+STALE_POLLS = 5
+"""An OCS reading older than this many of its watch's poll intervals is not judged."""
 SWITCH_INTERVAL_SECONDS = 0.001
 ARMING_SECONDS = 1.0
 """How long to wait at start for a first reading of every amplifier, whose gain the
@@ -97,40 +101,35 @@ DRAIN_CHECK_SECONDS = 0.2
 """How often the drained links are looked up: a drain takes effect within this."""
 
 
-@dataclass
-class _Decision:
-    move: Move
-    detected: float  # when the loss (or, for a revert, the restored light) was first seen
-    cause: str
-    revert: bool = False
+@dataclass(kw_only=True)
+class _LinkState(LinkProgress):
+    """A link as the controller follows it (``pending``: a move that failed half-way,
+    to finish)."""
 
-
-@dataclass
-class _LinkState:
     link: Link
-    role: str | None = None
     loss_since: float | None = None
     cause: str | None = None
     wtr_since: float | None = None
-    unavailable: str | None = None
-    pending: Move | None = None  # a move that failed half-way, to finish
-    retry_after: float = 0.0
     lights: dict[str, list[DirectionLight]] = field(default_factory=dict)
     seen: bool = False  # the maps have been read once
+    owned: bool = False  # this instance acts for it (the shard is ours)
     drained: bool = False  # out of service (msoctl link drain): watched, never moved
 
 
-class ProtectionController:
+class ProtectionController(Acting, KeepingStandby):
     """Protects ``links`` (default: every link of the inventory with a protection span).
 
     ``run(stop)`` watches and acts until ``stop`` is set. ``on_event`` is called (from
-    the controller's threads) with every :class:`ProtectionEvent`.
+    the controller's threads) with every :class:`ProtectionEvent`. ``ownership`` says
+    which links it may act for (default: all of them, alone).
     """
 
     def __init__(self, inventory: Inventory, journal: Journal, *,
                  links: list[str] | None = None, config: ProtectConfig | None = None,
-                 on_event: Callable[[ProtectionEvent], None] | None = None):
+                 on_event: Callable[[ProtectionEvent], None] | None = None,
+                 ownership: Ownership | None = None):
         self.config = config or ProtectConfig()
+        self.ownership: Ownership = ownership or SoleOwner()
         self.config.check()
         self.inventory = inventory
         self.journal = journal
@@ -144,12 +143,13 @@ class ProtectionController:
         self.links = chosen
         # A controller cannot wait the inventory's 5 s for a device that stopped answering.
         devices = Devices(inventory, at_most_seconds=self.config.device_timeout_seconds)
+        self._devices = devices
         self._open_ocs = devices.ocs
         self._open_amp = devices.amp
         self.on_event = on_event
         self.events: deque[ProtectionEvent] = deque(maxlen=1000)
         self.judge = LightJudge(self.config.threshold_dbm, self.config.hysteresis_db)
-        self._states = {link.name: _LinkState(link) for link in chosen}
+        self._states = {link.name: _LinkState(link=link) for link in chosen}
         ports: dict[str, set[int]] = {}
         for link in chosen:
             for ocs, used in link_ports(link).items():
@@ -158,9 +158,28 @@ class ProtectionController:
             inventory.device(probe.ocs, "ocs")
             ports.setdefault(probe.ocs, set()).add(probe.port)
         self._ports = ports
-        self._amps = sorted({f.amplifier for link in chosen
-                             for span in (link.working, link.protection) if span
-                             for f in (span.a_to_b, span.b_to_a) if f.amplifier})
+        self._budgets = {name: QueryBudget(self.config.ocs_messages_per_second)
+                         for name in ports}
+        self._amp_links: dict[str, list[Link]] = {}
+        for link in chosen:
+            for span in (link.working, link.protection):
+                for fiber in (span.a_to_b, span.b_to_a) if span else ():
+                    if fiber.amplifier:
+                        self._amp_links.setdefault(fiber.amplifier, []).append(link)
+        self._amps = sorted(self._amp_links)
+        self._ownership_changed = threading.Event()
+        self._devices_of: dict[str, set[str]] = {
+            link.name: {*link.ocs_names, *(f.amplifier for span in (link.working,
+                                                                   link.protection)
+                                           if span for f in (span.a_to_b, span.b_to_a)
+                                           if f.amplifier)} for link in chosen}
+        self._polls_seen: dict[str, int] = {}
+        self._judged_all = 0.0
+        self._judge_all = True
+        self._arrivals: dict[str, set[int]] = {}  # every span's arrival ports, per OCS
+        for span in inventory.spans.values():
+            for fiber in (span.a_to_b, span.b_to_a):
+                self._arrivals.setdefault(fiber.end.ocs, set()).add(fiber.end.port)
         self._link_tx: dict[str, dict[int, str]] = {}
         self._link_rx: dict[str, dict[int, str]] = {}
         for link in inventory.links.values():
@@ -172,6 +191,8 @@ class ProtectionController:
         self._watches: dict[str, OcsWatch] = {}
         self._amp_watches: dict[str, AmpWatch] = {}
         self._ocs: OcsActions | None = None
+        self._alarms: AlarmFeeds | None = None
+        self._amp_alarms_armed = False
         self._run_op: Change | None = None
         self._silent: dict[str, float] = {}
         self._restart_after: dict[str, float] = {}
@@ -183,7 +204,8 @@ class ProtectionController:
         self._thread_failure: list[BaseException] = []
         self._link_states = LinkStates(journal)
         self._drains_read = -DRAIN_CHECK_SECONDS
-        self.counts = {"switch": 0, "revert": 0, "unavailable": 0, "failed": 0, "dip": 0}
+        self.counts = {"switch": 0, "revert": 0, "unavailable": 0, "failed": 0, "dip": 0,
+                       "fenced": 0}
 
     # ---- running -------------------------------------------------------------------------
 
@@ -202,8 +224,9 @@ class ProtectionController:
 
     def _run(self, names: str, stop: threading.Event) -> None:
         with ExitStack() as held:
-            # One controller per link: a second one would fight the first.
-            for link in self.links:
+            # One controller per link: a second one would fight the first. Instances
+            # that share the links through the database own shards instead.
+            for link in self.links if self.ownership.instance is None else ():
                 try:
                     held.enter_context(DeviceLock(self.journal, f"protect-{link.name}"))
                 except DeviceBusy as error:
@@ -214,13 +237,19 @@ class ProtectionController:
     def _protect(self, names: str, stop: threading.Event) -> None:
         with self.journal.change(device=names, action="protection.run",
                                  links=[link.name for link in self.links],
+                                                  instance=self.ownership.instance,
                                  **self.config.as_dict()) as run_op:
             self._run_op = run_op
             self._start()
             try:
                 while not stop.is_set():
-                    self._changed.wait(self.config.poll_seconds)
+                    # New readings wake the loop; the timeout only runs the timers (the
+                    # hold-off, the wait-to-restore) when no reading comes.
+                    self._changed.wait(max(self.config.poll_seconds, TIMER_SECONDS))
                     self._changed.clear()
+                    if self._ownership_changed.is_set():
+                        self._ownership_changed.clear()
+                        self._follow_ownership()
                     try:
                         self._evaluate()
                     except JournalError as error:
@@ -236,20 +265,85 @@ class ProtectionController:
 
     def _start(self) -> None:
         self._started = time.monotonic()
-        self._ocs = OcsActions(sorted(self._ports), self._open_ocs)
+        self._ocs = OcsActions(sorted(self._ports), self._open_ocs, self._budgets)
         for name, ports in sorted(self._ports.items()):
+            starts = {(f.start.ocs, f.start.port) for link in self.links
+                      for span in (link.working, link.protection) if span
+                      for f in (span.a_to_b, span.b_to_a) if f.start.ocs == name}
             self._watches[name] = OcsWatch(name, self._open_ocs, ports,
+                                           budget=self._budgets[name],
                                            poll_seconds=self.config.poll_seconds,
-                                           notify=self._changed.set)
+                                           notify=self._changed.set, feeders=len(starts))
         for name in self._amps:
             self._amp_watches[name] = AmpWatch(name, self._open_amp,
                                                poll_seconds=AMP_POLL_SECONDS,
                                                notify=self._changed.set)
+        self._follow_ownership()
         for watch in self._all_watches():
             watch.start()
         self._ocs.warm()
+        self._alarms = AlarmFeeds(self._watches, self._ocs,
+                                  opener=getattr(self._devices, "alarm_stream", None),
+                                  hysteresis_db=self.config.hysteresis_db,
+                                  say=self._say)
+        self._alarms.start(self._alarm_ports(amplified=False))
+        self.ownership.start(self.links, self._on_ownership)
+        self._follow_ownership()
+
+    def _say(self, kind: str, message: str) -> None:
+        self._emit(kind, None, message)
+
+    def _alarm_ports(self, *, amplified: bool) -> dict[str, dict[int, float]]:
+        """The ingress ports whose loss of light is alarmed, and their thresholds: the
+        links' transmitters, and the spans' arrival ports (``amplified``: those behind an
+        amplifier, at the threshold raised by its gain, once it is known)."""
+        base = self.config.threshold_dbm
+        found: dict[str, dict[int, float]] = {}
+        for link in self.links:
+            if not amplified:
+                for end in (link.a, link.b):
+                    found.setdefault(end.tx.ocs, {})[end.tx.port] = base
+            for span in (link.working, link.protection):
+                for fiber in (span.a_to_b, span.b_to_a) if span else ():
+                    if bool(fiber.amplifier) != amplified:
+                        continue
+                    threshold = base
+                    if fiber.amplifier:
+                        reading = self._amp_watches[fiber.amplifier].sample
+                        gain = None if reading is None else self.judge.amp_gain_db(
+                            fiber.amplifier, reading)
+                        if gain is None:
+                            continue
+                        threshold += gain
+                    found.setdefault(fiber.end.ocs, {})[fiber.end.port] = threshold
+        return found
+
+    def _on_ownership(self) -> None:
+        """From the lease loop: the shards owned changed; the decision loop follows."""
+        self._ownership_changed.set()
+        self._changed.set()
+
+    def _follow_ownership(self) -> None:
+        """Poll fast the OCSes of the links this instance owns, slowly the others (a warm
+        standby); links newly owned are looked at afresh (their interrupted operations
+        closed, their watches polled at once)."""
+        fast: set[str] = set()
+        for state in self._states.values():
+            owned = self.ownership.acts_for(state.link)
+            if owned:
+                fast.update(state.link.ocs_names)
+                if not state.owned:
+                    state.seen = False  # close what its last owner left open
+                    state.retry_after = 0.0
+            state.owned = owned
+        for name, watch in self._watches.items():
+            watch.set_fast(name in fast)
+        self._judge_all = True
 
     def _close(self) -> None:
+        if self._alarms is not None:
+            self._alarms.close()
+        self.ownership.stop()
         for watch in self._all_watches():
             watch.stop()
         for watch in self._all_watches():
@@ -294,6 +388,16 @@ class ProtectionController:
             time.sleep(0.01)
         return False
 
+    def _progress(self, link: str) -> LinkProgress:
+        state: _LinkState = self._states[link]
+        return state
+
+    def _moved(self, link: str, role: str) -> None:
+        state = self._states[link]
+        with self._lock:
+            state.role = role
+        state.loss_since = state.wtr_since = state.unavailable = state.pending = None
+
     def _all_watches(self) -> list[OcsWatch | AmpWatch]:
         return [*self._watches.values(), *self._amp_watches.values()]
 
@@ -321,6 +425,7 @@ class ProtectionController:
         powers: dict[str, Mapping[int, float | None] | None] = {}
         maps: dict[str, Mapping[int, int] | None] = {}
         for name, watch in self._watches.items():
+            stale = max(self.config.stale_seconds, STALE_POLLS * watch.interval())
             sample = watch.sample
             fresh = (sample is not None and watch.down_since is None
                      and now - sample.taken <= stale)
@@ -350,6 +455,7 @@ class ProtectionController:
                 continue
             with self._lock:
                 state.drained = entry is not None
+            self._judge_all = True
             state.loss_since = state.wtr_since = None
             state.unavailable, state.pending = None, None
             if entry is not None:
@@ -366,17 +472,48 @@ class ProtectionController:
         powers, maps, amps = self._views(now)
         arming = (now - self._started < ARMING_SECONDS
                   and any(w.sample is None for w in self._amp_watches.values()))
-        decisions: list[_Decision] = []
-        for state in self._states.values():
-            decision = self._judge(state, now, powers, maps, amps, arming)
-            if decision is not None:
-                decisions.append(decision)
-        if decisions:
-            self._make_moves(decisions, powers)
+        candidates: list[Candidate] = []
+        for state in self._to_judge(now):
+            candidate = self._judge(state, now, powers, maps, amps, arming)
+            if candidate is not None:
+                candidates.append(candidate)
+        moves: list[Candidate] = []
+        if candidates:
+            moves, refusals = allocate(candidates, carrier=lambda span: span_carrier(
+                span, maps, self._link_tx, self._link_rx))
+            for refusal in refusals:
+                self._refused(refusal)
+            if moves:
+                self._make_moves(moves, powers)
+        if not arming and not self._amp_alarms_armed and self._alarms is not None \
+                and self._amp_watches:
+            self._amp_alarms_armed = True
+            for name, ports in self._alarm_ports(amplified=True).items():
+                self._alarms.arm(name, ports)
         if self.config.restart_amplifiers:
             self._restart_amplifiers(now, amps)
-        if self.config.use_probes and not decisions:
+        if self.config.use_probes and not moves:
             self._keep_probes(now, maps)
+
+    def _to_judge(self, now: float) -> list[_LinkState]:
+        """The links whose judgement may have changed: those on a device with a new
+        reading, those with a timer or a retry running, and every link once a second
+        (and after a drain or an ownership change). A link of a fabric of many OCS pairs
+        is then judged at its own OCSes' poll rate, not at the sum of all of them."""
+        fresh = {name for name, watch in self._all_watches_named()
+                 if self._polls_seen.get(name) != watch.reads}
+        for name, watch in self._all_watches_named():
+            self._polls_seen[name] = watch.reads
+        if now - self._judged_all >= REJUDGE_EVERY_SECONDS or self._judge_all:
+            self._judged_all, self._judge_all = now, False
+            return list(self._states.values())
+        return [state for state in self._states.values()
+                if state.loss_since is not None or state.wtr_since is not None
+                or state.pending is not None or not state.seen
+                or not fresh.isdisjoint(self._devices_of[state.link.name])]
+
+    def _all_watches_named(self) -> list[tuple[str, OcsWatch | AmpWatch]]:
+        return [*self._watches.items(), *self._amp_watches.items()]
 
     def _report_devices(self, now: float) -> None:
         for watch in self._all_watches():
@@ -385,7 +522,7 @@ class ProtectionController:
             # silent only when a read failed or none has come for a device timeout (a
             # busy host can delay a poll by a few hundred ms).
             stale = sample is not None and now - sample.taken > max(
-                self.config.device_timeout_seconds, 4 * watch.poll_seconds)
+                self.config.device_timeout_seconds, 4 * watch.interval())
             silent = watch.down_since is not None or stale
             name = watch.device
             if silent and name not in self._silent:
@@ -410,7 +547,10 @@ class ProtectionController:
     # ---- deciding -------------------------------------------------------------------------
 
     def _judge(self, state: _LinkState, now: float, powers: dict[str, Any],
-               maps: dict[str, Any], amps: dict[str, Any], arming: bool) -> _Decision | None:
+               maps: dict[str, Any], amps: dict[str, Any], arming: bool) -> Candidate | None:
+        """What ``state``'s link wants now: a move (a candidate, allocated with the
+        others), or nothing. A link of a shard this instance does not own is followed
+        (its light, its loss) but never decided for."""
         link = state.link
         assert link.protection is not None
         reachable = all(maps.get(name) is not None for name in link.ocs_names)
@@ -437,8 +577,11 @@ class ProtectionController:
             state.loss_since = state.wtr_since = None
             state.unavailable = None
         if role is None:
-            if state.pending is not None and now >= state.retry_after:
-                return _Decision(state.pending, now, "finishing a move that failed half-way")
+            pending = state.pending
+            if pending is not None and now >= state.retry_after and state.owned:
+                return Candidate(link, pending.from_role, pending.to_role, now,
+                                 "finishing a move that failed half-way",
+                                 tuple(lights[pending.to_role]), finishing=True)
             return None
         state.pending = None
         standby_role = "protection" if role == "working" else "working"
@@ -456,22 +599,12 @@ class ProtectionController:
                                        for d in lost)
                 state.cause = "; ".join(f"{d.span} {DIRECTION_NAMES[d.direction]}: "
                                         f"{d.reason}" for d in lost)
-            if now - state.loss_since < self.config.hold_off_seconds or now < state.retry_after:
+            if now - state.loss_since < self.config.hold_off_seconds \
+                    or now < state.retry_after or not state.owned:
                 return None
-            why_not = self._unavailable(link, standby_role, standby)
-            if why_not is None:
-                assert state.cause is not None
-                return _Decision(Move(link, role, standby_role), state.loss_since, state.cause)
-            # Journaled once per outage, not once per poll: the readings change, and so may
-            # the words for the standby's darkness (unlit while its probe is re-parked,
-            # lost while its amplifier's ALS holds it shut). A changed reason is an event.
-            if state.unavailable is None:
-                self._refuse(state, why_not)
-            elif why_not.split(" (")[0] != state.unavailable.split(" (")[0]:
-                state.unavailable = why_not
-                self._emit("unavailable", link.name, f"{link.name}: still not switched: "
-                           f"protection unavailable: {why_not}", details={"cause": state.cause})
-            return None
+            assert state.cause is not None
+            return Candidate(link, role, standby_role, state.loss_since, state.cause,
+                             tuple(standby))
         if state.loss_since is not None:
             lasted = (now - state.loss_since) * 1000
             if state.unavailable is not None:
@@ -486,12 +619,14 @@ class ProtectionController:
             if span_state(lights["working"]) == LIT:
                 if state.wtr_since is None:
                     state.wtr_since = now
-                elif now - state.wtr_since >= self.config.wait_to_restore_seconds:
+                elif now - state.wtr_since >= self.config.wait_to_restore_seconds \
+                        and state.owned and now >= state.retry_after:
                     waited = now - state.wtr_since
-                    return _Decision(Move(link, "protection", "working"), state.wtr_since,
+                    return Candidate(link, "protection", "working", state.wtr_since,
                                      f"{link.working.name} lit for {waited:.2f} s "
-                                     f"(wait-to-restore {self.config.wait_to_restore_seconds:g} s)",
-                                     revert=True)
+                                     f"(wait-to-restore "
+                                     f"{self.config.wait_to_restore_seconds:g} s)",
+                                     tuple(lights["working"]), revert=True)
             else:
                 state.wtr_since = None
         return None
@@ -511,281 +646,33 @@ class ProtectionController:
                            f"{operation.op} of {operation.started} was interrupted; "
                            f"found {found}")
 
-    def _unavailable(self, link: Link, role: str, lights: list[DirectionLight]) -> str | None:
-        """Why the link may not move to the span of ``role`` now, or ``None``."""
-        span = link.span(role)
-        for light in lights:
-            carrier = self._link_tx.get(light.fiber.start.ocs, {}).get(light.feeder or 0)
-            if carrier is not None and carrier != link.name:
-                return f"{span.name} carries {carrier}"
-        state = span_state(lights)
-        if state == LIT:
-            return None
-        details = "; ".join(f"{DIRECTION_NAMES[d.direction]}: {d.reason}" for d in lights
-                            if d.state != LIT)
-        return f"{role} span {span.name} is {'dark' if state == LOST else state} ({details})"
-
-    def _refuse(self, state: _LinkState, why_not: str) -> None:
-        link, state.unavailable = state.link, why_not
-        reason = f"protection unavailable: {why_not}"
-        self.journal.refuse(device=link.name, action="protection.switch", reason=reason,
-                            exit_code=1, cause=state.cause,
-                            detected=self.wall(state.loss_since))
-        self._emit("unavailable", link.name, f"{link.name}: loss of light ({state.cause}); "
-                   f"not switched: {reason}", details={"cause": state.cause})
-
-    # ---- acting ---------------------------------------------------------------------------
-
-    @property
-    def ocs(self) -> OcsActions:
-        assert self._ocs is not None, "controller not started"
-        return self._ocs
-
-    def _make_moves(self, decisions: list[_Decision], powers: dict[str, Any]) -> None:
-        """Carry out ``decisions`` together (both ends of every link at once), after the
-        lit-port rule; a move that fails is tried again later."""
-        decided = time.monotonic()
-        names = sorted({name for d in decisions for name in d.move.link.ocs_names})
-        revert = all(d.revert for d in decisions)
-        action = "protection.revert" if revert else "protection.switch"
-        label = ",".join(d.move.link.name for d in decisions)
-        if not self._safe(decisions, powers):
-            return
-        try:
-            with self._locked(names):
-                self._move(decisions, names, action, label, decided)
-        except DeviceBusy as error:
-            self._emit("failed", label, f"{label}: not switched yet: {error}")
-            self._retry_later(decisions, decided)
-        except (DeviceError, JournalError) as error:
-            self._emit("failed", label, f"{label}: {action} failed: {error}")
-            self._retry_later(decisions, decided)
-
-    @contextmanager
-    def _locked(self, names: list[str]) -> Iterator[None]:
-        with ExitStack() as stack:
-            for name in names:
-                stack.enter_context(DeviceLock(self.journal, name))
-            yield
-
-    def _retry_later(self, decisions: list[_Decision], now: float) -> None:
-        for decision in decisions:
-            state = self._states[decision.move.link.name]
-            state.retry_after = now + MOVE_RETRY_SECONDS
-            state.pending = decision.move
-
-    def _safe(self, decisions: list[_Decision], powers: dict[str, Any]) -> bool:
-        """The safety rule on switching lit ports, from the latest readings."""
-        for decision in decisions:
-            link = decision.move.link
-            for name, ports in link_ports(link).items():
-                limit = self.inventory.device(name, "ocs").max_switch_power_dbm
-                violations = safety.ocs_lit_ports(powers.get(name) or {}, ports, limit)
-                if violations:
-                    message = violations[0].message
-                    self.journal.refuse(device=link.name, action="protection.switch",
-                                        reason=f"{name}: {message}", exit_code=3,
-                                        rule=violations[0].rule)
-                    self._emit("failed", link.name, f"{link.name}: not switched: {name}: "
-                               f"{message} (safety rule)")
-                    self._states[link.name].retry_after = time.monotonic() + 1.0
-                    return False
-        return True
-
-    def _move(self, decisions: list[_Decision], names: list[str], action: str, label: str,
-              decided: float) -> None:
-        maps_read = self.ocs.read_maps(names)
-        detected = min(d.detected for d in decisions)
-        first = decisions[0].move
-        with self.journal.change(
-            device=label, action=action, links=[d.move.link.name for d in decisions],
-            from_span=first.from_span.name, to_span=first.to_span.name,
-            cause="; ".join(d.cause for d in decisions), detected=self.wall(detected),
-        ) as change:
-            journaled = time.monotonic()
-            current = {name: future.result() for name, future in maps_read.items()}
-            wanted: dict[str, dict[int, int]] = {name: dict(m) for name, (m, _) in
-                                                 current.items()}
-            try:
-                for decision in decisions:
-                    link = decision.move.link
-                    for name in link.ocs_names:
-                        other_tx = [p for p, owner in self._link_tx.get(name, {}).items()
-                                    if owner != link.name]
-                        other_rx = [p for p, owner in self._link_rx.get(name, {}).items()
-                                    if owner != link.name]
-                        wanted[name] = dict(plan_move(decision.move, name, wanted[name],
-                                                      current[name][1], other_tx=other_tx,
-                                                      other_rx=other_rx))
-            except MoveConflict as error:
-                for decision in decisions:
-                    self._states[decision.move.link.name].unavailable = error.message
-                raise
-            applied = self.ocs.apply({name: wanted[name] for name in names})
-            sent = max(a.sent for a in applied.values())
-            done = max(a.done for a in applied.values())
-            verified, light = self.ocs.verify(
-                self._light_points(decisions),
-                deadline=done + self.config.verify_timeout_seconds,
-                poll_seconds=self.config.poll_seconds)
-            switching = self.ocs.switching_ms(names)
-            durations = {
-                "hold_off": _ms(detected, decided),
-                "decide_to_sent": _ms(decided, sent),
-                "control_plane": _ms(detected, sent),
-                "device": _ms(sent, done),
-                "verification": _ms(done, verified),
-                "total": _ms(detected, verified),
-            }
-            change.outcome.update({
-                "timeline": {"detected": self.wall(detected), "decided": self.wall(decided),
-                             "journaled": self.wall(journaled), "commands_sent": self.wall(sent),
-                             "devices_done": self.wall(done),
-                             "light_verified": self.wall(verified)},
-                "durations_ms": durations,
-                "ocs": {name: {"commands_sent": self.wall(a.sent), "done": self.wall(a.done),
-                               "device_ms": _ms(a.sent, a.done),
-                               "switching_ms": switching.get(name),
-                               "changes": map_changes(current[name][0], a.final)}
-                        for name, a in applied.items()},
-                "light": light,
-            })
-            revert = action == "protection.revert"
-            summary = (f"{'light verified' if verified else 'LIGHT NOT VERIFIED'}: "
-                       + (f"{_text(_ms(decided, verified))} after the wait-to-restore ended "
-                          f"(control plane {_text(durations['decide_to_sent'])}"
-                          if revert else
-                          f"{_text(durations['total'])} after detection "
-                          f"(control plane {_text(durations['control_plane'])}")
-                       + f", devices {_text(durations['device'])}, verification "
-                         f"{_text(durations['verification'])})")
-            change.outcome["summary"] = summary
-            if verified is None:
-                change.status = "failed"
-                change.outcome["error"] = "light not verified within " \
-                    f"{self.config.verify_timeout_seconds:g} s"
-        for decision in decisions:
-            state = self._states[decision.move.link.name]
-            with self._lock:
-                state.role = decision.move.to_role
-            state.loss_since = state.wtr_since = state.unavailable = state.pending = None
-        for name in names:
-            self._map_valid_after[name] = applied[name].done
-            self._watches[name].refresh_map()
-        kind = "revert" if action == "protection.revert" else "switch"
-        if verified is None:
-            kind = "failed"
-        self._emit(kind, label, f"{label}: {first.from_span.name} -> {first.to_span.name} "
-                   f"({'; '.join(d.cause for d in decisions)}); {summary}",
-                   op=change.op, durations_ms=durations,
-                   details={"from_span": first.from_span.name, "to_span": first.to_span.name,
-                            "switching_ms": switching, "detected": detected,
-                            "light": light})
-
-    def _light_points(self, decisions: list[_Decision]) -> dict[str, dict[int, LightPoint]]:
-        """Where light must arrive after the moves: the new span's far ends (behind an
-        amplifier, the threshold raised by its gain) and the receivers' egress ports."""
-        points: dict[str, dict[int, LightPoint]] = {}
-        for decision in decisions:
-            link, span = decision.move.link, decision.move.to_span
-            for fiber, end in ((span.a_to_b, link.b), (span.b_to_a, link.a)):
-                threshold = self.config.threshold_dbm
-                if fiber.amplifier:
-                    reading = self._amp_watches[fiber.amplifier].sample
-                    threshold += self.judge.amp_gain_db(fiber.amplifier, reading) or 0.0
-                ocs = points.setdefault(fiber.end.ocs, {})
-                ocs[fiber.end.port] = LightPoint(f"{span.name} far end", threshold)
-                ocs[end.rx.port] = LightPoint(f"{end.switch} {end.port} receiver", threshold,
-                                              upstream=fiber.end.port)
-        return points
-
-    # ---- keeping the standby verified ---------------------------------------------------
-
-    def _restart_amplifiers(self, now: float, amps: dict[str, AmpReading | None]) -> None:
-        needed = self.config.threshold_dbm + self.config.hysteresis_db
-        for name, reading in amps.items():
-            if (reading is None or reading.als_state != "shutdown"
-                    or reading.module_state != "ModuleReady"
-                    or "pump_failure" in reading.conditions
-                    or reading.input_dbm is None or reading.input_dbm < needed
-                    or now < self._restart_after.get(name, 0.0)):
-                continue
-            self._restart_after[name] = now + ALS_RESTART_GAP_SECONDS
-            self._amp_watches[name].submit(partial(self._als_restart, name, reading=reading))
-
-    def _als_restart(self, name: str, driver: AmpDriver, *, reading: AmpReading) -> None:
-        """On the amplifier's own thread: one journaled restart pulse."""
-        try:
-            with locked_change(self.journal, device=name, action="protection.als_restart",
-                               input_power_dbm=reading.input_dbm,
-                               reason="light is back at the input while ALS holds the "
-                                      "output shut"):
-                driver.restart()
-        except (DeviceBusy, JournalError) as error:
-            self._emit("error", None, f"{name}: no ALS restart: {error}")
-            return
-        self._emit("als_restart", None, f"{name}: ALS restart requested (input "
-                   f"{reading.input_dbm:.1f} dBm is back, output shut)")
-
-    def _keep_probes(self, now: float, maps: dict[str, Any]) -> None:
-        """Park a probe on every standby span fiber that nothing feeds."""
-        for state in self._states.values():
-            link = state.link
-            if state.role is None or any(maps.get(n) is None for n in link.ocs_names):
-                continue
-            standby = link.span("protection" if state.role == "working" else "working")
-            for direction in ("a_to_b", "b_to_a"):
-                fiber = getattr(standby, direction)
-                key = (standby.name, direction)
-                start = fiber.start
-                if feeder_of(maps[start.ocs], start.port) is not None \
-                        or now < self._probe_after.get(key, 0.0):
-                    continue
-                self._probe_after[key] = now + PROBE_RETRY_SECONDS
-                try:
-                    probe = self._pick_probe(start.ocs, maps[start.ocs])
-                    if probe is None:
-                        self._probe_after[key] = now + 30.0
-                        self._emit("probe", link.name, f"{standby.name} "
-                                   f"{DIRECTION_NAMES[direction]} is not lit and no probe "
-                                   f"light is free at {start.ocs}: it cannot be verified, so "
-                                   f"{link.name} will not be switched onto it")
-                        continue
-                    with locked_change(self.journal, device=start.ocs,
-                                       action="protection.probe", span=standby.name,
-                                       direction=direction, probe=str(probe),
-                                       connection=f"{probe.port}:{start.port}"):
-                        self.ocs.call(start.ocs, partial(connect,
-                                                         pairs={probe.port: start.port}))
-                except (DeviceError, DeviceBusy, JournalError) as error:
-                    self._emit("error", link.name, f"{link.name}: no probe on "
-                               f"{standby.name}: {error}")
-                    continue
-                self._map_valid_after[start.ocs] = time.monotonic()
-                self._watches[start.ocs].refresh_map()
-                self._emit("probe", link.name, f"{standby.name} "
-                           f"{DIRECTION_NAMES[direction]}: probe light {probe} parked on "
-                           f"{start} to keep it verified")
-
-    def _pick_probe(self, ocs: str, port_map: Mapping[int, int]) -> OcsPort | None:
-        """A free ingress port of ``ocs`` that carries light and is no link's transmitter:
-        one named with ``--probe``, else the highest such port."""
-        busy = set(port_map) | set(self._link_tx.get(ocs, {}))
-        needed = self.config.threshold_dbm + self.config.hysteresis_db
-        if self.config.probes:
-            candidates = [p.port for p in self.config.probes if p.ocs == ocs]
-        else:
-            size = self.ocs.call(ocs, _size)
-            candidates = list(range(size, 0, -1))
-        candidates = [p for p in candidates if p not in busy]
-        if not candidates:
-            return None
-        powers = self.ocs.call(ocs, partial(_powers, ports=candidates))
-        for port in candidates:
-            power = powers.get(port)
-            if power is not None and power >= needed:
-                return OcsPort(ocs, port)
-        return None
+    def _refused(self, refusal: Refusal) -> None:
+        """A link that stays down, and why: journaled once per outage, not once per poll
+        (the readings change, and so may the words for the standby's darkness: unlit
+        while its probe is re-parked, lost while its amplifier's ALS holds it shut); a
+        changed reason is an event."""
+        link = refusal.candidate.link
+        state = self._states[link.name]
+        why_not = refusal.reason
+        if refusal.candidate.revert:
+            return  # a revert waits: the link is up on its protection span
+        if state.unavailable is None:
+            state.unavailable = why_not
+            reason = f"protection unavailable: {why_not}"
+            self.journal.refuse(device=link.name, action="protection.switch", reason=reason,
+                                exit_code=1, cause=state.cause, refusal=refusal.kind,
+                                other_link=refusal.other,
+                                detected=self.wall(state.loss_since))
+            self._emit("unavailable", link.name, f"{link.name}: loss of light "
+                       f"({state.cause}); not switched: {reason}",
+                       details={"cause": state.cause, "refusal": refusal.kind,
+                                "other_link": refusal.other})
+        elif why_not.split(" (")[0] != state.unavailable.split(" (")[0]:
+            state.unavailable = why_not
+            self._emit("unavailable", link.name, f"{link.name}: still not switched: "
+                       f"protection unavailable: {why_not}",
+                       details={"cause": state.cause, "refusal": refusal.kind,
+                                "other_link": refusal.other})
 
     # ---- what callers see ------------------------------------------------------------------
 
@@ -812,21 +699,7 @@ class ProtectionController:
                     else round(now - state.wtr_since, 3),
                     "unavailable": state.unavailable,
                     "drained": state.drained,
+                    "shard": shard_of(link),
+                    "owned": state.owned,
                 })
         return found
-
-
-def _powers(driver: OcsDriver, *, ports: list[int]) -> dict[int, float | None]:
-    return driver.power(ports)
-
-
-def _size(driver: OcsDriver) -> int:
-    return driver.size
-
-
-def _ms(start: float | None, end: float | None) -> float | None:
-    return None if start is None or end is None else round((end - start) * 1000, 3)
-
-
-def _text(ms: float | None) -> str:
-    return "-" if ms is None else f"{ms:.1f} ms"

@@ -141,15 +141,24 @@ class LightJudge:
 
     threshold_dbm: float
     hysteresis_db: float
-    _detectors: dict[tuple[str, str], LevelDetector] = field(default_factory=dict)
+    _detectors: dict[tuple[str, str, int], LevelDetector] = field(default_factory=dict)
     _gains: dict[str, float] = field(default_factory=dict)
+    _feeders: dict[str, tuple[Mapping[int, int], dict[int, int]]] = field(default_factory=dict)
 
     def detector(self, kind: str, point: OcsPort) -> LevelDetector:
-        key = (kind, str(point))
+        key = (kind, point.ocs, point.port)
         found = self._detectors.get(key)
         if found is None:
             found = self._detectors[key] = LevelDetector(self.hysteresis_db)
         return found
+
+    def feeder(self, ocs: str, port_map: Mapping[int, int], egress: int) -> int | None:
+        """The ingress port that feeds ``egress`` in ``port_map`` (the map of ``ocs``): a
+        lookup in the map's reverse, made once per map read."""
+        cached = self._feeders.get(ocs)
+        if cached is None or cached[0] is not port_map:
+            cached = self._feeders[ocs] = (port_map, {e: i for i, e in port_map.items()})
+        return cached[1].get(egress)
 
     def amp_gain_db(self, name: str, reading: AmpReading | None) -> float | None:
         """The gain that the far-end threshold is raised by: the amplifier's gain as last
@@ -174,7 +183,7 @@ class LightJudge:
             threshold += gain or 0.0
         start_powers, end_powers = powers.get(start.ocs), powers.get(end.ocs)
         start_map = maps.get(start.ocs)
-        feeder = None if start_map is None else feeder_of(start_map, start.port)
+        feeder = None if start_map is None else self.feeder(start.ocs, start_map, start.port)
         source = None if start_powers is None or feeder is None else start_powers.get(feeder)
         far = None if end_powers is None else end_powers.get(end.port)
 

@@ -1,10 +1,15 @@
 """The protection controller's hands on the OCSes: one persistent change session per
-OCS (:class:`msoctl.protect.watch.OcsControl`) and a worker per OCS, so both ends of
-a link move at once, and the light check after a move.
+OCS (:class:`msoctl.protect.watch.OcsControl`) and a worker per OCS, so every OCS of a
+move is changed at once, and the light check after a move.
 
 Every call here is safe to repeat (a map read, a whole-map replace, a monitor read),
 which is what lets a call that fails on a broken connection be made once more on a
-fresh one.
+fresh one. Every message a change session sends is taken from its OCS's budget
+(msoctl/protect/budget.py), from the reserve a move may use.
+
+The light check asks every OCS touched, in parallel, for the monitors of the moved
+links' points only (one query per OCS, however many links), and judges link by link,
+so that each link's light is verified as soon as its own two OCSes show it.
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ from typing import Any, TypeVar
 
 from drivers.errors import DeviceError
 from drivers.ocs import OcsDriver
+from msoctl.protect.budget import QueryBudget
 from msoctl.protect.light import NOMINAL_INSERTION_LOSS_DB, RECEIVER_TOLERANCE_DB
-from msoctl.protect.watch import OcsControl
+from msoctl.protect.watch import OcsControl, budgeted_opener
 
 T = TypeVar("T")
 
@@ -43,8 +49,11 @@ class LightPoint:
 
 
 class OcsActions:
-    def __init__(self, names: Iterable[str], opener: Callable[[str], OcsDriver]):
-        self.controls = {name: OcsControl(name, opener) for name in names}
+    def __init__(self, names: Iterable[str], opener: Callable[[str], OcsDriver],
+                 budgets: Mapping[str, QueryBudget]):
+        self.controls = {name: OcsControl(name, budgeted_opener(opener, budgets[name],
+                                                                urgent=True))
+                         for name in names}
         self.pool = ThreadPoolExecutor(max_workers=max(2, len(self.controls)),
                                        thread_name_prefix="protect-move")
 
@@ -71,9 +80,12 @@ class OcsActions:
         """Each OCS's map and size, read in parallel."""
         return {name: self.submit(name, _map_and_size) for name in names}
 
-    def apply(self, wanted: Mapping[str, dict[int, int]]) -> dict[str, Applied]:
-        """Make each OCS's map exactly ``wanted[name]``: one command each, all at once."""
-        futures = {name: self.submit(name, partial(_replace, wanted=port_map))
+    def apply(self, wanted: Mapping[str, dict[int, int]], *,
+              check: Callable[[], None]) -> dict[str, Applied]:
+        """Make each OCS's map exactly ``wanted[name]``: one command each, all at once.
+        ``check()`` runs in each worker just before its command leaves (the lease
+        deadline): when it raises, that OCS is not changed and the error is raised."""
+        futures = {name: self.submit(name, partial(_replace, wanted=port_map, check=check))
                    for name, port_map in wanted.items()}
         return {name: future.result() for name, future in futures.items()}
 
@@ -89,44 +101,74 @@ class OcsActions:
             found[name] = None if seconds is None else round(seconds * 1000, 3)
         return found
 
-    def verify(self, points: Mapping[str, Mapping[int, LightPoint]], *, deadline: float,
-               poll_seconds: float) -> tuple[float | None, dict[str, Any]]:
-        """Read the points until each shows light, or until ``deadline``: when they did
-        (``None`` if not in time) and the last readings. A point with an ``upstream``
-        port must also read no less than that port minus an OCS's insertion loss and
-        the monitors' tolerance (the light went through)."""
-        while True:
-            futures = {name: self.submit(name, partial(_powers, ports=sorted(ports)))
-                       for name, ports in points.items()}
-            readings = {name: future.result() for name, future in futures.items()}
-            now = time.monotonic()
-            every = True
-            light: dict[str, Any] = {}
-            for name, ports in points.items():
-                for port, point in ports.items():
-                    power = readings[name].get(port)
-                    needed = point.threshold_dbm
-                    feeding = None if point.upstream is None else readings[name].get(
-                        point.upstream)
-                    if feeding is not None:
-                        needed = max(needed, feeding - NOMINAL_INSERTION_LOSS_DB
-                                     - RECEIVER_TOLERANCE_DB)
-                    lit = power is not None and power >= needed
-                    every = every and lit
-                    light[f"{name}:{port}"] = {"what": point.what, "power_dbm": power,
-                                               "needed_dbm": round(needed, 2), "lit": lit}
-            if every:
-                return now, light
-            if now >= deadline:
-                return None, light
-            time.sleep(poll_seconds)
+
+LinkPoints = Mapping[str, Mapping[int, LightPoint]]
+"""A link's light points, per OCS and port."""
+
+
+def verify(actions: OcsActions, points: Mapping[str, LinkPoints],
+           done: Mapping[str, float], *, deadline: float, pause_seconds: float
+           ) -> dict[str, tuple[float | None, dict[str, Any]]]:
+    """Per link (``points[link][ocs][port]``), when its light was verified (monotonic;
+    ``None`` if not by ``deadline``) and the readings it was judged on.
+
+    Every OCS is asked, in its worker, for the monitors of every point on it, all OCSes
+    at once: one power query each (per 256 ports), however many links moved. A link
+    is verified as soon as both its OCSes show its light; the OCSes of the links still
+    dark are asked again after ``pause_seconds``. A point with an ``upstream`` port must
+    also read no less than that port minus an OCS's insertion loss and the monitors'
+    tolerance (the light went through)."""
+    found: dict[str, tuple[float | None, dict[str, Any]]] = {}
+    pending = dict(points)
+    while pending:
+        wanted: dict[str, set[int]] = {}
+        for per_ocs in pending.values():
+            for name, ports in per_ocs.items():
+                wanted.setdefault(name, set()).update(ports)
+                for point in ports.values():
+                    if point.upstream is not None:
+                        wanted[name].add(point.upstream)
+        futures = {name: actions.submit(name, partial(_powers, ports=sorted(ports)))
+                   for name, ports in wanted.items()}
+        readings = {name: future.result() for name, future in futures.items()}
+        now = time.monotonic()
+        for link, per_ocs in list(pending.items()):
+            lit, light = _judge_points(per_ocs, readings)
+            if lit or now >= deadline:
+                found[link] = (now if lit else None, light)
+                del pending[link]
+        if pending:
+            time.sleep(pause_seconds)
+    return found
+
+
+def _judge_points(points: Mapping[str, Mapping[int, LightPoint]],
+                  readings: Mapping[str, Mapping[int, float | None]]
+                  ) -> tuple[bool, dict[str, Any]]:
+    every = True
+    light: dict[str, Any] = {}
+    for name, ports in points.items():
+        for port, point in ports.items():
+            power = readings[name].get(port)
+            needed = point.threshold_dbm
+            feeding = None if point.upstream is None else readings[name].get(point.upstream)
+            if feeding is not None:
+                needed = max(needed, feeding - NOMINAL_INSERTION_LOSS_DB
+                             - RECEIVER_TOLERANCE_DB)
+            lit = power is not None and power >= needed
+            every = every and lit
+            light[f"{name}:{port}"] = {"what": point.what, "power_dbm": power,
+                                       "needed_dbm": round(needed, 2), "lit": lit}
+    return every, light
 
 
 def _map_and_size(driver: OcsDriver) -> tuple[dict[int, int], int]:
     return dict(driver.port_map()), driver.size
 
 
-def _replace(driver: OcsDriver, *, wanted: dict[int, int]) -> Applied:
+def _replace(driver: OcsDriver, *, wanted: dict[int, int], check: Callable[[], None]
+             ) -> Applied:
+    check()
     sent = time.monotonic()
     final = driver.replace_map(wanted)
     return Applied(sent, time.monotonic(), dict(final))

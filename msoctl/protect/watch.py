@@ -3,11 +3,15 @@
 Detection has to be a fast poll, not a connect: every device keeps its connection
 open for the whole run, and one thread per device reads it.
 
-- :class:`OcsWatch` reads an OCS's power monitors on the ports the protected links
-  use and on the ports that feed them (one ``:PMON:POW?`` query per poll) and, every
-  :data:`MAP_EVERY_SECONDS` or when asked, its map. It has a second persistent
-  session, :class:`OcsControl`, for changes, so a protection move never queues
-  behind a monitor read.
+- :class:`OcsWatch` reads an OCS's power monitors on every port the protected links
+  use and on the ports that feed them: one ``:PMON:POW?`` query per poll (per 256
+  ports) covering every watched link, however many; its map every
+  :data:`MAP_EVERY_SECONDS`, or when asked. How often it polls follows from the OCS's
+  message budget (msoctl/protect/budget.py): fast while it watches for this
+  instance's links, slow (:data:`SLOW_POLL_SECONDS`, a reconciliation) while it only
+  keeps a standby warm or while the OCS's alarms do the detecting. It has a second
+  persistent session, :class:`OcsControl`, for changes, so a protection move never
+  queues behind a monitor read; both take their messages from the same budget.
 - :class:`AmpWatch` reads an amplifier's monitors and ALS state (two I2C block reads
   through its bridge), and carries out requests (an ALS restart) between reads: the
   bus is one conversation at a time.
@@ -35,9 +39,14 @@ from drivers.cmis import codes
 from drivers.cmis.pages import lower
 from drivers.errors import DeviceError
 from drivers.ocs import OcsDriver
+from msoctl.protect.budget import BudgetedTransport, QueryBudget, poll_interval
 from msoctl.protect.light import AmpReading
 
-MAP_EVERY_SECONDS = 0.1
+MAP_EVERY_SECONDS = 1.0
+"""The map is read this often while polling fast (after a change of ours at once)."""
+SLOW_POLL_SECONDS = 1.0
+"""A reconciliation poll: a warm standby's, or with the OCS's alarms detecting."""
+SLOW_MAP_EVERY_SECONDS = 5.0
 RECONNECT_MIN_SECONDS = 0.05
 RECONNECT_MAX_SECONDS = 1.0
 AMP_FIELDS = (lower.MODULE_STATE, vp.INPUT_POWER, vp.OUTPUT_POWER, vp.ACTUAL_GAIN,
@@ -55,6 +64,24 @@ class OcsSample:
     powers: dict[int, float | None]
     port_map: dict[int, int] | None
     map_taken: float | None
+    asked: float = 0.0  # monotonic seconds, just before the power query left
+
+
+def budgeted_opener(opener: OcsOpener, budget: QueryBudget, *,
+                    urgent: bool | Callable[[], bool],
+                    stop: threading.Event | None = None) -> OcsOpener:
+    """``opener`` whose drivers take every message they send from ``budget`` (the
+    ``*CLS`` a driver sends as it opens included)."""
+
+    def open_budgeted(name: str) -> OcsDriver:
+        budget.take(1, urgent=urgent, stop=stop)
+        driver = opener(name)
+        session = driver.session
+        session.transport = BudgetedTransport(  # type: ignore[assignment]
+            session.transport, budget, session.write_termination, urgent=urgent, stop=stop)
+        return driver
+
+    return open_budgeted
 
 
 class _Session(Generic[D]):
@@ -112,6 +139,7 @@ class _Watch(threading.Thread, Generic[D]):
         self.poll_seconds = poll_seconds
         self.notify = notify
         self.stopping = threading.Event()
+        self._wake = threading.Event()
         self.error: str | None = None
         self.down_since: float | None = None
         self.reads = 0
@@ -130,20 +158,33 @@ class _Watch(threading.Thread, Generic[D]):
                 said = error.message if error.device in (None, self.device) else str(error)
                 self.error = f"{type(error).__name__}: {said}"
                 self.notify()
-                self.stopping.wait(self._backoff)
+                self._sleep(self._backoff)
                 self._backoff = min(self._backoff * 2, RECONNECT_MAX_SECONDS)
                 continue
             except Exception as error:  # a bug must not end the watch: report, go on
                 self.error = f"internal error: {type(error).__name__}: {error}"
                 self.notify()
-                self.stopping.wait(RECONNECT_MAX_SECONDS)
+                self._sleep(RECONNECT_MAX_SECONDS)
                 continue
             self.reads += 1
             self.down_since = self.error = None
             self._backoff = RECONNECT_MIN_SECONDS
             self.notify()
-            self.stopping.wait(max(0.0, started + self.poll_seconds - time.monotonic()))
+            self._sleep(max(0.0, started + self.interval() - time.monotonic()))
         self.session.drop()
+
+    def interval(self) -> float:
+        """Seconds from one poll's start to the next."""
+        return self.poll_seconds
+
+    def _sleep(self, seconds: float) -> None:
+        """Until the next poll is due, :meth:`poll_now` is called, or the watch stops."""
+        self._wake.wait(seconds)
+        self._wake.clear()
+
+    def poll_now(self) -> None:
+        """Poll at once (a move wants its light checked, a takeover fresh readings)."""
+        self._wake.set()
 
     @abstractmethod
     def poll(self, driver: D) -> None:
@@ -151,16 +192,58 @@ class _Watch(threading.Thread, Generic[D]):
 
     def stop(self) -> None:
         self.stopping.set()
+        self._wake.set()
 
 
 class OcsWatch(_Watch[OcsDriver]):
+    """Polls one OCS within its message budget: ``fast`` while it watches for this
+    instance's links, else at the reconciliation rate."""
+
     def __init__(self, name: str, opener: OcsOpener, ports: Iterable[int], *,
-                 poll_seconds: float, notify: Callable[[], None]):
-        super().__init__(name, opener, poll_seconds=poll_seconds, notify=notify)
+                 budget: QueryBudget, poll_seconds: float, notify: Callable[[], None],
+                 feeders: int = 0):
+        """``feeders``: how many more ports a poll may read (the probes feeding the
+        watched spans), for the poll's cost."""
+        self.budget = budget
+        self._asked = False  # the next poll was asked for (a move's light check)
+        super().__init__(name, budgeted_opener(opener, budget, urgent=lambda: self._asked),
+                         poll_seconds=poll_seconds, notify=notify)
         self.ports = sorted(set(ports))
         self.sample: OcsSample | None = None
         self._map_due = 0.0
         self.size: int | None = None
+        self.fast = True
+        self.alarms_live = False
+        """The OCS's alarm stream is live: detection comes from it (alarms.py)."""
+        self._fast_interval = poll_interval(budget.per_second,
+                                            ports=len(self.ports) + feeders,
+                                            map_every_seconds=MAP_EVERY_SECONDS,
+                                            fastest_seconds=poll_seconds)
+        self._samples = threading.Condition()
+        self.polls = 0
+
+    def interval(self) -> float:
+        if self.fast and not self.alarms_live:
+            return self._fast_interval
+        return max(SLOW_POLL_SECONDS, self._fast_interval)
+
+    def set_alarms_live(self, live: bool) -> None:
+        """The alarm stream is live (poll slowly: a reconciliation) or lost (poll fast)."""
+        was, self.alarms_live = self.alarms_live, live
+        if was and not live:
+            self.poll_now()
+
+    def poll_now(self) -> None:
+        """Poll at once, from the budget's reserve (a move's light check, a takeover)."""
+        self._asked = True
+        super().poll_now()
+
+    def set_fast(self, fast: bool) -> None:
+        """Poll fast (this instance acts on what it sees) or slow (a reconciliation)."""
+        if fast and not self.fast:
+            self.fast = True
+            self.poll_now()
+        self.fast = fast
 
     def refresh_map(self) -> None:
         """Read the map at the next poll (after a change)."""
@@ -173,12 +256,34 @@ class OcsWatch(_Watch[OcsDriver]):
         now = time.monotonic()
         if now >= self._map_due or port_map is None:
             port_map, map_taken = dict(driver.port_map()), time.monotonic()
-            self._map_due = now + MAP_EVERY_SECONDS
+            slow = not self.fast or self.alarms_live
+            self._map_due = now + (SLOW_MAP_EVERY_SECONDS if slow else MAP_EVERY_SECONDS)
         # The ports that feed the watched ones (a probe parked by an earlier run) are
         # sources the controller judges spans by: read them too.
         feeders = {i for i, e in port_map.items() if e in self.ports}
         powers = driver.power(sorted(set(self.ports) | feeders))
-        self.sample = OcsSample(time.monotonic(), powers, port_map, map_taken)
+        # when the query left (it may have waited for the budget), not when it was asked
+        transport = driver.session.transport
+        asked = (transport.last_sent if isinstance(transport, BudgetedTransport)
+                 else time.monotonic())
+        self._asked = False
+        with self._samples:
+            self.sample = OcsSample(time.monotonic(), powers, port_map, map_taken, asked)
+            self.polls += 1
+            self._samples.notify_all()
+
+    def wait_sample(self, asked_after: float, deadline: float) -> OcsSample | None:
+        """The first sample whose power query left after ``asked_after`` (monotonic), or
+        ``None`` if none has come by ``deadline``."""
+        with self._samples:
+            while True:
+                sample = self.sample
+                if sample is not None and sample.asked > asked_after:
+                    return sample
+                left = deadline - time.monotonic()
+                if left <= 0 or self.stopping.is_set():
+                    return None
+                self._samples.wait(min(left, 0.05))
 
 
 class AmpWatch(_Watch[AmpDriver]):

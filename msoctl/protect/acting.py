@@ -1,0 +1,333 @@
+"""Carrying out the moves one evaluation allocated: every link at once.
+
+For the links of one evaluation (msoctl/protect/allocate.py chose them), the controller
+makes one journaled change (action ``protection.switch``, or ``protection.revert`` when
+every move is a revert) naming every link, and:
+
+1. reads the map of every OCS touched, in parallel, while the intent is written;
+2. plans each OCS's whole new map with every move on it (light.py's ``plan_move``);
+3. confirms ownership (msoctl/protect/ownership.py): the database is asked whether this
+   instance still owns the links' shards with its terms; the terms go into the
+   journal; then, in each OCS's worker just before the command leaves, the instance's
+   own lease deadline is checked;
+4. sends one whole-map command per OCS, all OCSes in parallel, holding every OCS's
+   device lock (an operator's change and the controller's exclude each other);
+5. verifies the light link by link (moves.py's ``verify``), each link as soon as its
+   own two OCSes show it, and journals each link's timeline.
+
+Each link also gets its own event (``switch``, ``revert`` or ``failed``) with its own
+durations, so that one link's recovery is measured from its own loss.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from drivers.errors import DeviceError
+from msoctl import safety
+from msoctl.inventory import Inventory
+from msoctl.journal import DeviceBusy, DeviceLock, Journal, JournalError
+from msoctl.protect.allocate import Candidate
+from msoctl.protect.config import ProtectConfig, ProtectionEvent
+from msoctl.protect.light import LightJudge, Move, MoveConflict, link_ports, map_changes, plan_move
+from msoctl.protect.moves import LightPoint, OcsActions, verify
+from msoctl.protect.ownership import Fenced, Ownership
+from msoctl.protect.watch import AmpWatch, OcsWatch
+
+MOVE_RETRY_SECONDS = 0.1
+
+
+@dataclass
+class LinkProgress:
+    """What the acting part needs to know and set of a link's state."""
+
+    role: str | None = None
+    retry_after: float = 0.0
+    pending: Move | None = None
+    unavailable: str | None = None
+
+
+class Acting:
+    """The moves of :class:`msoctl.protect.controller.ProtectionController` (a mixin: the
+    attributes below are the controller's)."""
+
+    config: ProtectConfig
+    inventory: Inventory
+    journal: Journal
+    judge: LightJudge
+    ownership: Ownership
+    events: deque[ProtectionEvent]
+    _lock: threading.Lock
+    _ocs: OcsActions | None
+    _watches: dict[str, OcsWatch]
+    _amp_watches: dict[str, AmpWatch]
+    _map_valid_after: dict[str, float]
+    _link_tx: dict[str, dict[int, str]]
+    _link_rx: dict[str, dict[int, str]]
+
+    def wall(self, monotonic: float | None) -> str | None:
+        raise NotImplementedError
+
+    def _emit(self, kind: str, link: str | None, message: str,
+              **extra: Any) -> ProtectionEvent:
+        raise NotImplementedError
+
+    def _progress(self, link: str) -> LinkProgress:
+        raise NotImplementedError
+
+    def _moved(self, link: str, role: str) -> None:
+        raise NotImplementedError
+
+    @property
+    def ocs(self) -> OcsActions:
+        assert self._ocs is not None, "controller not started"
+        return self._ocs
+
+    def _make_moves(self, moves: list[Candidate], powers: dict[str, Any]) -> None:
+        """Carry out ``moves`` together, after the lit-port rule and the ownership check;
+        a move that fails is tried again later."""
+        decided = time.monotonic()
+        names = sorted({name for m in moves for name in m.link.ocs_names})
+        action = ("protection.revert" if all(m.revert for m in moves)
+                  else "protection.switch")
+        label = ",".join(m.link.name for m in moves)
+        moves = self._safe(moves, powers)
+        if not moves:
+            return
+        try:
+            with self._locked(names):
+                self._move(moves, names, action, label, decided)
+        except Fenced as fenced:
+            self._fenced(moves, action, fenced)
+        except DeviceBusy as error:
+            self._emit("failed", label, f"{label}: not switched yet: {error}")
+            self._retry_later(moves, decided)
+        except (DeviceError, JournalError) as error:
+            self._emit("failed", label, f"{label}: {action} failed: {error}")
+            self._retry_later(moves, decided)
+
+    def _fenced(self, moves: list[Candidate], action: str, fenced: Fenced) -> None:
+        """Nothing was sent: this instance does not own the links (any more)."""
+        names = [m.link.name for m in moves]
+        try:
+            self.journal.refuse(device=",".join(names), action=action, links=names,
+                                reason=f"fenced: {fenced.message}", exit_code=1,
+                                instance=self.ownership.instance)
+        except JournalError as error:
+            self._emit("error", None, f"journal: {error}")
+        for move in moves:
+            self._emit("fenced", move.link.name, f"{move.link.name}: not moved: "
+                       f"{fenced.message}")
+            self._progress(move.link.name).retry_after = time.monotonic() + MOVE_RETRY_SECONDS
+
+    @contextmanager
+    def _locked(self, names: list[str]) -> Iterator[None]:
+        with ExitStack() as stack:
+            for name in names:
+                stack.enter_context(DeviceLock(self.journal, name))
+            yield
+
+    def _retry_later(self, moves: list[Candidate], now: float) -> None:
+        for move in moves:
+            progress = self._progress(move.link.name)
+            progress.retry_after = now + MOVE_RETRY_SECONDS
+            progress.pending = Move(move.link, move.from_role, move.to_role)
+
+    def _safe(self, moves: list[Candidate], powers: dict[str, Any]) -> list[Candidate]:
+        """The moves the safety rule on switching lit ports allows, from the latest
+        readings; each one it refuses is journaled."""
+        allowed = []
+        for move in moves:
+            link = move.link
+            refused = False
+            for name, ports in link_ports(link).items():
+                limit = self.inventory.device(name, "ocs").max_switch_power_dbm
+                violations = safety.ocs_lit_ports(powers.get(name) or {}, ports, limit)
+                if violations:
+                    message = violations[0].message
+                    self.journal.refuse(device=link.name, action="protection.switch",
+                                        reason=f"{name}: {message}", exit_code=3,
+                                        rule=violations[0].rule)
+                    self._emit("failed", link.name, f"{link.name}: not switched: {name}: "
+                               f"{message} (safety rule)")
+                    self._progress(link.name).retry_after = time.monotonic() + 1.0
+                    refused = True
+                    break
+            if not refused:
+                allowed.append(move)
+        return allowed
+
+    def _move(self, moves: list[Candidate], names: list[str], action: str, label: str,
+              decided: float) -> None:
+        maps_read = self.ocs.read_maps(names)
+        detected = min(m.detected for m in moves)
+        spans = {m.link.name: {"from_span": m.source.name, "to_span": m.target.name}
+                 for m in moves}
+        uniform = len({(s["from_span"], s["to_span"]) for s in spans.values()}) == 1
+        first = moves[0]
+        with self.journal.change(
+            device=label, action=action, links=[m.link.name for m in moves],
+            from_span=first.source.name if uniform else None,
+            to_span=first.target.name if uniform else None,
+            moves=spans, cause="; ".join(m.cause for m in moves),
+            detected=self.wall(detected), instance=self.ownership.instance,
+        ) as change:
+            journaled = time.monotonic()
+            current = {name: future.result() for name, future in maps_read.items()}
+            wanted: dict[str, dict[int, int]] = {name: dict(m) for name, (m, _) in
+                                                 current.items()}
+            try:
+                for move in moves:
+                    link = move.link
+                    for name in link.ocs_names:
+                        other_tx = [p for p, owner in self._link_tx.get(name, {}).items()
+                                    if owner != link.name]
+                        other_rx = [p for p, owner in self._link_rx.get(name, {}).items()
+                                    if owner != link.name]
+                        wanted[name] = dict(plan_move(
+                            Move(link, move.from_role, move.to_role), name, wanted[name],
+                            current[name][1], other_tx=other_tx, other_rx=other_rx))
+            except MoveConflict as error:
+                for move in moves:
+                    self._progress(move.link.name).unavailable = error.message
+                raise
+            try:
+                terms = self.ownership.fence([m.link for m in moves])
+            except Fenced as fenced:
+                change.status = "fenced"
+                change.outcome["error"] = f"fenced: {fenced.message}"
+                raise
+            if terms:
+                change.note("fence", instance=self.ownership.instance, terms=terms)
+            applied = self.ocs.apply({name: wanted[name] for name in names},
+                                     check=partial(self.ownership.check,
+                                                   [m.link for m in moves]))
+            sent = max(a.sent for a in applied.values())
+            done = max(a.done for a in applied.values())
+            for name in names:
+                self._map_valid_after[name] = applied[name].done
+            verified = verify(self.ocs, self._light_points(moves),
+                              {name: applied[name].done for name in names},
+                              deadline=done + self.config.verify_timeout_seconds,
+                              pause_seconds=self.config.poll_seconds)
+            switching = self.ocs.switching_ms(names)
+            per_link: dict[str, dict[str, Any]] = {}
+            for move in moves:
+                name = move.link.name
+                at, light = verified.get(name, (None, {}))
+                ends = move.link.ocs_names
+                link_sent = max(applied[n].sent for n in ends)
+                link_done = max(applied[n].done for n in ends)
+                per_link[name] = {
+                    **spans[name], "detected": self.wall(move.detected),
+                    "light_verified": self.wall(at),
+                    "durations_ms": _durations(move.detected, decided, link_sent, link_done, at),
+                    "light": light,
+                }
+            last = None if any(v[0] is None for v in verified.values()) else max(
+                v[0] for v in verified.values() if v[0] is not None)
+            durations = _durations(detected, decided, sent, done, last)
+            change.outcome.update({
+                "timeline": {"detected": self.wall(detected), "decided": self.wall(decided),
+                             "journaled": self.wall(journaled), "commands_sent": self.wall(sent),
+                             "devices_done": self.wall(done),
+                             "light_verified": self.wall(last)},
+                "durations_ms": durations,
+                "ocs": {name: {"commands_sent": self.wall(a.sent), "done": self.wall(a.done),
+                               "device_ms": _ms(a.sent, a.done),
+                               "switching_ms": switching.get(name),
+                               "changes": map_changes(current[name][0], a.final)}
+                        for name, a in applied.items()},
+                "links": per_link,
+            })
+            if len(moves) == 1:
+                change.outcome["light"] = per_link[first.link.name]["light"]
+            failed = [n for n, v in per_link.items() if v["light_verified"] is None]
+            summary = _summary(action, durations, len(moves), failed)
+            change.outcome["summary"] = summary
+            if failed:
+                change.status = "failed"
+                change.outcome["error"] = (f"light not verified within "
+                                           f"{self.config.verify_timeout_seconds:g} s on "
+                                           + ", ".join(failed))
+        for move in moves:
+            self._moved(move.link.name, move.to_role)
+        for name in names:
+            self._watches[name].refresh_map()
+        for move in moves:
+            name = move.link.name
+            outcome = per_link[name]
+            kind = "revert" if move.revert else "switch"
+            if outcome["light_verified"] is None:
+                kind = "failed"
+            link_durations = outcome["durations_ms"]
+            said = _summary("protection.revert" if move.revert else "protection.switch",
+                            link_durations, 1, [] if kind != "failed" else [name])
+            together = f" [one change for {len(moves)} links]" if len(moves) > 1 else ""
+            self._emit(kind, name, f"{name}: {move.source.name} -> {move.target.name} "
+                       f"({move.cause}); {said}{together}",
+                       op=change.op, durations_ms=link_durations,
+                       details={"from_span": move.source.name, "to_span": move.target.name,
+                                "switching_ms": {n: switching.get(n) for n in
+                                                 move.link.ocs_names},
+                                "detected": move.detected, "light": outcome["light"],
+                                "links_in_change": len(moves)})
+
+    def _light_points(self, moves: list[Candidate]) -> dict[str, dict[str, dict[int, LightPoint]]]:
+        """Per link, where light must arrive after its move: the new span's far ends
+        (behind an amplifier, the threshold raised by its gain) and the receivers'
+        egress ports."""
+        points: dict[str, dict[str, dict[int, LightPoint]]] = {}
+        for move in moves:
+            link, span = move.link, move.target
+            mine = points.setdefault(link.name, {})
+            for fiber, end in ((span.a_to_b, link.b), (span.b_to_a, link.a)):
+                threshold = self.config.threshold_dbm
+                if fiber.amplifier:
+                    reading = self._amp_watches[fiber.amplifier].sample
+                    threshold += self.judge.amp_gain_db(fiber.amplifier, reading) or 0.0
+                ocs = mine.setdefault(fiber.end.ocs, {})
+                ocs[fiber.end.port] = LightPoint(f"{span.name} far end", threshold)
+                ocs[end.rx.port] = LightPoint(f"{end.switch} {end.port} receiver", threshold,
+                                              upstream=fiber.end.port)
+        return points
+
+
+def _durations(detected: float, decided: float, sent: float, done: float,
+               verified: float | None) -> dict[str, float | None]:
+    return {"hold_off": _ms(detected, decided), "decide_to_sent": _ms(decided, sent),
+            "control_plane": _ms(detected, sent), "device": _ms(sent, done),
+            "verification": _ms(done, verified), "total": _ms(detected, verified)}
+
+
+def _summary(action: str, durations: dict[str, float | None], links: int,
+             failed: list[str]) -> str:
+    verdict = ("light verified" if not failed
+               else f"LIGHT NOT VERIFIED on {', '.join(failed)}")
+    what = "" if links == 1 else f" on {links} links"
+    if action == "protection.revert":
+        total, held = durations["total"], durations["hold_off"]
+        after = None if total is None or held is None else round(total - held, 3)
+        head = f"{_text(after)} after the wait-to-restore ended"
+    else:
+        head = f"{_text(durations['total'])} after detection"
+    plane = durations["decide_to_sent" if action == "protection.revert" else "control_plane"]
+    return (f"{verdict}{what}: {head} (control plane {_text(plane)}, "
+            f"devices {_text(durations['device'])}, verification "
+            f"{_text(durations['verification'])})")
+
+
+def _ms(start: float | None, end: float | None) -> float | None:
+    return None if start is None or end is None else round((end - start) * 1000, 3)
+
+
+def _text(ms: float | None) -> str:
+    return "-" if ms is None else f"{ms:.1f} ms"
+

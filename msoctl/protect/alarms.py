@@ -1,0 +1,157 @@
+"""Detection from what the OCS pushes: its loss-of-light alarms, polling as the fallback.
+
+Polling every watched port of a large OCS within its message budget takes a poll
+interval of 100 ms or more (two power queries per 256 ports); the alarms the unit pushes
+arrive within milliseconds of the loss. So, for every OCS that has them
+(``OcsDriver.alarm_support()``; the dialect is the project's extension, see
+docs/dialects/ocs.md):
+
+- the controller arms loss of light on the ingress ports it judges light by: the
+  links' transmitters and every span's arrival port, at the controller's threshold and
+  hysteresis (behind an amplifier, the threshold raised by the amplifier's gain, armed
+  once its gain is known);
+- it follows the unit's alarm stream (``msoctl.access`` opens it from the inventory):
+  every event, lost or back, makes the OCS's watch poll at once, from the budget's
+  reserve, and the decision is taken on that reading, with the same thresholds,
+  hysteresis and checks as a regular poll (an alarm is a trigger, never the verdict);
+- while the stream is live (its snapshot received, heartbeats arriving), the watch
+  polls at the reconciliation rate (once a second) instead of its fast rate; when the
+  stream is lost, the watch polls fast again until it is back.
+
+A unit without alarms, or whose alarm connection cannot be opened, is simply polled.
+Arming sets alarm thresholds only, never a path: it is not fenced, and a standby arms
+the same thresholds as the owner.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
+
+from drivers.errors import DeviceError, ValidationError
+from drivers.ocs import OcsDriver
+from msoctl.protect.moves import OcsActions
+from msoctl.protect.watch import OcsWatch
+
+LOS_HYSTERESIS_MAX_DB = 10.0
+"""The most hysteresis the alarm extension takes (one value for the whole unit)."""
+LOS_THRESHOLD_RANGE_DBM = (-60.0, 10.0)
+
+
+class AlarmFeeds:
+    """The alarm streams of the OCSes the controller watches.
+
+    ``opener(name, on_event=, on_snapshot=, on_lost=)`` opens a started stream, or
+    returns ``None`` for a unit without alarms (``msoctl.access.Devices.alarm_stream``).
+    ``say(kind, message)`` reports what happens.
+    """
+
+    def __init__(self, watches: Mapping[str, OcsWatch], actions: OcsActions, *,
+                 opener: Callable[..., Any] | None, hysteresis_db: float,
+                 say: Callable[[str, str], None]):
+        self.watches = watches
+        self.actions = actions
+        self.opener = opener
+        self.hysteresis_db = min(hysteresis_db, LOS_HYSTERESIS_MAX_DB)
+        self.say = say
+        self.streams: dict[str, Any] = {}
+        self.armed: dict[str, dict[int, float]] = {}
+        self.events = 0
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def start(self, wanted: Mapping[str, Mapping[int, float]]) -> None:
+        """Arm ``wanted[ocs][port] = threshold_dbm`` and open each OCS's stream, in the
+        OCSes' workers (the controller does not wait for them)."""
+        if self.opener is None:
+            return  # this msoctl has no alarm client: poll
+        for name, ports in wanted.items():
+            self.actions.pool.submit(self._start_one, name, dict(ports))
+
+    def arm(self, name: str, ports: Mapping[int, float]) -> None:
+        """Arm more ports of OCS ``name`` (those behind an amplifier, once its gain is
+        known), in its worker; ports armed already at that threshold are left alone."""
+        if name not in self.streams:
+            return
+        new = {p: t for p, t in ports.items() if self.armed.get(name, {}).get(p) != t}
+        if new:
+            self.actions.pool.submit(self._arm, name, new)
+
+    def _start_one(self, name: str, ports: dict[int, float]) -> None:
+        try:
+            supported = self.actions.call(name, _alarm_support)
+        except DeviceError as error:
+            self.say("error", f"{name}: cannot ask for alarms ({error}); polling")
+            return
+        if not supported:
+            return
+        if not self._arm(name, ports):
+            return
+        watch = self.watches[name]
+        try:
+            stream = self.opener(  # type: ignore[misc]
+                name, on_event=lambda event: self._event(watch, event),
+                on_snapshot=lambda device, states: self._live(watch, True),
+                on_lost=lambda device, reason: self._lost(watch, reason))
+        except (DeviceError, ValidationError) as error:
+            self.say("error", f"{name}: no alarm stream ({error}); polling")
+            return
+        if stream is None:
+            return
+        with self._lock:
+            if self._closed:
+                stream.close()
+                return
+            self.streams[name] = stream
+        self.say("alarms", f"{name}: loss-of-light alarms armed on {len(ports)} ports; "
+                 "polling slows to a reconciliation once the stream is live")
+
+    def _arm(self, name: str, ports: dict[int, float]) -> bool:
+        low, high = LOS_THRESHOLD_RANGE_DBM
+        by_threshold: dict[float, list[int]] = {}
+        for port, threshold in ports.items():
+            by_threshold.setdefault(round(min(high, max(low, threshold)), 2), []).append(port)
+        try:
+            for threshold, chosen in sorted(by_threshold.items()):
+                self.actions.call(name, partial(_arm_los, ports=sorted(chosen),
+                                                threshold_dbm=threshold,
+                                                hysteresis_db=self.hysteresis_db))
+        except DeviceError as error:
+            self.say("error", f"{name}: arming loss-of-light alarms failed ({error}); "
+                     "polling")
+            return False
+        self.armed.setdefault(name, {}).update(ports)
+        return True
+
+    def _event(self, watch: OcsWatch, event: Any) -> None:
+        self.events += 1
+        watch.poll_now()
+
+    def _live(self, watch: OcsWatch, live: bool) -> None:
+        watch.set_alarms_live(live)
+        watch.poll_now()
+
+    def _lost(self, watch: OcsWatch, reason: str) -> None:
+        watch.set_alarms_live(False)
+        self.say("alarms", f"{watch.device}: alarm stream lost ({reason}); polling fast "
+                 "until it is back")
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            streams, self.streams = dict(self.streams), {}
+        for stream in streams.values():
+            stream.close()
+
+
+def _arm_los(driver: OcsDriver, *, ports: list[int], threshold_dbm: float,
+             hysteresis_db: float) -> object:
+    arm: Callable[..., object] = driver.arm_los  # type: ignore[attr-defined]
+    return arm(ports, threshold_dbm, hysteresis_db)
+
+
+def _alarm_support(driver: OcsDriver) -> bool:
+    supported = getattr(driver, "alarm_support", None)  # drivers without the extension
+    return bool(supported()) if callable(supported) else False
