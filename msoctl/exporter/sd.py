@@ -125,7 +125,7 @@ def shard_config(config: dict[str, Any], shard: int, shards: int, *, exporter: s
     ValueError for a shard outside 0..shards-1."""
     if not 0 <= shard < shards:
         raise ValueError(f"shard {shard} is not in 0..{shards - 1}")
-    document = json.loads(json.dumps(config))  # a deep copy of plain YAML data
+    document: dict[str, Any] = json.loads(json.dumps(config))  # a deep copy of plain YAML
     document.setdefault("global", {}).setdefault("external_labels", {})["shard"] = str(shard)
     for job in document["scrape_configs"]:
         for sd_config in job.get("file_sd_configs", []):
