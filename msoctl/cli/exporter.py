@@ -13,7 +13,11 @@ import click
 from drivers.errors import ValidationError
 from msoctl.cli.context import Context, pass_context
 from msoctl.cli.types import Number, input_path
-from msoctl.exporter import DEFAULT_LISTEN, DEFAULT_TIMEOUT_OFFSET_SECONDS
+from msoctl.exporter import (
+    DEFAULT_LISTEN,
+    DEFAULT_SHARE_SECONDS,
+    DEFAULT_TIMEOUT_OFFSET_SECONDS,
+)
 
 
 @click.command()
@@ -27,9 +31,14 @@ from msoctl.exporter import DEFAULT_LISTEN, DEFAULT_TIMEOUT_OFFSET_SECONDS
 @click.option("--timeout-offset", type=Number(0, 10), metavar="SECONDS",
               default=DEFAULT_TIMEOUT_OFFSET_SECONDS, show_default=True,
               help="Answer a probe this long before Prometheus's scrape timeout.")
+@click.option("--share-seconds", type=Number(0, 60), metavar="SECONDS",
+              default=DEFAULT_SHARE_SECONDS, show_default=True,
+              help="Probes of a device share the reading in flight, and one complete at "
+                   "most this long ago (keep it well under the scrape interval; 0: only "
+                   "the reading in flight).")
 @pass_context
 def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | None,
-             timeout_offset: float) -> None:
+             timeout_offset: float, share_seconds: float) -> None:
     """Prometheus exporter: /probe?target=NAME for a device, /metrics for itself.
 
     Runs in the foreground until SIGTERM or SIGINT, then finishes the probes in
@@ -47,7 +56,8 @@ def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | N
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for chatty in ("ncclient", "paramiko"):  # every RPC at INFO: not what -v is for
         logging.getLogger(chatty).setLevel(logging.DEBUG if ctx.debug else logging.WARNING)
-    prober = Prober(ctx.inventory.path, timeout_offset_seconds=timeout_offset)
+    prober = Prober(ctx.inventory.path, timeout_offset_seconds=timeout_offset,
+                    share_seconds=share_seconds)
     try:
         server = ExporterServer(address, prober, tls)
     except OSError as error:
