@@ -78,12 +78,20 @@ def check(ctx: Context, deep: bool) -> None:
 @click.option("--shards", type=Count(1, MAX_SHARDS), metavar="N",
               help="Split the targets into N shards as Prometheus's hashmod on the target "
                    "does: DIR/msoctl-targets-K.json for K = 0..N-1 (needs --out DIR).")
+@click.option("--snmp-exporter", "snmp_exporter", is_flag=True,
+              help="Targets for snmp_exporter instead (the switches' SNMP agents, modules "
+                   "of `msoctl exporter snmp-config`).")
 @pass_context
-def sd(ctx: Context, out: Path | None, shards: int | None) -> None:
+def sd(ctx: Context, out: Path | None, shards: int | None, snmp_exporter: bool) -> None:
     """Prometheus file_sd targets (JSON) for the exporter: one group per device."""
     from msoctl.exporter import sd as file_sd
 
-    groups = file_sd.targets(ctx.inventory)
+    if snmp_exporter:
+        from msoctl.exporter import snmpconfig
+
+        groups = snmpconfig.targets(ctx.inventory)
+    else:
+        groups = file_sd.targets(ctx.inventory)
     if shards is not None:
         if out is None:
             raise click.UsageError("--shards writes one file per shard: give --out DIR")

@@ -76,11 +76,20 @@ def shard_of(target: str, shards: int) -> int:
     return int.from_bytes(digest[8:], "big") % shards
 
 
+def shard_key(group: dict[str, Any]) -> str:
+    """What a group is hashed on: its device's name (snmp_exporter's groups target the
+    agent's address and carry the name in label ``device``; deploy/'s snmp jobs hash
+    that label)."""
+    labels = group.get("labels", {})
+    for_snmp_exporter = str(labels.get("__param_module", "")).startswith("MSO-")
+    return str(labels["device"]) if for_snmp_exporter else str(group["targets"][0])
+
+
 def split(groups: list[dict[str, Any]], shards: int) -> list[list[dict[str, Any]]]:
     """The target groups of each shard, in their order (every group has one target)."""
     split_groups: list[list[dict[str, Any]]] = [[] for _ in range(shards)]
     for group in groups:
-        split_groups[shard_of(group["targets"][0], shards)].append(group)
+        split_groups[shard_of(shard_key(group), shards)].append(group)
     return split_groups
 
 
