@@ -65,6 +65,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/cpo_walk.py
 	$(BIN)/python bench/protection.py
 	$(BIN)/python bench/exporter_probe.py
+	$(BIN)/python bench/exporter_fleet.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/journal.py
 

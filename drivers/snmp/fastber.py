@@ -30,6 +30,7 @@ an OID, ``str()``); the three exceptions come back as pysnmp's own singletons.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -264,8 +265,9 @@ def _encode_length(length: int) -> bytes:
 
 # ---- installation under pysnmp ------------------------------------------------------------
 
-ENABLED = True
-"""Off: every response through pyasn1 alone (tests compare both paths)."""
+ENABLED = os.environ.get("MSOCTL_SNMP_FAST_DECODE", "1") != "0"
+"""Off (``MSOCTL_SNMP_FAST_DECODE=0``): every response through pyasn1 alone, as before;
+tests and bench/exporter_fleet.py compare both paths."""
 _wanted: OrderedDict[int, None] = OrderedDict()
 _decoded: OrderedDict[int, list[tuple[Oid, Any]]] = OrderedDict()
 
