@@ -7,6 +7,8 @@ driver except programming errors.
 
 from __future__ import annotations
 
+import re
+
 
 class DeviceError(Exception):
     """Base class: something went wrong talking to, or with, a device.
@@ -22,7 +24,17 @@ class DeviceError(Exception):
         self.detail = detail
 
     def __str__(self) -> str:
-        return f"{self.device}: {self.message}" if self.device else self.message
+        """The message, prefixed ``device: `` unless it names the device already: a
+        message that does (``link-1 would go down (ocs-a: ...)``, or one a caller has
+        prefixed) must not read ``ocs-a: ocs-a: ...``."""
+        if not self.device or _names(self.message, self.device):
+            return self.message
+        return f"{self.device}: {self.message}"
+
+
+def _names(message: str, device: str) -> bool:
+    """Whether ``message`` names ``device`` as a word (not inside a longer name)."""
+    return re.search(rf"(?<![\w.-]){re.escape(device)}(?![\w-]|\.\w)", message) is not None
 
 
 class DeviceUnreachable(DeviceError):

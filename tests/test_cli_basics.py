@@ -219,10 +219,14 @@ def test_inventory_show_table(msoctl: Msoctl, inventory: Path) -> None:
     assert result.code == 0, result
     out = result.out.splitlines()
     assert out[0] == f"inventory: {inventory}"
-    assert out[1].split() == ["NAME", "KIND", "TRANSPORT", "ADDRESS", "CONSOLE", "LABELS"]
-    assert out[2].split() == ["ocs-a", "ocs", "visa", "TCPIP::127.0.0.1::5025::SOCKET",
-                              "/dev/ttyUSB0", "campus=a"]
-    assert out[3].split() == ["ocs-b", "ocs", "serial", "/dev/ttyUSB1", "-"]
+    assert out[1].split() == ["NAME", "KIND", "TRANSPORT", "ADDRESS"]
+    assert out[2].split() == ["ocs-a", "ocs", "visa", "TCPIP::127.0.0.1::5025::SOCKET"]
+    assert out[3].split() == ["ocs-b", "ocs", "serial", "/dev/ttyUSB1"]
+    wide = msoctl("inventory", "show", "-o", "wide").out.splitlines()
+    assert wide[1].split() == ["NAME", "KIND", "TRANSPORT", "ADDRESS", "CONSOLE", "LABELS"]
+    assert wide[2].split() == ["ocs-a", "ocs", "visa", "TCPIP::127.0.0.1::5025::SOCKET",
+                               "/dev/ttyUSB0", "campus=a"]
+    assert wide[3].split() == ["ocs-b", "ocs", "serial", "/dev/ttyUSB1", "-"]
 
 
 def test_inventory_show_json_is_one_document_with_snake_case_keys(msoctl: Msoctl,
@@ -285,14 +289,19 @@ def test_history_table_shows_every_status(msoctl: Msoctl, workdir: Path) -> None
     result = msoctl("--journal", str(path), "history")
     assert result.code == 0, result
     rows = result.out.splitlines()
-    assert rows[0].split()[:6] == ["TIME", "DEVICE", "ACTION", "STATUS", "CHANGE", "OUTCOME"]
+    assert rows[0].split() == ["TIME", "DEVICE", "ACTION", "STATUS", "USER", "DETAIL"]
     body = rows[1:]
     assert len(body) == 4
     statuses = [row.split()[4] for row in body]  # time is two words: date and clock
     assert statuses == ["ok", "failed", "refused", "interrupted"]
-    assert "RuntimeError: device went away" in body[1]
-    assert "port 200 out of range" in body[2]
-    assert "ports 3" in body[3]
+    assert body[3].split()[5] == "someone"
+    assert max(len(row) for row in rows) <= 80
+    wide = msoctl("--journal", str(path), "history", "-o", "wide").out.splitlines()
+    assert wide[0].split() == ["TIME", "DEVICE", "ACTION", "STATUS", "USER", "HOST", "PID",
+                               "CHANGE", "OUTCOME"]
+    assert "RuntimeError: device went away" in wide[2]
+    assert "port 200 out of range" in wide[3]
+    assert "ports 3" in wide[4]
 
 
 def test_history_filters_by_device_and_limits(msoctl: Msoctl, workdir: Path) -> None:

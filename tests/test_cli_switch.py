@@ -101,7 +101,10 @@ def test_plan_prints_the_diff_and_changes_nothing(msoctl: Msoctl, fleet: dict[st
     result = msoctl("switch", "cc", "plan", "sw-1", "--file", str(want_file))
     assert result.code == 0, result.err
     assert "the switch's own diff" in result.out
-    assert "+ /switch/ports/port[name='Ethernet1']/pfc/xoff-bytes = 24000000" in result.out
+    assert "  /switch/ports/port[name='Ethernet1']:\n" in result.out  # within 80 columns
+    assert "    + pfc/xoff-bytes = 24000000\n" in result.out
+    wide = msoctl("switch", "cc", "plan", "sw-1", "--file", str(want_file), "-o", "wide")
+    assert "+ /switch/ports/port[name='Ethernet1']/pfc/xoff-bytes = 24000000" in wide.out
     document = json.loads(msoctl("switch", "cc", "plan", "sw-1", "--file", str(want_file),
                                  "-o", "json").out)
     assert {c["kind"] for c in document["changes"]} == {"add"}

@@ -31,6 +31,15 @@ def test_demo_runs_to_the_end(tmp_path: Path) -> None:
         assert landmark in result.stdout, landmark
     seconds = float(result.stdout.rsplit("demo finished in ", 1)[1].split()[0])
     assert seconds < 60
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if len(line) > 80] == []  # a terminal's width
+    # each refusal's error line comes right after its step, before the exit code is told
+    for code in (2, 3):
+        said = lines.index(f"(exit code {code}, as expected)")
+        error = next(i for i in range(said, 0, -1) if lines[i].startswith("error: "))
+        step = next(i for i in range(said, 0, -1) if lines[i].startswith("$ msoctl "))
+        assert step < error < said, lines[step:said + 1]
+    assert "error:" not in result.stderr
 
 
 @pytest.mark.slow

@@ -18,7 +18,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple, TextIO
 
 import click
 
@@ -38,6 +39,8 @@ class Command(NamedTuple):
 COMMANDS: dict[str, Command] = {
     "amp": Command("msoctl.cli.amp", "amp", "Optical amplifiers: gain, power, Tx disable, "
                    "ALS, flags, thresholds, raw pages."),
+    "completion": Command("msoctl.cli.completion", "completion", "Shell completion: the "
+                          "script for bash, zsh or fish, names from the inventory."),
     "demo": Command("msoctl.cli.lab", "demo", "A guided walkthrough of msoctl against the "
                     "emulated lab (what `make demo` runs)."),
     "design": Command("msoctl.cli.design", "design", "Plan fabrics before they are built: "
@@ -68,6 +71,96 @@ COMMANDS: dict[str, Command] = {
 }
 
 
+COLOUR_MODES = ("auto", "always", "never")
+
+
+def colour_wanted(mode: str, *, environ: Mapping[str, str] | None = None,
+                  stdout: TextIO | None = None) -> bool:
+    """Whether to colour: ``always``, ``never``, or ``auto``: only when stdout is a
+    terminal, ``NO_COLOR`` is unset or empty (https://no-color.org) and ``TERM`` is not
+    ``dumb``. An explicit ``always`` beats ``NO_COLOR``, as that convention allows."""
+    if mode != "auto":
+        return mode == "always"
+    env = os.environ if environ is None else environ
+    if env.get("NO_COLOR") or env.get("TERM") == "dumb":
+        return False
+    stream = sys.stdout if stdout is None else stdout
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no stream, or a closed one
+        return False
+
+
+def _set_colour(ctx: click.Context, mode: str) -> None:
+    # click.echo reads Context.color: True keeps colour even in a capture, False strips
+    # it; a context takes its parent's when created, so set every one made so far.
+    wanted = colour_wanted(mode)
+    current: click.Context | None = ctx
+    while current is not None:
+        current.color = wanted
+        current = current.parent
+
+
+_CONTEXT_FIELDS = {"inventory": "inventory_option", "journal": "journal_option",
+                   "verbose": "verbose", "debug": "debug"}
+
+
+def _global_option(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """A global option given after the subcommand (or before it): the last one counts.
+    Kept in the contexts' shared ``meta`` (shell completion reads ``-i`` there) and set
+    on the command's :class:`~msoctl.cli.context.Context` once the root has made it."""
+    if value is None or value is False or param.name is None:
+        return value  # not given here: what the root (or an earlier command) said holds
+    ctx.meta[f"msoctl.{param.name}"] = value
+    if param.name == "color":
+        _set_colour(ctx, value)
+        return value
+    state = ctx.find_root().obj
+    if state is not None:
+        setattr(state, _CONTEXT_FIELDS[param.name], value)
+        if param.name == "debug":
+            state.verbose = True
+    return value
+
+
+def _global_options(*, for_root: bool) -> list[click.Option]:
+    """-i, --journal, -v, --debug, --color: shown on the root; on every other command
+    hidden (the root's help tells they may follow the subcommand) and without defaults
+    of their own, so that only what is given there changes anything."""
+    hidden = not for_root
+    exposed = {"hidden": hidden, "expose_value": for_root}
+    return [
+        click.Option(["-i", "--inventory", "inventory"], metavar="FILE", **exposed,
+                     callback=_global_option,
+                     help="Inventory file (default: $MSOCTL_INVENTORY, then "
+                          "./inventory.yaml)."),
+        click.Option(["--journal"], metavar="FILE|URL", **exposed,
+                     envvar="MSOCTL_JOURNAL" if for_root else None, callback=_global_option,
+                     help="Journal: an SQLite file or a postgresql:// URL (default: the "
+                          "inventory's, else ~/.local/state/msoctl/journal.sqlite)."),
+        click.Option(["-v", "--verbose"], is_flag=True, **exposed,
+                     callback=_global_option, help="More detail on errors."),
+        click.Option(["--debug"], is_flag=True, **exposed, callback=_global_option,
+                     help="Show tracebacks."),
+        click.Option(["--color", "color"], type=click.Choice(COLOUR_MODES), **exposed,
+                     default="auto" if for_root else None, show_default=for_root,
+                     callback=None if for_root else _global_option,
+                     help="Colour the states in tables: auto (on a terminal, unless "
+                          "NO_COLOR is set), always or never."),
+    ]
+
+
+def _adopt(command: click.Command) -> None:
+    """Give ``command`` and everything under it the global options (once)."""
+    if getattr(command, "_msoctl_globals", False):
+        return
+    command.params.extend(_global_options(for_root=False))
+    command._msoctl_globals = True  # type: ignore[attr-defined]
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _adopt(sub)
+
+
 class _Root(click.Group):
     """The root group: its commands come from :data:`COMMANDS`, imported on use."""
 
@@ -80,6 +173,7 @@ class _Root(click.Group):
             return None
         command = getattr(importlib.import_module(entry.module), entry.attribute)
         assert isinstance(command, click.Command), entry
+        _adopt(command)
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -91,24 +185,28 @@ class _Root(click.Group):
             formatter.write_dl(rows)
 
 
+def _with_global_options(group: click.Group) -> click.Group:
+    group.params[:0] = _global_options(for_root=True)
+    return group
+
+
+@_with_global_options
 @click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("-i", "--inventory", "inventory", metavar="FILE",
-              help="Inventory file (default: $MSOCTL_INVENTORY, then ./inventory.yaml).")
-@click.option("--journal", metavar="FILE|URL", envvar="MSOCTL_JOURNAL",
-              help="Journal: an SQLite file or a postgresql:// URL (default: the "
-                   "inventory's, else ~/.local/state/msoctl/journal.sqlite).")
-@click.option("-v", "--verbose", is_flag=True, help="More detail on errors.")
-@click.option("--debug", is_flag=True, help="Show tracebacks.")
 @click.version_option(__version__, prog_name="msoctl")
 @click.pass_context
 def cli(ctx: click.Context, inventory: str | None, journal: str | None, verbose: bool,
-        debug: bool) -> None:
-    """Control plane for MegaScaleOut fabric hardware: OCS, amplifiers, switches, telemetry."""
+        debug: bool, color: str) -> None:
+    """Control plane for MegaScaleOut fabric hardware: OCS, amplifiers, switches, telemetry.
+
+    The options below may also follow the subcommand, as in
+    msoctl ocs status ocs-a -i lab-state/inventory.yaml -v
+    """
     from msoctl.cli.context import Context  # the inventory's and journal's code, on use
 
     if journal is None and os.environ.get("MSOCTL_JOURNAL") == "":
         journal = ""  # click takes an empty variable for an unset one; refused when used
     ctx.obj = Context(inventory, journal, verbose or debug, debug)
+    _set_colour(ctx, color)
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -15,8 +15,19 @@ from drivers.errors import SafetyInterlock, ValidationError
 from msoctl import impact, safety
 from msoctl.access import open_amp
 from msoctl.cli.context import Context, pass_context
-from msoctl.cli.output import cell, describe_impacts, emit_json, fields, output_option, table
-from msoctl.cli.types import DEVICE, Number
+from msoctl.cli.output import (
+    DOCUMENTS,
+    cell,
+    describe_impacts,
+    emit,
+    fields,
+    output_option,
+    say,
+    table,
+    watch_option,
+    wrap,
+)
+from msoctl.cli.types import AMP, Number
 from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import locked_change
@@ -82,15 +93,16 @@ def status_document(name: str, status: AmpStatus, driver: AmpDriver,
 
 
 @amp.command()
-@click.argument("device", type=DEVICE)
+@watch_option
+@click.argument("device", type=AMP)
 @output_option
 @pass_context
 def status(ctx: Context, device: str, output: str) -> None:
     """Module state, power in and out, gain, pumps, ALS (reads no latched flag)."""
     with _driver(ctx, device) as (_, driver):
         document = status_document(device, driver.status(), driver)
-    if output == "json":
-        emit_json(document)
+    if output in DOCUMENTS:
+        emit(document, output)
         return
     d = document
     mode = {"gain": "constant gain", "power": "constant output power"}.get(d["mode"], d["mode"])
@@ -133,7 +145,7 @@ def _tx_word(disabled: bool | None) -> str:
 
 
 @amp.command()
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=AMP)
 @click.argument("state", type=click.Choice(["off", "on"]))
 @click.option("--override-laser-safety", is_flag=True,
               help="Turn the output on even though ALS would not shut it on a cut fiber "
@@ -155,7 +167,7 @@ def tx(ctx: Context, device: str, state: str, override_laser_safety: bool, dry_r
                else amp_impacts(ctx, device, "restored", "Tx enabled: its output comes back"))
     click.echo(describe_impacts(impacts))
     if dry_run:
-        click.echo("dry run: nothing was written")
+        say("dry run: nothing was written")
         return
     overrides = impact.enforce(impacts, journal=ctx.journal, device=device, action="amp.tx",
                                force=force)
@@ -164,10 +176,10 @@ def tx(ctx: Context, device: str, state: str, override_laser_safety: bool, dry_r
                         override_laser_safety=override_laser_safety, overrides=overrides,
                         impact=[i.as_dict() for i in impacts])
     for violation in result.overrides:
-        click.echo(f"warning: safety override: {violation.message}")
-    click.echo(f"{device}: Tx {_tx_word(result.after.tx_disabled)}, data path "
-               f"{result.after.data_path_state or '-'}, output "
-               f"{cell(result.output_power_dbm)} dBm (read back)")
+        say(f"warning: safety override: {violation.message}")
+    say(f"{device}: Tx {_tx_word(result.after.tx_disabled)}, data path "
+        f"{result.after.data_path_state or '-'}, output "
+        f"{cell(result.output_power_dbm)} dBm (read back)")
 
 
 def _pick(wanted: float | None, current: float | None) -> float | None:
@@ -180,7 +192,7 @@ def _refuse(ctx: Context, device: str, action: str, error: ValidationError) -> V
 
 
 @amp.command("set")
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=AMP)
 @click.option("--mode", type=click.Choice(["gain", "power"]),
               help="Constant gain, or constant output power.")
 @click.option("--gain", "gain_db", type=Number(), metavar="DB", help="Target gain, dB.")
@@ -201,7 +213,7 @@ def set_command(ctx: Context, device: str, mode: str | None, gain_db: float | No
         impacts = amp_impacts(ctx, device, "disturbed", "the light level on its span changes")
         click.echo(describe_impacts(impacts))
         if dry_run:
-            click.echo("dry run: nothing was written")
+            say("dry run: nothing was written")
             return
         result = set_amplifier(ctx.journal, entry, driver, mode=mode, gain_db=gain_db,
                                output_power_dbm=output_power_dbm, tilt_db=tilt_db,
@@ -209,16 +221,16 @@ def set_command(ctx: Context, device: str, mode: str | None, gain_db: float | No
                                impact=[i.as_dict() for i in impacts])
     steps, before, after = result.gain_steps_db, result.before, result.after
     if len(steps) > 1:
-        click.echo(f"{device}: gain ramped {cell(before.target_gain_db)} -> "
-                   f"{steps[-1]:.2f} dB in {len(steps)} steps at "
-                   f"{result.slew_db_per_second:g} dB/s")
-    click.echo(f"{device}: mode {after.mode}, target gain {cell(after.target_gain_db)} dB, "
-               f"target output {cell(after.target_output_power_dbm)} dBm, "
-               f"tilt {cell(after.target_tilt_db)} dB (read back)")
+        say(f"{device}: gain ramped {cell(before.target_gain_db)} -> "
+            f"{steps[-1]:.2f} dB in {len(steps)} steps at "
+            f"{result.slew_db_per_second:g} dB/s")
+    say(f"{device}: mode {after.mode}, target gain {cell(after.target_gain_db)} dB, "
+        f"target output {cell(after.target_output_power_dbm)} dBm, "
+        f"tilt {cell(after.target_tilt_db)} dB (read back)")
 
 
 @amp.command()
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=AMP)
 @click.option("--mode", type=click.Choice(["auto", "manual", "disabled"]),
               help="Automatic restart, manual restart, or disabled.")
 @click.option("--los-soak", "los_soak", type=Number(), metavar="SECONDS",
@@ -275,18 +287,18 @@ def als(ctx: Context, device: str, mode: str | None, los_soak: float | None,
         ) as change:
             for violation in violations:
                 change.note("override", rule=violation.rule, reason=violation.message)
-                click.echo(f"warning: safety override: {violation.message}")
+                say(f"warning: safety override: {violation.message}")
             driver.set_als_timings(**timings)
             if mode is not None:
                 driver.set_als_mode(mode)
             after = driver.settings()
-    click.echo(f"{device}: ALS {after.als_mode}, soak {cell(after.als_los_soak_seconds, 3)} s, "
-               f"restart every {cell(after.als_restart_interval_seconds, 0)} s, pulse "
-               f"{cell(after.als_restart_pulse_seconds, 3)} s (read back)")
+    say(f"{device}: ALS {after.als_mode}, soak {cell(after.als_los_soak_seconds, 3)} s, "
+        f"restart every {cell(after.als_restart_interval_seconds, 0)} s, pulse "
+        f"{cell(after.als_restart_pulse_seconds, 3)} s (read back)")
 
 
 @amp.command()
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=AMP)
 @pass_context
 def restart(ctx: Context, device: str) -> None:
     """Send one ALS restart pulse (after a manual-restart shutdown)."""
@@ -296,11 +308,11 @@ def restart(ctx: Context, device: str) -> None:
         click.echo(describe_impacts(impacts))
         state = restart_amplifier(ctx.journal, device, driver,
                                   impact=[i.as_dict() for i in impacts])
-    click.echo(f"{device}: restart pulse requested; ALS state now {state}")
+    say(f"{device}: restart pulse requested; ALS state now {state}")
 
 
 @amp.command()
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=AMP)
 @output_option
 @pass_context
 def flags(ctx: Context, device: str, output: str) -> None:
@@ -308,16 +320,16 @@ def flags(ctx: Context, device: str, output: str) -> None:
     with _driver(ctx, device) as (_, driver):
         latched = driver.read_and_clear_flags()
     raised = sorted(name for name, value in latched.items() if value)
-    if output == "json":
-        emit_json({"device": device, "cleared": True, "flags": latched, "set": raised})
+    if output in DOCUMENTS:
+        emit({"device": device, "cleared": True, "flags": latched, "set": raised}, output)
         return
-    click.echo(f"{device}: latched flags read and cleared "
-               f"(they show what happened since the last read)")
+    click.echo(wrap(f"{device}: latched flags read and cleared (they show what happened "
+                    "since the last read)"))
     click.echo(table(["flag", "latched"], [[name, value] for name, value in latched.items()]))
 
 
 @amp.command()
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=AMP)
 @output_option
 @pass_context
 def thresholds(ctx: Context, device: str, output: str) -> None:
@@ -332,8 +344,8 @@ def thresholds(ctx: Context, device: str, output: str) -> None:
              ("ok" if values.get(group) is not None else None)}
             for group, t in limits.items()
             if any(v for v in (t.high_alarm, t.low_alarm, t.high_warning, t.low_warning))]
-    if output == "json":
-        emit_json({"device": device, "thresholds": rows})
+    if output in DOCUMENTS:
+        emit({"device": device, "thresholds": rows}, output)
         return
     click.echo(table(["monitor", "value", "high alarm", "low alarm", "high warn", "low warn",
                       "state"],
@@ -342,7 +354,7 @@ def thresholds(ctx: Context, device: str, output: str) -> None:
 
 
 @amp.command("power-mode")
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=AMP)
 @click.argument("mode", type=click.Choice(["low", "high"]))
 @click.option("--dry-run", is_flag=True, help="Show the links it darkens; write nothing.")
 @click.option("--force", is_flag=True,
@@ -355,7 +367,7 @@ def power_mode(ctx: Context, device: str, mode: str, dry_run: bool, force: bool)
                amp_impacts(ctx, device, "restored", "high power: its output comes back"))
     click.echo(describe_impacts(impacts))
     if dry_run:
-        click.echo("dry run: nothing was written")
+        say("dry run: nothing was written")
         return
     overrides = impact.enforce(impacts, journal=ctx.journal, device=device,
                                action="amp.power-mode", force=force)
@@ -375,7 +387,7 @@ def power_mode(ctx: Context, device: str, mode: str, dry_run: bool, force: bool)
         state = driver.module.set_low_power(mode == "low")
         change.outcome["module_state"] = state
     advertised = durations.power_down_seconds if mode == "low" else durations.power_up_seconds
-    click.echo(f"{device}: {state} (the module advertises up to {advertised:g} s for this)")
+    say(f"{device}: {state} (the module advertises up to {advertised:g} s for this)")
 
 
 def parse_page(text: str) -> int:
@@ -402,7 +414,7 @@ def hex_dump(data: list[int | None], base: int) -> str:
 
 
 @amp.command()
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=AMP)
 @click.option("--page", "page_text", required=True, metavar="P",
               help="lower, or an upper page: 0x00, 01h, 0xB0, ...")
 @click.option("--include-latched", is_flag=True,
@@ -427,17 +439,17 @@ def dump(ctx: Context, device: str, page_text: str, include_latched: bool, outpu
             for start, length in _runs(wanted):
                 chunk = driver.module.read_raw(page, start, length)
                 data[start - base:start - base + length] = list(chunk)
-    if output == "json":
-        emit_json({"device": device, "page": "lower" if page == LOWER else page,
-                   "offset": base, "bytes": data,
-                   "latched_skipped": sorted(b for b in latched if not include_latched)})
+    if output in DOCUMENTS:
+        emit({"device": device, "page": "lower" if page == LOWER else page,
+              "offset": base, "bytes": data,
+              "latched_skipped": sorted(b for b in latched if not include_latched)}, output)
         return
     title = "lower memory" if page == LOWER else f"page {page:02X}h"
-    click.echo(f"{device}: {title}")
+    say(f"{device}: {title}")
     click.echo(hex_dump(data, base))
     if latched and not include_latched:
-        click.echo(f"latched flag bytes {', '.join(map(str, sorted(latched)))} not read "
-                   "(reading clears them; --include-latched reads them)")
+        say(f"latched flag bytes {', '.join(map(str, sorted(latched)))} not read "
+            "(reading clears them; --include-latched reads them)")
 
 
 def _runs(offsets: list[int]) -> list[tuple[int, int]]:

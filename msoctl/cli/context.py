@@ -62,6 +62,10 @@ class Context:
         """The inventory's links that are drained (out of service) now."""
         return set(self.link_states.drained())
 
+    def forget_readings(self) -> None:
+        """Read the devices again from now on (each run of a ``--watch``)."""
+        self._maps.clear()
+
     def read_map(self, name: str) -> dict[int, int] | None:
         """An OCS's current map, or None when it cannot be read (for impact checks); each
         OCS is read once per command."""

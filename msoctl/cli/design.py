@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from msoctl.cli.output import FORMATS, emit_json
+from msoctl.cli.output import DOCUMENTS, emit, output_option
 from msoctl.cli.types import Count, Number, OutputFile, Text, input_path
 from msoctl.design.architectures import ARCHITECTURES, NAMES
 from msoctl.design.components import PROFILES, load_table
@@ -132,8 +132,7 @@ def design() -> None:
 @click.option("--what-if", "what_ifs", type=NameList(WHAT_IFS), default="", metavar="LIST",
               help="aec (AEC in place of optics up to its reach), lpo (LPO in place of DSP "
                    "modules), or both.")
-@click.option("-o", "--output", type=click.Choice(FORMATS), default="table", show_default=True,
-              help="Print a table, or one JSON document.")
+@output_option
 @click.option("--csv", "csv_path", type=OutputFile(), default=None, metavar="FILE",
               help="Also write one CSV line per architecture, scale and what-if.")
 @click.option("--png", "png_path", type=OutputFile(), default=None, metavar="FILE",
@@ -175,9 +174,9 @@ def cost(gpus: tuple[int, ...], gpus_per_server: int, nics_per_gpu: int, nic_spe
 
         write_png(png_path, study, rows)
         files["png"] = str(png_path)
-    if output == "json":
-        emit_json(document(study, rows, files))
+    if output in DOCUMENTS:
+        emit(document(study, rows, files), output)
         return
-    click.echo(table_text(study, rows))
+    click.echo(table_text(study, rows, wide=output == "wide"))
     for kind, path in files.items():
         click.echo(f"{kind}: {path}")

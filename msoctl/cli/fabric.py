@@ -20,9 +20,17 @@ from pathlib import Path
 
 import click
 
-from drivers.switch.tree import Change
+from msoctl.cli.changes import change_lines
 from msoctl.cli.context import Context, pass_context
-from msoctl.cli.output import cell, describe_impacts, emit_json, output_option
+from msoctl.cli.output import (
+    DOCUMENTS,
+    cell,
+    describe_impacts,
+    emit,
+    output_format,
+    output_option,
+    say,
+)
 from msoctl.cli.types import input_path
 from msoctl.fabric.apply import ApplyReport, apply
 from msoctl.fabric.intent import FabricIntent, load_intent
@@ -49,31 +57,24 @@ def plan_command(ctx: Context, file: Path, output: str) -> None:
     resume = find_resume(ctx.journal, intent)
     plan = make_plan(ctx.devices, ctx.journal, intent, resume,
                      switch_leftovers(ctx.journal, intent, resume))
-    if output == "json":
-        emit_json(plan.as_dict())
+    if output in DOCUMENTS:
+        emit(plan.as_dict(), output)
         return
-    print_plan(plan)
+    print_plan(plan, shown=file)
 
 
-def _change_line(change: Change) -> str:
-    if change.kind == "add":
-        return f"+ {change.path} = {change.after}"
-    if change.kind == "remove":
-        return f"- {change.path} (was {change.before})"
-    return f"~ {change.path}: {change.before} -> {change.after}"
-
-
-def print_plan(plan: FabricPlan) -> None:
+def print_plan(plan: FabricPlan, *, shown: Path | None = None) -> None:
+    """The plan as operators read it; ``shown``: the intent file as they named it."""
     intent = plan.intent
     steps = plan.step_ids()
-    click.echo(f"fabric plan {intent.path}: {plan.changes} change(s); apply runs "
-               f"{len(steps)} step(s): {', '.join(steps) or 'none'}")
+    say(f"fabric plan {shown or intent.path}: {plan.changes} change(s); apply runs "
+        f"{len(steps)} step(s): {', '.join(steps) or 'none'}")
     if plan.resume is not None:
         resume = plan.resume
-        click.echo(f"note: fabric apply {resume.op} of this file {resume.status}"
-                   + (f" at step {resume.failed_step}" if resume.failed_step else "")
-                   + f" after {len(resume.done)} step(s); apply continues it from the device "
-                     "state")
+        say(f"note: fabric apply {resume.op} of this file {resume.status}"
+            + (f" at step {resume.failed_step}" if resume.failed_step else "")
+            + f" after {len(resume.done)} step(s); apply continues it from the device "
+              "state")
     for s in plan.switches:
         how = ("the switch's own diff" if s.method == "candidate"
                else "computed here: no candidate")
@@ -81,42 +82,43 @@ def print_plan(plan: FabricPlan) -> None:
                 else f"switch {s.device}: no change")
         click.echo(head)
         if s.leftover:
-            click.echo(f"    cancel commit {s.leftover}, left pending by the earlier run, "
-                       "then apply again")
-        for change in s.changes:
-            if change.kind != "remove":
-                click.echo(f"    {_change_line(change)}")
+            say(f"    cancel commit {s.leftover}, left pending by the earlier run, "
+                "then apply again")
+        wide = output_format() == "wide"
+        for line in change_lines([c for c in s.changes if c.kind != "remove"], indent=4,
+                                 wide=wide):
+            click.echo(line)
         removed = plan.deletions.get(s.device, [])
         if removed:
-            click.echo(f"    deletions ({len(removed)}: configuration the WANT tree does not "
-                       "name; apply needs --allow-delete):")
-            for change in removed:
-                click.echo(f"    {_change_line(change)}")
+            say(f"    deletions ({len(removed)}: configuration the WANT tree does not "
+                "name; apply needs --allow-delete):")
+            for line in change_lines(removed, indent=4, wide=wide):
+                click.echo(line)
     for o in plan.ocs:
         if o.plan.method == "none":
-            click.echo(f"ocs {o.device}: no change ({len(o.plan.wanted)} connection(s))")
+            say(f"ocs {o.device}: no change ({len(o.plan.wanted)} connection(s))")
             continue
-        click.echo(f"ocs {o.device}: {len(o.plan.diff.remove)} to remove, "
-                   f"{len(o.plan.diff.add)} to add, {len(o.plan.diff.keep)} unchanged "
-                   f"(one command: {o.plan.method})")
+        say(f"ocs {o.device}: {len(o.plan.diff.remove)} to remove, "
+            f"{len(o.plan.diff.add)} to add, {len(o.plan.diff.keep)} unchanged "
+            f"(one command: {o.plan.method})")
         for row in o.rows():
             sign = "-" if row["action"] == "remove" else "+"
             reason = f"  {row['reason']}" if row["reason"] else ""
-            click.echo(f"    {sign} {row['ingress']}:{row['egress']}{reason}")
+            say(f"    {sign} {row['ingress']}:{row['egress']}{reason}")
     for a in plan.amps:
         if not a.changes:
-            click.echo(f"amp {a.device}: no change")
+            say(f"amp {a.device}: no change")
             continue
-        click.echo(f"amp {a.device}: " + ", ".join(
+        say(f"amp {a.device}: " + ", ".join(
             f"{name} {cell(old)} -> {cell(new)}" for name, (old, new) in a.changes.items())
             + (" (ramped)" if "gain_db" in a.changes else ""))
     for r in plan.restarts:
-        click.echo(f"amp {r.device}: restart after {r.span} is lit, if ALS has shut its "
-                   f"output (ALS now: {r.als_state})")
+        say(f"amp {r.device}: restart after {r.span} is lit, if ALS has shut its "
+            f"output (ALS now: {r.als_state})")
     if plan.verify_links:
-        click.echo(f"verify: light end to end on {', '.join(plan.verify_links)} (within "
-                   f"{intent.verify_timeout_seconds:g} s, {intent.tolerance_db:g} dB "
-                   "tolerance)")
+        say(f"verify: light end to end on {', '.join(plan.verify_links)} (within "
+            f"{intent.verify_timeout_seconds:g} s, {intent.tolerance_db:g} dB "
+            "tolerance)")
     click.echo(describe_impacts(plan.impacts))
 
 
@@ -137,14 +139,14 @@ def apply_command(ctx: Context, file: Path, force: bool, allow_delete: bool,
     first with 'msoctl link drain', or --force) or delete switch configuration the WANT
     trees do not name (--allow-delete)."""
     intent = _intent(ctx, file)
-    say = (lambda line: None) if output == "json" else click.echo
-    report = apply(ctx.devices, ctx.journal, intent, say=say, force=force,
+    say_line = (lambda line: None) if output in DOCUMENTS else say
+    report = apply(ctx.devices, ctx.journal, intent, say=say_line, force=force,
                    allow_delete=allow_delete)
-    if output == "json":
-        emit_json(report.as_dict())
+    if output in DOCUMENTS:
+        emit(report.as_dict(), output)
         return
     print_light(report)
-    click.echo(f"fabric apply {report.op}: done")
+    say(f"fabric apply {report.op}: done")
 
 
 def print_light(report: ApplyReport) -> None:
@@ -153,6 +155,6 @@ def print_light(report: ApplyReport) -> None:
     for link in report.light.links:
         for d in link.directions:
             last = d.hops[-1]
-            click.echo(f"{link.link} {d.source} -> {d.destination} on {d.span} "
-                       f"{d.span_name}: {cell(last.measured_dbm)} dBm at the receiver "
-                       f"(budget {cell(last.expected_dbm)} dBm)")
+            say(f"{link.link} {d.source} -> {d.destination} on {d.span} "
+                f"{d.span_name}: {cell(last.measured_dbm)} dBm at the receiver "
+                f"(budget {cell(last.expected_dbm)} dBm)")

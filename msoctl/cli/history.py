@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from msoctl.cli.context import Context, pass_context
-from msoctl.cli.output import emit_json, table
+from msoctl.cli.output import DOCUMENTS, emit, output_option, table
 from msoctl.cli.types import DEVICE, TEXT, Count
 from msoctl.journal import Operation
 
@@ -38,7 +38,7 @@ def _outcome(operation: Operation) -> str:
     notes = [r for r in operation.records if r.get("event") in ("override", "recovered")]
     text = ""
     if result.get("error"):
-        text = str(result["error"])
+        text = _device_once(str(result["error"]), operation.device)
         if result.get("found") is not None:
             text += f"; {_found(result['found'])}"
     elif result.get("status") == "interrupted" and result.get("signal"):
@@ -53,6 +53,15 @@ def _outcome(operation: Operation) -> str:
         else:
             text += f" [recovered {note.get('interrupted_op')}]"
     return text.strip()
+
+
+def _device_once(error: str, device: str) -> str:
+    """A recorded error (``DeviceTimeout: sw-b: no reply``) without the device its row
+    already names: ``DeviceTimeout: no reply``."""
+    kind, sep, rest = error.partition(": ")
+    if sep and rest.startswith(f"{device}: "):
+        return f"{kind}: {rest[len(device) + 2:]}"
+    return error[len(device) + 2:] if error.startswith(f"{device}: ") else error
 
 
 def _found(found: Any) -> str:
@@ -72,6 +81,8 @@ def _as_dict(operation: Operation) -> dict[str, Any]:
         "action": operation.action,
         "status": operation.status,
         "user": operation.intent.get("user"),
+        "host": operation.intent.get("host"),
+        "pid": operation.intent.get("pid"),
         "summary": _summary(operation),
         "duration_seconds": result.get("duration_seconds"),
         "error": result.get("error"),
@@ -85,22 +96,39 @@ def _as_dict(operation: Operation) -> dict[str, Any]:
               help="The last N changes.")
 @click.option("--kind", "kind", metavar="PREFIX", type=TEXT,
               help="Only actions starting with this (ocs, ocs.apply, ...).")
-@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table",
-              show_default=True, help="Print a table, or one JSON document.")
+@output_option
 @pass_context
 def history(ctx: Context, device: str | None, limit: int, kind: str | None, output: str) -> None:
-    """Changes from the journal: who did what to which device, and how it ended."""
+    """Changes from the journal: who did what to which device, and how it ended.
+
+    The table shows when (month, day and time to the second, UTC), the device, the
+    action, how it ended, who did it and one detail: the outcome when there is one,
+    else the change. -o wide shows the year and milliseconds, the host and process,
+    and the change and the outcome apart.
+    """
     journal = ctx.journal
     # one index lookup: the newest N of the device / action prefix, never the whole history
     operations = journal.operations(device, action_prefix=kind or None, newest=limit)
-    if output == "json":
-        emit_json({"journal": journal.where, "operations": [_as_dict(o) for o in operations]})
+    if output in DOCUMENTS:
+        emit({"journal": journal.where, "operations": [_as_dict(o) for o in operations]},
+             output)
         return
     if not operations:
         click.echo(f"no changes in {journal.where}")
         return
+    if output == "wide":
+        click.echo(table(
+            ["time", "device", "action", "status", "user", "host", "pid", "change", "outcome"],
+            [[_time(o, 23), o.device, o.action, o.status, o.intent.get("user"),
+              o.intent.get("host"), o.intent.get("pid"), _summary(o), _outcome(o)]
+             for o in operations]))
+        return
     click.echo(table(
-        ["time", "device", "action", "status", "change", "outcome"],
-        [[o.started.replace("T", " ")[:23], o.device, o.action, o.status, _summary(o),
-          _outcome(o)] for o in operations],
-    ))
+        ["time", "device", "action", "status", "user", "detail"],
+        [[_time(o, 19)[5:], o.device, o.action, o.status, o.intent.get("user"),
+          _outcome(o) or _summary(o)] for o in operations],
+        cut=("detail",)))
+
+
+def _time(operation: Operation, length: int) -> str:
+    return operation.started.replace("T", " ")[:length]

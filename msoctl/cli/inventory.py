@@ -8,7 +8,7 @@ import click
 
 from drivers.errors import ValidationError
 from msoctl.cli.context import Context, pass_context
-from msoctl.cli.output import emit_json, table
+from msoctl.cli.output import DOCUMENTS, emit, output_option, table
 from msoctl.cli.types import Count, OutputDir, OutputFile
 from msoctl.exporter.sd import MAX_SHARDS
 
@@ -19,8 +19,7 @@ def inventory() -> None:
 
 
 @inventory.command()
-@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table",
-              show_default=True, help="Print a table, or one JSON document.")
+@output_option
 @pass_context
 def show(ctx: Context, output: str) -> None:
     """List the devices."""
@@ -31,14 +30,15 @@ def show(ctx: Context, output: str) -> None:
         "console": None if d.console is None else d.console.address,
         "labels": d.labels,
     } for d in inv.devices.values()]
-    if output == "json":
-        emit_json({"inventory": str(inv.path), "devices": rows})
+    if output in DOCUMENTS:
+        emit({"inventory": str(inv.path), "devices": rows}, output)
         return
     click.echo(f"inventory: {inv.path}")
     click.echo(table(["name", "kind", "transport", "address", "console", "labels"],
                      [[r["name"], r["kind"], r["transport"], r["address"], r["console"],
                        ",".join(f"{k}={v}" for k, v in d.labels.items())]
-                      for r, d in zip(rows, inv.devices.values(), strict=True)]))
+                      for r, d in zip(rows, inv.devices.values(), strict=True)],
+                     wide_only=("console", "labels"), cut=("address",)))
 
 
 @inventory.command()

@@ -22,7 +22,7 @@ import click
 
 from drivers.errors import ValidationError
 from msoctl.cli.context import Context, pass_context
-from msoctl.cli.output import emit_json, output_option
+from msoctl.cli.output import DOCUMENTS, emit, output_option
 from msoctl.cli.types import OutputFile
 from msoctl.journal import Journal, JournalError
 from msoctl.journal.jsonl import export_jsonl, import_jsonl
@@ -120,8 +120,8 @@ def info_command(ctx: Context, output: str) -> None:
     document: dict[str, Any] = {"journal": target.where, "store": target.location.kind,
                                 "schema_version": target.store.schema_version(),
                                 **target.store.counts()}
-    if output == "json":
-        emit_json(document)
+    if output in DOCUMENTS:
+        emit(document, output)
         return
     for key, value in document.items():
         click.echo(f"{key.replace('_', ' ')}: {value}")

@@ -15,8 +15,8 @@ from typing import Any
 import click
 
 from msoctl.cli.context import Context, pass_context
-from msoctl.cli.output import emit_json, output_option, table
-from msoctl.cli.types import TEXT, Count, Number, OutputDir, input_path
+from msoctl.cli.output import DOCUMENTS, emit, output_option, say, table, watch_option, wrap
+from msoctl.cli.types import TARGET, TEXT, Count, Number, OutputDir, input_path
 from msoctl.inventory import inventory_named
 from msoctl.lab.client import LabEndpoint, call, find_lab
 
@@ -67,6 +67,7 @@ def _lab(ctx: Context, state_dir: Path | None) -> LabEndpoint:
 
 
 @lab.command()
+@watch_option
 @state_dir_option
 @output_option
 @pass_context
@@ -74,15 +75,15 @@ def status(ctx: Context, state_dir: Path | None, output: str) -> None:
     """Every device of a running lab: what it serves, its faults, the light on key ports."""
     endpoint = _lab(ctx, state_dir)
     document = call(endpoint, "GET", "/v1/status")
-    if output == "json":
-        emit_json(document)
+    if output in DOCUMENTS:
+        emit(document, output)
         return
     _print_status(endpoint, document)
 
 
 @lab.command()
 @click.argument("kind", type=TEXT)
-@click.argument("target", type=TEXT)
+@click.argument("target", type=TARGET)
 @click.option("--port", metavar="P", type=TEXT,
               help="What the fault hits inside TARGET: an OCS port, a switch port "
                    "(Ethernet2, with --queue), an amplifier pump, a CPO laser M/L, lane "
@@ -132,18 +133,18 @@ def fault(ctx: Context, kind: str, target: str, port: str | None, queue: int | N
         if count is not None:
             request["count"] = count
         answer = call(endpoint, "POST", "/v1/faults", request)
-    if output == "json":
-        emit_json(answer)
+    if output in DOCUMENTS:
+        emit(answer, output)
     elif clear:
         cleared = answer.get("cleared", [])
         what = "fault" if kind == ALL_KINDS else f"{kind} fault"
-        click.echo(f"cleared {', '.join(_fault_text(f) for f in cleared)} on {target}"
-                   if cleared else f"nothing to clear: no active {what} on {target}")
+        say(f"cleared {', '.join(_fault_text(f) for f in cleared)} on {target}"
+            if cleared else f"nothing to clear: no active {what} on {target}")
     else:
         injected = answer.get("injected", {})
         fibers = injected.get("fibers")
-        click.echo(f"injected {_fault_text(injected)} on {target}"
-                   + (f" (fibers {', '.join(fibers)})" if fibers else ""))
+        say(f"injected {_fault_text(injected)} on {target}"
+            + (f" (fibers {', '.join(fibers)})" if fibers else ""))
 
 
 def _fault_text(fault: dict[str, Any]) -> str:
@@ -169,8 +170,8 @@ def _light(dark: bool) -> str:
 
 def _print_status(endpoint: LabEndpoint, document: dict[str, Any]) -> None:
     info = document.get("lab", {})
-    click.echo(f"lab {info.get('topology')!r} (pid {info.get('pid')}) in "
-               f"{endpoint.state_dir}, control {endpoint.url}")
+    click.echo(wrap(f"lab {info.get('topology')!r} (pid {info.get('pid')}) in "
+                    f"{endpoint.state_dir}, control {endpoint.url}"))
     devices = document.get("devices", [])
     rows = []
     for device in devices:
@@ -182,7 +183,8 @@ def _print_status(endpoint: LabEndpoint, document: dict[str, Any]) -> None:
             rows.append((snmp["target"], "agent", snmp.get("up"), "-",
                          _faults_text(snmp.get("faults", []))))
     click.echo()
-    click.echo(table(("device", "kind", "up", "serving", "faults"), rows))
+    click.echo(table(("device", "kind", "up", "serving", "faults"), rows,
+                     cut=("serving", "faults")))
     amps = [d for d in devices if d["kind"] == "amp"]
     if amps:
         click.echo()
@@ -206,7 +208,8 @@ def _print_status(endpoint: LabEndpoint, document: dict[str, Any]) -> None:
               p.get("peer") if not p.get("fiber") or not p.get("cable")
               else f"{p['peer']} ({p['fiber']})",
               p.get("state"), p.get("connected_to"), p.get("power_dbm"), p.get("monitor_dbm"),
-              _light(p.get("dark", True))) for name, p in ports]))
+              _light(p.get("dark", True))) for name, p in ports],
+            wide_only=("direction", "monitor_dbm"), cut=("peer",)))
     switch_ports = [(d["name"], p) for d in devices if d["kind"] == "switch"
                     for p in d.get("ports", []) if p.get("link") or not p.get("dark", True)]
     if switch_ports:

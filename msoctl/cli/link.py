@@ -14,7 +14,7 @@ import click
 from drivers.errors import ValidationError
 from msoctl import impact
 from msoctl.cli.context import Context, pass_context
-from msoctl.cli.output import emit_json, output_option, table
+from msoctl.cli.output import DOCUMENTS, emit, output_option, say, table
 from msoctl.cli.types import LINK
 
 
@@ -53,21 +53,21 @@ def list_links(ctx: Context, output: str) -> None:
             "service": "drained" if drain else "in service",
             "drained": None if drain is None else drain.as_dict(),
         })
-    if output == "json":
-        emit_json({"links": rows})
+    if output in DOCUMENTS:
+        emit({"links": rows}, output)
         return
     if not rows:
-        click.echo(f"no links in {inventory.path}")
+        say(f"no links in {inventory.path}")
         return
     click.echo(table(
-        ["link", "a", "b", "working", "protection", "carried on", "service"],
+        ["link", "a", "b", "working", "protection", "on", "service"],
         [[r["link"], r["a"], r["b"], r["working"], r["protection"],
           ("unknown (" + ", ".join(r["unreadable"]) + " unreadable)") if r["unreadable"]
           else (r["carried_by"] or "not connected"),
           r["service"] if r["drained"] is None else
           f"drained since {r['drained']['since']} by {r['drained']['user']}"
           + (f": {r['drained']['reason']}" if r["drained"]["reason"] else "")]
-         for r in rows]))
+         for r in rows], cut=("on", "service")))
 
 
 @link.command()
@@ -79,10 +79,10 @@ def drain(ctx: Context, name: str, reason: str) -> None:
     _check(ctx, name)
     entry, new = ctx.link_states.drain(name, reason=reason)
     if new:
-        click.echo(f"{name}: drained (journaled as {entry.op}); changes may now take it down "
-                   "and protection leaves it alone")
+        say(f"{name}: drained (journaled as {entry.op}); changes may now take it down "
+            "and protection leaves it alone")
     else:
-        click.echo(f"{name}: already drained since {entry.since} by {entry.user}")
+        say(f"{name}: already drained since {entry.since} by {entry.user}")
 
 
 @link.command()
@@ -93,6 +93,6 @@ def undrain(ctx: Context, name: str) -> None:
     _check(ctx, name)
     ended = ctx.link_states.undrain(name)
     if ended is None:
-        click.echo(f"{name}: was not drained; it is in service")
+        say(f"{name}: was not drained; it is in service")
     else:
-        click.echo(f"{name}: back in service (drained since {ended.since})")
+        say(f"{name}: back in service (drained since {ended.since})")

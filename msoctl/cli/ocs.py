@@ -23,8 +23,17 @@ from msoctl.acceptance.run import (
 )
 from msoctl.access import open_ocs
 from msoctl.cli.context import Context, pass_context
-from msoctl.cli.output import describe_impacts, emit_json, fields, output_option, table
-from msoctl.cli.types import DEVICE, Count, Number, OutputDir, input_path
+from msoctl.cli.output import (
+    DOCUMENTS,
+    describe_impacts,
+    emit,
+    fields,
+    output_option,
+    say,
+    table,
+    watch_option,
+)
+from msoctl.cli.types import OCS, Count, Number, OutputDir, input_path
 from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import locked_change
@@ -72,7 +81,8 @@ def _direction(driver: OcsDriver, port: int) -> str:
 
 
 @ocs.command()
-@click.argument("device", type=DEVICE)
+@watch_option
+@click.argument("device", type=OCS)
 @console_option
 @output_option
 @pass_context
@@ -95,8 +105,8 @@ def status(ctx: Context, device: str, console: bool, output: str) -> None:
         "connections": [{"ingress": c.ingress, "egress": c.egress,
                          "insertion_loss_db": c.insertion_loss_db} for c in connections],
     }
-    if output == "json":
-        emit_json(document)
+    if output in DOCUMENTS:
+        emit(document, output)
         return
     click.echo(fields([
         ("device", device),
@@ -129,7 +139,7 @@ def print_impacts(impacts: list[Impact]) -> None:
 def _print_result(result: ApplyResult, output: str, *, dry_run: bool = False) -> None:
     plan = result.plan
     impacts = impact.worst_first(result.impacts)
-    if output == "json":
+    if output in DOCUMENTS:
         document: dict[str, Any] = {**plan.as_dict(), "dry_run": dry_run,
                                     "impact": [i.as_dict() for i in impacts]}
         if not dry_run:
@@ -141,31 +151,31 @@ def _print_result(result: ApplyResult, output: str, *, dry_run: bool = False) ->
                 "overrides": result.overrides,
                 "power_unchecked_ports": result.unchecked_ports,
             })
-        emit_json(document)
+        emit(document, output)
         return
     _print_plan(plan)
     print_impacts(impacts)
     if dry_run:
-        click.echo("dry run: nothing was sent")
+        say("dry run: nothing was sent")
         return
     for op in result.recovered:
-        click.echo(f"note: an earlier change ({op}) was interrupted; "
-                   "converged from the map the device reported")
+        say(f"note: an earlier change ({op}) was interrupted; "
+            "converged from the map the device reported")
     for message in result.overrides:
-        click.echo(f"warning: safety override: {message}")
+        say(f"warning: safety override: {message}")
     if result.unchecked_ports:
         shown = ", ".join(map(str, result.unchecked_ports[:8]))
         more = f" and {len(result.unchecked_ports) - 8} more" if len(result.unchecked_ports) > 8 \
             else ""
-        click.echo(f"warning: no power reading on port(s) {shown}{more}: the lit-port "
-                   "interlock could not check them (journaled)")
+        say(f"warning: no power reading on port(s) {shown}{more}: the lit-port "
+            "interlock could not check them (journaled)")
     if plan.method != "none":
-        click.echo(f"applied with 1 command ({plan.method}) in {result.seconds * 1000:.0f} ms; "
-                   f"map verified ({len(result.final)} connections)")
+        say(f"applied with 1 command ({plan.method}) in {result.seconds * 1000:.0f} ms; "
+            f"map verified ({len(result.final)} connections)")
     if result.light:
         lit = [p for p in result.light if p.status != "dark input"]
-        click.echo(f"light verified on {len(lit)} lit path(s); "
-                   f"{len(result.light) - len(lit)} path(s) have no light at their ingress")
+        say(f"light verified on {len(lit)} lit path(s); "
+            f"{len(result.light) - len(lit)} path(s) have no light at their ingress")
         click.echo(table(["ingress", "egress", "in dBm", "out dBm", "loss dB", "light"],
                          [[p.ingress, p.egress, p.ingress_dbm, p.egress_dbm,
                            p.insertion_loss_db, p.status] for p in result.light]))
@@ -173,13 +183,13 @@ def _print_result(result: ApplyResult, output: str, *, dry_run: bool = False) ->
 
 def _print_plan(plan: OcsPlan) -> None:
     if plan.method == "none":
-        click.echo(f"{plan.device}: map already as wanted ({len(plan.wanted)} connections)")
+        say(f"{plan.device}: map already as wanted ({len(plan.wanted)} connections)")
         return
-    click.echo(f"{plan.device}: {len(plan.diff.remove)} to remove, {len(plan.diff.add)} to add, "
-               f"{len(plan.diff.keep)} unchanged; method: {plan.method}")
+    say(f"{plan.device}: {len(plan.diff.remove)} to remove, {len(plan.diff.add)} to add, "
+        f"{len(plan.diff.keep)} unchanged; method: {plan.method}")
     for row in plan.rows():
         sign = "-" if row["action"] == "remove" else "+"
-        click.echo(f"  {sign} {row['ingress']}:{row['egress']}")
+        say(f"  {sign} {row['ingress']}:{row['egress']}")
 
 
 def _run_plan(ctx: Context, device: Device, driver: OcsDriver, plan: OcsPlan, action: str,
@@ -200,7 +210,7 @@ dry_run_option = click.option("--dry-run", is_flag=True,
 
 
 @ocs.command()
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=OCS)
 @click.argument("pairs", nargs=-1, required=True, metavar="IN:OUT...")
 @dry_run_option
 @force_option
@@ -230,7 +240,7 @@ def connect(ctx: Context, device: str, pairs: tuple[str, ...], dry_run: bool, fo
 
 
 @ocs.command()
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=OCS)
 @click.argument("ports", nargs=-1, required=True, metavar="PORT...")
 @dry_run_option
 @force_option
@@ -253,7 +263,7 @@ def disconnect(ctx: Context, device: str, ports: tuple[str, ...], dry_run: bool,
 
 
 @ocs.command()
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=OCS)
 @click.argument("mapfile", type=input_path(dir_okay=False))
 @dry_run_option
 @force_option
@@ -282,7 +292,8 @@ def apply(ctx: Context, device: str, mapfile: Path, dry_run: bool, force: bool, 
 
 
 @ocs.command()
-@click.argument("device", type=DEVICE)
+@watch_option
+@click.argument("device", type=OCS)
 @click.argument("ports", nargs=-1, metavar="[PORT...]")
 @console_option
 @output_option
@@ -294,15 +305,17 @@ def power(ctx: Context, device: str, ports: tuple[str, ...], console: bool, outp
         readings = driver.power(chosen)
         rows = [{"port": port, "direction": _direction(driver, port), "power_dbm": value}
                 for port, value in readings.items()]
-    if output == "json":
-        emit_json({"device": device, "ports": rows})
+    if output in DOCUMENTS:
+        emit({"device": device, "ports": rows}, output)
         return
     click.echo(table(["port", "direction", "power dBm"],
-                     [[r["port"], r["direction"], r["power_dbm"]] for r in rows]))
+                     [[r["port"], r["direction"], r["power_dbm"]] for r in rows],
+                     wide_only=("direction",)))
 
 
 @ocs.command()
-@click.argument("device", type=DEVICE)
+@watch_option
+@click.argument("device", type=OCS)
 @console_option
 @output_option
 @pass_context
@@ -316,12 +329,12 @@ def ports(ctx: Context, device: str, console: bool, output: str) -> None:
     rows = [{"port": port, "direction": _direction(driver, port),
              "state": state.value, "connected_to": peer.get(port),
              "power_dbm": readings.get(port)} for port, state in states.items()]
-    if output == "json":
-        emit_json({"device": device, "ports": rows})
+    if output in DOCUMENTS:
+        emit({"device": device, "ports": rows}, output)
         return
     click.echo(table(["port", "direction", "state", "connected to", "power dBm"],
                      [[r["port"], r["direction"], r["state"], r["connected_to"], r["power_dbm"]]
-                      for r in rows]))
+                      for r in rows], wide_only=("direction",)))
 
 
 @ocs.group()
@@ -343,7 +356,7 @@ def _set_ports(ctx: Context, device: str, ports: tuple[str, ...], enabled: bool,
         if not enabled:
             print_impacts(impacts)
         if dry_run:
-            click.echo("dry run: nothing was sent")
+            say("dry run: nothing was sent")
             return
         overrides = impact.enforce(impacts, journal=ctx.journal, device=entry.name,
                                    action=action, force=force)
@@ -361,12 +374,12 @@ def _set_ports(ctx: Context, device: str, ports: tuple[str, ...], enabled: bool,
                            impact=[i.as_dict() for i in impacts], read_back=found) as change:
             impact.note_overrides(change, overrides)
             states = driver.set_ports_enabled(chosen, enabled)
-    click.echo(f"{device}: ports {', '.join(map(str, states))} "
-               f"{'enabled' if enabled else 'disabled'} (verified)")
+    say(f"{device}: ports {', '.join(map(str, states))} "
+        f"{'enabled' if enabled else 'disabled'} (verified)")
 
 
 @port.command()
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=OCS)
 @click.argument("ports", nargs=-1, required=True, metavar="PORT...")
 @console_option
 @pass_context
@@ -376,7 +389,7 @@ def enable(ctx: Context, device: str, ports: tuple[str, ...], console: bool) -> 
 
 
 @port.command()
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=OCS)
 @click.argument("ports", nargs=-1, required=True, metavar="PORT...")
 @dry_run_option
 @click.option("--force", is_flag=True,
@@ -390,7 +403,7 @@ def disable(ctx: Context, device: str, ports: tuple[str, ...], dry_run: bool, fo
 
 
 @ocs.command("boot-mode")
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=OCS)
 @click.argument("mode", required=False, type=click.Choice([m.value for m in BootMode]))
 @console_option
 @pass_context
@@ -410,11 +423,11 @@ def boot_mode(ctx: Context, device: str, mode: str | None, console: bool) -> Non
                                boot_mode=mode, impact=[i.as_dict() for i in impacts],
                                read_back=found):
                 driver.set_boot_mode(BootMode(mode))
-        click.echo(f"{device}: boot mode {driver.boot_mode().value}")
+        say(f"{device}: boot mode {driver.boot_mode().value}")
 
 
 @ocs.command()
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=OCS)
 @console_option
 @output_option
 @pass_context
@@ -425,8 +438,8 @@ def light(ctx: Context, device: str, console: bool, output: str) -> None:
     """
     with _driver(ctx, device, console) as (_, driver):
         paths = check_light(driver, driver.port_map())
-    if output == "json":
-        emit_json({"device": device, "paths": [p.as_dict() for p in paths]})
+    if output in DOCUMENTS:
+        emit({"device": device, "paths": [p.as_dict() for p in paths]}, output)
     else:
         click.echo(table(["ingress", "egress", "in dBm", "out dBm", "loss dB", "light"],
                          [[p.ingress, p.egress, p.ingress_dbm, p.egress_dbm,
@@ -441,7 +454,7 @@ def light(ctx: Context, device: str, console: bool, output: str) -> None:
 
 
 @ocs.command()
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=OCS)
 @click.option("--laser", "laser_name", required=True, metavar="NAME",
               help="Tunable laser (inventory kind laser) feeding the ingress ports.")
 @click.option("--meter", "meter_name", required=True, metavar="NAME",
@@ -502,10 +515,10 @@ def characterize(ctx: Context, device: str, laser_name: str, meter_name: str, po
         log_interval_seconds=log_interval, log_window_seconds=log_window,
         limits=limits_from_options(max_il, max_repeatability, max_switching_ms, max_crosstalk),
         restart=restart, force=force,
-        show_progress=output != "json" and sys.stderr.isatty())
+        show_progress=output not in DOCUMENTS and sys.stderr.isatty())
     document = run_characterization(ctx.devices, ctx.journal, request)
-    if output == "json":
-        emit_json(document)
+    if output in DOCUMENTS:
+        emit(document, output)
     else:
         _print_characterization(document, out_dir)
     if not document["pass"]:
@@ -518,8 +531,8 @@ def characterize(ctx: Context, device: str, laser_name: str, meter_name: str, po
 def report(directory: Path, output: str) -> None:
     """Print the summary of a characterization written to DIR."""
     document = load_report(directory)
-    if output == "json":
-        emit_json(document)
+    if output in DOCUMENTS:
+        emit(document, output)
         return
     _print_characterization(document, directory)
 
@@ -528,16 +541,16 @@ def _print_characterization(document: dict[str, Any], directory: Path) -> None:
     settings = document["settings"]
     verdict = "PASS" if document["pass"] else "FAIL"
     ocs_id = document.get("identities", {}).get("ocs", {})
-    click.echo(f"{document['device']}: {verdict}  "
-               f"({len(settings['ingress'])}x{len(settings['egress'])} paths, "
-               f"{len(settings['wavelengths_nm'])} wavelength(s), {settings['repeat']} round(s), "
-               f"{document['steps']} switch steps"
-               + (f"; serial {ocs_id['serial']}" if ocs_id.get("serial") else "") + ")")
+    say(f"{document['device']}: {verdict}  "
+        f"({len(settings['ingress'])}x{len(settings['egress'])} paths, "
+        f"{len(settings['wavelengths_nm'])} wavelength(s), {settings['repeat']} round(s), "
+        f"{document['steps']} switch steps"
+        + (f"; serial {ocs_id['serial']}" if ocs_id.get("serial") else "") + ")")
     click.echo(table(["measure", "wavelength", "measured", "limit", "result"],
                      summary_rows(document)))
     for failure in document["failures"]:
-        click.echo(f"  - {failure}")
+        say(f"  - {failure}")
     files = document.get("files", {})
     names = [files.get("report"), files.get("measurements"),
              *files.get("insertion_loss_heatmaps", []), files.get("switching_histogram")]
-    click.echo(f"files in {directory}: " + ", ".join(n for n in names if n))
+    say(f"files in {directory}: " + ", ".join(n for n in names if n))

@@ -1,22 +1,76 @@
-"""Tables for people, JSON for scripts (``-o json``): one document on stdout."""
+"""What a command prints: tables for people, one JSON or YAML document for scripts.
+
+``-o table`` (the default) fits a table in :data:`WIDTH` columns: the columns a table
+marks wide-only are left out, and when it is still too wide the widest text column is
+cut with ``…`` (a number never is). ``-o wide`` prints every column in full. ``-o json``
+prints one JSON document, the contract scripts rely on; ``-o yaml`` the same document
+as YAML. On a terminal the states in tables and fields (ok, low, dark, lost, down...) are
+coloured (:data:`STATE_COLOURS`) when the root decided colour is wanted (``--color``,
+``NO_COLOR``, ``TERM``; see :func:`msoctl.cli.colour_wanted`). ``--watch SECONDS``
+(:func:`watch_option`) reruns a show command until Ctrl-C (:mod:`msoctl.cli.watch`).
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from collections.abc import Sequence
-from typing import Any
+import re
+import textwrap
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, TypeVar
 
 import click
 
 from msoctl import impact
+from msoctl.cli.types import Count, Number
 
-FORMATS = ("table", "json")
+FORMATS = ("table", "wide", "json", "yaml")
+DOCUMENTS = ("json", "yaml")
+"""The formats that print one document (the same one) instead of text."""
+WIDTH = 80
+GAP = "  "
+ELLIPSIS = "…"
+MIN_CUT = 6  # a text column is never cut narrower than this (or its title)
+_FORMAT_KEY = "msoctl.output"  # in click's Context.meta, shared by a command's contexts
+_WATCH_KEY = "msoctl.watching"
+
+STATE_COLOURS: dict[str, str] = {
+    **dict.fromkeys(("ok", "lit", "arrives", "enabled", "done", "applied", "confirmed",
+                     "restored", "pass"), "green"),
+    **dict.fromkeys(("low", "high", "warn", "warning", "disturbed", "at risk", "pending",
+                     "moved", "unprotected", "interrupted", "partly applied", "low_warning",
+                     "high_warning"), "yellow"),
+    **dict.fromkeys(("dark", "lost", "down", "failed", "refused", "unlit", "not applied",
+                     "low_alarm", "high_alarm", "fail"), "red"),
+}
+"""The colour of each state word a table or a field may show, on a terminal."""
+_LONGEST_FIRST = sorted(STATE_COLOURS, key=len, reverse=True)
+
+
+def _remember_format(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    ctx.meta[_FORMAT_KEY] = value  # every table of the command reads it (-o wide)
+    return value
+
 
 output_option = click.option(
     "-o", "--output", "output", type=click.Choice(FORMATS), default="table", show_default=True,
-    help="Print a table, or one JSON document.",
+    callback=_remember_format,
+    help="table (fits 80 columns), wide (every column), or one document: json or yaml.",
 )
+
+
+def output_format() -> str:
+    """The ``-o`` of the command running now (``table`` outside one, or without ``-o``)."""
+    ctx = click.get_current_context(silent=True)
+    return str(ctx.meta.get(_FORMAT_KEY, "table")) if ctx is not None else "table"
+
+
+def colour_on() -> bool:
+    """Whether this command colours what it prints (the root decided; see
+    :func:`msoctl.cli.colour_wanted`)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and ctx.color is True
 
 
 def _clean(value: Any) -> Any:
@@ -29,8 +83,23 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def emit(document: dict[str, Any], output: str = "json") -> None:
+    """Print ``document`` as ``output`` (json or yaml): NaN and infinities as null. YAML is
+    the JSON document itself (what JSON would give back), keys in their order. Under
+    ``--watch`` a JSON document takes one line and a YAML one starts with ``---``."""
+    watching = _watching()
+    text = json.dumps(_clean(document), indent=None if watching else 2)
+    if output != "yaml":
+        click.echo(text)
+        return
+    import yaml  # only for -o yaml
+
+    click.echo(yaml.safe_dump(json.loads(text), sort_keys=False, allow_unicode=True,
+                              explicit_start=watching), nl=False)
+
+
 def emit_json(document: dict[str, Any]) -> None:
-    click.echo(json.dumps(_clean(document), indent=2))
+    emit(document, "json")
 
 
 def cell(value: Any, digits: int = 2) -> str:
@@ -43,21 +112,72 @@ def cell(value: Any, digits: int = 2) -> str:
     return str(value)
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    cells = [[cell(v) for v in row] for row in rows]
-    widths = [len(h) for h in headers]
-    for row in cells:
-        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
-    numeric = [all(_numeric(row[i]) for row in cells) and bool(cells) for i in range(len(headers))]
+def paint(text: str) -> str:
+    """``text`` with its state coloured when this command colours: a whole state
+    (``lost``), or one that ends the text (``span-1 lit``)."""
+    if not colour_on():
+        return text
+    lowered = text.lower()
+    for state in _LONGEST_FIRST:  # "not applied" before "applied"
+        if lowered == state or lowered.endswith(" " + state):
+            cut = len(text) - len(state)
+            return text[:cut] + click.style(text[cut:], fg=STATE_COLOURS[state])
+    return text
 
-    def line(values: Sequence[str]) -> str:
-        parts = [v.rjust(w) if num else v.ljust(w)
-                 for v, w, num in zip(values, widths, numeric, strict=True)]
-        return "  ".join(parts).rstrip()
 
-    out = [line([h.upper() for h in headers])]
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
+          wide_only: Collection[str] = (), cut: Collection[str] | None = None,
+          wide: bool | None = None, width: int = WIDTH) -> str:
+    """Rows under upper-cased ``headers``, numbers right-aligned. Unless ``wide`` (default:
+    ``-o wide`` was given), the columns named in ``wide_only`` are left out and the
+    widest text column (of those named in ``cut``, when given: names and times are
+    better whole) is cut with ``…``, one character at a time, until the table fits
+    ``width`` columns or nothing more can be cut: no column is cut narrower than its
+    title or :data:`MIN_CUT`, and no number is cut."""
+    if wide is None:
+        wide = output_format() == "wide"
+    keep = [i for i, name in enumerate(headers) if wide or name not in wide_only]
+    titles = [headers[i].upper() for i in keep]
+    cells = [[cell(row[i]) for i in keep] for row in rows]
+    numeric = [bool(cells) and all(_numeric(row[c]) for row in cells)
+               for c in range(len(keep))]
+    widths = [max([len(title), *(len(row[c]) for row in cells)])
+              for c, title in enumerate(titles)]
+    if not wide:
+        may_cut = [not number and (cut is None or headers[i] in cut)
+                   for i, number in zip(keep, numeric, strict=True)]
+        widths = _fit(titles, cells, widths, may_cut, width)
+
+    def line(values: Sequence[str], *, heading: bool = False) -> str:
+        parts = []
+        for value, size, number in zip(values, widths, numeric, strict=True):
+            text = value if len(value) <= size else value[:size - 1].rstrip() + ELLIPSIS
+            shown = text if heading else paint(text)
+            pad = " " * (size - len(text))  # by the visible length: colour adds none
+            parts.append(pad + shown if number else shown + pad)
+        return GAP.join(parts).rstrip()
+
+    out = [line(titles, heading=True)]
     out.extend(line(row) for row in cells)
     return "\n".join(out)
+
+
+def _fit(titles: list[str], cells: list[list[str]], widths: list[int], may_cut: list[bool],
+         width: int) -> list[int]:
+    """Column widths that fit ``width``: one character at a time, always off the widest
+    column that may be cut and can still give."""
+    floors = [max(len(title), MIN_CUT, *(len(row[c]) for row in cells if _numeric(row[c])))
+              for c, title in enumerate(titles)]
+    fitted = list(widths)
+    excess = sum(fitted) + len(GAP) * (len(fitted) - 1) - width
+    while excess > 0:
+        cuttable = [c for c, size in enumerate(fitted) if may_cut[c] and size > floors[c]]
+        if not cuttable:
+            break
+        widest = max(cuttable, key=lambda c: fitted[c])
+        fitted[widest] -= 1
+        excess -= 1
+    return fitted
 
 
 def _numeric(text: str) -> bool:
@@ -68,9 +188,38 @@ def _numeric(text: str) -> bool:
     return True
 
 
-def fields(pairs: Sequence[tuple[str, Any]]) -> str:
-    width = max(len(k) for k, _ in pairs)
-    return "\n".join(f"{k + ':':<{width + 1}} {cell(v)}" for k, v in pairs)
+def fields(pairs: Sequence[tuple[str, Any]], *, width: int = WIDTH) -> str:
+    """``key: value`` lines, values aligned; a long value wraps under itself, and a value
+    that is a state is coloured."""
+    key_width = max(len(k) for k, _ in pairs) + 1
+    lines = []
+    for key, value in pairs:
+        text = cell(value)
+        head = f"{key + ':':<{key_width}} "
+        wrapped = textwrap.wrap(text, max(width - len(head), 20), break_long_words=False,
+                                break_on_hyphens=False) or [text]
+        lines.append(head + (paint(text) if len(wrapped) == 1 else wrapped[0]))
+        lines.extend(" " * len(head) + more for more in wrapped[1:])
+    return "\n".join(lines)
+
+
+_QUANTITY = re.compile(r"(\d) (dBm|dB|ms|s|us|km|m|mA|V|W|B|kB|MB|GB|°C|%)(?=\W|$)")
+
+
+def wrap(text: str, *, indent: int = 2, width: int = WIDTH) -> str:
+    """A line of prose within ``width`` columns: continuation lines indented by
+    ``indent``; words (paths, URLs) are never broken, nor a number from its unit."""
+    if len(text) <= width:
+        return text
+    glued = _QUANTITY.sub("\\1\N{NO-BREAK SPACE}\\2", text)  # textwrap breaks only at spaces
+    return textwrap.fill(glued, width, subsequent_indent=" " * indent,
+                         break_long_words=False, break_on_hyphens=False
+                         ).replace("\N{NO-BREAK SPACE}", " ")
+
+
+def say(text: str, *, indent: int = 2) -> None:
+    """Print a line of prose, wrapped within :data:`WIDTH` columns (:func:`wrap`)."""
+    click.echo(wrap(text, indent=indent))
 
 
 def describe_impacts(impacts: Sequence[impact.Impact]) -> str:
@@ -82,4 +231,73 @@ def describe_impacts(impacts: Sequence[impact.Impact]) -> str:
              i.service, i.reason + (" (span assumed: an OCS map was unreadable)"
                                     if i.assumed else "")]
             for i in impact.worst_first(impacts)]
-    return "impact on links:\n" + table(["link", "effect", "span", "service", "why"], rows)
+    return "impact on links:\n" + table(["link", "effect", "span", "service", "why"], rows,
+                                         cut=("why",))
+
+
+# ---- --watch ---------------------------------------------------------------------------
+
+MIN_WATCH_SECONDS = 0.2
+MAX_WATCH_SECONDS = 86_400.0
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _watching() -> bool:
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and bool(ctx.meta.get(_WATCH_KEY))
+
+
+def _command_line(ctx: click.Context) -> str:
+    """What a watch runs, as the operator wrote it: the command and its arguments."""
+    words = [ctx.command_path]
+    for param in ctx.command.params:
+        if isinstance(param, click.Argument):
+            value = ctx.params.get(param.name or "")
+            words.extend(map(str, value if isinstance(value, tuple | list) else
+                             () if value is None else (value,)))
+    return " ".join(words)
+
+
+def watch_option(command: F) -> F:
+    """``--watch SECONDS`` for a show command: put it right under ``@group.command()``.
+
+    Without it the command runs once. With it the command's callback runs every SECONDS
+    until Ctrl-C (exit 0) and :func:`msoctl.cli.watch.watch` shows each run. The hidden
+    ``--watch-count N`` stops after N runs (for tests and scripts)."""
+
+    @functools.wraps(command)
+    def run(*args: Any, watch: float | None, watch_count: int | None, **kwargs: Any) -> Any:
+        if watch is None:
+            if watch_count is not None:
+                raise click.UsageError("--watch-count needs --watch")
+            return command(*args, **kwargs)
+        from msoctl.cli.watch import watch as watch_loop  # only when watching
+
+        ctx = click.get_current_context()
+        ctx.meta[_WATCH_KEY] = True
+        output = output_format()
+
+        def show_error(message: str) -> None:
+            if output in DOCUMENTS:
+                emit({"error": message}, output)
+            else:
+                click.echo(f"error: {message}")
+
+        def once() -> Any:
+            state = ctx.find_root().obj
+            if state is not None:
+                state.forget_readings()  # each run reads the devices anew
+            return command(*args, **kwargs)
+
+        return watch_loop(once, seconds=watch, count=watch_count,
+                          documents=output in DOCUMENTS, show_error=show_error,
+                          title=_command_line(ctx))
+
+    run = click.option("--watch-count", type=Count(1, 1_000_000), hidden=True,
+                       help="Stop after N runs.")(run)
+    run = click.option("--watch", type=Number(MIN_WATCH_SECONDS, MAX_WATCH_SECONDS),
+                       metavar="SECONDS",
+                       help=f"Run again every SECONDS (at least {MIN_WATCH_SECONDS:g}), "
+                            "redrawn in place on a terminal, until Ctrl-C.")(run)
+    return run  # type: ignore[return-value]

@@ -19,7 +19,7 @@ import click
 
 from drivers.errors import DeviceError, ValidationError
 from msoctl.cli.context import Context, pass_context
-from msoctl.cli.output import cell, emit_json, output_option, table
+from msoctl.cli.output import DOCUMENTS, cell, emit, output_option, say, table, watch_option
 from msoctl.cli.types import LINK, Number
 from msoctl.fabric.lightpath import (
     DARK_BELOW_DBM,
@@ -40,6 +40,7 @@ def path() -> None:
 
 
 @path.command("show")
+@watch_option
 @click.argument("link", required=False, type=LINK)
 @click.option("--tolerance", "tolerance_db", type=Number(0.1, 30.0),
               default=DEFAULT_TOLERANCE_DB, show_default=True, metavar="DB",
@@ -65,8 +66,8 @@ def show_command(ctx: Context, link: str | None, tolerance_db: float, dark_below
                               "inventory)")
     report = show(ctx.devices, links, tolerance_db=tolerance_db,
                   dark_below_dbm=dark_below_dbm)
-    if output == "json":
-        emit_json(report.as_dict())
+    if output in DOCUMENTS:
+        emit(report.as_dict(), output)
     else:
         print_report(report)
     if report.errors:
@@ -104,7 +105,7 @@ def print_direction(direction: Direction) -> None:
                else "light not measured at the receiver" if lost is None
                else f"light lost at hop {lost + 1} ({direction.hops[lost].device} "
                     f"{direction.hops[lost].point}: {direction.hops[lost].status})")
-    click.echo(f"{direction.source} -> {direction.destination} {where}: {verdict}")
+    say(f"{direction.source} -> {direction.destination} {where}: {verdict}")
     rows = []
     for number, hop in enumerate(direction.hops, start=1):
         budget = _signed(hop.step_db) + (hop.step or "")
@@ -112,9 +113,9 @@ def print_direction(direction: Direction) -> None:
                      hop.difference_db, hop.status,
                      "no answer" if hop.error else budget.strip()])
     click.echo(table(["hop", "device", "point", "expected dBm", "measured dBm", "diff dB",
-                      "status", "budget"], rows))
+                      "status", "budget"], rows, wide_only=("budget",)))
     for note in direction.notes:
-        click.echo(f"note: {note}")
+        say(f"note: {note}")
 
 
 def print_report(report: PathReport) -> None:
@@ -122,15 +123,15 @@ def print_report(report: PathReport) -> None:
         if index:
             click.echo()
         span_names = sorted({d.span_name for d in link.directions})
-        click.echo(f"{link.link}: {_span_words(link.span, ', '.join(span_names))}, "
-                   f"light {link.light}")
+        say(f"{link.link}: {_span_words(link.span, ', '.join(span_names))}, "
+            f"light {link.light}")
         for direction in link.directions:
             click.echo()
             print_direction(direction)
     if report.errors:
         click.echo()
         for device, why in report.errors.items():
-            click.echo(f"{device}: no answer: {why}")
+            say(f"{device}: no answer: {why}")
     click.echo()
-    click.echo(f"(a hop is low more than {cell(report.tolerance_db, 1)} dB under its budget, "
-               f"dark below {cell(report.dark_below_dbm, 1)} dBm)")
+    say(f"(a hop is low more than {cell(report.tolerance_db, 1)} dB under its budget, "
+        f"dark below {cell(report.dark_below_dbm, 1)} dBm)")

@@ -13,7 +13,7 @@ import click
 
 from drivers.errors import DeviceError, ValidationError
 from msoctl.cli.context import Context, pass_context
-from msoctl.cli.output import emit_json, output_option, table
+from msoctl.cli.output import DOCUMENTS, emit, output_option, say, table, watch_option
 from msoctl.cli.types import LINK, TEXT, Number
 from msoctl.journal import Journal
 from msoctl.links import Link, OcsPort
@@ -96,17 +96,17 @@ def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restor
         names = ", ".join(f"{link.name} ({link.working.name}, protection "
                           f"{link.protection.name if link.protection else '-'})"
                           for link in controller.links)
-        click.echo(f"protecting {names}: hold-off {hold_off_ms:g} ms, wait-to-restore "
-                   f"{wait_to_restore_s:g} s, {'revertive' if revertive else 'non-revertive'}, "
-                   f"poll {poll_ms:g} ms, threshold {threshold_dbm:g} dBm, hysteresis "
-                   f"{hysteresis_db:g} dB; journal {ctx.journal.where}; Ctrl-C stops")
+        say(f"protecting {names}: hold-off {hold_off_ms:g} ms, wait-to-restore "
+            f"{wait_to_restore_s:g} s, {'revertive' if revertive else 'non-revertive'}, "
+            f"poll {poll_ms:g} ms, threshold {threshold_dbm:g} dBm, hysteresis "
+            f"{hysteresis_db:g} dB; journal {ctx.journal.where}; Ctrl-C stops")
         controller.run(stop)
     finally:
         _restore_signals(previous)
     counts = controller.counts
-    click.echo(f"stopped: {counts['switch']} switch(es), {counts['revert']} revert(s), "
-               f"{counts['unavailable']} time(s) protection unavailable, "
-               f"{counts['failed']} failure(s)")
+    say(f"stopped: {counts['switch']} switch(es), {counts['revert']} revert(s), "
+        f"{counts['unavailable']} time(s) protection unavailable, "
+        f"{counts['failed']} failure(s)")
 
 
 def _ocs_size(ctx: Context, name: str) -> int:
@@ -129,7 +129,7 @@ def _printer() -> Callable[[ProtectionEvent], None]:
     def show(event: ProtectionEvent) -> None:
         stamp = datetime.now(UTC).strftime("%H:%M:%S.%f")[:-3]
         with lock:
-            click.echo(f"{stamp} {event.kind:<12} {event.message}")
+            say(f"{stamp} {event.kind:<12} {event.message}")
 
     return show
 
@@ -157,6 +157,7 @@ def _restore_signals(previous: dict[int, Handler]) -> None:
 
 
 @protect.command()
+@watch_option
 @output_option
 @pass_context
 def status(ctx: Context, output: str) -> None:
@@ -193,32 +194,36 @@ def status(ctx: Context, output: str) -> None:
             "service": "drained" if link.name in drained else "in service",
             "drained": None if link.name not in drained else drained[link.name].as_dict(),
         })
-    if output == "json":
-        emit_json({"journal": journal.where, "links": documents,
-                   "errors": errors or None})
+    if output in DOCUMENTS:
+        emit({"journal": journal.where, "links": documents,
+              "errors": errors or None}, output)
         return
     rows = []
     for d in documents:
         working, protection = d["spans"]["working"], d["spans"]["protection"]
         event = d["last_event"]
-        controller = d["controller"]["state"]
-        if d["drained"] is not None:
-            controller += " (drained: left alone)"
         rows.append([d["link"], d["carried_by"], f"{working['span']} {working['light']}",
-                     f"{protection['span']} {protection['light']}", controller,
-                     "-" if event is None else f"{event['time'][:23].replace('T', ' ')} "
-                     f"{event['action'].removeprefix('protection.')} {event['status']}"])
-    click.echo(table(["link", "on", "working", "protection", "controller", "last event"], rows))
+                     f"{protection['span']} {protection['light']}", d["controller"]["state"],
+                     "-" if event is None else
+                     f"{event['action'].removeprefix('protection.')} {event['status']} "
+                     f"{event['time'][5:19].replace('T', ' ')}"])
+    click.echo(table(["link", "on", "working", "protection", "controller", "last event"], rows,
+                     cut=("last event",)))
     for d in documents:
+        drained = d["drained"]
+        if drained is not None:
+            say(f"  {d['link']} drained: left alone by the controller (since "
+                f"{drained['since']} by {drained['user']}"
+                + (f": {drained['reason']})" if drained.get("reason") else ")"), indent=4)
         for role, span in d["spans"].items():
             for direction in span["directions"]:
                 if direction["state"] != LIT:
-                    click.echo(f"  {d['link']} {role} {span['span']} "
-                               f"{DIRECTION_NAMES[direction['direction']]}: "
-                               f"{direction['state']}: {direction['reason']}")
+                    say(f"  {d['link']} {role} {span['span']} "
+                        f"{DIRECTION_NAMES[direction['direction']]}: "
+                        f"{direction['state']}: {direction['reason']}", indent=4)
         event = d["last_event"]
         if event is not None and event.get("summary"):
-            click.echo(f"  {d['link']} last event: {event['summary']}")
+            say(f"  {d['link']} last event: {event['summary']}", indent=4)
     for error in errors:
         click.echo(f"warning: {error}", err=True)
 

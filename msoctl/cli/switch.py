@@ -14,9 +14,20 @@ from drivers.errors import DeviceError, SafetyInterlock, ValidationError
 from drivers.switch.netconf import SwitchSession
 from drivers.switch.tree import Change
 from msoctl import impact
+from msoctl.cli.changes import change_lines
 from msoctl.cli.context import Context, pass_context
-from msoctl.cli.output import cell, describe_impacts, emit_json, output_option, table
-from msoctl.cli.types import DEVICE, TEXT, Count, Number, OutputFile, input_path
+from msoctl.cli.output import (
+    DOCUMENTS,
+    cell,
+    describe_impacts,
+    emit,
+    output_format,
+    output_option,
+    say,
+    table,
+    watch_option,
+)
+from msoctl.cli.types import SWITCH, TEXT, Count, Number, OutputFile, input_path
 from msoctl.impact import Impact
 from msoctl.ops.headroom import (
     MAX_BUFFER_BYTES,
@@ -78,8 +89,8 @@ def headroom(distance: str, speed: str, mtu: int, cell_size: int, small_packets:
         small_packet_percent=small_packets, phy_delay_bytes=phy_delay,
         pipeline_latency_bytes=pipeline_latency, peer_response_quanta=peer_response_quanta,
     ))
-    if output == "json":
-        emit_json(result.as_dict())
+    if output in DOCUMENTS:
+        emit(result.as_dict(), output)
         return
     mb = 1e6
     rows = [
@@ -98,8 +109,8 @@ def headroom(distance: str, speed: str, mtu: int, cell_size: int, small_packets:
         ["ECN max threshold", f"{result.ecn_max_threshold_bytes:,} B", "2 x BDP"],
         ["ECN max marking", f"{result.ecn_max_probability_percent}%", ""],
     ]
-    click.echo(f"link: {distance} at {speed}, per lossless priority per port")
-    click.echo(table(["term", "value", "how"], rows))
+    say(f"link: {distance} at {speed}, per lossless priority per port")
+    click.echo(table(["term", "value", "how"], rows, wide_only=("how",)))
 
 
 @switch.command()
@@ -110,7 +121,7 @@ def headroom(distance: str, speed: str, mtu: int, cell_size: int, small_packets:
 @click.option("--lossless-pool", metavar="SIZE", type=TEXT,
               help="The chip's lossless buffer pool (e.g. 64MB): a plan that needs more "
                    "headroom is refused.")
-@click.option("--device", metavar="SWITCH", type=DEVICE,
+@click.option("--device", metavar="SWITCH", type=SWITCH,
               help="Read the lossless pool from this switch's chip (over NETCONF).")
 @click.option("--fast-cnp/--no-fast-cnp", default=True, show_default=True,
               help="Switch-generated CNPs on the lossless queues.")
@@ -137,19 +148,19 @@ def plan(ctx: Context, ports: tuple[str, ...], lossless: str, lossless_pool: str
         pool = _chip_lossless_pool(ctx, device)
     result = derive(links, lossless_priorities=priorities, lossless_pool_bytes=pool,
                     fast_cnp=fast_cnp, cnp_priority=cnp_priority, cnp_dscp=cnp_dscp)
-    if output == "json":
-        emit_json({"config": result.config,
-                   "headroom_needed_bytes": result.headroom_needed_bytes,
-                   "lossless_pool_bytes": result.lossless_pool_bytes,
-                   "ports": {name: h.as_dict() for name, h in result.headroom.items()}})
+    if output == "json":  # -o yaml is the WANT file itself, below
+        emit({"config": result.config,
+              "headroom_needed_bytes": result.headroom_needed_bytes,
+              "lossless_pool_bytes": result.lossless_pool_bytes,
+              "ports": {name: h.as_dict() for name, h in result.headroom.items()}})
         return
     of_pool = ("" if result.lossless_pool_bytes is None
                else f" of the {result.lossless_pool_bytes / 1e6:.2f} MB lossless pool")
-    click.echo(f"# msoctl switch plan: {len(result.headroom)} port(s), headroom "
-               f"{result.headroom_needed_bytes / 1e6:.2f} MB{of_pool}")
+    say(f"# msoctl switch plan: {len(result.headroom)} port(s), headroom "
+        f"{result.headroom_needed_bytes / 1e6:.2f} MB{of_pool}")
     for name, h in result.headroom.items():
-        click.echo(f"# {name}: {h.distance_m / 1000:g} km, RTT {h.rtt_seconds * 1e6:.0f} us, "
-                   f"BDP {h.bdp_bytes / 1e6:.2f} MB, xoff {h.xoff_bytes / 1e6:.2f} MB")
+        say(f"# {name}: {h.distance_m / 1000:g} km, RTT {h.rtt_seconds * 1e6:.0f} us, "
+            f"BDP {h.bdp_bytes / 1e6:.2f} MB, xoff {h.xoff_bytes / 1e6:.2f} MB")
     text = yaml.safe_dump(result.config, sort_keys=False)
     if out_file is None:
         click.echo(text, nl=False)
@@ -158,7 +169,7 @@ def plan(ctx: Context, ports: tuple[str, ...], lossless: str, lossless_pool: str
         out_file.write_text(text, encoding="utf-8")
     except OSError as error:
         raise ValidationError(f"cannot write {out_file}: {error.strerror}") from None
-    click.echo(f"# wrote {out_file}")
+    say(f"# wrote {out_file}")
 
 
 def _chip_lossless_pool(ctx: Context, device: str) -> int:
@@ -236,7 +247,7 @@ def config_document(name: str, source: str, tree: Mapping[str, Any],
 
 
 @cc.command("show")
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=SWITCH)
 @click.option("--port", metavar="NAME", help="Only this port.")
 @click.option("--source", type=click.Choice(["running", "candidate", "startup"]),
               default="running", show_default=True, help="The datastore to read.")
@@ -254,17 +265,17 @@ def cc_show(ctx: Context, device: str, port: str | None, source: str, output: st
         if not document["ports"]:
             raise ValidationError(f"{device} has no configuration for port {port!r} in "
                                   f"{source}")
-    if output == "json":
-        emit_json(document)
+    if output in DOCUMENTS:
+        emit(document, output)
         return
     fast = document["fast_cnp"]
-    click.echo(f"{device} {source}: fast CNP {_yes(fast['enabled'])}, CNP DSCP "
-               f"{cell(fast['cnp_dscp'])}, priority {cell(fast['cnp_priority'])}, "
-               f"min interval {cell(fast['min_interval_microseconds'])} us")
+    say(f"{device} {source}: fast CNP {_yes(fast['enabled'])}, CNP DSCP "
+        f"{cell(fast['cnp_dscp'])}, priority {cell(fast['cnp_priority'])}, "
+        f"min interval {cell(fast['min_interval_microseconds'])} us")
     if pending is not None:
-        click.echo(f"pending: confirmed commit {pending.get('persist_id')} until "
-                   f"{pending.get('confirm_deadline')} (msoctl switch cc confirm|cancel "
-                   f"{device})")
+        say(f"pending: confirmed commit {pending.get('persist_id')} until "
+            f"{pending.get('confirm_deadline')} (msoctl switch cc confirm|cancel "
+            f"{device})")
     click.echo(table(
         ["port", "speed", "cable m", "lossless", "xoff bytes", "xon bytes", "watchdog"],
         [[p["name"], p["speed"], p["cable_length_meters"],
@@ -280,20 +291,9 @@ def cc_show(ctx: Context, device: str, port: str | None, source: str, output: st
               _yes(q["fast_cnp_enabled"])] for name, q in queues]))
 
 
-def _render_change(change: Change) -> str:
-    if change.kind == "add":
-        return f"  + {change.path} = {_value(change.after)}"
-    if change.kind == "remove":
-        return f"  - {change.path} (was {_value(change.before)})"
-    return f"  ~ {change.path}: {_value(change.before)} -> {_value(change.after)}"
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return "[" + ", ".join(map(_value, value)) + "]"
-    return str(value)
+def _echo_changes(changes: list[Change], *, indent: int = 2) -> None:
+    for line in change_lines(changes, indent=indent, wide=output_format() == "wide"):
+        click.echo(line)
 
 
 merge_option = click.option(
@@ -302,7 +302,7 @@ merge_option = click.option(
 
 
 @cc.command("plan")
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=SWITCH)
 @click.option("--file", "want_file", required=True, type=input_path(dir_okay=False),
               metavar="WANT.yaml", help="The wanted configuration (msoctl switch plan writes one).")
 @merge_option
@@ -321,30 +321,28 @@ def cc_plan(ctx: Context, device: str, want_file: Path, merge_only: bool, output
     kept = [c for c in plan.changes if c.kind != "remove"]
     impacts = impact.worst_first(impact.switch_config(ctx.inventory, device, plan.changes,
                                                       ctx.drained(), read_map=ctx.read_map))
-    if output == "json":
-        emit_json({"device": device, "method": plan.method, "merge": merge_only,
-                   "changes": [c.as_dict() for c in kept],
-                   "deletions": [c.as_dict() for c in removed],
-                   "impact": [i.as_dict() for i in impacts]})
+    if output in DOCUMENTS:
+        emit({"device": device, "method": plan.method, "merge": merge_only,
+              "changes": [c.as_dict() for c in kept],
+              "deletions": [c.as_dict() for c in removed],
+              "impact": [i.as_dict() for i in impacts]}, output)
         return
     how = ("the switch's own diff of running and candidate" if plan.method == "candidate"
            else "computed here: the switch has no candidate")
     if not plan.changes:
-        click.echo(f"{device}: no change: running already holds {want_file}")
+        say(f"{device}: no change: running already holds {want_file}")
         return
-    click.echo(f"{device}: {len(kept)} change(s), {len(removed)} deletion(s) ({how})")
-    for change in kept:
-        click.echo(_render_change(change))
+    say(f"{device}: {len(kept)} change(s), {len(removed)} deletion(s) ({how})")
+    _echo_changes(kept)
     if removed:
-        click.echo("deletions (configuration on the switch that the file does not name; "
-                   "apply needs --allow-delete, or use --merge):")
-        for change in removed:
-            click.echo(_render_change(change))
+        say("deletions (configuration on the switch that the file does not name; "
+            "apply needs --allow-delete, or use --merge):")
+        _echo_changes(removed)
     click.echo(describe_impacts(impacts))
 
 
 @cc.command("apply")
-@click.argument("devices", nargs=-1, type=DEVICE)
+@click.argument("devices", nargs=-1, type=SWITCH)
 @click.option("--label", "labels", multiple=True, metavar="KEY=VALUE",
               help="Every switch with this label (repeat to narrow).")
 @click.option("--file", "want_file", required=True, type=input_path(dir_okay=False),
@@ -404,9 +402,9 @@ def cc_apply(ctx: Context, devices: tuple[str, ...], labels: tuple[str, ...], wa
                            parallel=parallel, source=str(want_file.resolve()))
     failed = [o for o in outcomes if o.status == "failed"]
     refused = [o for o in outcomes if o.status == "refused"]
-    if output == "json":
-        emit_json({"file": str(want_file), "all_or_nothing": all_or_nothing,
-                   "merge": merge_only, "devices": [o.as_dict() for o in outcomes]})
+    if output in DOCUMENTS:
+        emit({"file": str(want_file), "all_or_nothing": all_or_nothing,
+              "merge": merge_only, "devices": [o.as_dict() for o in outcomes]}, output)
     elif len(outcomes) > 1 or not (failed or refused):  # one switch: the error line says it
         _print_outcomes(outcomes, verbose=ctx.verbose or len(outcomes) == 1,
                         timeout=confirm_timeout)
@@ -437,9 +435,11 @@ def _print_outcomes(outcomes: list[Outcome], *, verbose: bool, timeout: int) -> 
                      len(deletions(o.changes)), f"{o.seconds:.2f}", detail])
     if verbose:
         for o in outcomes:
-            for change in o.changes:
-                click.echo(f"{o.device}:{_render_change(change)[1:]}")
-    click.echo(table(["switch", "status", "changes", "deletions", "seconds", "detail"], rows))
+            if o.changes:
+                click.echo(f"{o.device}:")
+                _echo_changes(o.changes)
+    click.echo(table(["switch", "status", "changes", "deletions", "seconds", "detail"], rows,
+                     cut=("detail",)))
     touched = [i for o in outcomes for i in o.impacts]
     if touched:
         click.echo(describe_impacts(touched))
@@ -450,11 +450,11 @@ def _settle_command(ctx: Context, device: str, persist_id: str | None, action: s
     token = fleet.settle(device, action, persist_id)
     what = "confirmed: the change stays" if action == CONFIRM else \
         "cancelled: running is back to what it was"
-    click.echo(f"{device}: {token} {what}")
+    say(f"{device}: {token} {what}")
 
 
 @cc.command("confirm")
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=SWITCH)
 @click.option("--persist-id", metavar="TOKEN",
               help="The pending commit's token (default: the journal's pending change).")
 @pass_context
@@ -464,7 +464,7 @@ def cc_confirm(ctx: Context, device: str, persist_id: str | None) -> None:
 
 
 @cc.command("cancel")
-@click.argument("device", type=DEVICE)
+@click.argument("device", type=SWITCH)
 @click.option("--persist-id", metavar="TOKEN",
               help="The pending commit's token (default: the journal's pending change).")
 @pass_context
@@ -489,7 +489,8 @@ def _counters(raw: Mapping[str, Any] | None) -> dict[str, int | None]:
 
 
 @switch.command()
-@click.argument("device", type=DEVICE)
+@watch_option
+@click.argument("device", type=SWITCH)
 @click.option("--port", metavar="NAME", help="Only this port.")
 @click.option("--all-queues", is_flag=True, help="Also queues whose counters are all zero.")
 @output_option
@@ -518,13 +519,13 @@ def counters(ctx: Context, device: str, port: str | None, all_queues: bool,
                 "buffer": {"total_bytes": buffer.get("total-bytes"),
                            "lossless_pool_bytes": buffer.get("lossless-pool-bytes")},
                 "ports": ports}
-    if output == "json":
-        emit_json(document)
+    if output in DOCUMENTS:
+        emit(document, output)
         return
     total, pool = buffer.get("total-bytes"), buffer.get("lossless-pool-bytes")
     if total is not None:
-        click.echo(f"{device}: buffer {total / 1e9:.2f} GB, lossless pool "
-                   f"{(pool or 0) / 1e9:.2f} GB")
+        say(f"{device}: buffer {total / 1e9:.2f} GB, lossless pool "
+            f"{(pool or 0) / 1e9:.2f} GB")
     rows = []
     for p in ports:
         rows.append([p["name"], "all", *(p["counters"][snake] for _, snake, _ in COUNTERS)])
@@ -532,4 +533,5 @@ def counters(ctx: Context, device: str, port: str | None, all_queues: bool,
             values = [q["counters"][snake] for _, snake, _ in COUNTERS]
             if all_queues or any(values):
                 rows.append([p["name"], q["queue_id"], *values])
-    click.echo(table(["port", "queue", *(title for _, _, title in COUNTERS)], rows))
+    click.echo(table(["port", "queue", *(title for _, _, title in COUNTERS)], rows,
+                     wide_only=("pfc received",)))

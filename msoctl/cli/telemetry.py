@@ -35,8 +35,8 @@ from drivers.snmp.rates import LaneInterval, lane_intervals
 from drivers.snmp.session import SnmpTarget, run
 from drivers.snmp.telemetry import CollectionInfo, CpcTelemetry, CpoTelemetry
 from msoctl.cli.context import Context, pass_context
-from msoctl.cli.output import cell, emit_json, output_option, table
-from msoctl.cli.types import DEVICE, TEXT, Number
+from msoctl.cli.output import DOCUMENTS, cell, emit, output_option, say, table, watch_option, wrap
+from msoctl.cli.types import SWITCH, TEXT, Number
 
 DARK_DBM = -100.0  # MsoPowerDbm's floor: the receiver sees no light
 
@@ -72,7 +72,8 @@ def telemetry() -> None:
 
 
 @telemetry.command()
-@click.argument("device", type=DEVICE)
+@watch_option
+@click.argument("device", type=SWITCH)
 @port_option
 @budget_option
 @output_option
@@ -83,14 +84,15 @@ def cpo(ctx: Context, device: str, ports: tuple[str, ...], budget: float,
     target = ctx.devices.snmp_target(device)
     reading = run(TelemetryCollector(target, budget_seconds=budget).cpo())
     reading = replace(reading, lanes=_only_ports(reading.lanes, ports, device))
-    if output == "json":
-        emit_json(reading.as_dict())
+    if output in DOCUMENTS:
+        emit(reading.as_dict(), output)
         return
     _print_cpo(reading)
 
 
 @telemetry.command()
-@click.argument("device", type=DEVICE)
+@watch_option
+@click.argument("device", type=SWITCH)
 @click.option("--interval", type=Number(0.1, 3600.0), metavar="SECONDS",
               help="Read twice, SECONDS apart, and show FEC rates, CER and FLR over the "
                    "interval.")
@@ -109,8 +111,8 @@ def cpc(ctx: Context, device: str, interval: float | None, ports: tuple[str, ...
     first, last = run(_read_cpc(target, budget, interval))
     intervals = None if first is None else lane_intervals(first, last)
     last = replace(last, lanes=_only_ports(last.lanes, ports, device))
-    if output == "json":
-        emit_json(_cpc_document(last, intervals))
+    if output in DOCUMENTS:
+        emit(_cpc_document(last, intervals), output)
         return
     _print_cpc(last, intervals)
 
@@ -189,13 +191,13 @@ def _power(value: float | None) -> str:
 
 def _print_cpo(reading: CpoTelemetry) -> None:
     click.echo(_header(reading.info))
-    click.echo("\noptical engines")
+    say("\noptical engines")
     click.echo(table(
         ["engine", "name", "temp_c", "high_c", "supply_v", "status"],
         [[row.index, row.name, row.temperature_celsius, row.temperature_high_celsius,
           None if row.supply_voltage_volts is None else f"{row.supply_voltage_volts:.3f}",
           row.status] for row in reading.engines]))
-    click.echo("\nexternal lasers")
+    say("\nexternal lasers")
     click.echo(table(
         ["laser", "state", "power_dbm", "bias_ma", "voltage_v", "temp_c", "mode", "faults"],
         [[f"{row.module}/{row.lane}", row.state, _power(row.output_power_dbm),
@@ -203,8 +205,8 @@ def _print_cpo(reading: CpoTelemetry) -> None:
           None if row.voltage_volts is None else f"{row.voltage_volts:.3f}",
           row.temperature_celsius, row.control_mode,
           None if row.faults is None else (",".join(row.faults) or "none")]
-         for row in reading.lasers]))
-    click.echo("\noptical lanes")
+         for row in reading.lasers], wide_only=("mode",), cut=("faults",)))
+    say("\noptical lanes")
     click.echo(table(
         ["port", "lane", "tx_dbm", "rx_dbm", "bias_ma", "engine", "laser"],
         [[row.port_name or row.port, row.lane, _power(row.tx_power_dbm),
@@ -235,14 +237,14 @@ def _worst_bin(histogram: Sequence[int | None] | None) -> str | None:
 
 def _print_cpc(reading: CpcTelemetry, intervals: Sequence[LaneInterval] | None) -> None:
     threshold = reading.fec_degrade_threshold_ber
-    click.echo(_header(reading.info) + (
-        "" if threshold is None else f"; FEC degrade at pre-FEC BER {_ratio(threshold)}"))
+    click.echo(wrap(_header(reading.info) + (
+        "" if threshold is None else f"; FEC degrade at pre-FEC BER {_ratio(threshold)}")))
     headers = ["port", "lane", "snr_db", "pre_fec_ber", "corrected", "uncorrectable"]
     by_lane = {(row.port, row.lane): row for row in intervals or ()}
     if intervals is not None:
         seconds = next((row.interval_seconds for row in intervals), None)
-        click.echo(f"over {cell(seconds)} s of the agent's uptime (rates over the time the "
-                   "FEC counters counted)")
+        click.echo(wrap(f"over {cell(seconds)} s of the agent's uptime (rates over the time "
+                        "the FEC counters counted)"))
         headers += ["corrected/s", "uncorr/s", "cer", "flr", "max_sym_err"]
     else:
         headers += ["max_sym_err"]
@@ -261,9 +263,11 @@ def _print_cpc(reading: CpcTelemetry, intervals: Sequence[LaneInterval] | None) 
         else:
             row.append(_worst_bin(lane.fec_histogram_total))
         rows.append(row)
-    click.echo(table(headers, rows))
+    # over an interval the rates tell more than the totals since the counters began
+    wide_only = ("corrected", "uncorrectable", "max_sym_err") if intervals is not None else ()
+    click.echo(table(headers, rows, wide_only=wide_only))
     for reason, count in gaps.items():
-        click.echo(f"no rates for {count} lane{'s' if count != 1 else ''}: {reason}")
+        say(f"no rates for {count} lane{'s' if count != 1 else ''}: {reason}")
 
 
 def _interval_cells(row: LaneInterval | None) -> list[Any]:

@@ -8,7 +8,8 @@ anything is read from or sent to a device:
   are refused (a plain ``click.FloatRange`` lets NaN through, since every
   comparison with it is false);
 - :class:`Count`: an integer in a range that always has an upper bound;
-- :class:`Name`: a device or link name as the inventory writes them;
+- :class:`Name`: a device or link name as the inventory writes them, completed from
+  the inventory (``msoctl completion``);
 - :class:`Text`: free text without control or formatting characters;
 - :class:`OutputFile` and :class:`OutputDir`: a place that can be written (or
   created), checked before the command starts.
@@ -18,14 +19,19 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from drivers.yamlfile import unsafe_character
-from msoctl.inventory import DEVICE_NAME
+from msoctl.inventory import DEVICE_NAME, Inventory, find_inventory, load_inventory
 from msoctl.links import LINK_NAME
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
 
 
 class Number(click.FloatRange):
@@ -71,10 +77,13 @@ class Text(click.ParamType):  # type: ignore[type-arg]
 
 
 class Name(Text):
-    """A name of the inventory: a device (``kind="device"``) or a link or span."""
+    """A name of the inventory: a device (``kind="device"``; of one family with
+    ``family``, ``"ocs"`` say) or a link. Completes (shell completion) from the inventory
+    in use: the devices of that family, or the links."""
 
-    def __init__(self, kind: str = "device") -> None:
+    def __init__(self, kind: str = "device", family: str | None = None) -> None:
         self.kind = kind
+        self.family = family
         self.pattern = DEVICE_NAME if kind == "device" else LINK_NAME
         self.name = f"{kind} name"
 
@@ -86,6 +95,52 @@ class Name(Text):
             self.fail(f"{text!r} is not a {self.kind} name (letters, digits, '.', '_'{extra} "
                       "or '-', at most 63)", param, ctx)
         return text
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter,
+                       incomplete: str) -> list[CompletionItem]:
+        def names(inventory: Inventory) -> list[str]:
+            if self.kind != "device":
+                return list(inventory.links)
+            return [name for name, device in inventory.devices.items()
+                    if self.family is None or device.kind == self.family]
+
+        return complete_from_inventory(ctx, incomplete, names)
+
+
+class FaultTarget(Text):
+    """What a lab fault hits: a device, a switch's SNMP agent (``sw-a/snmp``) or a span's
+    cable; completes from the inventory in use."""
+
+    name = "target"
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter,
+                       incomplete: str) -> list[CompletionItem]:
+        def names(inventory: Inventory) -> list[str]:
+            agents = [f"{name}/snmp" for name, device in inventory.devices.items()
+                      if device.snmp is not None]
+            return [*inventory.devices, *agents, *inventory.spans]
+
+        return complete_from_inventory(ctx, incomplete, names)
+
+
+def complete_from_inventory(ctx: click.Context, incomplete: str,
+                            names: Callable[[Inventory], list[str]]) -> list[CompletionItem]:
+    """Shell completion from the inventory in use (``-i`` before or after the subcommand,
+    else MSOCTL_INVENTORY, else ./inventory.yaml): the ``names`` that start with
+    ``incomplete``. Never raises and prints nothing: no inventory, or a broken one,
+    completes nothing."""
+    from click.shell_completion import CompletionItem
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            option = ctx.meta.get("msoctl.inventory")
+            inventory = load_inventory(find_inventory(option if isinstance(option, str)
+                                                      else None))
+            found = names(inventory)
+    except Exception:  # a missing or broken inventory: nothing to offer, and no noise
+        return []
+    return [CompletionItem(name) for name in found if name.startswith(incomplete)]
 
 
 def _blocking_ancestor(path: Path) -> str | None:
@@ -168,5 +223,9 @@ class _InputPath(click.Path):
 
 
 DEVICE = Name("device")
+OCS = Name("device", "ocs")
+AMP = Name("device", "amp")
+SWITCH = Name("device", "switch")
 LINK = Name("link")
 TEXT = Text()
+TARGET = FaultTarget()

@@ -133,7 +133,8 @@ def write_csv(path: Path, rows: Sequence[Row]) -> None:
     tmp.replace(path)
 
 
-_WIDTH = 100
+_WIDTH, _WIDE = 80, 100
+_WIDE_ONLY = ("tiers", "oversub")  # hops tell the tiers; oversub is mostly the input's
 _HEADERS = ("arch", "what-if", "tiers", "hops", "switches", "modules", "usd/gpu", "w/gpu",
             "cost", "power", "oversub")
 _NUMERIC = (False, False, True, True, True, True, True, True, True, True, False)
@@ -156,19 +157,20 @@ def _cells(row: Row) -> list[str]:
             f"{fabric.oversubscription:.3g}:1"]
 
 
-def _render(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
+def _render(rows: list[list[str]], wide: bool) -> list[str]:
+    keep = [i for i, h in enumerate(_HEADERS) if wide or h not in _WIDE_ONLY]
+    widths = {i: max(len(_HEADERS[i]), *(len(r[i]) for r in rows)) for i in keep}
 
     def line(values: Sequence[str]) -> str:
-        return "  ".join(v.rjust(w) if numeric else v.ljust(w)
-                         for v, w, numeric in zip(values, widths, _NUMERIC, strict=True)
-                         ).rstrip()
+        return "  ".join(values[i].rjust(widths[i]) if _NUMERIC[i] else
+                         values[i].ljust(widths[i]) for i in keep).rstrip()
 
     return [line([h.upper() for h in _HEADERS]), *(line(r) for r in rows)]
 
 
-def table_text(study: Study, rows: Sequence[Row]) -> str:
-    """One table per scale, the architectures that cannot build it listed under it."""
+def table_text(study: Study, rows: Sequence[Row], *, wide: bool = False) -> str:
+    """One table per scale, the architectures that cannot build it listed under it;
+    within 80 columns, or every column within 100 when ``wide``."""
     shape = study.shape
     out: list[str] = []
     for gpus in study.scales:
@@ -181,10 +183,11 @@ def table_text(study: Study, rows: Sequence[Row]) -> str:
             + (f" = {shape.link_radix} x {speed_text(shape.nic_speed_gbps)}"
                if shape.breakout > 1 else ""))
         built = [_cells(r) for r in at_scale if r.costing is not None]
-        out.extend(_render(built) if built else [])
+        out.extend(_render(built, wide) if built else [])
         for row in at_scale:
             if row.costing is None and not row.what_if:
-                out.extend(textwrap.wrap(f"not built: {row.reason}", width=_WIDTH,
+                out.extend(textwrap.wrap(f"not built: {row.reason}",
+                                         width=_WIDE if wide else _WIDTH,
                                          initial_indent="  ", subsequent_indent="    "))
         out.append("")
     legend = [f"cost, power: against {study.baseline} as it is, at the same scale",

@@ -10,14 +10,16 @@ is handed the group rather than importing it).
 
 from __future__ import annotations
 
+import io
 import os
 import shlex
+import sys
 import tempfile
 import textwrap
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr
 from pathlib import Path
 
 import click
@@ -42,13 +44,15 @@ connections:
 """
 
 INTENT = """\
-# The fabric as it should be: link-1 (sw-a Ethernet1 <-> sw-b Ethernet1) up on its
-# working span, and the span's amplifier at 18 dB of gain.
+# The fabric as it should be: link-1 (sw-a Ethernet1 <-> sw-b Ethernet1)
+# up on its working span, and the span's amplifier at 18 dB of gain.
 links:
   link-1: {span: working}
 amplifiers:
   amp-1: {mode: gain, gain_db: 18}
 """
+
+WIDTH = 80  # every line the demo prints fits a terminal of this width
 
 SHOWN_METRICS = ("msoctl_up", "msoctl_probe_duration_seconds", "msoctl_amp_input_power_dbm",
                  "msoctl_amp_output_power_dbm", "msoctl_amp_gain_db", "msoctl_amp_als_state")
@@ -56,20 +60,100 @@ SHOWN_METRICS = ("msoctl_up", "msoctl_probe_duration_seconds", "msoctl_amp_input
 
 def _say(text: str) -> None:
     click.echo()
-    click.secho(textwrap.fill(text, 78), fg="cyan", bold=True)
+    click.secho(textwrap.fill(text, WIDTH - 2), fg="cyan", bold=True)
+
+
+def _shown(line: str) -> str:
+    """A command line as a shell takes it, within :data:`WIDTH` columns: continued with
+    a backslash before an option (with its value) that would not fit."""
+    units: list[str] = []
+    for word in shlex.split(line):
+        if units and units[-1].startswith("-") and " " not in units[-1] \
+                and not word.startswith("-"):
+            units[-1] += " " + word  # an option and its value stay together
+        else:
+            units.append(word)
+    lines = ["$ msoctl"]
+    for unit in units:
+        if len(lines[-1]) + 1 + len(unit) + 2 > WIDTH and unit.startswith("-"):
+            lines[-1] += " \\"
+            lines.append("    " + unit)
+        else:
+            lines[-1] += " " + unit
+    return "\n".join(lines)
+
+
+def _fold(line: str, width: int = WIDTH) -> list[str]:
+    """``line`` within ``width`` columns, continued indented: broken between words, and
+    a word too long for a line (a YANG path) after a ``/`` or at the width."""
+    room = width - 2
+    words: list[str] = []
+    for word in line.split(" "):
+        while len(word) > room:
+            cut = word.rfind("/", 1, room) if "/" in word[1:room] else room
+            words.append(word[:cut])
+            word = word[cut:]
+        words.append(word)
+    lines = [words[0]]
+    for word in words[1:]:
+        if len(lines[-1]) + 1 + len(word) > width:
+            lines.append("  " + word)
+        else:
+            lines[-1] += " " + word
+    return lines
+
+
+class _Folded(io.TextIOBase):
+    """Lines written to it go to stdout folded within :data:`WIDTH` columns (the demo
+    shows a step's error line in full, where a terminal would)."""
+
+    def __init__(self) -> None:
+        self._pending = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        *lines, self._pending = self._pending.split("\n")
+        for line in lines:
+            sys.stdout.write("\n".join(_fold(line)) + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self.write("\n")
+        sys.stdout.flush()
 
 
 def _run(msoctl: click.Group, line: str, *, expect: int = 0) -> int:
     """``msoctl LINE``, run in this process by ``msoctl``; its exit code, which must be
-    ``expect``."""
-    click.secho(f"$ msoctl {line}", bold=True)
-    code = invoke(msoctl, shlex.split(line))
+    ``expect``. What the step writes on stderr (its ``error:`` line) is printed in place,
+    under the command line and before what follows, as a terminal would show it."""
+    click.secho(_shown(line), bold=True)
+    sys.stdout.flush()
+    errors = _Folded()
+    with redirect_stderr(errors):
+        code = invoke(msoctl, shlex.split(line))
+    errors.flush()
     if code != expect:
         raise click.ClickException(f"demo step failed: 'msoctl {line}' exited {code}, "
                                    f"expected {expect}")
     if code:
         click.echo(f"(exit code {code}, as expected)")
     return code
+
+
+@contextmanager
+def _working_in(directory: Path) -> Iterator[None]:
+    """The demo's steps run in ``directory``, so their command lines name its files
+    short; the previous working directory comes back after."""
+    previous = Path.cwd()
+    os.chdir(directory)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
 
 
 @contextmanager
@@ -137,7 +221,8 @@ def _protection(msoctl: click.Group, fabric: Lab) -> None:
         if switched is None:
             raise click.ClickException("demo step failed: no protection switch within 10 s")
         outage_ms = (switched.at - cut) * 1000
-        click.secho(f"recovered: {switched.message}", fg="green")
+        click.secho(textwrap.fill(f"recovered: {switched.message}", WIDTH,
+                                  subsequent_indent="  "), fg="green")
         click.secho(f"light back {outage_ms:.1f} ms after the cut was injected", fg="green")
         time.sleep(0.5)  # amp-2's gain loop settles on link-1's light in place of the probe's
         _run(msoctl, "protect status")
@@ -151,7 +236,7 @@ def run_demo(msoctl: click.Group, state_dir: Path | None = None) -> int:
     step ended as it should, else :class:`click.ClickException` names the step."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="msoctl-demo-") as scratch:
-        root = Path(state_dir or scratch)
+        root = Path(state_dir or scratch).resolve()
         root.mkdir(parents=True, exist_ok=True)
         for stale in (JOURNAL_FILE, f"{JOURNAL_FILE}-wal", f"{JOURNAL_FILE}-shm",
                       "ocs-a.nvram.json", "ocs-b.nvram.json",
@@ -161,7 +246,7 @@ def run_demo(msoctl: click.Group, state_dir: Path | None = None) -> int:
              "circuit switch in each, a deep-buffer switch in each (NETCONF over SSH, "
              "co-packaged optics telemetry over SNMPv3) with its transceivers patched in, "
              "two 30 km spans, each with a pluggable EDFA managed over CMIS on I2C.")
-        with Lab(root) as fabric:
+        with Lab(root) as fabric, _working_in(root):
             inventory = root / "inventory.yaml"
             os.environ["MSOCTL_INVENTORY"] = str(inventory)
             os.environ.pop("MSOCTL_JOURNAL", None)
@@ -170,7 +255,8 @@ def run_demo(msoctl: click.Group, state_dir: Path | None = None) -> int:
             (root / "intent.yaml").write_text(INTENT)
 
             _say("The lab wrote an inventory; msoctl reads it through MSOCTL_INVENTORY. "
-                 "Besides the devices it names the spans and the fabric link link-1.")
+                 "Besides the devices it names the spans and the fabric link link-1. (The "
+                 f"steps run in {root}, where the files they name are.)")
             _run(msoctl, "inventory show")
 
             _say("Each OCS: identity over SCPI, the LC engine's cell temperature and last "
@@ -180,20 +266,20 @@ def run_demo(msoctl: click.Group, state_dir: Path | None = None) -> int:
                  "one bulk command, *OPC?, the error queue, a read-back of the map, and a "
                  "check that light leaves every lit path.")
             click.echo(MAP_A)
-            _run(msoctl, f"ocs apply ocs-a {root / 'map-a.yaml'} --dry-run")
-            _run(msoctl, f"ocs apply ocs-a {root / 'map-a.yaml'}")
+            _run(msoctl, "ocs apply ocs-a map-a.yaml --dry-run")
+            _run(msoctl, "ocs apply ocs-a map-a.yaml")
             _say("A map that feeds two ingress ports into one egress port is refused before "
                  "anything is sent (exit 2), and the refusal is journaled.")
-            _run(msoctl, f"ocs apply ocs-a {root / 'bad-map.yaml'}", expect=2)
+            _run(msoctl, "ocs apply ocs-a bad-map.yaml", expect=2)
 
             _say("The whole fabric from one intent file: link-1 up on its working span and "
                  "amp-1's gain. The plan is one diff across devices:")
             click.echo(INTENT)
-            _run(msoctl, f"fabric plan {root / 'intent.yaml'}")
+            _run(msoctl, "fabric plan intent.yaml")
             _say("Applied in a safe order: the cross-connects at both ends, the gain ramped, "
                  "amp-1's automatic laser shutdown (ALS, closed while the span was dark) "
                  "restarted once light reaches it, and light verified end to end.")
-            _run(msoctl, f"fabric apply {root / 'intent.yaml'}")
+            _run(msoctl, "fabric apply intent.yaml")
             _say("Every hop of link-1, both ways: the power the link budget expects against "
                  "the power the OCS monitors, the amplifier and the switches' optics "
                  "measure.")
@@ -215,7 +301,7 @@ def run_demo(msoctl: click.Group, state_dir: Path | None = None) -> int:
             _say("Derive the wanted congestion control for the long-haul ports: PFC "
                  "headroom, ECN thresholds from the bandwidth-delay product, switch-generated "
                  "CNPs; the chip's lossless pool is read from sw-a over NETCONF.")
-            want = root / "want-cc.yaml"
+            want = Path("want-cc.yaml")
             _run(msoctl, "switch plan --port Ethernet1=30.01km@400G --port Ethernet2=30.01km@400G "
                  f"--device sw-a --file {want}")
             _say("What it would change on sw-a: validated by the switch in its candidate "
@@ -238,7 +324,7 @@ def run_demo(msoctl: click.Group, state_dir: Path | None = None) -> int:
             bad = yaml.safe_load(want.read_text())
             bad["switch"]["ports"]["port"][0]["pfc"]["xon-bytes"] = 30_000_000
             (root / "bad-cc.yaml").write_text(yaml.safe_dump(bad, sort_keys=False))
-            _run(msoctl, f"switch cc apply sw-a --file {root / 'bad-cc.yaml'}", expect=1)
+            _run(msoctl, "switch cc apply sw-a --file bad-cc.yaml", expect=1)
 
             _say("Co-packaged optics over SNMPv3 (SHA-256, AES-128): the optical engines, "
                  "the external laser sources and one port's lanes, whose receive power is "
@@ -255,8 +341,10 @@ def run_demo(msoctl: click.Group, state_dir: Path | None = None) -> int:
 
             _protection(msoctl, fabric)
 
-            _say("The journal: every change, its intent before it was sent and its result; "
-                 "the protection switch with its timeline.")
+            _say("The journal: every change, its intent before it was sent and its result, "
+                 "who made it and how it ended. The table fits 80 columns; -o wide shows "
+                 "each change and outcome whole, -o yaml (or json) every record, the "
+                 "protection switch's timeline among them.")
             _run(msoctl, "history --kind protection -n 6")
             _run(msoctl, "history -n 12")
     click.echo()

@@ -126,7 +126,9 @@ class _Watch(threading.Thread, Generic[D]):
                 self.session.drop()
                 if self.down_since is None:
                     self.down_since = started
-                self.error = f"{type(error).__name__}: {error}"
+                # the watch's device is named by whoever shows this: name it once
+                said = error.message if error.device in (None, self.device) else str(error)
+                self.error = f"{type(error).__name__}: {said}"
                 self.notify()
                 self.stopping.wait(self._backoff)
                 self._backoff = min(self._backoff * 2, RECONNECT_MAX_SECONDS)
