@@ -66,6 +66,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/protection.py
 	$(BIN)/python bench/protection_scale.py
 	$(BIN)/python bench/exporter_probe.py
+	$(BIN)/python bench/exporter_fleet.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/journal.py
 	$(BIN)/python bench/lab_scale.py

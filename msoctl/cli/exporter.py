@@ -1,4 +1,5 @@
-"""``msoctl exporter``: serve the inventory's devices to Prometheus."""
+"""``msoctl exporter``: serve the inventory's devices to Prometheus; ``msoctl exporter
+snmp-config``: snmp_exporter's configuration for the CPO/CPC tables."""
 
 from __future__ import annotations
 
@@ -12,11 +13,15 @@ import click
 
 from drivers.errors import ValidationError
 from msoctl.cli.context import Context, pass_context
-from msoctl.cli.types import Number, input_path
-from msoctl.exporter import DEFAULT_LISTEN, DEFAULT_TIMEOUT_OFFSET_SECONDS
+from msoctl.cli.types import Number, OutputFile, input_path
+from msoctl.exporter import (
+    DEFAULT_LISTEN,
+    DEFAULT_SHARE_SECONDS,
+    DEFAULT_TIMEOUT_OFFSET_SECONDS,
+)
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @click.option("--listen", default=DEFAULT_LISTEN, show_default=True, metavar="ADDR:PORT",
               help="Address to serve on: ADDR:PORT, [V6ADDR]:PORT, or :PORT for every "
                    "IPv4 address; port 0 picks a free one (printed).")
@@ -27,14 +32,21 @@ from msoctl.exporter import DEFAULT_LISTEN, DEFAULT_TIMEOUT_OFFSET_SECONDS
 @click.option("--timeout-offset", type=Number(0, 10), metavar="SECONDS",
               default=DEFAULT_TIMEOUT_OFFSET_SECONDS, show_default=True,
               help="Answer a probe this long before Prometheus's scrape timeout.")
+@click.option("--share-seconds", type=Number(0, 60), metavar="SECONDS",
+              default=DEFAULT_SHARE_SECONDS, show_default=True,
+              help="Probes of a device share the reading in flight, and one complete at "
+                   "most this long ago (keep it well under the scrape interval; 0: only "
+                   "the reading in flight).")
 @pass_context
 def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | None,
-             timeout_offset: float) -> None:
+             timeout_offset: float, share_seconds: float) -> None:
     """Prometheus exporter: /probe?target=NAME for a device, /metrics for itself.
 
     Runs in the foreground until SIGTERM or SIGINT, then finishes the probes in
     flight and exits 0. The inventory is read again when its file changes.
     """
+    if click.get_current_context().invoked_subcommand is not None:
+        return
     from msoctl.exporter.probe import Prober  # prometheus_client only for this command
     from msoctl.exporter.server import ExporterServer, parse_listen, tls_context
 
@@ -47,7 +59,8 @@ def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | N
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for chatty in ("ncclient", "paramiko"):  # every RPC at INFO: not what -v is for
         logging.getLogger(chatty).setLevel(logging.DEBUG if ctx.debug else logging.WARNING)
-    prober = Prober(ctx.inventory.path, timeout_offset_seconds=timeout_offset)
+    prober = Prober(ctx.inventory.path, timeout_offset_seconds=timeout_offset,
+                    share_seconds=share_seconds)
     try:
         server = ExporterServer(address, prober, tls)
     except OSError as error:
@@ -74,3 +87,34 @@ def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | N
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     click.echo("msoctl exporter stopped", err=True)
+
+
+@exporter.command("snmp-config")
+@click.option("--out", type=OutputFile(), metavar="FILE",
+              help="Write snmp.yml to FILE with mode 0600, the SNMP secrets in it.")
+@click.option("--show-secrets", is_flag=True,
+              help="Print the SNMP secrets on stdout too (they are REDACTED otherwise).")
+@pass_context
+def snmp_config(ctx: Context, out: Path | None, show_secrets: bool) -> None:
+    """snmp_exporter (0.21) configuration for the switches' CPO/CPC tables.
+
+    Two modules, MSO-CPO-MIB and MSO-CPC-MIB, generated from the MIBs: the columns
+    msoctl's probe exports, labels named as msoctl names them, the port's ifName as
+    port, SNMPv3 from each switch's snmp section. snmp_exporter 0.21 reads secrets only
+    from this file: --out writes them into a file of mode 0600; on stdout they are
+    REDACTED unless --show-secrets. Pair it with deploy/prometheus-snmp.yml and
+    deploy/msoctl-cpo-recording.yml, targets from `msoctl inventory sd --snmp-exporter`.
+    """
+    from msoctl.exporter import snmpconfig
+
+    resolve = show_secrets or out is not None
+    text = snmpconfig.render(snmpconfig.snmp_config(ctx.inventory, show_secrets=resolve),
+                             show_secrets=resolve)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        snmpconfig.write_private(out, text)
+    except OSError as error:
+        raise ValidationError(f"cannot write {out}: {error.strerror or error}") from None
+    click.echo(f"{out}: snmp_exporter configuration, mode 0600 (it holds SNMP secrets)")

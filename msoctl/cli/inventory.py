@@ -9,7 +9,8 @@ import click
 from drivers.errors import ValidationError
 from msoctl.cli.context import Context, pass_context
 from msoctl.cli.output import DOCUMENTS, emit, output_option, table
-from msoctl.cli.types import OutputFile
+from msoctl.cli.types import Count, OutputDir, OutputFile
+from msoctl.exporter.sd import MAX_SHARDS
 
 
 @click.group()
@@ -71,20 +72,51 @@ def check(ctx: Context, deep: bool) -> None:
 
 
 @inventory.command()
-@click.option("--out", type=OutputFile(), metavar="FILE",
-              help="Write the targets to FILE (atomically) instead of printing them.")
+@click.option("--out", type=click.Path(path_type=Path), metavar="FILE|DIR",
+              help="Write the targets to FILE (atomically) instead of printing them; with "
+                   "--shards, the directory to write one file per shard in.")
+@click.option("--shards", type=Count(1, MAX_SHARDS), metavar="N",
+              help="Split the targets into N shards as Prometheus's hashmod on the target "
+                   "does: DIR/msoctl-targets-K.json for K = 0..N-1 (needs --out DIR).")
+@click.option("--snmp-exporter", "snmp_exporter", is_flag=True,
+              help="Targets for snmp_exporter instead (the switches' SNMP agents, modules "
+                   "of `msoctl exporter snmp-config`).")
 @pass_context
-def sd(ctx: Context, out: Path | None) -> None:
+def sd(ctx: Context, out: Path | None, shards: int | None, snmp_exporter: bool) -> None:
     """Prometheus file_sd targets (JSON) for the exporter: one group per device."""
     from msoctl.exporter import sd as file_sd
 
-    groups = file_sd.targets(ctx.inventory)
+    if snmp_exporter:
+        from msoctl.exporter import snmpconfig
+
+        groups = snmpconfig.targets(ctx.inventory)
+    else:
+        groups = file_sd.targets(ctx.inventory)
+    if shards is not None:
+        if out is None:
+            raise click.UsageError("--shards writes one file per shard: give --out DIR")
+        directory = OutputDir().convert(str(out), _param("out"), click.get_current_context())
+        try:
+            written = file_sd.write_shards(directory, groups, shards)
+        except OSError as error:
+            raise ValidationError(f"cannot write in {directory}: "
+                                  f"{error.strerror or error}") from None
+        for path, own in zip(written, file_sd.split(groups, shards), strict=True):
+            click.echo(f"{path}: {len(own)} target group(s)")
+        return
     text = file_sd.render(groups)
     if out is None:
         click.echo(text, nl=False)
         return
+    out = OutputFile().convert(str(out), _param("out"), click.get_current_context())
     try:
         file_sd.write_atomically(out, text)
     except OSError as error:
         raise ValidationError(f"cannot write {out}: {error.strerror or error}") from None
     click.echo(f"{out}: {len(groups)} target group(s)")
+
+
+def _param(name: str) -> click.Parameter:
+    """This command's option ``name``, for an error that names it."""
+    command = click.get_current_context().command
+    return next(param for param in command.params if param.name == name)

@@ -10,3 +10,5 @@ targets from the inventory. deploy/ has the Prometheus side.
 DEFAULT_LISTEN = "127.0.0.1:9810"
 DEFAULT_TIMEOUT_OFFSET_SECONDS = 0.25
 """Answer a probe this long before the scrape timeout, to leave time for the reply."""
+DEFAULT_SHARE_SECONDS = 2.0
+"""Probes of one device share a reading complete at most this long ago (see .probe)."""

@@ -10,10 +10,18 @@ device that does not answer in time yields ``msoctl_up 0`` at the end of the
 budget; nothing is shared between devices but the process, so a slow or frozen
 device never delays another's probe.
 
-At most one probe per device (and module) talks to it at a time: a second one
-waits for the first, within its own budget. An amplifier's I2C bus cannot
-interleave two hosts' page selections anyway, and a device in trouble is not
-sent a pile of parallel requests.
+Probes of one device (and module) share one reading. The rule: a probe that
+arrives while a reading of its device is being taken waits for that reading
+(within its own budget) instead of starting another; so does a probe that arrives
+at most ``share_seconds`` (``--share-seconds``, 2 s by default: far shorter than
+any scrape interval) after a reading was complete, and it gets that reading's
+exposition as it was (its ``msoctl_probe_duration_seconds`` is the reading's).
+Later, a new reading. So at most one reading of a device runs at a time: an
+amplifier's I2C bus cannot interleave two hosts' page selections anyway, a device
+in trouble is not sent a pile of parallel requests, and Prometheus servers in an
+HA pair, or 200 clients asking for 5 devices at once, cost the devices one reading
+each, not one per request. A reading that every waiter gave up on before it began
+is not taken.
 
 Modules: a device's own kind (``ocs``, ``amp``, ``switch``) is the default;
 ``cpo`` is a switch's CPO/CPC telemetry over SNMP (its inventory ``snmp:``
@@ -44,7 +52,7 @@ from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
 from drivers.yamlfile import YamlFileError
-from msoctl.exporter import DEFAULT_TIMEOUT_OFFSET_SECONDS, cpo, sd
+from msoctl.exporter import DEFAULT_SHARE_SECONDS, DEFAULT_TIMEOUT_OFFSET_SECONDS, cpo, sd
 from msoctl.exporter.amp import AmpCollector
 from msoctl.exporter.collector import DeviceCollector, failure_reason, status_families
 from msoctl.exporter.families import Families
@@ -93,13 +101,23 @@ class ProbeResult:
 
 
 @dataclass
-class _Job:
+class _Reading:
+    """One reading of one device (and module), shared by the probes that wait for it."""
+
     collector: DeviceCollector
     registry: CollectorRegistry
-    done: threading.Event = field(default_factory=threading.Event)
-    abandoned: bool = False
-    body: bytes = b""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    done: threading.Event = field(default_factory=threading.Event)
+    waiters: int = 0  # probes still waiting for it
+    taken: bool = False  # False when nobody was left to wait for it when it could begin
+    body: bytes = b""
+    finished: float = math.inf  # time.monotonic() when it was complete
+
+    def shareable(self, now: float, share_seconds: float) -> bool:
+        """Whether a probe arriving ``now`` may wait for this reading or use it."""
+        if not self.done.is_set():
+            return True
+        return self.taken and now - self.finished <= share_seconds
 
 
 class _StateCollector:
@@ -138,14 +156,18 @@ class Prober:
 
     def __init__(self, inventory_path: Path, *,
                  timeout_offset_seconds: float = DEFAULT_TIMEOUT_OFFSET_SECONDS,
-                 default_scrape_timeout_seconds: float = DEFAULT_SCRAPE_TIMEOUT_SECONDS):
+                 default_scrape_timeout_seconds: float = DEFAULT_SCRAPE_TIMEOUT_SECONDS,
+                 share_seconds: float = DEFAULT_SHARE_SECONDS):
+        """``share_seconds``: see the module's rule (0: share only readings in flight)."""
         self.inventory_path = Path(inventory_path)
+        self.share_seconds = share_seconds
         self.timeout_offset_seconds = timeout_offset_seconds
         self.default_scrape_timeout_seconds = default_scrape_timeout_seconds
         self._inventory = load_inventory(self.inventory_path)  # a bad file stops the start
         self._stamp = self._file_stamp()
         self._inventory_lock = threading.Lock()
         self._device_locks: dict[tuple[str, str], threading.Lock] = {}
+        self._readings: dict[tuple[str, str], _Reading] = {}
         self._locks_lock = threading.Lock()
 
         self.registry = CollectorRegistry()
@@ -163,13 +185,22 @@ class Prober:
         self.durations = Histogram("msoctl_exporter_probe_duration_seconds",
                                    "How long probes took to answer, per device kind.", ["kind"],
                                    buckets=DURATION_BUCKETS, registry=self.registry)
+        self.shared = Counter("msoctl_exporter_probes_shared",
+                              "Probes answered with a reading that another probe of the same "
+                              "device started (in flight, or complete within the share "
+                              "window), per device kind.", ["kind"], registry=self.registry)
+        self.readings = Counter("msoctl_exporter_readings",
+                                "Readings of devices taken (probes that shared one count "
+                                "once), per device kind.", ["kind"], registry=self.registry)
         self.in_flight = Gauge("msoctl_exporter_probes_in_flight",
                                "Probes being answered now.", registry=self.registry)
         self.reloads = Counter("msoctl_exporter_inventory_reloads",
                                "Inventory reloads after the file changed, per result.",
                                ["result"], registry=self.registry)
-        for _kind, module in COLLECTORS:
-            self.probes.labels(module)  # every kind's counter exists from the start, at 0
+        for _kind, module in COLLECTORS:  # every kind's counters exist from the start, at 0
+            self.probes.labels(module)
+            self.shared.labels(module)
+            self.readings.labels(module)
 
     def warm_up(self) -> None:
         """Start the SNMP worker now if the inventory has SNMP agents, so that it has
@@ -252,21 +283,15 @@ class Prober:
         device, chosen = self.resolve(target, module)
         budget = self.budget(scrape_timeout)
         start = time.monotonic()
-        collector = COLLECTORS[(device.kind, chosen)](device, timeout_seconds=budget)
-        registry = CollectorRegistry()
-        registry.register(collector)
-        job = _Job(collector, registry)
-        lock = self._device_lock(device.name, chosen)
+        reading, own = self._join(device, chosen, budget, start)
         with self.in_flight.track_inprogress():
-            threading.Thread(target=self._run, args=(job, lock, start + budget),
-                             name=f"probe-{device.name}", daemon=True).start()
-            finished = job.done.wait(budget)
-            with job.lock:
-                job.abandoned = not finished
+            finished = reading.done.wait(budget)
+            with reading.lock:
+                reading.waiters -= 1
             seconds = time.monotonic() - start
-            if finished:
-                error = collector.error
-                result = ProbeResult(job.body, error is None, seconds,
+            if finished and reading.taken:
+                error = reading.collector.error
+                result = ProbeResult(reading.body, error is None, seconds,
                                      None if error is None else failure_reason(error))
             else:
                 log.info("%s: no answer within the budget of %.3g s", device.name, budget)
@@ -274,29 +299,66 @@ class Prober:
                 fallback.register(_Fixed(status_families(device.name, False, seconds)))
                 result = ProbeResult(generate_latest(fallback), False, seconds, "budget")
         self.probes.labels(chosen).inc()
+        if not own:
+            self.shared.labels(chosen).inc()
         self.durations.labels(chosen).observe(seconds)
         if result.reason is not None:
             self.failures.labels(chosen, result.reason).inc()
         return result
 
-    def _device_lock(self, name: str, module: str) -> threading.Lock:
+    def _join(self, device: Device, module: str, budget: float,
+              start: float) -> tuple[_Reading, bool]:
+        """The reading this probe waits for, and whether this probe started it."""
+        key = (device.name, module)
         with self._locks_lock:
-            return self._device_locks.setdefault((name, module), threading.Lock())
+            reading = self._readings.get(key)
+            own = reading is None or not reading.shareable(start, self.share_seconds)
+            if own:
+                collector = COLLECTORS[(device.kind, module)](device, timeout_seconds=budget)
+                registry = CollectorRegistry()
+                registry.register(collector)
+                reading = self._readings[key] = _Reading(collector, registry)
+                lock = self._device_locks.setdefault(key, threading.Lock())
+            assert reading is not None
+            with reading.lock:
+                reading.waiters += 1
+        if own:
+            threading.Thread(target=self._run, args=(reading, lock, start + budget, key),
+                             name=f"probe-{device.name}", daemon=True).start()
+        return reading, own
 
-    @staticmethod
-    def _run(job: _Job, lock: threading.Lock, deadline: float) -> None:
-        if not lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
-            return  # the previous probe of this device still runs: this one is up 0
+    def _run(self, reading: _Reading, lock: threading.Lock, deadline: float,
+             key: tuple[str, str]) -> None:
         try:
-            with job.lock:
-                if job.abandoned:
-                    return
-            body = generate_latest(job.registry)  # the device is read here
-            with job.lock:
-                job.body = body
-                job.done.set()
+            self._take(reading, lock, deadline, key[1])
         finally:
-            job.collector.run_cleanups()
+            # Keep the reading for the share window only: a fleet's switches' CPO/CPC
+            # expositions are a megabyte or more each.
+            if reading.taken and self.share_seconds > 0:
+                time.sleep(max(0.0, reading.finished + self.share_seconds - time.monotonic()))
+            with self._locks_lock:
+                if self._readings.get(key) is reading:
+                    del self._readings[key]
+
+    def _take(self, reading: _Reading, lock: threading.Lock, deadline: float,
+              module: str) -> None:
+        # the device lock is held through the close too: the next reading waits for it
+        if not lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            reading.done.set()  # the device's previous reading is still closing: up 0
+            return
+        try:
+            with reading.lock:
+                if reading.waiters == 0:
+                    reading.done.set()  # everybody gave up waiting: not taken
+                    return
+            self.readings.labels(module).inc()
+            body = generate_latest(reading.registry)  # the device is read here
+            with reading.lock:
+                reading.body, reading.taken = body, True
+                reading.finished = time.monotonic()
+                reading.done.set()
+        finally:
+            reading.collector.run_cleanups()
             lock.release()
 
     def metrics(self) -> bytes:

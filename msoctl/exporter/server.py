@@ -63,6 +63,10 @@ def tls_context(cert: Path, key: Path) -> ssl.SSLContext:
 
 class ExporterServer(ThreadingHTTPServer):
     daemon_threads = False
+    # socketserver's default backlog is 5: a burst of scrapes (a Prometheus server
+    # starting its scrape loops, or hundreds of clients at once) would overflow it, and
+    # a refused SYN is retried by the client's kernel only after a second or more.
+    request_queue_size = 1024
     block_on_close = True  # server_close() waits for the requests in flight
 
     def __init__(self, address: tuple[str, int], prober: Prober,

@@ -1,0 +1,48 @@
+"""Many emulated CPO/CPC SNMP agents in one process, for benchmarks: each a
+:class:`SwitchTelemetry` served by its :class:`CpoAgent` on UDP loopback (SNMPv3 USM,
+SHA-256 and AES-128), controlled over two multiprocessing pipes
+(:mod:`emulators.fleetprocess`).
+
+Run :func:`serve_fleet` as the target of a (spawned) process. It sends on ``ready``
+one ``(index, port)`` per agent once all listen, then answers ``"cpu"`` on ``stop``
+with the process's CPU seconds so far, and stops every agent on anything else. Each
+agent has ``ports`` ports (``EthernetN``) of 8 optical and 8 electrical lanes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from multiprocessing.connection import Connection
+
+from emulators.clock import RealClock
+from emulators.cpo.agent import CpoAgent, UsmCredentials
+from emulators.cpo.interfaces import Interface
+from emulators.cpo.model import SwitchTelemetry, TelemetrySpec
+from emulators.fleetprocess import answer_until_stopped
+
+LANES_PER_PORT = 8
+PORT_SPEED_BPS = 1.6e12  # 8 electrical lanes of 200G
+
+
+def serve_fleet(count: int, ports: int, user: str, auth_key: str, priv_key: str,
+                ready: Connection, stop: Connection) -> None:
+    async def main() -> None:
+        clock = RealClock()
+        spec = TelemetrySpec(ports=tuple(range(1, ports + 1)),
+                             optical_lanes_per_port=LANES_PER_PORT,
+                             electrical_lanes_per_port=LANES_PER_PORT, lanes_per_engine=16,
+                             lanes_per_laser=LANES_PER_PORT, lasers_per_els_module=4)
+        agents = []
+        for index in range(count):
+            telemetry = SwitchTelemetry(f"cpo-{index:04d}", clock, spec, seed=index)
+            agent = CpoAgent(telemetry, UsmCredentials(user, auth_key, priv_key),
+                             interfaces=[Interface(port, f"Ethernet{port}", PORT_SPEED_BPS)
+                                         for port in spec.ports])
+            await agent.start()
+            agents.append(agent)
+        ready.send([(index, agent.port) for index, agent in enumerate(agents)])
+        await answer_until_stopped(stop)
+        for agent in agents:
+            await agent.stop()
+
+    asyncio.run(main())

@@ -1,0 +1,52 @@
+"""The fleet benchmark still runs and reports what it promises: a tiny run (8 emulated
+targets of every kind, 2 shards under 2 real Prometheus servers for a few scrapes, a
+small burst, one CPO/CPC comparison with an 8-port agent), its JSON shape and the
+sanity of its figures; nothing here depends on how fast anything is."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+from tests.peers import in_ci, require_executable
+from tests.test_bench_smoke import load_bench
+
+BENCH = Path(__file__).resolve().parent.parent / "bench" / "exporter_fleet.py"
+
+
+def positive(value: float) -> bool:
+    return math.isfinite(value) and value > 0
+
+
+def test_fleet_bench_reports_every_part() -> None:
+    require_executable("prometheus", debian_package="prometheus")
+    if in_ci() or shutil.which("prometheus-snmp-exporter"):
+        require_executable("prometheus-snmp-exporter",
+                           debian_package="prometheus-snmp-exporter")
+        cpo_samples = 1
+    else:
+        cpo_samples = 0
+    bench = load_bench(BENCH)
+    result = json.loads(json.dumps(bench.measure(8, 2, 3.0, 0.2, 10, cpo_samples,
+                                                 lambda _: None, cpo_ports=8)))
+    fleet = result["fleet"]
+    assert fleet["kinds"] == {"ocs": 5, "switch": 1, "amp": 1, "cpo": 1}
+    assert fleet["targets"] == 8 and fleet["shards"] == 2
+    assert fleet["scrapes_made"] > 0 and fleet["scrapes_due"] > 0
+    assert fleet["missed_scrapes"] >= 0
+    for key in ("probe_p50_seconds", "probe_p99_seconds", "exporter_cpu_ms_per_target_scrape"):
+        assert positive(fleet[key]), key
+    burst = result["burst"]
+    assert burst["probes"] == 10 and burst["up"] == 10
+    assert 1 <= burst["readings"] <= 10 and burst["shared"] + burst["readings"] == 10
+    comparison = result["cpo_cpu"]
+    if cpo_samples == 0:
+        assert "skipped" in comparison
+        return
+    for side in ("msoctl", "msoctl_pysnmp_decode", "snmp_exporter"):
+        assert comparison[side]["complete"] == 1
+        # an 8-port reading may take less than one clock tick (10 ms) of snmp_exporter
+        assert comparison[side]["cpu_seconds_per_reading"] >= 0
+    assert all(r >= 0 for r in comparison["cpu_ratio_over_snmp_exporter"].values())

@@ -1,0 +1,206 @@
+"""Concurrent probes of one device share one reading (msoctl/exporter/probe.py's rule).
+
+Counted at the devices, not timed: the lab's OCS, amplifier and switch are reached
+through TCP relays that count the connections made to them (every reading opens
+its device once: SCPI over TCP, the I2C bridge's ``socket://``, NETCONF over SSH,
+RFC 6242), and the CPO agent counts the SNMP messages it receives (RFC 3416 GETBULK
+requests). 200 probes at once of 5 targets cost each device one reading, not 40;
+a probe after the share window takes a new reading.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from emulators.lab import Lab
+from tests.exporter_support import exporter_process, fetch, serve_exporter, value
+
+TARGETS = (("ocs-a", "ocs"), ("ocs-b", "ocs"), ("amp-1", "amp"), ("sw-a", "switch"),
+           ("sw-a", "cpo"))
+
+
+class CountingRelay:
+    """A TCP relay on loopback to ``port`` that counts the connections it accepts."""
+
+    def __init__(self, port: int):
+        self.target = port
+        self.connections = 0
+        self._listener = socket.create_server(("127.0.0.1", 0), backlog=256)
+        self.port = int(self._listener.getsockname()[1])
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            try:
+                server = socket.create_connection(("127.0.0.1", self.target), timeout=5)
+            except OSError:
+                client.close()
+                continue
+            server.settimeout(None)
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=_pump, args=(source, sink), daemon=True).start()
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for end in (source, sink):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def _port(address: str) -> int:
+    return int(re.findall(r"\d+", address.rsplit(":", 1)[-1] if "::" not in address
+                          else address.split("::")[2])[0])
+
+
+@pytest.fixture(scope="module")
+def relayed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The lab, and an inventory (beside the lab's, so its secrets resolve) whose ocs-a,
+    ocs-b, amp-1 and sw-a go through counting relays."""
+    with Lab(tmp_path_factory.mktemp("sharing") / "lab") as lab:
+        state = lab.state_dir
+        document = yaml.safe_load((state / "inventory.yaml").read_text())
+        relays: dict[str, CountingRelay] = {}
+        known_hosts = (state / "known_hosts").read_text()
+        extra = []
+        for device in document["devices"]:
+            name, address = device["name"], device["address"]
+            if name not in {"ocs-a", "ocs-b", "amp-1", "sw-a"}:
+                continue
+            port = _port(address)
+            relay = relays[name] = CountingRelay(port)
+            device["address"] = address.replace(str(port), str(relay.port))
+            if device["kind"] == "switch":  # the host key, as known at the relay's port
+                extra += [line.replace(f"[127.0.0.1]:{port}", f"[127.0.0.1]:{relay.port}")
+                          for line in known_hosts.splitlines() if f":{port} " in line]
+                device["known_hosts"] = "known_hosts.relayed"
+        (state / "known_hosts.relayed").write_text(known_hosts + "\n".join(extra) + "\n")
+        inventory = state / "relayed.yaml"
+        inventory.write_text(yaml.safe_dump(document))
+        try:
+            yield {"lab": lab, "inventory": inventory, "relays": relays}
+        finally:
+            for relay in relays.values():
+                relay.close()
+
+
+def readings(relayed: dict[str, Any]) -> dict[tuple[str, str], int]:
+    """Device requests so far: connections for the relayed devices, SNMP messages of
+    sw-a's agent."""
+    counts = {(name, kind): relayed["relays"][name].connections
+              for name, kind in TARGETS if kind != "cpo"}
+    counts[("sw-a", "cpo")] = relayed["lab"].snmp["sw-a"].requests_received
+    return counts
+
+
+def probe(url: str, name: str, kind: str) -> tuple[bool, float]:
+    """Whether the probe found the device up (read from the text: a full parse of 40 CPO
+    expositions would load this process for nothing), and how long it took."""
+    reply = fetch(f"{url}/probe?target={name}&module={kind}", scrape_timeout=10)
+    return f'msoctl_up{{device="{name}"}} 1.0' in reply.body, reply.seconds
+
+
+@contextmanager
+def exporter(relayed: dict[str, Any], log: Path, share_seconds: float) -> Iterator[str]:
+    """``msoctl exporter`` in a process of its own (not beside 200 client threads under
+    this process's GIL) on the relayed inventory; its URL."""
+    env = {**os.environ, "MSOCTL_INVENTORY": str(relayed["inventory"])}
+    with exporter_process(env, log, "--share-seconds", str(share_seconds)) as url:
+        yield url
+
+
+def test_200_concurrent_probes_of_5_targets_cost_one_reading_each(
+        relayed: dict[str, Any], tmp_path: Path) -> None:
+    with exporter(relayed, tmp_path / "exporter.log", 2.0) as url:
+        for name, kind in TARGETS:  # warm: first connections, the SNMP worker's engine
+            assert probe(url, name, kind)[0], (name, kind)
+        time.sleep(2.1)  # past the share window
+        before = readings(relayed)
+        assert probe(url, "sw-a", "cpo")[0]
+        one_cpo_reading = readings(relayed)[("sw-a", "cpo")] - before[("sw-a", "cpo")]
+        assert one_cpo_reading > 1
+        time.sleep(2.1)
+        before = readings(relayed)
+        start = threading.Barrier(200)
+
+        def one(number: int) -> tuple[bool, float]:
+            name, kind = TARGETS[number % len(TARGETS)]
+            start.wait()
+            return probe(url, name, kind)
+
+        with ThreadPoolExecutor(200) as pool:
+            results = list(pool.map(one, range(200)))
+        after = readings(relayed)
+        metrics = fetch(f"{url}/metrics").body
+    down = {TARGETS[n % len(TARGETS)] for n, (up, _) in enumerate(results) if not up}
+    assert not down, (down, [s for _, s in results][:10])
+    taken = {target: after[target] - before[target] for target in TARGETS}
+    # 40 probes of each target: one reading each (two, should a few probes have been
+    # queued behind the burst past the share window on a loaded machine)
+    for target in TARGETS:
+        if target[1] == "cpo":
+            assert taken[target] <= 2 * one_cpo_reading, (taken, one_cpo_reading)
+        else:
+            assert 1 <= taken[target] <= 2, taken
+    shared = sum(value(metrics, "msoctl_exporter_probes_shared_total", kind=kind) or 0
+                 for kind in ("ocs", "amp", "switch", "cpo"))
+    assert shared >= 200 - 2 * len(TARGETS)
+    seconds = sorted(s for _, s in results)
+    print(f"200 probes of 5 targets: p50 {seconds[100]:.3f} s, p99 {seconds[197]:.3f} s")
+    for target in TARGETS:
+        print(target, max(s for n, (_, s) in enumerate(results) if TARGETS[n % 5] == target))
+
+
+def test_a_probe_after_the_share_window_takes_a_new_reading(relayed: dict[str, Any]) -> None:
+    relay = relayed["relays"]["ocs-a"]
+    with serve_exporter(relayed["inventory"], share_seconds=1.0) as server:
+        assert probe(server.url, "ocs-a", "ocs")[0]
+        first = relay.connections
+        assert probe(server.url, "ocs-a", "ocs")[0]  # within 1 s: shared
+        assert relay.connections == first
+        time.sleep(1.1)
+        assert probe(server.url, "ocs-a", "ocs")[0]
+        assert relay.connections == first + 1
+    with serve_exporter(relayed["inventory"], share_seconds=0.0) as server:
+        before = relay.connections
+        for _ in range(2):  # one after the other: nothing in flight to share
+            assert probe(server.url, "ocs-a", "ocs")[0]
+        assert relay.connections == before + 2
+
+
+def test_the_share_window_is_an_exporter_option(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    msoctl = str(Path(sys.executable).with_name("msoctl"))
+    done = subprocess.run([msoctl, "exporter", "--share-seconds", "-1"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.startswith("error:"), done.stderr
+    assert "--share-seconds" in done.stderr and "Traceback" not in done.stderr
