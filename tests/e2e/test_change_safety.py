@@ -23,6 +23,12 @@ PROTECTION_A = {1: 122, 62: 65}
 
 
 @pytest.fixture
+def lab(shared_lab: Lab) -> Lab:
+    """One lab for the module, put back and checked between tests (tests/support/reset.py)."""
+    return shared_lab
+
+
+@pytest.fixture
 def inventory(tmp_path: Path):  # type: ignore[no-untyped-def]
     path = tmp_path / "inventory.yaml"
     path.write_text(INVENTORY)

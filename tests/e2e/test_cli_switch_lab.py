@@ -15,11 +15,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from emulators.faults import Fault
 from emulators.lab import Lab
 from tests.support import Msoctl
 
 PORT = "Ethernet1"
+
+
+@pytest.fixture
+def lab(shared_lab: Lab) -> Lab:
+    """One lab for the module, put back and checked between tests (tests/support/reset.py)."""
+    return shared_lab
 
 
 def plan(msoctl: Msoctl, tmp_path: Path, name: str, *extra: str,

@@ -24,6 +24,12 @@ from tests.support import subprocess_env
 MSOCTL = [sys.executable, "-m", "msoctl"]
 
 
+@pytest.fixture
+def lab(shared_lab: Lab) -> Lab:
+    """One lab for the module, put back and checked between tests (tests/support/reset.py)."""
+    return shared_lab
+
+
 def _wanted() -> dict[int, int]:
     # A full permutation: every ingress port to a new egress port.
     return {i: 64 + ((i * 37) % 64) + 1 for i in range(1, 65)}

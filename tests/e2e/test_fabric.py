@@ -42,6 +42,12 @@ WANT = {"switch": {"fast-cnp": {"enabled": True, "cnp-dscp": 48, "cnp-priority":
 
 
 @pytest.fixture
+def lab(shared_lab: Lab) -> Lab:
+    """One lab for the module, put back and checked between tests (tests/support/reset.py)."""
+    return shared_lab
+
+
+@pytest.fixture
 def inventory_file(tmp_path: Path) -> Path:
     path = tmp_path / "inventory.yaml"
     path.write_text(INVENTORY)

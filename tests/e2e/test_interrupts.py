@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from emulators.lab import Lab
@@ -27,6 +28,12 @@ from tests.support import Msoctl, operation_count, subprocess_env
 MSOCTL = [sys.executable, "-m", "msoctl"]
 OCS_TRIES = 14
 FABRIC_TRIES = 6
+
+
+@pytest.fixture
+def lab(shared_lab: Lab) -> Lab:
+    """One lab for the module, put back and checked between tests (tests/support/reset.py)."""
+    return shared_lab
 
 
 def _permutation(shift: int) -> dict[int, int]:

@@ -33,6 +33,12 @@ PORTS = [f"Ethernet{n}" for n in range(1, 9)]
 LOSSLESS = 3
 
 
+@pytest.fixture
+def lab(shared_lab: Lab) -> Lab:
+    """One lab for the module, put back and checked between tests (tests/support/reset.py)."""
+    return shared_lab
+
+
 def q(*steps: str) -> str:
     return "/".join(f"{{{NAMESPACE}}}{step}" for step in steps)
 
