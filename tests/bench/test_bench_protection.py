@@ -12,6 +12,10 @@ import pytest
 
 from tests.support.bench import bench_path, load_bench, positive
 
+# Fiber cuts against the lab in a process of its own, timed in real time: alone on the
+# machine (make test's second pass).
+pytestmark = pytest.mark.serial
+
 PROTECTION = bench_path("protection.py")
 FIGURES = {"detection", "control_plane", "device", "verification", "recovery", "outage",
            "switching", "outage_minus_switching", "cut_request"}

@@ -10,6 +10,7 @@ import pytest
 
 from drivers.amp.types import AmpMonitors, AmpSettings, AmpStatus
 from drivers.ocs.types import Connection
+from emulators.amp.als import NORMAL
 from emulators.faults import Fault
 from emulators.lab import Lab
 from msoctl.fabric.cpo_power import PortPower, mean_dbm
@@ -160,7 +161,10 @@ def light_link_1(lab: Lab, role: str = "working") -> None:
     wait_until(lambda: lab.ocs["ocs-a"].pending_until() <= lab.clock.now()
                and lab.ocs["ocs-b"].pending_until() <= lab.clock.now(), "OCS switching")
     restart_amplifier(lab, amp)
-    wait_until(lambda: lab.optics.power_dbm(f"{amp}:out") > 5.0, f"{amp} output", 3.0)
+    # Back to normal, not only lit: during the restart pulse the output is held at the
+    # pulse's ceiling, a few dB below what the gain gives once ALS sees the input again.
+    wait_until(lambda: lab.amps[amp].als_state == NORMAL
+               and lab.optics.power_dbm(f"{amp}:out") > 5.0, f"{amp} output", 3.0)
 
 
 def _show(msoctl: Msoctl, *args: str) -> tuple[int, dict[str, Any], str]:

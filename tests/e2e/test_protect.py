@@ -31,6 +31,10 @@ from msoctl.protect.controller import ProtectConfig, ProtectionController, Prote
 from msoctl.protect.light import LevelDetector, Move, MoveConflict, link_role, plan_move
 from tests.support import Msoctl, dead_pid, subprocess_env, wait_until
 
+# The controller's switching, hold-off and wait-to-restore are timed in real time, and so
+# is the emulated LC engine: alone on the machine (make test's second pass).
+pytestmark = pytest.mark.serial
+
 SWITCH_MARGIN_SECONDS = 0.25
 """Cut -> light verified may take the OCS switching time plus this (a loaded 2-core test
 host; bench/protection.py measures the real figures)."""
