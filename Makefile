@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test peers lint typecheck pytest bench clean
+.PHONY: demo test test-fast peers lint typecheck pytest bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,9 +52,21 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The suite in two passes (docs/testing.md): every test not marked serial on
+# $(PYTEST_WORKERS) worker processes, each test module whole on one worker (so the lab or
+# peer it shares starts once); then the serial ones, alone on the machine.
+# PYTEST_WORKERS=0 runs the first pass in this process.
 # pytest exits 5 when no test ran; make treats that as the failure it is.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
+
 pytest: $(STAMP) peers
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not serial"
+	$(BIN)/python -m pytest -m serial
+
+# The inner loop: the unit and conformance tests (CI runs everything, through `make test`).
+test-fast: $(STAMP) peers
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) tests/unit tests/conformance
 
 bench: $(STAMP)
 	$(BIN)/python bench/ocs_remap.py

@@ -41,7 +41,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))  # for tests.postgres_peer (the private cluster)
+    sys.path.insert(0, str(ROOT))  # for tests.support.postgres (the private cluster)
 
 DEVICES = [f"{kind}-{n}" for kind in ("ocs", "amp", "sw", "link") for n in range(50)]
 ACTIONS = {"ocs": ("ocs.apply", "ocs.connect"), "amp": ("amp.set", "amp.als"),
@@ -328,7 +328,7 @@ def run(sizes: list[int], stores: list[str], changes: int, jsonl_max: int,
     rows: list[dict[str, Any]] = []
     try:
         if "postgresql" in stores and postgres_url is None:
-            from tests.postgres_peer import PostgresCluster
+            from tests.support.postgres import PostgresCluster
 
             cluster = PostgresCluster.start(workdir / "postgres", fast=False)
         for size in sizes:

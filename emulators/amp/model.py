@@ -220,6 +220,41 @@ class AmplifierModule:
         optics.add(_AmplifierElement(self))
         self._settle(now)
 
+    def factory_reset(self) -> None:
+        """Put the module back as the lab builds it, for a lab shared by several tests:
+        faults cleared, default controls and thresholds, no latched flag but the module's
+        "became ready", pumps healthy, ready as if plugged in long ago. ALS and the data
+        path start over from a dark input that has lasted the LOS soak: where a new lab's
+        amplifiers are half a second after the lab starts, output shut until the light
+        comes back (or a host asks for a restart). Not a CMIS operation: a real module
+        gets here by being swapped for a new one."""
+        with self.lock:
+            self.faults.clear()
+            now = self.clock.now()
+            write_thresholds(self.memory, Thresholds())
+            write_controls(self.memory, DEFAULTS)
+            self._controls = replace(DEFAULTS)
+            for (page, offset), access in self.memory.access.items():
+                if access.kind == "cor":
+                    self.memory.poke(page, offset, b"\x00")
+            self.memory.select_page_00h()
+            start = now - DEFAULTS.als_los_soak_seconds
+            self._t = start
+            self._state = READY
+            self._state_until = None
+            self._down_until = None
+            self._fault_cause = 0
+            self._als = Als()
+            self._data_path = DataPath(self.data_path_times, activated=True)
+            self._gain_db = None
+            self._tilt_db = None
+            self._pumps_ok = [True] * len(self._pumps_ok)
+            self._reflection_fault_db = None
+            self._input_dbm = NO_LIGHT_DBM
+            self.memory.latch(LOWER, lower.FLAGS_MODULE.offset, 0x01)
+            self._settle(start)
+            self._advance(now, NO_LIGHT_DBM)
+
     # ---- what tests and the lab look at -----------------------------------------------
 
     @property

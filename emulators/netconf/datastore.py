@@ -178,6 +178,16 @@ class Datastores:
         if task is not None and task is not asyncio.current_task():
             task.cancel()
 
+    def factory_reset(self, tree: _Element) -> None:
+        """``tree`` (a ``<data>`` holder) in every datastore, no lock, no confirmed commit
+        pending: the datastores as delivered, for an emulator reused by several tests. Not
+        a NETCONF operation, and no hook is called; call it while no session is open."""
+        self.stores = {name: copy.deepcopy(tree) for name in DATASTORES}
+        self.locks.clear()
+        self.pending = None
+        self._candidate_changed = False
+        self._stop_watch()
+
     # ---- reading ---------------------------------------------------------------------
 
     def get_config(self, session: NetconfSession, operation: _Element) -> _Element:

@@ -101,6 +101,8 @@ class SwitchDevice:
         self.authorized_keys = dict(authorized_keys or {})
         self.congestion_seconds = congestion_seconds
         self.max_congestion_seconds = max_congestion_seconds
+        self._physical = dict(ports)
+        self._buffer = (total_bytes, lossless_pool_bytes)
         self.model = SwitchModel(clock, ports, name=name, total_bytes=total_bytes,
                                  lossless_pool_bytes=lossless_pool_bytes)
         # The model is read and changed in the NETCONF worker and faulted from other threads.
@@ -117,6 +119,23 @@ class SwitchDevice:
         for kind in sorted(set(self.model.faults.kinds()) - TRANSPORT_FAULTS):
             self.faults.handle(kind, self._inject_model_fault, self._clear_model_fault)
         self.server: NetconfServer | None = None
+
+    def factory_reset(self) -> None:
+        """Back as delivered, for a lab shared by several tests: faults cleared, a new
+        congestion model (counters from zero) with the factory configuration, which every
+        datastore holds again, no lock, no confirmed commit pending. Not a NETCONF
+        operation; call it while no session is open."""
+        self.faults.clear()
+        factory = factory_config(self._physical)
+        total_bytes, lossless_pool_bytes = self._buffer
+        with self._lock:
+            self.model = SwitchModel(self.clock, self._physical, name=self.name,
+                                     total_bytes=total_bytes,
+                                     lossless_pool_bytes=lossless_pool_bytes)
+            self.model.apply_config(factory)
+            holder = empty()
+            holder.append(to_xml(factory))
+            self.datastores.factory_reset(holder)
 
     # ---- serving ------------------------------------------------------------------------
 

@@ -1,0 +1,242 @@
+"""Module discovery on the switch emulator, through a real ncclient client: the hello's
+capabilities, ietf-netconf-monitoring's schema list and <get-schema>, the YANG library;
+and a client with no copy of yang/ that fetches the module, loads it and edits with it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lxml import etree
+from ncclient.manager import Manager
+from ncclient.operations.rpc import RPCError
+
+from drivers.switch.schema import MODULE, NAMESPACE, REVISION
+from emulators.netconf.library import (
+    MONITORING_CAPABILITY,
+    MONITORING_NS,
+    YANG_LIBRARY_NS,
+    YANG_LIBRARY_REVISION,
+)
+from tests.support.netconf import NC, NS, Loop, Switch, leaf, netconf
+from tests.support.paths import YANG
+from tests.support.peers import missing, require_module
+
+MODULE_FILE = YANG / f"{MODULE}.yang"
+YANG_LIBRARY_1_0 = "urn:ietf:params:netconf:capability:yang-library:1.0"
+# pyang installs the IETF modules it knows here; ietf-netconf-monitoring is one
+PYANG_MODULES = Path(sys.prefix) / "share" / "yang" / "modules" / "ietf"
+
+
+@pytest.fixture(scope="module")
+def loop() -> Iterator[Loop]:
+    running = Loop()
+    yield running
+    running.close()
+
+
+@pytest.fixture(scope="module")
+def switch(loop: Loop) -> Iterator[Switch]:
+    """One emulator for the module: these tests only read, except the last, which
+    discards what it committed."""
+    running = Switch(loop)
+    yield running
+    running.stop()
+
+
+def m(local: str) -> str:
+    return f"{{{MONITORING_NS}}}{local}"
+
+
+def y(local: str) -> str:
+    return f"{{{YANG_LIBRARY_NS}}}{local}"
+
+
+def parameters(uri: str) -> dict[str, str]:
+    return dict(part.partition("=")[::2] for part in uri.partition("?")[2].split("&"))
+
+
+def state(session: Manager, element: str) -> Any:
+    """The one top-level element ``element`` (Clark name) of an unfiltered <get>."""
+    found = session.get().data.find(element)
+    assert found is not None, element
+    return found
+
+
+# ---- the hello ---------------------------------------------------------------------------
+
+
+def test_the_hello_announces_monitoring_and_the_yang_library(switch: Switch) -> None:
+    """RFC 6022 (the ietf-netconf-monitoring module's URI) and RFC 7950 5.6.4: a NETCONF
+    server implementing YANG 1.1 modules advertises :yang-library:1.0 with the revision
+    of the ietf-yang-library it implements and the module-set-id of /modules-state."""
+    with netconf(switch.server.port) as session:
+        capabilities = list(session.server_capabilities)
+        assert MONITORING_CAPABILITY in capabilities
+        [library] = [c for c in capabilities if c.startswith(f"{YANG_LIBRARY_1_0}?")]
+        wanted = parameters(library)
+        assert wanted["revision"] == YANG_LIBRARY_REVISION
+        modules_state = state(session, y("modules-state"))
+        assert modules_state.findtext(y("module-set-id")) == wanted["module-set-id"]
+        implemented = {entry.findtext(y("name")): entry.findtext(y("revision"))
+                       for entry in modules_state.iterfind(y("module"))
+                       if entry.findtext(y("conformance-type")) == "implement"}
+        assert implemented["ietf-yang-library"] == wanted["revision"]
+        assert implemented[MODULE] == REVISION
+        assert implemented["ietf-netconf-monitoring"] == "2010-10-04"
+        # RFC 8525: the content-id of /yang-library names the same module set
+        assert state(session, y("yang-library")).findtext(y("content-id")) == \
+            wanted["module-set-id"]
+        assert not any(c.startswith("urn:ietf:params:netconf:capability:yang-library:1.1")
+                       for c in capabilities)  # RFC 8526 2: NMDA servers only
+
+
+# ---- ietf-netconf-monitoring ------------------------------------------------------------
+
+
+def test_the_schema_list_names_what_get_schema_returns(switch: Switch) -> None:
+    """RFC 6022 2.1.3: /netconf-state/schemas lists each schema with its identifier,
+    version, format, namespace and where to get it (NETCONF: the get-schema operation);
+    it is state data, absent from get-config."""
+    schema_filter = (f'<netconf-state xmlns="{MONITORING_NS}"><schemas><schema>'
+                     f"<identifier>{MODULE}</identifier></schema></schemas></netconf-state>")
+    with netconf(switch.server.port) as session:
+        reply = session.get(filter=("subtree", schema_filter))
+        [entry] = reply.data.findall(f"{m('netconf-state')}/{m('schemas')}/{m('schema')}")
+        assert {etree.QName(child).localname: child.text for child in entry} == {
+            "identifier": MODULE, "version": REVISION, "format": "yang",
+            "namespace": NAMESPACE, "location": "NETCONF"}
+        assert session.get_config(source="running").data.find(m("netconf-state")) is None
+        capabilities = [c.text for c in state(session, m("netconf-state")).iterfind(
+            f"{m('capabilities')}/{m('capability')}")]
+        assert capabilities == list(session.server_capabilities)
+
+
+def test_get_schema_returns_the_module_file_itself(switch: Switch) -> None:
+    """RFC 6022 3.1: get-schema by identifier, with or without version and format,
+    answers the schema text: yang/msoctl-congestion.yang, byte for byte."""
+    text = MODULE_FILE.read_text(encoding="utf-8")
+    with netconf(switch.server.port) as session:
+        assert session.get_schema(MODULE).data == text
+        assert session.get_schema(MODULE, version=REVISION, format="yang").data == text
+        prefixed = etree.Element(m("get-schema"), nsmap={"ncm": MONITORING_NS})
+        etree.SubElement(prefixed, m("identifier")).text = MODULE
+        etree.SubElement(prefixed, m("format")).text = "ncm:yang"
+        reply = etree.fromstring(session.dispatch(prefixed).xml.encode())
+        assert reply.findtext(m("data")) == text
+
+
+@pytest.mark.parametrize(("request_parameters", "bad_element"), [
+    ({"identifier": "ietf-interfaces"}, "identifier"),
+    ({"identifier": MODULE, "version": "1999-01-01"}, "version"),
+    ({"identifier": MODULE, "format": "yin"}, "format"),
+    ({"identifier": MODULE, "format": "xsd"}, "format"),
+])
+def test_get_schema_of_a_schema_the_server_does_not_have_is_invalid_value(
+        switch: Switch, request_parameters: dict[str, str], bad_element: str) -> None:
+    """RFC 6022 3.1: "If requested schema does not exist, the <error-tag> is
+    'invalid-value'" (an unknown identifier, a version or a format it is not in)."""
+    with netconf(switch.server.port) as session, pytest.raises(RPCError) as refused:
+        session.get_schema(**request_parameters)
+    assert refused.value.tag == "invalid-value"
+    assert refused.value.info is not None and bad_element in refused.value.info
+
+
+def test_get_schema_without_identifier_or_with_a_foreign_format(switch: Switch) -> None:
+    """RFC 6022 3.1: identifier is mandatory (missing-element, RFC 6241 appendix A);
+    format is an identityref to ietf-netconf-monitoring's schema-format (RFC 7950
+    9.10.3): a prefix of another namespace is invalid-value."""
+    with netconf(switch.server.port) as session:
+        with pytest.raises(RPCError) as without:
+            session.dispatch(etree.Element(m("get-schema")))
+        assert without.value.tag == "missing-element"
+        foreign = etree.Element(m("get-schema"), nsmap={"x": "urn:example:other"})
+        etree.SubElement(foreign, m("identifier")).text = MODULE
+        etree.SubElement(foreign, m("format")).text = "x:yang"
+        with pytest.raises(RPCError) as wrong:
+            session.dispatch(foreign)
+        assert wrong.value.tag == "invalid-value"
+
+
+# ---- the served data is what the standard modules say ---------------------------------------
+
+
+def test_monitoring_and_library_data_are_valid_by_the_ietf_modules(switch: Switch) -> None:
+    """RFC 6022 (ietf-netconf-monitoring@2010-10-04) and RFC 8525
+    (ietf-yang-library@2019-01-04, with its deprecated modules-state): libyang parses
+    the emulator's /netconf-state, /yang-library and /modules-state strictly against
+    those modules (libyang's own yang-library; pyang's copy of the monitoring module),
+    mandatory nodes, keys, leafrefs and identities checked."""
+    libyang = require_module("libyang", how_to_install="`make peers` installs it")
+    if not (PYANG_MODULES / "ietf-netconf-monitoring.yang").is_file():
+        missing(f"no ietf-netconf-monitoring.yang in {PYANG_MODULES} (pyang installs it)")
+    context = libyang.Context(str(PYANG_MODULES))
+    try:
+        context.load_module("ietf-netconf-monitoring")
+        with netconf(switch.server.port) as session:
+            data = session.get().data
+        for tags in ((m("netconf-state"),), (y("yang-library"), y("modules-state"))):
+            document = "".join(etree.tostring(child, encoding="unicode")
+                               for child in data if child.tag in tags)
+            assert document.count("<") > 20, tags
+            tree = context.parse_data_mem(document, "xml", strict=True, validate_present=True)
+            assert tree is not None
+            tree.free()
+    finally:
+        context.destroy()
+
+
+# ---- a client that knows nothing but the server ------------------------------------------
+
+
+def test_a_client_without_yang_fetches_the_module_and_edits_with_it(
+        switch: Switch, tmp_path: Path) -> None:
+    """RFC 6022 3.1 end to end: a client with no copy of yang/ finds the module in the
+    schema list, fetches it with <get-schema>, loads it (pyang checks it with its own
+    IETF modules, libyang compiles it from the text alone), builds an edit from the
+    loaded schema, validates it there, and the switch accepts and commits it."""
+    libyang = require_module("libyang", how_to_install="`make peers` installs it")
+    with netconf(switch.server.port) as session:
+        listed = session.get(filter=("subtree", f'<netconf-state xmlns="{MONITORING_NS}">'
+                                     "<schemas/></netconf-state>")).data
+        [entry] = listed.iterfind(f".//{m('schema')}")
+        identifier, version = entry.findtext(m("identifier")), entry.findtext(m("version"))
+        text = session.get_schema(identifier, version=version).data
+        fetched = tmp_path / f"{identifier}@{version}.yang"
+        fetched.write_text(text, encoding="utf-8")
+        linted = subprocess.run(
+            [str(Path(sys.executable).with_name("pyang")), "--strict", "-f", "tree",
+             str(fetched)], capture_output=True, text=True, cwd=tmp_path, check=False)
+        assert linted.returncode == 0 and linted.stderr == "", linted.stderr
+        assert "+--rw port* [name]" in linted.stdout
+        context = libyang.Context()  # no search path: nothing but the fetched text
+        try:
+            loaded = context.parse_module_str(text)
+            prefix = f"/{loaded.name()}:switch"
+            edit = context.create_data_path(
+                f"{prefix}/ports/port[name='Ethernet7']/pfc/xoff-bytes", value="24000000")
+            context.create_data_path(f"{prefix}/ports/port[name='Ethernet7']/pfc/xon-bytes",
+                                     parent=edit, value="40000")
+            context.create_data_path(
+                f"{prefix}/ports/port[name='Ethernet7']/lossless-priorities", parent=edit,
+                value="3")
+            edit.validate(no_state=True)  # the module's own must rules, client side
+            document = edit.print_mem("xml", with_siblings=True)
+            edit.free()
+        finally:
+            context.destroy()
+        session.lock("candidate")
+        try:
+            session.edit_config(target="candidate", config=f"<config {NC}>{document}</config>")
+            session.commit()
+            assert leaf(session, "ports/port/pfc/xoff-bytes") == "24000000"
+            assert leaf(session, "ports/port/lossless-priorities") == "3"
+            session.edit_config(target="candidate", config=(
+                f'<config {NC}><switch {NS} nc:operation="remove"/></config>'))
+            session.commit()
+        finally:
+            session.unlock("candidate")

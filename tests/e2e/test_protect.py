@@ -1,0 +1,426 @@
+"""The protection controller (msoctl/protect/controller.py) against the emulated fabric, one fault
+kind per test, with short timers: what it decided, how fast, and what the journal says.
+
+The lab starts with an empty map: each test connects link-1 on its working span (as an
+operator's ``ocs connect`` would) and lets the controller do the rest (ALS restarts of
+the amplifiers the empty map left shut, a probe parked on the protection span)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from drivers.ocs.connect import open_ocs
+from emulators.faults import Fault
+from emulators.lab import Lab
+from msoctl.inventory import Inventory, load_inventory
+from msoctl.journal import DeviceBusy, Journal
+from msoctl.links import LinkEnd, OcsPort, Span, SpanFiber
+from msoctl.protect.controller import ProtectConfig, ProtectionController, ProtectionEvent
+from msoctl.protect.light import LevelDetector, Move, MoveConflict, link_role, plan_move
+from tests.support import Msoctl, dead_pid, subprocess_env, wait_until
+
+# The controller's switching, hold-off and wait-to-restore are timed in real time, and so
+# is the emulated LC engine: alone on the machine (make test's second pass).
+pytestmark = pytest.mark.serial
+
+SWITCH_MARGIN_SECONDS = 0.25
+"""Cut -> light verified may take the OCS switching time plus this (a loaded 2-core test
+host; bench/protection.py measures the real figures)."""
+
+
+@pytest.fixture
+def lab(shared_lab: Lab) -> Lab:
+    """One lab for the module, put back and checked between tests (tests/support/reset.py)."""
+    return shared_lab
+
+
+def connect_working(inventory: Inventory) -> None:
+    link = inventory.link("link-1")
+    for name, pairs in link.connections("working").items():
+        device = inventory.device(name, "ocs")
+        driver = open_ocs(name, device.endpoint.transport, device.endpoint.address)
+        try:
+            driver.connect(dict(pairs))
+        finally:
+            driver.close()
+
+
+@dataclass
+class Running:
+    controller: ProtectionController
+    journal: Journal
+    events: list[ProtectionEvent] = field(default_factory=list)
+    lock: threading.Condition = field(default_factory=threading.Condition)
+
+    def record(self, event: ProtectionEvent) -> None:
+        with self.lock:
+            self.events.append(event)
+            self.lock.notify_all()
+
+    def kinds(self, *kinds: str) -> list[ProtectionEvent]:
+        with self.lock:
+            return [e for e in self.events if e.kind in kinds]
+
+    def wait_for(self, kind: str, seconds: float = 5.0, *, after: int = 0) -> ProtectionEvent:
+        """The first event of ``kind`` beyond the first ``after`` of that kind."""
+        deadline = time.monotonic() + seconds
+        with self.lock:
+            while True:
+                found = [e for e in self.events if e.kind == kind]
+                if len(found) > after:
+                    return found[after]
+                left = deadline - time.monotonic()
+                assert left > 0, f"no {kind} event in {seconds} s: " + "; ".join(
+                    f"{e.kind}: {e.message}" for e in self.events)
+                self.lock.wait(left)
+
+    def link(self) -> dict[str, Any]:
+        return self.controller.status()[0]
+
+    def protection_ops(self, action: str) -> list[Any]:
+        return [o for o in self.journal.operations() if o.action == action]
+
+
+@contextmanager
+def protecting(lab: Lab, **settings: Any) -> Iterator[Running]:
+    """link-1 on its working span, under a controller running in a thread, both spans lit."""
+    inventory = load_inventory(lab.state_dir / "inventory.yaml")
+    connect_working(inventory)
+    assert inventory.journal_path is not None
+    journal = Journal(inventory.journal_path)
+    # A 5 ms poll, as these tests were written for: the lab's OCS is taken to answer
+    # 1000 messages a second (tests/test_protect_scale.py keeps the default budget).
+    config = ProtectConfig(**{"poll_seconds": 0.005, "wait_to_restore_seconds": 0.3,
+                              "ocs_messages_per_second": 1000.0, **settings})
+    running = Running(ProtectionController(inventory, journal, config=config), journal)
+    running.controller.on_event = running.record
+    with running.controller.background():
+        assert running.controller.wait_ready(8), "link-1 on a span, both spans lit"
+        assert running.link()["role"] == "working"
+        yield running
+
+
+def rx_power(lab: Lab, switch: str) -> float:
+    return lab.optics.power_dbm(f"{switch}:rx1")
+
+
+def journal_switches(running: Running) -> int:
+    """Switches made. A refusal journaled at start-up is not one: the spans may still be
+    dark then (the amplifiers' ALS shut while they were), until the controller has
+    restarted them."""
+    return len([o for o in running.protection_ops("protection.switch") if o.status == "ok"])
+
+
+# ---- fiber cut, revertive ----------------------------------------------------------------
+
+
+def test_fiber_cut_switches_within_the_switching_time_and_reverts_after_wtr(
+        lab: Lab, msoctl: Msoctl) -> None:
+    with protecting(lab, wait_to_restore_seconds=0.5) as running:
+        cut = time.monotonic()
+        lab.inject("span-1", Fault("fiber_cut"))
+        event = running.wait_for("switch")
+        assert event.details["to_span"] == "span-2"
+        durations = event.durations_ms
+        switching_ms = max(v for v in event.details["switching_ms"].values() if v)
+        assert 20 < switching_ms < 80  # the emulated LC engine, warm
+        assert durations["device"] is not None and durations["device"] >= switching_ms * 0.9
+        assert all(durations[k] is not None for k in ("control_plane", "device",
+                                                      "verification", "total"))
+        verified_at = event.details["detected"] + durations["total"] / 1000
+        assert verified_at - cut < switching_ms / 1000 + SWITCH_MARGIN_SECONDS
+        assert rx_power(lab, "sw-b") > -10 and rx_power(lab, "sw-a") > -15
+        assert running.link()["active_span"] == "span-2"
+
+        history = msoctl("history", "--kind", "protection", "-o", "json")
+        assert history.code == 0
+        switch = [o for o in json.loads(history.out)["operations"]
+                  if o["action"] == "protection.switch"][-1]
+        assert switch["status"] == "ok" and switch["device"] == "link-1"
+        result = switch["records"][-1]
+        stages = ["detected", "decided", "journaled", "commands_sent", "devices_done",
+                  "light_verified"]
+        times = [result["timeline"][s] for s in stages]
+        assert all(times) and times == sorted(times)
+        assert set(result["ocs"]) == {"ocs-a", "ocs-b"}
+        # the probe that lit span-2 now lights span-1, so its repair can be seen
+        assert "+1:122" in result["ocs"]["ocs-a"]["changes"]
+        assert any(c.endswith(":121") and c.startswith("+") and c != "+1:121"
+                   for c in result["ocs"]["ocs-a"]["changes"])
+
+        cleared = time.monotonic()
+        lab.clear("span-1")
+        revert = running.wait_for("revert", seconds=8)
+        assert revert.at - cleared >= 0.5  # not before the wait-to-restore
+        assert running.link()["active_span"] == "span-1"
+        assert rx_power(lab, "sw-b") > -10
+        assert journal_switches(running) == 1
+        assert len(running.protection_ops("protection.revert")) == 1
+
+
+def test_non_revertive_stays_on_protection_and_switches_back_on_its_loss(lab: Lab) -> None:
+    with protecting(lab, revertive=False, wait_to_restore_seconds=0.1) as running:
+        lab.inject("span-1", Fault("fiber_cut"))
+        running.wait_for("switch")
+        lab.clear("span-1")
+        # span-1 is repaired (its probe shows light again), but the link stays
+        wait_until(lambda: running.link()["working"]["light"] == "lit", "span-1 lit again",
+                   seconds=5)
+        time.sleep(0.5)
+        assert running.link()["active_span"] == "span-2"
+        assert not running.kinds("revert")
+        # losing the protection span now moves the link back: span-1 is lit and verified
+        lab.inject("span-2", Fault("fiber_cut"))
+        back = running.wait_for("switch", after=1)
+        assert back.details["to_span"] == "span-1"
+        assert running.link()["active_span"] == "span-1"
+
+
+# ---- hold-off, dark protection, hysteresis --------------------------------------------------
+
+
+def test_a_dip_shorter_than_the_hold_off_does_not_switch(lab: Lab) -> None:
+    with protecting(lab, hold_off_seconds=0.2) as running:
+        lab.inject("span-1", Fault("fiber_cut"))
+        time.sleep(0.03)
+        lab.clear("span-1")
+        dip = running.wait_for("dip")
+        assert dip.details["lasted_ms"] < 200
+        time.sleep(0.3)
+        assert not running.kinds("switch") and journal_switches(running) == 0
+        assert running.link()["active_span"] == "span-1"
+        # a loss that outlasts the hold-off does switch, after it
+        lab.inject("span-1", Fault("fiber_cut"))
+        event = running.wait_for("switch")
+        assert event.durations_ms["hold_off"] is not None
+        assert event.durations_ms["hold_off"] >= 200
+
+
+def test_a_dark_protection_span_is_never_switched_onto(lab: Lab) -> None:
+    with protecting(lab) as running:
+        lab.inject("span-2", Fault("fiber_cut"))
+        wait_until(lambda: running.link()["protection"]["light"] == "lost", "span-2 seen dark")
+        last = running.journal.last()
+        since = 0 if last is None else last.order  # a refusal at start-up is another outage
+        lab.inject("span-1", Fault("fiber_cut"))
+        refused = running.wait_for("unavailable", after=len(running.kinds("unavailable")))
+        assert "span-2" in refused.message
+        time.sleep(0.3)
+        assert not running.kinds("switch")
+        assert running.link()["active_span"] == "span-1"
+        refusals = [o for o in running.protection_ops("protection.switch") if o.order > since]
+        assert [o.status for o in refusals] == ["refused"], [  # once per outage, not per poll
+            o.intent["reason"] for o in refusals]
+        assert "protection unavailable" in refusals[0].intent["reason"]
+        # once span-2 is repaired (its amplifier restarted: ALS shut it), the link moves
+        lab.clear("span-2")
+        event = running.wait_for("switch", seconds=8)
+        assert event.details["to_span"] == "span-2"
+        assert rx_power(lab, "sw-b") > -10
+
+
+def test_a_level_wandering_around_the_threshold_does_not_flap(lab: Lab) -> None:
+    fiber = lab.fibers["span-1/2"]  # b->a, no amplifier: ocs-a:61 follows its loss
+    base_loss = fiber.connector_loss_db
+    connect_working(load_inventory(lab.state_dir / "inventory.yaml"))
+    time.sleep(0.1)  # the cross-connects settle
+    baseline = lab.ocs["ocs-a"].monitor_dbm(61)
+    assert baseline is not None and baseline > -15
+    with protecting(lab, threshold_dbm=baseline - 5.0, hysteresis_db=3.0,
+                    wait_to_restore_seconds=0.2) as running:
+        # the span alternates between 1 dB under the threshold and 1 dB over it (short
+        # of threshold + hysteresis) every 40 ms, for 1.2 s
+        deadline = time.monotonic() + 1.2
+        low = True
+        while time.monotonic() < deadline:
+            fiber.connector_loss_db = base_loss + (6.0 if low else 4.0)
+            low = not low
+            time.sleep(0.04)
+        assert len(running.kinds("switch")) == 1, [  # the first dip under the threshold
+            e.message for e in running.events if e.kind != "probe"]
+        assert not running.kinds("revert")  # never back above threshold + hysteresis
+        fiber.connector_loss_db = base_loss
+        running.wait_for("revert", seconds=5)
+        time.sleep(0.3)
+        assert len(running.kinds("switch")) == 1 and len(running.kinds("revert")) == 1
+
+
+# ---- amplifier and OCS faults ------------------------------------------------------------
+
+
+def test_an_amplifier_pump_failure_is_a_loss_of_light(lab: Lab) -> None:
+    with protecting(lab, wait_to_restore_seconds=0.2) as running:
+        lab.inject("amp-1", Fault("pump"))
+        event = running.wait_for("switch")
+        assert event.details["to_span"] == "span-2"
+        assert "span-1 a->b" in event.message
+        assert rx_power(lab, "sw-b") > -10
+        # amp-1 stays in ModuleFault (it needs a reset): no restart request, no revert
+        time.sleep(0.6)
+        assert running.link()["working"]["light"] == "lost"
+        assert not running.kinds("revert")
+        assert not [e for e in running.kinds("als_restart") if "amp-1" in e.message
+                    and e.at > event.at]
+
+
+def test_an_ocs_that_freezes_or_reboots_is_reported_and_the_controller_recovers(
+        lab: Lab) -> None:
+    with protecting(lab, device_timeout_seconds=0.3) as running:
+        lab.inject("ocs-b", Fault("freeze"))
+        down = running.wait_for("device_down")
+        assert "ocs-b" in down.message
+        lab.clear("ocs-b", "freeze")
+        up = running.wait_for("device_up")
+        assert "ocs-b" in up.message
+        assert running.controller.status()[0]["active_span"] == "span-1"
+
+        lab.inject("ocs-a", Fault("reboot", seconds=1.0))  # power loss: all its light stops
+        wait_until(lambda: any("ocs-a" in e.message for e in running.kinds("device_down")),
+                   "ocs-a reported")
+        # back up, its map restored from NVRAM; the amplifiers whose input was dark for
+        # longer than the ALS soak are restarted, and both spans are lit again
+        wait_until(lambda: any("ocs-a" in e.message for e in running.kinds("device_up")),
+                   "ocs-a back", seconds=6)
+        wait_until(lambda: running.link()["working"]["light"] == "lit"
+                   and running.link()["protection"]["light"] == "lit",
+                   "both spans lit again", seconds=6)
+        assert running.link()["active_span"] == "span-1"
+        assert not running.kinds("switch", "error")
+        assert {m for e in running.kinds("als_restart") for m in ("amp-1", "amp-2")
+                if m in e.message} == {"amp-1", "amp-2"}
+        assert rx_power(lab, "sw-b") > -10
+
+
+# ---- the commands ---------------------------------------------------------------------------
+
+
+def test_protect_run_and_status_through_the_cli(lab: Lab, msoctl: Msoctl) -> None:
+    inventory = load_inventory(lab.state_dir / "inventory.yaml")
+    connect_working(inventory)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "msoctl", "protect", "run",
+         "--poll-ms", "5",
+         "--wait-to-restore-s", "0.2"],
+        env=subprocess_env(lab), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def both_lit() -> bool:
+            result = msoctl("protect", "status", "-o", "json")
+            assert result.code == 0, result.err
+            spans = json.loads(result.out)["links"][0]["spans"]
+            return all(spans[r]["light"] == "lit" for r in ("working", "protection"))
+
+        wait_until(both_lit, "both spans lit under the controller", seconds=15)
+        lab.inject("span-1", Fault("fiber_cut"))
+        wait_until(lambda: json.loads(msoctl("protect", "status", "-o", "json").out)
+                   ["links"][0]["active_span"] == "span-2", "switched", seconds=5)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=15)
+    assert process.returncode == 0, err
+    assert "protecting link-1" in out and "switch " in out and "stopped:" in out
+    document = json.loads(msoctl("protect", "status", "-o", "json").out)
+    link = document["links"][0]
+    assert link["active_role"] == "protection" and link["carried_by"] == "span-2"
+    assert link["controller"]["state"] == "stopped (ok)"
+    assert link["last_event"]["action"] == "protection.switch", link["last_event"]
+    assert link["last_event"]["durations_ms"]["device"] > 0, link["last_event"]
+    assert [d["state"] for d in link["spans"]["working"]["directions"]] == ["lost", "lost"]
+    table = msoctl("protect", "status")
+    assert table.code == 0 and "span-2" in table.out and "lost" in table.out
+    history = msoctl("history", "--kind", "protection")
+    assert "protection.switch" in history.out and "light verified" in history.out
+
+
+def test_protect_run_refuses_bad_settings(lab: Lab, msoctl: Msoctl) -> None:
+    assert msoctl("protect", "run", "--probe", "ocs-a").code == 2
+    assert msoctl("protect", "run", "--probe", "ocs-a:3", "--no-probe").code == 2
+    assert msoctl("protect", "run", "--link", "nope").code == 2
+    assert msoctl("protect", "run", "--hysteresis-db", "-1").code == 2
+
+
+def test_one_controller_per_link_and_a_killed_ones_switch_is_closed(lab: Lab) -> None:
+    inventory = load_inventory(lab.state_dir / "inventory.yaml")
+    assert inventory.journal_path is not None
+    journal = Journal(inventory.journal_path)
+    journal.append({"op": "deadbeef0001", "event": "intent", "device": "link-1",
+                    "action": "protection.switch", "host": socket.gethostname(),
+                    "pid": dead_pid(), "from_span": "span-1", "to_span": "span-2"})
+    first = ProtectionController(inventory, journal)
+    stop = threading.Event()
+    thread = threading.Thread(target=first.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        def closed() -> dict[str, Any] | None:
+            found = next(o for o in journal.operations() if o.op == "deadbeef0001")
+            return found.result
+
+        wait_until(lambda: closed() is not None, "the interrupted switch closed")
+        result = closed()
+        assert result is not None and result["status"] == "interrupted"
+        assert result["found"] == "not connected on either span"
+        with pytest.raises(DeviceBusy, match="already protected"):
+            ProtectionController(inventory, journal).run(threading.Event())
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+
+
+# ---- the pieces, without a lab ---------------------------------------------------------------
+
+
+def test_hysteresis_keeps_a_wandering_level_from_flapping() -> None:
+    levels = [-10, -21, -19, -21, -19, -18.5, -21, -17.9, -19, -20.5]
+    with_hysteresis, without = LevelDetector(2.0), LevelDetector(0.0)
+    flips = {"with": 0, "without": 0}
+    last = {"with": True, "without": True}
+    for level in levels:
+        for key, detector in (("with", with_hysteresis), ("without", without)):
+            lit = detector.update(level, -20.0)
+            flips[key] += lit != last[key]
+            last[key] = lit
+    assert flips == {"with": 3, "without": 7}
+    assert LevelDetector(2.0).update(None, -20.0) is False
+
+
+def _link() -> Any:
+    from msoctl.links import Link
+
+    def span(name: str, a_port: int, b_port: int) -> Span:
+        return Span(name, 30, 0.2, 0.5,
+                    SpanFiber(OcsPort("ocs-a", a_port + 60), OcsPort("ocs-b", b_port)),
+                    SpanFiber(OcsPort("ocs-b", b_port + 60), OcsPort("ocs-a", a_port)))
+
+    return Link("link-1",
+                LinkEnd("sw-a", "Ethernet1", OcsPort("ocs-a", 1), OcsPort("ocs-a", 65)),
+                LinkEnd("sw-b", "Ethernet1", OcsPort("ocs-b", 1), OcsPort("ocs-b", 65)),
+                span("span-1", 61, 61), span("span-2", 62, 62))
+
+
+def test_a_move_swaps_the_probe_onto_the_span_the_link_leaves() -> None:
+    link = _link()
+    working_a = {1: 121, 61: 65, 8: 122}  # 8: the probe on span-2
+    moved = plan_move(Move(link, "working", "protection"), "ocs-a", working_a, 64)
+    assert dict(moved) == {1: 122, 62: 65, 8: 121}
+    back = plan_move(Move(link, "protection", "working"), "ocs-a", dict(moved), 64)
+    assert dict(back) == working_a
+    # doing it twice changes nothing (a retry after a half-done move)
+    assert dict(plan_move(Move(link, "working", "protection"), "ocs-a", dict(moved), 64)) \
+        == dict(moved)
+    assert link_role(link, {"ocs-a": moved, "ocs-b": {1: 122, 62: 65}}) == "protection"
+    assert link_role(link, {"ocs-a": moved, "ocs-b": {1: 121, 61: 65}}) is None
+    with pytest.raises(MoveConflict, match="carries another link"):
+        plan_move(Move(link, "working", "protection"), "ocs-a", {1: 121, 61: 65, 2: 122}, 64,
+                  other_tx=[2])
+

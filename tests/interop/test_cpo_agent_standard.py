@@ -1,0 +1,354 @@
+"""The CPO/CPC agent as a standard SNMP agent: SET refused as RFC 3416 says, the
+snmpEngine group that agrees with USM's message headers, and IF-MIB's interfaces.
+
+Read by pysnmp 7 (the agent on its own loop and thread, the client on the test's) and
+by Debian's net-snmp, by name, with the project's MIBs.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyasn1.codec.ber import decoder, encoder
+from pysnmp.hlapi.v3arch.asyncio import CommunityData
+from pysnmp.proto import rfc1902, rfc1905
+from pysnmp.proto.api import v2c
+from pysnmp.proto.mpmod.rfc3412 import SNMPv3Message
+from pysnmp.proto.secmod.rfc3414.service import UsmSecurityParameters
+
+from drivers.snmp import mibs
+from drivers.snmp.mibs import Oid
+from emulators.cpo.interfaces import Interface
+from emulators.faults import Fault
+from tests.support.snmp_agents import (
+    SPEC,
+    TINY,
+    AgentUnderTest,
+    Client,
+    net_snmp,
+    our_stderr,
+    run,
+    scalar,
+    v3_arguments,
+)
+
+NOT_WRITABLE, NO_ACCESS, NO_CREATION = 17, 6, 11  # error-status, RFC 3416 section 3
+ETHERNET_CSMACD = 6  # IANAifType-MIB
+GAUGE32_MAX = 4294967295
+RX_LOS_DBM = -20.0  # the emulator's documented loss-of-signal threshold
+
+UP_TIME = scalar("SNMPv2-MIB", "sysUpTime")
+ENGINE = {name: scalar("SNMP-FRAMEWORK-MIB", name) for name in (
+    "snmpEngineID", "snmpEngineBoots", "snmpEngineTime", "snmpEngineMaxMessageSize")}
+
+
+@pytest.fixture(scope="module")
+def shared() -> Iterator[AgentUnderTest]:
+    """One agent for the tests that do not restart it (they move its clock)."""
+    harness = AgentUnderTest(SPEC, community="public-test", seed=11)
+    yield harness
+    harness.close()
+
+
+@pytest.fixture
+def tiny() -> Iterator[AgentUnderTest]:
+    harness = AgentUnderTest(TINY, seed=5)
+    yield harness
+    harness.close()
+
+
+def _lane_column(name: str, index: tuple[int, ...]) -> Oid:
+    return mibs.table("MSO-CPO-MIB", "msoCpoLaneTable").instance(name, index)
+
+
+# --- SET -------------------------------------------------------------------------------
+
+
+def _set(harness: AgentUnderTest, *pairs: tuple[Oid, Any],
+         **client: Any) -> tuple[Any, int, int, list[tuple[Oid, Any]]]:
+    return run(Client(harness, **client).set(*pairs))
+
+
+@pytest.mark.parametrize(("oid", "value", "status"), [
+    (UP_TIME, rfc1902.TimeTicks(5), NOT_WRITABLE),  # read-only scalar
+    (_lane_column("msoCpoLaneTxPower", (1, 1)), rfc1902.Integer32(0), NOT_WRITABLE),
+    (_lane_column("msoCpoLaneTxPower", (99, 1)), rfc1902.Integer32(0), NOT_WRITABLE),
+    ((*mibs.oid("MSO-CPO-MIB", "msoCpoLaneIndex"), 1, 1), rfc1902.Unsigned32(1), NO_ACCESS),
+    ((*mibs.oid("MSO-SMI", "msoModules"), 42, 0), rfc1902.Integer32(1), NO_CREATION),
+    ((1, 2, 3, 4), rfc1902.Integer32(1), NO_ACCESS),  # outside every view of the user
+], ids=["read-only scalar", "read-only column", "row that does not exist",
+        "not-accessible index", "absent object", "outside the write view"])
+def test_a_set_is_answered_with_the_error_rfc_3416_gives_and_changes_nothing(
+        shared: AgentUnderTest, oid: Oid, value: Any, status: int) -> None:
+    """RFC 3416 4.2.5: checks (1) noAccess, (2) notWritable, (7) noCreation, in an
+    authenticated Response (authPriv, so not a USM Report) carrying the request's
+    variable bindings, the error-index naming the failed one."""
+    shared.step_and_read(1.0)
+    tx_power = _lane_column("msoCpoLaneTxPower", (1, 1))
+    before = run(Client(shared).get(UP_TIME, tx_power))[1]
+    error, error_status, error_index, var_binds = _set(shared, (oid, value))
+    assert error is None, error
+    assert (error_status, error_index) == (status, 1)
+    assert var_binds == [(oid, value)]
+    assert run(Client(shared).get(UP_TIME, tx_power))[1] == before  # the clock did not move
+
+
+def test_the_error_index_names_the_first_binding_that_fails(shared: AgentUnderTest) -> None:
+    """RFC 3416 4.2.5: the bindings are checked in order until one fails."""
+    absent = (*mibs.oid("MSO-SMI", "msoModules"), 42, 0)
+    pairs = [(UP_TIME, rfc1902.TimeTicks(5)), (absent, rfc1902.Integer32(1))]
+    assert _set(shared, *pairs)[1:3] == (NOT_WRITABLE, 1)
+    assert _set(shared, *reversed(pairs))[1:3] == (NO_CREATION, 1)
+
+
+def test_a_read_only_community_is_refused_no_access(shared: AgentUnderTest) -> None:
+    """The v2c community's write view (VACM, RFC 3415) includes nothing: every SET is
+    outside it, noAccess (RFC 3416 4.2.5 (1)), in the community's Response; its reads
+    still work."""
+    community = CommunityData("public-test", mpModel=1)
+    error, status, index, _ = _set(shared, (UP_TIME, rfc1902.TimeTicks(5)), auth=community)
+    assert error is None
+    assert (status, index) == (NO_ACCESS, 1)
+    error, var_binds = run(Client(shared, community).get(UP_TIME))
+    assert error is None and isinstance(var_binds[0][1], rfc1902.TimeTicks)
+
+
+def test_net_snmp_snmpset_is_answered_not_writable(shared: AgentUnderTest) -> None:
+    """net-snmp's snmpset of sysUpTime and of a CPO column, by name: notWritable
+    (RFC 3416 4.2.5 (2)); of an absent object: noCreation (7)."""
+    address = f"127.0.0.1:{shared.agent.port}"
+    for name, kind in (("SNMPv2-MIB::sysUpTime.0", "t"),
+                       ("MSO-CPO-MIB::msoCpoLaneTxPower.1.1", "i")):
+        completed = net_snmp("snmpset", *v3_arguments(), address, name, kind, "5")
+        assert completed.returncode != 0
+        assert "Reason: notWritable" in completed.stderr, completed.stderr
+        assert f"Failed object: {name}" in completed.stderr
+    completed = net_snmp("snmpset", *v3_arguments(), address, "MSO-SMI::msoModules.42.0",
+                         "i", "5")
+    assert "Reason: noCreation" in completed.stderr, completed.stderr
+
+
+# --- snmpEngine (SNMP-FRAMEWORK-MIB) ---------------------------------------------------
+
+
+def _discover(harness: AgentUnderTest) -> dict[str, Any]:
+    """RFC 3414 section 4 discovery by hand: an unauthenticated request with an empty
+    engine ID and user, answered by a Report whose header and security parameters
+    carry the agent's engine ID, boots and time, and its message size."""
+    message = SNMPv3Message()
+    message["msgVersion"] = 3
+    header = message["msgGlobalData"]
+    header["msgID"] = 4242
+    header["msgMaxSize"] = 65507
+    header["msgFlags"] = b"\x04"  # reportable, noAuthNoPriv
+    header["msgSecurityModel"] = 3  # USM
+    parameters = UsmSecurityParameters()
+    for field, empty in (("msgAuthoritativeEngineId", b""), ("msgAuthoritativeEngineBoots", 0),
+                         ("msgAuthoritativeEngineTime", 0), ("msgUserName", b""),
+                         ("msgAuthenticationParameters", b""), ("msgPrivacyParameters", b"")):
+        parameters[field] = empty
+    message["msgSecurityParameters"] = encoder.encode(parameters)
+    scoped = message["msgData"]["plaintext"]
+    scoped["contextEngineId"] = b""
+    scoped["contextName"] = b""
+    pdu = v2c.GetRequestPDU()
+    v2c.apiPDU.set_defaults(pdu)
+    v2c.apiPDU.set_request_id(pdu, 77)
+    scoped["data"]["get-request"] = pdu
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.settimeout(5.0)
+        sock.sendto(encoder.encode(message), ("127.0.0.1", harness.agent.port))
+        answer, _ = sock.recvfrom(65535)
+    report, _ = decoder.decode(answer, asn1Spec=SNMPv3Message())
+    security, _ = decoder.decode(bytes(report["msgSecurityParameters"]),
+                                 asn1Spec=UsmSecurityParameters())
+    report_pdu = report["msgData"]["plaintext"]["data"].getComponent()
+    assert report_pdu.tagSet == rfc1905.ReportPDU.tagSet
+    return {"engine_id": bytes(security["msgAuthoritativeEngineId"]),
+            "boots": int(security["msgAuthoritativeEngineBoots"]),
+            "time": int(security["msgAuthoritativeEngineTime"]),
+            "max_size": int(report["msgGlobalData"]["msgMaxSize"])}
+
+
+def _engine_group(harness: AgentUnderTest) -> dict[str, Any]:
+    error, var_binds = run(Client(harness).get(*ENGINE.values()))
+    assert error is None, error
+    values = dict(var_binds)
+    return {"engine_id": bytes(values[ENGINE["snmpEngineID"]].asOctets()),
+            "boots": int(values[ENGINE["snmpEngineBoots"]]),
+            "time": int(values[ENGINE["snmpEngineTime"]]),
+            "max_size": int(values[ENGINE["snmpEngineMaxMessageSize"]])}
+
+
+def test_the_snmp_engine_group_is_what_usm_discovery_reports(tiny: AgentUnderTest) -> None:
+    """SNMP-FRAMEWORK-MIB snmpEngine group (RFC 3411 section 5) against the Report of
+    a discovery (RFC 3414 sections 2.2 and 4): the same engineID, boots and time, and
+    snmpEngineMaxMessageSize is the msgMaxSize of the agent's messages (RFC 3412 6.4)."""
+    tiny.step(12.5)
+    discovered = _discover(tiny)
+    served = _engine_group(tiny)
+    assert served == discovered
+    assert served["engine_id"] == b"\x80\x00\x7e\xd9\x04sw-t"  # RFC 3411 text format
+    assert served["boots"] == 1 and served["time"] == 12
+    assert served["max_size"] == 65507
+
+
+def test_a_reboot_counts_one_more_boot_and_restarts_engine_time(tiny: AgentUnderTest) -> None:
+    """RFC 3414 2.2.2: snmpEngineBoots counts re-initialisations, snmpEngineTime the
+    seconds since; sysUpTime (RFC 3418) restarts with them."""
+    tiny.step(30.0)
+    assert _engine_group(tiny)["time"] == 30
+    tiny.telemetry.faults.inject(Fault("reboot"))
+    tiny.step(7.0)
+    served = _engine_group(tiny)
+    assert (served["boots"], served["time"]) == (2, 7)
+    assert _discover(tiny) == served
+    assert int(run(Client(tiny).get(UP_TIME))[1][0][1]) == 700
+
+
+def test_a_manager_whose_time_falls_out_of_the_window_catches_up(tiny: AgentUnderTest) -> None:
+    """RFC 3414 3.2 (7): a request whose engine time is more than 150 s off the agent's
+    gets a notInTimeWindow Report with the agent's time, and the manager resends. The
+    agent's engine time follows its device clock, stepped here 400 s past what the
+    manager last heard, in no time of this host's."""
+    async def scenario() -> tuple[int, int]:
+        client = Client(tiny, retries=0)
+        error, before = await client.get(ENGINE["snmpEngineTime"])
+        assert error is None, error
+        tiny.step(400.0)
+        error, after = await client.get(ENGINE["snmpEngineTime"])
+        assert error is None, error
+        return int(before[0][1]), int(after[0][1])
+
+    received = tiny.agent.requests_received
+    before, after = run(scenario())
+    assert after - before == 400
+    assert tiny.agent.requests_received - received == 4  # discovery, get, get refused, again
+
+
+def test_boots_are_kept_across_restarts_of_the_agent(tmp_path: Path) -> None:
+    """RFC 3414 2.2.2: boots are kept in non-volatile storage, so a new agent process
+    with the same engineID counts on; stop and start again is one more boot too."""
+    nvram = tmp_path / "sw-t.snmp-engine.json"
+    first = AgentUnderTest(TINY, nvram_path=nvram)
+    try:
+        assert _engine_group(first)["boots"] == 1
+        first.telemetry.faults.inject(Fault("reboot"))
+        assert _engine_group(first)["boots"] == 2
+        first.on_agent_loop(first.agent.stop())
+        first.step(5.0)
+        first.on_agent_loop(first.agent.start())
+        served = _engine_group(first)
+        assert (served["boots"], served["time"]) == (3, 0)
+    finally:
+        first.close()
+    assert json.loads(nvram.read_text()) == {"engine_id": "80007ed904" + b"sw-t".hex(),
+                                             "boots": 3}
+    second = AgentUnderTest(TINY, nvram_path=nvram)
+    try:
+        assert _discover(second)["boots"] == _engine_group(second)["boots"] == 4
+    finally:
+        second.close()
+
+
+def test_net_snmp_reads_the_snmp_engine_group_by_name(tiny: AgentUnderTest) -> None:
+    """SNMP-FRAMEWORK-MIB (RFC 3411) by name; the walk ends where the agent's view
+    does, with one endOfMibView (RFC 3416 4.2.3)."""
+    tiny.step(3.0)
+    completed = net_snmp("snmpbulkwalk", *v3_arguments(), f"127.0.0.1:{tiny.agent.port}",
+                         "SNMP-FRAMEWORK-MIB::snmpEngine")
+    assert completed.returncode == 0 and our_stderr(completed) == [], completed.stderr
+    assert completed.stdout.splitlines() == [
+        "SNMP-FRAMEWORK-MIB::snmpEngineID.0 = Hex-STRING: 80 00 7E D9 04 73 77 2D 74 ",
+        "SNMP-FRAMEWORK-MIB::snmpEngineBoots.0 = INTEGER: 1",
+        "SNMP-FRAMEWORK-MIB::snmpEngineTime.0 = INTEGER: 3 seconds",
+        "SNMP-FRAMEWORK-MIB::snmpEngineMaxMessageSize.0 = INTEGER: 65507",
+        "SNMP-FRAMEWORK-MIB::snmpEngineMaxMessageSize.0 = No more variables left in this "
+        "MIB View (It is past the end of the MIB tree)"]
+
+
+# --- IF-MIB ----------------------------------------------------------------------------
+
+
+def _oper_status(reading: Any, port: int) -> str:
+    """ifOperStatus as the emulator documents it: up while every optical lane of the
+    port transmits and receives above the loss-of-signal threshold."""
+    lanes = [lane for lane in reading.optical_lanes if lane.port == port]
+    lit = all(lane.tx_power_dbm != float("-inf") and lane.rx_power_dbm > RX_LOS_DBM
+              for lane in lanes)
+    return "up" if lanes and lit else "down"
+
+
+def _walk_by_name(harness: AgentUnderTest, name: str) -> dict[str, dict[int, str]]:
+    completed = net_snmp("snmpbulkwalk", *v3_arguments(), f"127.0.0.1:{harness.agent.port}",
+                         name)
+    assert completed.returncode == 0 and our_stderr(completed) == [], completed.stderr
+    found: dict[str, dict[int, str]] = {}
+    for line in completed.stdout.splitlines():
+        left, _, value = line.partition(" = ")
+        column, _, index = left.removeprefix("IF-MIB::").partition(".")
+        found.setdefault(column, {})[int(index)] = value
+    return found
+
+
+def test_net_snmp_reads_the_interfaces_the_cpo_tables_index(shared: AgentUnderTest) -> None:
+    """IF-MIB (RFC 2863): ifNumber, ifTable and ifXTable by name for exactly the ports
+    that index msoCpoLaneTable and msoCpcLaneTable: ifType ethernetCsmacd
+    (IANAifType-MIB, RFC 3635), ifSpeed held at 4,294,967,295 above that many bits
+    per second with ifHighSpeed in Mb/s, ifOperStatus from the lanes' light."""
+    reading = shared.step_and_read(2.0)
+    table = _walk_by_name(shared, "IF-MIB::ifTable")
+    extra = _walk_by_name(shared, "IF-MIB::ifXTable")
+    ports = sorted({lane.port for lane in reading.optical_lanes})
+    assert ports == sorted({lane.port for lane in reading.electrical_lanes}) == list(SPEC.ports)
+    assert set(table) == {"ifIndex", "ifDescr", "ifType", "ifSpeed", "ifOperStatus"}
+    assert set(extra) == {"ifName", "ifHighSpeed"}
+    speed_bps = 200e9 * SPEC.electrical_lanes_per_port  # 800G: above Gauge32's reach
+    for port in ports:
+        assert table["ifIndex"][port] == f"INTEGER: {port}"
+        assert f"Ethernet{port}" in table["ifDescr"][port]
+        assert table["ifType"][port] == f"INTEGER: ethernetCsmacd({ETHERNET_CSMACD})"
+        assert table["ifSpeed"][port] == f"Gauge32: {GAUGE32_MAX}"
+        status = _oper_status(reading, port)
+        assert table["ifOperStatus"][port].startswith(f"INTEGER: {status}(")
+        assert extra["ifName"][port] == f"STRING: Ethernet{port}"
+        assert extra["ifHighSpeed"][port] == f"Gauge32: {round(speed_bps / 1e6)}"
+    completed = net_snmp("snmpget", *v3_arguments(), f"127.0.0.1:{shared.agent.port}",
+                         "IF-MIB::ifNumber.0")
+    assert completed.stdout.strip() == f"IF-MIB::ifNumber.0 = INTEGER: {len(ports)}"
+
+
+def test_a_dark_laser_takes_the_ports_it_feeds_down(tiny: AgentUnderTest) -> None:
+    """ifOperStatus (RFC 2863): laser 1/1 feeds both lanes of port 1 (TINY: two lanes
+    per laser); its fault leaves port 1 without light, down(2), and port 2 up(1)."""
+    status = mibs.table("IF-MIB", "ifTable")
+    oids = [status.instance("ifOperStatus", (port,)) for port in TINY.ports]
+    assert [int(value) for _, value in run(Client(tiny).get(*oids))[1]] == [1, 1]
+    tiny.telemetry.faults.inject(Fault("els", target="1/1"))
+    assert [int(value) for _, value in run(Client(tiny).get(*oids))[1]] == [2, 1]
+    tiny.telemetry.faults.clear("els", target="1/1")
+    tiny.step_and_read(5.0)  # the laser ramps back up
+    assert [int(value) for _, value in run(Client(tiny).get(*oids))[1]] == [1, 1]
+
+
+def test_a_slower_port_reports_its_speed_in_both_objects() -> None:
+    """RFC 2863: ifSpeed in bits per second where it fits a Gauge32, ifHighSpeed in
+    units of 1,000,000 bits per second."""
+    harness = AgentUnderTest(TINY, ports=[Interface(1, "Ethernet1", 1e9),
+                                          Interface(2, "Ethernet2", 25e9)])
+    try:
+        speed = mibs.table("IF-MIB", "ifTable")
+        high = mibs.table("IF-MIB", "ifXTable")
+        oids = [speed.instance("ifSpeed", (1,)), speed.instance("ifSpeed", (2,)),
+                high.instance("ifHighSpeed", (1,)), high.instance("ifHighSpeed", (2,))]
+        values = [int(value) for _, value in run(Client(harness).get(*oids))[1]]
+        assert values == [1_000_000_000, GAUGE32_MAX, 1000, 25000]
+    finally:
+        harness.close()
+    with pytest.raises(ValueError, match="must be the ports"):
+        AgentUnderTest(TINY, ports=[Interface(1, "Ethernet1", 1e9)])

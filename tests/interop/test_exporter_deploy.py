@@ -1,0 +1,239 @@
+"""deploy/ against Debian's Prometheus: promtool checks the configuration and the rules
+and runs their unit tests; a real Prometheus server, configured with
+deploy/prometheus.yml (rendered with this test's addresses), scrapes the emulated lab
+through the exporter, loads the alert rules, answers every dashboard query, and shows
+a frozen device as ``msoctl_up 0`` while the others stay 1."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import time
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from emulators.faults import Fault
+from emulators.lab import Lab
+from tests.support import Msoctl, subprocess_env, wait_until
+from tests.support.exporter import exporter_process, fetch
+from tests.support.paths import DEPLOY as DEPLOY_DIR
+from tests.support.peers import require_executable
+
+DEPLOY = DEPLOY_DIR
+EXPORTED_KINDS = ("ocs", "amp", "switch")  # lab instruments have no collector
+
+
+def expected_targets(lab: Lab) -> tuple[dict[str, str], set[tuple[str, str]]]:
+    """The lab's devices the exporter probes (name -> kind), and every (instance, kind)
+    Prometheus scrapes: those, and each switch's CPO/CPC telemetry."""
+    devices = yaml.safe_load((lab.state_dir / "inventory.yaml").read_text())["devices"]
+    kinds = {d["name"]: d["kind"] for d in devices if d["kind"] in EXPORTED_KINDS}
+    assert {"ocs-a", "ocs-b", "amp-1", "amp-2", "sw-a", "sw-b"} <= kinds.keys()
+    cpo = {(d["name"], "cpo") for d in devices if d["kind"] == "switch" and "snmp" in d}
+    return kinds, {*kinds.items(), *cpo}
+
+
+def promtool() -> Path:
+    return require_executable("promtool", debian_package="prometheus")
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=60, cwd=DEPLOY)
+
+
+def test_promtool_checks_the_rules_and_runs_their_unit_tests() -> None:
+    tool = str(promtool())
+    checked = run(tool, "check", "rules", "msoctl-alerts.yml")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "SUCCESS: 8 rules found" in checked.stdout
+    tested = run(tool, "test", "rules", "tests/msoctl-alerts.test.yml")
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert "SUCCESS" in tested.stdout
+
+
+def test_promtool_checks_the_scrape_configuration() -> None:
+    checked = run(str(promtool()), "check", "config", "prometheus.yml")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def dashboard_queries() -> list[str]:
+    document = json.loads((DEPLOY / "grafana-msoctl-fabric.json").read_text())
+    return [target["expr"] for panel in document["panels"]
+            for target in panel.get("targets", [])]
+
+
+def test_the_dashboard_is_well_formed() -> None:
+    document = json.loads((DEPLOY / "grafana-msoctl-fabric.json").read_text())
+    assert document["uid"] == "msoctl-fabric"
+    ids = [panel["id"] for panel in document["panels"]]
+    assert len(ids) == len(set(ids))
+    for panel in document["panels"]:
+        box = panel["gridPos"]
+        assert box["x"] + box["w"] <= 24
+        if panel["type"] != "row":
+            assert panel["datasource"]["uid"] == "${datasource}" and panel["targets"]
+    families = {"msoctl_up", "msoctl_amp_", "msoctl_ocs_", "msoctl_switch_", "msoctl_cpc_",
+                "msoctl_cpo_"}
+    assert all(any(f in query for query in dashboard_queries()) for f in families)
+
+
+# ---- a real Prometheus ------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def render_config(exporter: str, targets: Path) -> dict[str, Any]:
+    """deploy/prometheus.yml with this test's exporter, target file and rules, devices
+    scraped every 3 s, CPO/CPC telemetry every 6 s (the lab's emulators and agents share
+    this machine's two cores with the exporter and Prometheus)."""
+    config = yaml.safe_load((DEPLOY / "prometheus.yml").read_text())
+    config["global"].update(scrape_interval="3s", scrape_timeout="3s", evaluation_interval="1s")
+    config["rule_files"] = [str(DEPLOY / name) for name in config["rule_files"]]
+    jobs = {job["job_name"]: job for job in config["scrape_configs"]}
+    jobs["msoctl-cpo"].update(scrape_interval="6s", scrape_timeout="6s")
+    for name in ("msoctl", "msoctl-cpo"):
+        jobs[name]["file_sd_configs"][0].update(files=[str(targets)], refresh_interval="1s")
+        address = next(rule for rule in jobs[name]["relabel_configs"]
+                       if rule.get("target_label") == "__address__")
+        address["replacement"] = exporter
+    jobs["msoctl-exporter"]["static_configs"][0]["targets"] = [exporter]
+    return config
+
+
+class PrometheusServer:
+    def __init__(self, url: str, exporter_log: Path):
+        self.url = url
+        self.exporter_log = exporter_log
+
+    def query(self, expression: str) -> list[dict[str, Any]]:
+        reply = fetch(f"{self.url}/api/v1/query?query={urllib.parse.quote(expression)}")
+        document = json.loads(reply.body)
+        assert document["status"] == "success", (expression, document)
+        return list(document["data"]["result"])
+
+    def values(self, expression: str) -> dict[str, float]:
+        """instance -> value of an instant vector."""
+        return {series["metric"].get("instance", ""): float(series["value"][1])
+                for series in self.query(expression)}
+
+    def by_target(self, expression: str) -> dict[tuple[str, str], float]:
+        """(instance, kind) -> value of an instant vector."""
+        return {(series["metric"]["instance"], series["metric"]["kind"]):
+                float(series["value"][1]) for series in self.query(expression)}
+
+    def api(self, path: str) -> Any:
+        document = json.loads(fetch(f"{self.url}/api/v1/{path}").body)
+        assert document["status"] == "success", document
+        return document["data"]
+
+
+@pytest.fixture
+def prometheus(lab: Lab, msoctl: Msoctl, tmp_path: Path) -> Iterator[PrometheusServer]:
+    binary = require_executable("prometheus", debian_package="prometheus")
+    targets = tmp_path / "msoctl-targets.json"
+    written = msoctl("inventory", "sd", "--out", str(targets))
+    assert written.code == 0, written.err
+    exporter_log = tmp_path / "exporter.log"
+    with exporter_process(subprocess_env(lab), exporter_log) as exporter:
+        config = tmp_path / "prometheus.yml"
+        host_port = exporter.removeprefix("http://")
+        config.write_text(yaml.safe_dump(render_config(host_port, targets)))
+        url = f"http://127.0.0.1:{free_port()}"
+        log = tmp_path / "prometheus.log"
+        with log.open("w") as output:
+            process = subprocess.Popen(
+                [str(binary), f"--config.file={config}",
+                 f"--storage.tsdb.path={tmp_path / 'data'}",
+                 f"--web.listen-address={url.removeprefix('http://')}", "--log.level=warn"],
+                stdout=output, stderr=subprocess.STDOUT)
+        try:
+            wait_until(lambda: _ready(url) or process.poll() is not None,
+                       "prometheus ready", seconds=30)
+            assert process.poll() is None, log.read_text()
+            yield PrometheusServer(url, exporter_log)
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _ready(url: str) -> bool:
+    try:
+        return fetch(f"{url}/-/ready", timeout=1).status == 200
+    except OSError:
+        return False
+
+
+def test_prometheus_scrapes_the_lab_and_sees_a_frozen_device_down(
+        lab: Lab, prometheus: PrometheusServer) -> None:
+    kinds, targets = expected_targets(lab)
+    wait_until(lambda: prometheus.by_target("msoctl_up") == dict.fromkeys(targets, 1.0),
+               "every lab device and telemetry agent up in Prometheus", seconds=60)
+    up = prometheus.query("msoctl_up")
+    assert {series["metric"]["job"] for series in up} == {"msoctl", "msoctl-cpo"}
+    assert all(series["metric"]["lab"] == "two-campus-30km" for series in up)
+    # last_over_time: the latest sample of each series, should the very last scrape of a
+    # device have failed on this busy machine
+    assert len(prometheus.query(
+        'last_over_time(msoctl_ocs_port_power_dbm{instance="ocs-a"}[30s])')) == 128
+    assert prometheus.values("last_over_time(msoctl_amp_input_power_dbm[30s])").keys() == {
+        name for name, kind in kinds.items() if kind == "amp"}
+    assert len(prometheus.query('last_over_time(msoctl_switch_queue_ecn_marked_packets_total'
+                                '{instance="sw-b"}[30s])')) == 64
+    lanes = len(prometheus.query('last_over_time(msoctl_cpc_lane_snr_db{instance="sw-a"}[30s])'))
+    assert lanes > 0 and len(prometheus.query(
+        'last_over_time(msoctl_cpc_fec_codewords_total{instance="sw-a"}[30s])')) == 17 * lanes
+    assert prometheus.values(
+        "last_over_time(msoctl_cpo_lane_rx_power_dbm[30s])").keys() == {
+        name for name, kind in targets if kind == "cpo"}
+    assert prometheus.values('up{job="msoctl-exporter"}') != {}
+    assert prometheus.query("msoctl_exporter_probes_total")
+
+    for query in dashboard_queries():  # every query of the dashboard parses and runs
+        prometheus.query(re.sub(r"\$__rate_interval", "1m", query.replace("$instance", ".*")))
+
+    def rule_health() -> set[str]:
+        return {rule["health"] for group in prometheus.api("rules")["groups"]
+                for rule in group["rules"]}
+
+    def alerting(name: str) -> set[str]:
+        """Instances with alert ``name`` pending or firing."""
+        return {alert["labels"]["instance"] for alert in prometheus.api("alerts")["alerts"]
+                if alert["labels"]["alertname"] == name}
+
+    wait_until(lambda: rule_health() == {"ok"}, "alert rules evaluated", seconds=10)
+    dark = {instance for instance, lost in prometheus.values(
+        'last_over_time(msoctl_amp_condition{condition="input_los"}[30s])').items() if lost}
+    assert dark, "no span of the lab is dark: the rule is not exercised"
+    wait_until(lambda: alerting("AmplifierLossOfSignal") == dark, "LOS alerts", seconds=10)
+
+    lab.inject("ocs-b", Fault("freeze"))
+    frozen_at = time.monotonic()
+    wait_until(lambda: prometheus.values('msoctl_up{instance="ocs-b"}') == {"ocs-b": 0.0},
+               "ocs-b down in Prometheus", seconds=20)
+    time.sleep(3.5)  # another scrape of everybody
+    window = f"{int(time.monotonic() - frozen_at) + 1}s"
+    others = prometheus.by_target(
+        f'min_over_time(msoctl_up{{job="msoctl", instance!="ocs-b"}}[{window}])')
+    failures = [line for line in prometheus.exporter_log.read_text().splitlines()
+                if "msoctl.exporter" in line and "ocs-b" not in line]
+    assert others == {(name, kind): 1.0 for name, kind in kinds.items() if name != "ocs-b"}, \
+        failures
+    assert prometheus.values('msoctl_up{instance="ocs-b"}') == {"ocs-b": 0.0}
+    # the scrape of the frozen device itself succeeded: only the device is down
+    assert prometheus.by_target('up{job=~"msoctl|msoctl-cpo"}') == dict.fromkeys(targets, 1.0)
+    wait_until(lambda: alerting("MsoctlTargetDown") == {"ocs-b"}, "target down pending",
+               seconds=5)
