@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from emulators.lab import Lab
-from tests.exporter_support import exporter_process, fetch, serve_exporter, value
+from tests.support.exporter import exporter_process, fetch, serve_exporter, value
 
 TARGETS = (("ocs-a", "ocs"), ("ocs-b", "ocs"), ("amp-1", "amp"), ("sw-a", "switch"),
            ("sw-a", "cpo"))

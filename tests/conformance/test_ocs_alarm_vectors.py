@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
@@ -28,8 +27,9 @@ from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
 from emulators.optics.model import OpticalModel, Source
 from emulators.scpi.parser import CommandTree
+from tests.support.paths import VECTORS as VECTOR_DIR
 
-VECTORS = Path(__file__).parent / "vectors" / "ocs_alarms.txt"
+VECTORS = VECTOR_DIR / "ocs_alarms.txt"
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from msoctl.journal import Journal
 from msoctl.protect.allocate import CAPACITY, DARK, TAKEN
 from msoctl.protect.config import ProtectConfig
 from msoctl.protect.controller import ProtectionController
-from tests.conftest import wait_until
-from tests.protect_fabric import (
+from tests.support.lab import wait_until
+from tests.support.protect_fabric import (
     Recorder,
     connect_working,
     cut,
@@ -32,6 +32,8 @@ from tests.protect_fabric import (
     fabric_topology,
     repair_cable,
 )
+
+pytestmark = pytest.mark.serial  # real-time bounds are the subject: alone on the machine
 
 LINKS = 12
 DEDICATED = [f"link-{i}" for i in range(1, 9)]

@@ -24,13 +24,13 @@ import pytest
 import yaml
 
 from msoctl.exporter import snmpconfig
-from tests.conftest import wait_until
-from tests.exporter_support import fetch
-from tests.peers import require_executable
-from tests.prometheus_support import free_port, prometheus
-from tests.snmp_agents import CREDENTIALS, AgentUnderTest
+from tests.support.exporter import fetch
+from tests.support.lab import wait_until
+from tests.support.paths import DEPLOY
+from tests.support.peers import require_executable
+from tests.support.prometheus import free_port, prometheus
+from tests.support.snmp_agents import CREDENTIALS, AgentUnderTest
 
-DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
 MSOCTL = str(Path(sys.executable).with_name("msoctl"))
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-from pathlib import Path
 
-from tests.test_bench_smoke import load_bench, positive
+from tests.support.bench import load_bench, positive
+from tests.support.paths import BENCH as BENCH_DIR
 
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "lab_scale.py"
+BENCH = BENCH_DIR / "lab_scale.py"
 
 
 def test_lab_scale_benchmark_reports_both_variants() -> None:

@@ -34,7 +34,7 @@ from msoctl.access import open_alarm_stream
 from msoctl.inventory import Inventory, load_inventory
 from msoctl.lab.client import call, find_lab
 from msoctl.links import Link
-from tests.conftest import Msoctl, in_process
+from tests.support.cli import Msoctl, in_process
 
 MSOCTL = [sys.executable, "-m", "msoctl"]
 LIT_DBM = -20.0

@@ -33,9 +33,10 @@ from emulators.lab import Lab
 from msoctl.cli import COMMANDS, cli, colour_wanted
 from msoctl.cli.output import ELLIPSIS, table
 from msoctl.journal import Journal
-from tests.conftest import Msoctl, in_process, reset_ocs
+from tests.support.cli import Msoctl, in_process
+from tests.support.lab import reset_ocs
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 GLOBAL_OPTIONS = {"-i", "--inventory", "--journal", "-v", "--verbose", "--debug", "--color"}
 

@@ -21,7 +21,7 @@ from pysnmp.proto import rfc1905
 
 from drivers.snmp import fastber, mibs
 from drivers.snmp.session import SnmpSession, close_engines
-from tests.snmp_agents import CREDENTIALS, AgentUnderTest, net_snmp
+from tests.support.snmp_agents import CREDENTIALS, AgentUnderTest, net_snmp
 
 OID_PREFIX = bytes([0x06, 0x03, 0x2B, 0x06, 0x01])  # 1.3.6.1
 
@@ -208,7 +208,7 @@ def test_another_pysnmp_manager_in_the_process_still_gets_its_bindings(
         harness: AgentUnderTest) -> None:
     """Only the responses to msoctl's own requests go the fast way: pysnmp's high-level
     API, in the same process after a fast walk, gets its bindings from pyasn1 whole."""
-    from tests.snmp_agents import Client
+    from tests.support.snmp_agents import Client
 
     assert _walk(harness)
 

@@ -26,7 +26,7 @@ from emulators.faults import Fault
 from emulators.lab import Lab, load_topology
 from msoctl.access import open_alarm_stream
 from msoctl.inventory import load_inventory
-from tests.conftest import ocs_endpoint
+from tests.support.lab import ocs_endpoint
 
 # ocs-a:61 is where span-1's B->A fiber (no amplifier on it) arrives at campus A.
 PORT = 61

@@ -22,11 +22,11 @@ import yaml
 
 from emulators.lab import Lab
 from msoctl.exporter import sd
-from tests.conftest import subprocess_env, wait_until
-from tests.exporter_support import exporter_process
-from tests.prometheus_support import Prometheus, prometheus
+from tests.support.exporter import exporter_process
+from tests.support.lab import subprocess_env, wait_until
+from tests.support.paths import DEPLOY
+from tests.support.prometheus import Prometheus, prometheus
 
-DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
 JOBS = ("msoctl", "msoctl-cpo")
 Target = tuple[str, str]  # (instance, kind)
 

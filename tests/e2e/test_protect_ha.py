@@ -30,8 +30,10 @@ from msoctl.journal import Journal
 from msoctl.links import Link
 from msoctl.protect.ha import LeaseOwnership, LeaseTimes, instances_and_shards
 from msoctl.protect.ownership import Fenced
-from tests.conftest import wait_until
-from tests.protect_fabric import connect_working, cut_cable, fabric_topology, repair_cable
+from tests.support.lab import wait_until
+from tests.support.protect_fabric import connect_working, cut_cable, fabric_topology, repair_cable
+
+pytestmark = pytest.mark.serial  # real-time bounds are the subject: alone on the machine
 
 SHARDS = ("ocs-a1+ocs-b1", "ocs-a2+ocs-b2")
 LEASE_BOUND_SECONDS = 0.9

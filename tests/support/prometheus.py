@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import wait_until
-from tests.exporter_support import fetch
-from tests.peers import require_executable
+from tests.support.exporter import fetch
+from tests.support.lab import wait_until
+from tests.support.peers import require_executable
 
 
 def free_port() -> int:

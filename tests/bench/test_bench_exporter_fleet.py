@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import math
 import shutil
-from pathlib import Path
 
-from tests.peers import in_ci, require_executable
-from tests.test_bench_smoke import load_bench
+from tests.support.bench import load_bench
+from tests.support.paths import BENCH as BENCH_DIR
+from tests.support.peers import in_ci, require_executable
 
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "exporter_fleet.py"
+BENCH = BENCH_DIR / "exporter_fleet.py"
 
 
 def positive(value: float) -> bool:

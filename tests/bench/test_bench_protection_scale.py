@@ -8,13 +8,16 @@ import contextlib
 import importlib.util
 import io
 import json
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "protection_scale.py"
+from tests.support.paths import BENCH
+
+pytestmark = pytest.mark.serial  # real-time bounds are the subject: alone on the machine
+
+SCRIPT = BENCH / "protection_scale.py"
 BUDGET = 50
 
 
