@@ -1,7 +1,7 @@
 """Protection at fabric scale: many links cut at once, the cost of watching them, and the
 takeover of a crashed controller.
 
-The fabric (tests/protect_fabric.py, until the lab generates large fabrics itself):
+The fabric (tests/support/protect_fabric.py, until the lab generates large fabrics itself):
 ``--links`` links (default 64) between two OCSes of ``--ocs-size`` ports (default 256),
 each link on a 30 km working span of its own with a protection span of its own, probe
 light on free ingress ports. The lab runs in this process (``emulators.lab.Lab``) so that
@@ -55,14 +55,14 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))  # for tests.protect_fabric and tests.postgres_peer
+    sys.path.insert(0, str(ROOT))  # for tests.support.protect_fabric and tests.support.postgres
 
 from emulators.lab import Lab  # noqa: E402
 from msoctl.inventory import Inventory, load_inventory  # noqa: E402
 from msoctl.journal import Journal, close_stores  # noqa: E402
 from msoctl.protect.config import ProtectConfig  # noqa: E402
 from msoctl.protect.controller import ProtectionController  # noqa: E402
-from tests.protect_fabric import (  # noqa: E402
+from tests.support.protect_fabric import (  # noqa: E402
     Recorder,
     connect_working,
     cut_cable,
@@ -262,7 +262,7 @@ def takeover_figures(fabric: Fabric, directory: Path, kills: int,
     """Two instances in processes of their own on a PostgreSQL journal; the owner killed,
     a link cut at the same moment."""
     from msoctl.protect.ha import instances_and_shards
-    from tests.postgres_peer import PostgresCluster
+    from tests.support.postgres import PostgresCluster
 
     cluster = PostgresCluster.start(directory / "postgres", fast=False)
     processes: dict[str, subprocess.Popen[bytes]] = {}
