@@ -148,7 +148,7 @@ class AlarmFeeds:
 
 def _arm_los(driver: OcsDriver, *, ports: list[int], threshold_dbm: float,
              hysteresis_db: float) -> object:
-    arm: Callable[..., object] = driver.arm_los  # type: ignore[attr-defined]
+    arm: Callable[..., object] = driver.arm_los
     return arm(ports, threshold_dbm, hysteresis_db)
 
 
