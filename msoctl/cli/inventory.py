@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from drivers.errors import ValidationError
@@ -72,7 +70,7 @@ def check(ctx: Context, deep: bool) -> None:
 
 
 @inventory.command()
-@click.option("--out", type=click.Path(path_type=Path), metavar="FILE|DIR",
+@click.option("--out", type=click.Path(), metavar="FILE|DIR",  # checked below, by the use
               help="Write the targets to FILE (atomically) instead of printing them; with "
                    "--shards, the directory to write one file per shard in.")
 @click.option("--shards", type=Count(1, MAX_SHARDS), metavar="N",
@@ -82,7 +80,7 @@ def check(ctx: Context, deep: bool) -> None:
               help="Targets for snmp_exporter instead (the switches' SNMP agents, modules "
                    "of `msoctl exporter snmp-config`).")
 @pass_context
-def sd(ctx: Context, out: Path | None, shards: int | None, snmp_exporter: bool) -> None:
+def sd(ctx: Context, out: str | None, shards: int | None, snmp_exporter: bool) -> None:
     """Prometheus file_sd targets (JSON) for the exporter: one group per device."""
     from msoctl.exporter import sd as file_sd
 
@@ -95,7 +93,7 @@ def sd(ctx: Context, out: Path | None, shards: int | None, snmp_exporter: bool) 
     if shards is not None:
         if out is None:
             raise click.UsageError("--shards writes one file per shard: give --out DIR")
-        directory = OutputDir().convert(str(out), _param("out"), click.get_current_context())
+        directory = OutputDir().convert(out, _param("out"), click.get_current_context())
         try:
             written = file_sd.write_shards(directory, groups, shards)
         except OSError as error:
@@ -108,12 +106,12 @@ def sd(ctx: Context, out: Path | None, shards: int | None, snmp_exporter: bool) 
     if out is None:
         click.echo(text, nl=False)
         return
-    out = OutputFile().convert(str(out), _param("out"), click.get_current_context())
+    path = OutputFile().convert(out, _param("out"), click.get_current_context())
     try:
-        file_sd.write_atomically(out, text)
+        file_sd.write_atomically(path, text)
     except OSError as error:
-        raise ValidationError(f"cannot write {out}: {error.strerror or error}") from None
-    click.echo(f"{out}: {len(groups)} target group(s)")
+        raise ValidationError(f"cannot write {path}: {error.strerror or error}") from None
+    click.echo(f"{path}: {len(groups)} target group(s)")
 
 
 def _param(name: str) -> click.Parameter:
