@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import subprocess
 import time
-import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,9 +20,11 @@ import yaml
 from emulators.faults import Fault
 from emulators.lab import Lab
 from tests.support import Msoctl, subprocess_env, wait_until
-from tests.support.exporter import exporter_process, fetch
+from tests.support.exporter import exporter_process
 from tests.support.paths import DEPLOY as DEPLOY_DIR
 from tests.support.peers import require_executable
+from tests.support.prometheus import Prometheus
+from tests.support.prometheus import prometheus as start_prometheus
 
 DEPLOY = DEPLOY_DIR
 EXPORTED_KINDS = ("ocs", "amp", "switch")  # lab instruments have no collector
@@ -86,12 +86,6 @@ def test_the_dashboard_is_well_formed() -> None:
 
 # ---- a real Prometheus ------------------------------------------------------------------
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def render_config(exporter: str, targets: Path) -> dict[str, Any]:
     """deploy/prometheus.yml with this test's exporter, target file and rules, devices
     scraped every 3 s, CPO/CPC telemetry every 6 s (the lab's emulators and agents share
@@ -110,16 +104,12 @@ def render_config(exporter: str, targets: Path) -> dict[str, Any]:
     return config
 
 
-class PrometheusServer:
-    def __init__(self, url: str, exporter_log: Path):
-        self.url = url
-        self.exporter_log = exporter_log
+class PrometheusServer(Prometheus):
+    """The server of this module's tests, with the exporter's log beside it."""
 
-    def query(self, expression: str) -> list[dict[str, Any]]:
-        reply = fetch(f"{self.url}/api/v1/query?query={urllib.parse.quote(expression)}")
-        document = json.loads(reply.body)
-        assert document["status"] == "success", (expression, document)
-        return list(document["data"]["result"])
+    def __init__(self, running: Prometheus, exporter_log: Path):
+        super().__init__(running.url, running.log)
+        self.exporter_log = exporter_log
 
     def values(self, expression: str) -> dict[str, float]:
         """instance -> value of an instant vector."""
@@ -131,50 +121,17 @@ class PrometheusServer:
         return {(series["metric"]["instance"], series["metric"]["kind"]):
                 float(series["value"][1]) for series in self.query(expression)}
 
-    def api(self, path: str) -> Any:
-        document = json.loads(fetch(f"{self.url}/api/v1/{path}").body)
-        assert document["status"] == "success", document
-        return document["data"]
-
 
 @pytest.fixture
 def prometheus(lab: Lab, msoctl: Msoctl, tmp_path: Path) -> Iterator[PrometheusServer]:
-    binary = require_executable("prometheus", debian_package="prometheus")
     targets = tmp_path / "msoctl-targets.json"
     written = msoctl("inventory", "sd", "--out", str(targets))
     assert written.code == 0, written.err
     exporter_log = tmp_path / "exporter.log"
     with exporter_process(subprocess_env(lab), exporter_log) as exporter:
-        config = tmp_path / "prometheus.yml"
-        host_port = exporter.removeprefix("http://")
-        config.write_text(yaml.safe_dump(render_config(host_port, targets)))
-        url = f"http://127.0.0.1:{free_port()}"
-        log = tmp_path / "prometheus.log"
-        with log.open("w") as output:
-            process = subprocess.Popen(
-                [str(binary), f"--config.file={config}",
-                 f"--storage.tsdb.path={tmp_path / 'data'}",
-                 f"--web.listen-address={url.removeprefix('http://')}", "--log.level=warn"],
-                stdout=output, stderr=subprocess.STDOUT)
-        try:
-            wait_until(lambda: _ready(url) or process.poll() is not None,
-                       "prometheus ready", seconds=30)
-            assert process.poll() is None, log.read_text()
-            yield PrometheusServer(url, exporter_log)
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-def _ready(url: str) -> bool:
-    try:
-        return fetch(f"{url}/-/ready", timeout=1).status == 200
-    except OSError:
-        return False
+        config = render_config(exporter.removeprefix("http://"), targets)
+        with start_prometheus(config, tmp_path / "prometheus") as running:
+            yield PrometheusServer(running, exporter_log)
 
 
 def test_prometheus_scrapes_the_lab_and_sees_a_frozen_device_down(
