@@ -703,3 +703,22 @@ class ProtectionController(Acting, KeepingStandby):
                     "owned": state.owned,
                 })
         return found
+
+    def detection(self) -> dict[str, dict[str, Any]]:
+        """Per OCS watched: how losses are detected now (``alarms``: the unit's stream is
+        live and the polls only reconcile; ``polling``: a unit without alarms, or whose
+        stream is lost), whether it has a stream (``alarm_stream``: ``live``, ``lost`` or
+        ``None``), the snapshots (connections) and loss-of-light events received, and
+        its poll interval in ms."""
+        feeds = self._alarms
+        found: dict[str, dict[str, Any]] = {}
+        for name, watch in sorted(self._watches.items()):
+            live = None if feeds is None else feeds.live.get(name)
+            found[name] = {
+                "detection": "alarms" if watch.alarms_live else "polling",
+                "alarm_stream": None if live is None else ("live" if live else "lost"),
+                "alarm_connections": 0 if feeds is None else feeds.connections.get(name, 0),
+                "alarm_events": 0 if feeds is None else feeds.events.get(name, 0),
+                "poll_interval_ms": round(watch.interval() * 1000, 1),
+            }
+        return found

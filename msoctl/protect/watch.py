@@ -246,8 +246,11 @@ class OcsWatch(_Watch[OcsDriver]):
         self.fast = fast
 
     def refresh_map(self) -> None:
-        """Read the map at the next poll (after a change)."""
+        """Read the map at once (after a change): until it is read, the controller does
+        not judge the links through this OCS, so the next poll must not wait for the
+        reconciliation rate of a watch whose alarms are live."""
         self._map_due = 0.0
+        self.poll_now()
 
     def poll(self, driver: OcsDriver) -> None:
         self.size = driver.size
