@@ -238,6 +238,12 @@ class OcsWatch(_Watch[OcsDriver]):
         self._asked = True
         super().poll_now()
 
+    @property
+    def poll_pending(self) -> bool:
+        """A poll was asked for (an alarm, a change) and its reading has not come yet;
+        never while the device is not answering (nothing will come)."""
+        return self._asked and self.down_since is None
+
     def set_fast(self, fast: bool) -> None:
         """Poll fast (this instance acts on what it sees) or slow (a reconciliation)."""
         if fast and not self.fast:
