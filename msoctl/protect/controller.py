@@ -320,7 +320,8 @@ class ProtectionController(Acting, KeepingStandby):
             watch.start()
         self._ocs.warm()
         self._alarms = AlarmFeeds(self._watches, self._ocs,
-                                  opener=getattr(self._devices, "alarm_stream", None),
+                                  opener=(self._devices.alarm_stream if self.config.use_alarms
+                                          else None),
                                   hysteresis_db=self.config.hysteresis_db,
                                   say=self._say)
         self._alarms.start(self._alarm_ports(amplified=False))
