@@ -361,7 +361,8 @@ def render(document: dict[str, Any], spec: FabricSpec, command: str = "") -> str
              "# Planes: OCS number k of every campus, with their switches, are one domain;",
              "# spans join OCS of one plane only. Regenerate rather than edit by hand.",
              f"name: {_flow(document['name'])}"]
-    for section in ("ocs", "switches", "transceivers", "patches", "amplifiers", "cables", "spans", "links"):
+    for section in ("ocs", "switches", "transceivers", "patches", "amplifiers", "cables",
+                    "spans", "links"):
         if not document[section]:
             continue
         lines.append(f"{section}:")
