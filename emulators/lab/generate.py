@@ -20,12 +20,29 @@ The fabric, as the generator builds it:
   working cable darkens S links at once.
 - Amplifiers on A spans, spread evenly (``amp-1`` ..), on the A->B fiber as in the
   default topology, at the far campus.
+- With ``--idle-light``, a bank of idle light sources per OCS (``c1-ocs1-idle``, 0 dBm
+  each), one per protection span ending there, patched into the ingress ports after
+  the spans' ports.
+
+Why idle light. A span that carries nothing is dark, and a dark span cannot be told
+from a cut one: nothing could verify a standby span before a link is switched onto it,
+nor see a repaired working span come back (which a revert's wait-to-restore needs). A
+real fabric that protects its links therefore keeps light on every standby span --
+an idle transmitter or a light source patched into a free ingress port of the OCS,
+where an amplified line system would have its supervisory channel -- and that is what
+``msoctl protect run`` looks for: a free lit ingress port, parked on the standby span,
+swapped onto the working span a link leaves. One source per protection span end is
+enough: a span is either a link's or the standby of its group. It is an option because
+it costs an ingress port per protection span end, which a fabric generated for the
+lab's own scale tests, with no controller, would rather give to links.
 
 Port budget, per OCS: each link end takes an ingress and an egress port for its
 switch port and another of each for its working span (the span's two fibers), plus
 one of each per protection span ending there -- the cross-connects of
 ``msoctl.links.Link.connections`` pair them. With 1:1 protection that is 3 ingress
-and 3 egress ports per link end, so a 64x64 OCS carries 21 link ends. A fabric that
+and 3 egress ports per link end, so a 64x64 OCS carries 21 link ends; idle light adds
+an ingress port per protection span (4 ingress ports per link end with 1:1: a 64x64
+OCS carries 16, a 128x128 one 32). A fabric that
 does not fit is refused (:class:`FabricDoesNotFit`) naming the fullest OCS and what
 would make it fit.
 
@@ -55,6 +72,9 @@ SWITCH_SPEED = "400G"
 PATCH_KM = 0.01
 """A switch port's two 5 m patches, added to the span to make its cable length."""
 ROUTE_SPREAD = 0.10
+IDLE_LIGHT_DBM = 0.0
+"""Each idle light source's launch power: a span of 30 km and two OCS passes later it
+arrives some 10 dB above the controller's default -20 dBm threshold."""
 
 
 class FabricDoesNotFit(ValueError):
@@ -76,6 +96,7 @@ class FabricSpec:
     span_length_km: float = 30.0
     seed: int = 1
     name: str | None = None
+    idle_light: bool = False
 
     def check(self) -> None:
         """ValueError naming the first argument out of range."""
@@ -158,17 +179,23 @@ def _switch_name(campus: int, plane: int) -> str:
     return f"c{campus}-sw{plane}"
 
 
+def _ingress_needed(spec: FabricSpec, unit: _Ocs) -> int:
+    return 2 * unit.ends + unit.protection * (2 if spec.idle_light else 1)
+
+
 def _check_budget(spec: FabricSpec, ocs: dict[str, _Ocs]) -> None:
-    fullest = min(ocs.values(), key=lambda o: (-(2 * o.ends + o.protection), o.name))
-    needed = 2 * fullest.ends + fullest.protection
+    fullest = min(ocs.values(), key=lambda o: (-_ingress_needed(spec, o), o.name))
+    needed = _ingress_needed(spec, fullest)
     if needed <= fullest.size:
         return
+    egress = 2 * fullest.ends + fullest.protection
     sharing = ("its own protection span" if spec.links_per_protection == 1
                else f"a protection span per {spec.links_per_protection} links")
+    idle = (f" + {fullest.protection} idle light sources" if spec.idle_light else "")
     raise FabricDoesNotFit(
-        f"the fabric does not fit: {fullest.name} needs {needed} ingress and {needed} egress "
+        f"the fabric does not fit: {fullest.name} needs {needed} ingress and {egress} egress "
         f"ports ({fullest.ends} link ends x 2 for the switch port and the working span, + "
-        f"{fullest.protection} protection spans, each link with {sharing}), a "
+        f"{fullest.protection} protection spans{idle}, each link with {sharing}), a "
         f"{fullest.size}x{fullest.size} OCS has {fullest.size} of each; add OCS "
         f"(--ocs-per-campus), make them larger (--ocs-size), share protection "
         f"(--links-per-protection) or carry fewer links")
@@ -267,6 +294,7 @@ def generate(spec: FabricSpec) -> dict[str, Any]:
                  "cable_length_km": round(spec.span_length_km + PATCH_KM, 3),
                  "management": spec.switch_management} for u in ocs.values() if u.ends]
     patches = []
+    transceivers = []
     for unit in ocs.values():
         if unit.ends:
             switch = _switch_name(unit.campus, unit.plane)
@@ -274,6 +302,12 @@ def generate(spec: FabricSpec) -> dict[str, Any]:
                             "count": unit.ends})
             patches.append({"from": f"{unit.name}:{spec.ocs_size + 1}", "to": f"{switch}:rx1",
                             "count": unit.ends})
+        if spec.idle_light and unit.protection:
+            bank = f"{unit.name}-idle"
+            transceivers.append({"name": bank, "count": unit.protection,
+                                 "power_dbm": IDLE_LIGHT_DBM, "campus": f"c{unit.campus}"})
+            patches.append({"from": f"{bank}:tx1", "to": f"{unit.name}:{unit.next_in}",
+                            "count": unit.protection})
     name = spec.name or (f"fabric-{spec.campuses}c-{spec.ocs_per_campus}x{spec.ocs_size}-"
                          f"{spec.links}l")
     return {
@@ -281,6 +315,7 @@ def generate(spec: FabricSpec) -> dict[str, Any]:
         "ocs": [{"name": u.name, "size": u.size, "campus": f"c{u.campus}"}
                 for u in ocs.values()],
         "switches": switches,
+        "transceivers": transceivers,
         "patches": patches,
         "amplifiers": amplifiers,
         "cables": cables,
@@ -308,7 +343,9 @@ def summary(document: dict[str, Any], spec: FabricSpec) -> str:
             f"{spec.campuses} campuses ({spec.ocs_per_campus} planes), "
             f"{len(document['switches'])} switches, {len(document['links'])} links, "
             f"{len(document['spans'])} spans in {len(cables)} cables of up to "
-            f"{spec.spans_per_cable}, {len(document['amplifiers'])} amplifiers")
+            f"{spec.spans_per_cable}, {len(document['amplifiers'])} amplifiers"
+            + (f", {sum(t['count'] for t in document['transceivers'])} idle light sources"
+               if document["transceivers"] else ""))
 
 
 def generate_text(spec: FabricSpec, command: str = "") -> str:
@@ -324,7 +361,8 @@ def render(document: dict[str, Any], spec: FabricSpec, command: str = "") -> str
              "# Planes: OCS number k of every campus, with their switches, are one domain;",
              "# spans join OCS of one plane only. Regenerate rather than edit by hand.",
              f"name: {_flow(document['name'])}"]
-    for section in ("ocs", "switches", "patches", "amplifiers", "cables", "spans", "links"):
+    for section in ("ocs", "switches", "transceivers", "patches", "amplifiers", "cables",
+                    "spans", "links"):
         if not document[section]:
             continue
         lines.append(f"{section}:")

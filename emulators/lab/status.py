@@ -224,8 +224,13 @@ def _ocs(lab: Lab, name: str) -> dict[str, Any]:
             "monitor_dbm": _dbm(device.monitor_dbm(port)),
             "dark": _dark(power),
         })
+    requests = device.requests
     return {"name": name, "kind": "ocs", "serving": serving, "up": device.is_up(),
-            **_faults(lab, name), "ports": ports}
+            **_faults(lab, name), "ports": ports,
+            # what every client sent (program messages, whole-map replaces), for whoever
+            # measures a controller's cost from outside the lab's processes
+            "requests": {"messages": len(requests.times),
+                         "replace_map": requests.commands["connect_only"]}}
 
 
 def _ocs_key_ports(lab: Lab, name: str,

@@ -89,6 +89,10 @@ def topology() -> None:
               help="none: the switches' optics only; netconf: NETCONF and SNMP servers too.")
 @click.option("--span-length-km", type=Number(0.001, 150), default=30.0, show_default=True,
               help="Distance between two campuses (each cable's route 0-10% longer).")
+@click.option("--idle-light", is_flag=True,
+              help="Idle light sources on every OCS, one per protection span ending there, "
+                   "so that the standby spans stay lit and verified (what `msoctl protect "
+                   "run` needs): one more ingress port per protection span.")
 @click.option("--seed", type=Count(0, 2**31), default=1, show_default=True,
               help="Varies the cables' route lengths; same arguments, same file.")
 @click.option("--name", type=TEXT, help="The topology's name (default: from its shape).")
@@ -96,8 +100,8 @@ def topology() -> None:
               help="The topology file to write (default: print it).")
 def generate(campuses: int, ocs_per_campus: int, ocs_size: int, links: int,
              spans_per_cable: int, amplified_spans: int, links_per_protection: int,
-             switch_management: str, span_length_km: float, seed: int, name: str | None,
-             out: Path | None) -> None:
+             switch_management: str, span_length_km: float, idle_light: bool, seed: int,
+             name: str | None, out: Path | None) -> None:
     """Write the topology of a fabric: OCS per campus, a switch per campus and plane,
     links between campus pairs, each on a working span with a protection span on
     another cable, spans in cables, amplifiers on some spans.
@@ -116,7 +120,7 @@ def generate(campuses: int, ocs_per_campus: int, ocs_size: int, links: int,
         out, command, campuses=campuses, ocs_per_campus=ocs_per_campus, ocs_size=ocs_size,
         links=links, spans_per_cable=spans_per_cable, amplified_spans=amplified_spans,
         links_per_protection=links_per_protection, switch_management=switch_management,
-        span_length_km=span_length_km, seed=seed, name=name)
+        span_length_km=span_length_km, idle_light=idle_light, seed=seed, name=name)
     if out is None:
         click.echo(written, nl=False)
     else:

@@ -82,6 +82,9 @@ def _probe(text: str) -> OcsPort:
 @click.option("--no-als-restart", is_flag=True,
               help="Do not ask amplifiers for a restart pulse when light is back at their "
                    "input (their own restart timer still runs).")
+@click.option("--no-alarms", is_flag=True,
+              help="Do not follow the OCSes' loss-of-light alarms: poll every OCS at the "
+                   "full rate its message budget allows.")
 @click.option("--verify-timeout-ms", type=Number(10, 60_000), default=1000.0,
               show_default=True, help="How long light may take to arrive after a switch.")
 @click.option("--ocs-rate", type=Number(MIN_MESSAGES_PER_SECOND, 100_000), default=50.0,
@@ -101,7 +104,7 @@ def _probe(text: str) -> OcsPort:
 @pass_context
 def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restore_s: float,
         revertive: bool, poll_ms: float, threshold_dbm: float, hysteresis_db: float,
-        probes: tuple[str, ...], no_probe: bool, no_als_restart: bool,
+        probes: tuple[str, ...], no_probe: bool, no_als_restart: bool, no_alarms: bool,
         verify_timeout_ms: float, ocs_rate: float, ha: bool, instance_name: str | None,
         lease_ms: float, renew_ms: float) -> None:
     """Watch the links' spans and switch them on loss of light, until SIGINT or SIGTERM."""
@@ -116,6 +119,7 @@ def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restor
         revertive=revertive, poll_seconds=poll_ms / 1000, threshold_dbm=threshold_dbm,
         hysteresis_db=hysteresis_db, probes=parsed_probes,
         use_probes=not no_probe, restart_amplifiers=not no_als_restart,
+        use_alarms=not no_alarms,
         verify_timeout_seconds=verify_timeout_ms / 1000, ocs_messages_per_second=ocs_rate)
     printer = _printer()
     ownership = None

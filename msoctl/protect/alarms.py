@@ -16,7 +16,12 @@ docs/dialects/ocs.md):
   hysteresis and checks as a regular poll (an alarm is a trigger, never the verdict);
 - while the stream is live (its snapshot received, heartbeats arriving), the watch
   polls at the reconciliation rate (once a second) instead of its fast rate; when the
-  stream is lost, the watch polls fast again until it is back.
+  stream is lost (closed, silent for the stream's timeout, a gap in the event
+  numbers), the watch polls fast again until it is back;
+- every (re)connection begins with the unit's snapshot of its armed ports: the watch
+  polls at once (whatever happened while the stream was away is judged from a fresh
+  reading, never from the events), and ports the snapshot lacks (the unit was reset
+  to its factory settings, or replaced) are armed again.
 
 A unit without alarms, or whose alarm connection cannot be opened, is simply polled.
 Arming sets alarm thresholds only, never a path: it is not fenced, and a standby arms
@@ -58,7 +63,12 @@ class AlarmFeeds:
         self.say = say
         self.streams: dict[str, Any] = {}
         self.armed: dict[str, dict[int, float]] = {}
-        self.events = 0
+        self.events: dict[str, int] = {}
+        """Loss-of-light events received per OCS."""
+        self.connections: dict[str, int] = {}
+        """Snapshots received per OCS: its first connection and every reconnection."""
+        self.live: dict[str, bool] = {}
+        """Per OCS with a stream: whether it is live now."""
         self._lock = threading.Lock()
         self._closed = False
 
@@ -93,7 +103,7 @@ class AlarmFeeds:
         try:
             stream = self.opener(  # type: ignore[misc]
                 name, on_event=lambda event: self._event(watch, event),
-                on_snapshot=lambda device, states: self._live(watch, True),
+                on_snapshot=lambda device, states: self._snapshot(watch, states),
                 on_lost=lambda device, reason: self._lost(watch, reason))
         except (DeviceError, ValidationError) as error:
             self.say("error", f"{name}: no alarm stream ({error}); polling")
@@ -126,14 +136,32 @@ class AlarmFeeds:
         return True
 
     def _event(self, watch: OcsWatch, event: Any) -> None:
-        self.events += 1
+        with self._lock:
+            self.events[watch.device] = self.events.get(watch.device, 0) + 1
         watch.poll_now()
 
-    def _live(self, watch: OcsWatch, live: bool) -> None:
-        watch.set_alarms_live(live)
+    def _snapshot(self, watch: OcsWatch, states: Mapping[int, bool]) -> None:
+        """A (re)connection: reconcile from a fresh poll, and arm again what the unit
+        forgot."""
+        name = watch.device
+        with self._lock:
+            again = self.connections.get(name, 0) > 0
+            self.connections[name] = self.connections.get(name, 0) + 1
+            self.live[name] = True
+        watch.set_alarms_live(True)
         watch.poll_now()
+        forgotten = {p: t for p, t in self.armed.get(name, {}).items() if p not in states}
+        if forgotten:
+            self.say("alarms", f"{name}: the unit has no alarm armed on {len(forgotten)} "
+                     "ports it was given; arming them again")
+            self.actions.pool.submit(self._arm, name, forgotten)
+        elif again:
+            self.say("alarms", f"{name}: alarm stream back; reconciled from a fresh poll, "
+                     "polling slows to a reconciliation")
 
     def _lost(self, watch: OcsWatch, reason: str) -> None:
+        with self._lock:
+            self.live[watch.device] = False
         watch.set_alarms_live(False)
         self.say("alarms", f"{watch.device}: alarm stream lost ({reason}); polling fast "
                  "until it is back")
@@ -147,11 +175,9 @@ class AlarmFeeds:
 
 
 def _arm_los(driver: OcsDriver, *, ports: list[int], threshold_dbm: float,
-             hysteresis_db: float) -> object:
-    arm: Callable[..., object] = driver.arm_los
-    return arm(ports, threshold_dbm, hysteresis_db)
+             hysteresis_db: float) -> dict[int, bool]:
+    return driver.arm_los(ports, threshold_dbm, hysteresis_db)
 
 
 def _alarm_support(driver: OcsDriver) -> bool:
-    supported = getattr(driver, "alarm_support", None)  # drivers without the extension
-    return bool(supported()) if callable(supported) else False
+    return driver.alarm_support()

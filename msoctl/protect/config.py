@@ -27,6 +27,9 @@ class ProtectConfig:
     probes: tuple[OcsPort, ...] = ()
     """Idle light sources to park on standby spans; empty: pick free lit ingress ports."""
     use_probes: bool = True
+    use_alarms: bool = True
+    """Follow the loss-of-light alarms of the OCSes that have them (alarms.py); off:
+    poll every OCS at its full rate."""
     restart_amplifiers: bool = True
     verify_timeout_seconds: float = 1.0
     device_timeout_seconds: float = 1.0
@@ -62,7 +65,7 @@ class ProtectConfig:
                 "revertive": self.revertive, "poll_ms": round(self.poll_seconds * 1000, 3),
                 "threshold_dbm": self.threshold_dbm, "hysteresis_db": self.hysteresis_db,
                 "probes": [str(p) for p in self.probes] if self.use_probes else "none",
-                "restart_amplifiers": self.restart_amplifiers,
+                "restart_amplifiers": self.restart_amplifiers, "alarms": self.use_alarms,
                 "ocs_messages_per_second": self.ocs_messages_per_second}
 
 

@@ -99,6 +99,16 @@ ARMING_SECONDS = 1.0
 far-end thresholds behind it need."""
 DRAIN_CHECK_SECONDS = 0.2
 """How often the drained links are looked up: a drain takes effect within this."""
+GATHER_MIN_SECONDS = 0.01
+GATHER_MAX_SECONDS = 0.03
+"""A loss is acted on once the other OCSes have had the time to report theirs: at least
+GATHER_MIN_SECONDS after the first loss of an outage is seen, longer (up to
+GATHER_MAX_SECONDS) while a poll asked for is still outstanding at any OCS (an alarm
+came, its reading has not). A cable cut darkens links on many OCSes, whose alarms and
+polls arrive a few milliseconds apart (from other processes, other hosts): acting on
+the first would answer the cut in several changes, each OCS's map written several
+times, the later links waiting for the earlier ones' light check. The price is at most
+GATHER_MAX_SECONDS of a recovery, shown in each move's ``hold_off`` duration."""
 
 
 @dataclass(kw_only=True)
@@ -204,6 +214,7 @@ class ProtectionController(Acting, KeepingStandby):
         self._thread_failure: list[BaseException] = []
         self._link_states = LinkStates(journal)
         self._drains_read = -DRAIN_CHECK_SECONDS
+        self._gather_until: float | None = None
         self.counts = {"switch": 0, "revert": 0, "unavailable": 0, "failed": 0, "dip": 0,
                        "fenced": 0}
 
@@ -245,7 +256,7 @@ class ProtectionController(Acting, KeepingStandby):
                 while not stop.is_set():
                     # New readings wake the loop; the timeout only runs the timers (the
                     # hold-off, the wait-to-restore) when no reading comes.
-                    self._changed.wait(max(self.config.poll_seconds, TIMER_SECONDS))
+                    self._changed.wait(self._tick())
                     self._changed.clear()
                     if self._ownership_changed.is_set():
                         self._ownership_changed.clear()
@@ -262,6 +273,32 @@ class ProtectionController(Acting, KeepingStandby):
             finally:
                 self._close()
                 run_op.outcome.update(self.counts)
+
+    def _tick(self) -> float:
+        """How long the decision loop waits for a new reading: the timers' tick, or what
+        is left of a gathering (see GATHER_MIN_SECONDS)."""
+        tick = max(self.config.poll_seconds, TIMER_SECONDS)
+        if self._gather_until is None:
+            return tick
+        return min(tick, max(0.001, self._gather_until - time.monotonic()))
+
+    def _gathering(self, candidates: list[Candidate], now: float) -> bool:
+        """Whether to wait for the other OCSes' losses before acting on ``candidates``
+        (GATHER_MIN_SECONDS): only for losses seen within GATHER_MAX_SECONDS, so that a
+        link left down (refused) does not hold the others back."""
+        fresh = [c.detected for c in candidates if not c.revert and not c.finishing
+                 and now - c.detected < GATHER_MAX_SECONDS]
+        self._gather_until = None
+        if not fresh:
+            return False
+        first = min(fresh)
+        if now - first < GATHER_MIN_SECONDS:
+            self._gather_until = first + GATHER_MIN_SECONDS
+            return True
+        if any(watch.poll_pending for watch in self._watches.values()):
+            self._gather_until = min(now + 0.002, first + GATHER_MAX_SECONDS)
+            return True
+        return False
 
     def _start(self) -> None:
         self._started = time.monotonic()
@@ -283,7 +320,8 @@ class ProtectionController(Acting, KeepingStandby):
             watch.start()
         self._ocs.warm()
         self._alarms = AlarmFeeds(self._watches, self._ocs,
-                                  opener=getattr(self._devices, "alarm_stream", None),
+                                  opener=(self._devices.alarm_stream if self.config.use_alarms
+                                          else None),
                                   hysteresis_db=self.config.hysteresis_db,
                                   say=self._say)
         self._alarms.start(self._alarm_ports(amplified=False))
@@ -478,6 +516,8 @@ class ProtectionController(Acting, KeepingStandby):
             if candidate is not None:
                 candidates.append(candidate)
         moves: list[Candidate] = []
+        if self._gathering(candidates, now):
+            return
         if candidates:
             moves, refusals = allocate(candidates, carrier=lambda span: span_carrier(
                 span, maps, self._link_tx, self._link_rx))
@@ -702,4 +742,23 @@ class ProtectionController(Acting, KeepingStandby):
                     "shard": shard_of(link),
                     "owned": state.owned,
                 })
+        return found
+
+    def detection(self) -> dict[str, dict[str, Any]]:
+        """Per OCS watched: how losses are detected now (``alarms``: the unit's stream is
+        live and the polls only reconcile; ``polling``: a unit without alarms, or whose
+        stream is lost), whether it has a stream (``alarm_stream``: ``live``, ``lost`` or
+        ``None``), the snapshots (connections) and loss-of-light events received, and
+        its poll interval in ms."""
+        feeds = self._alarms
+        found: dict[str, dict[str, Any]] = {}
+        for name, watch in sorted(self._watches.items()):
+            live = None if feeds is None else feeds.live.get(name)
+            found[name] = {
+                "detection": "alarms" if watch.alarms_live else "polling",
+                "alarm_stream": None if live is None else ("live" if live else "lost"),
+                "alarm_connections": 0 if feeds is None else feeds.connections.get(name, 0),
+                "alarm_events": 0 if feeds is None else feeds.events.get(name, 0),
+                "poll_interval_ms": round(watch.interval() * 1000, 1),
+            }
         return found

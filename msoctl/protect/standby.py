@@ -181,7 +181,8 @@ class KeepingStandby:
         if not candidates:
             return []
         powers = self.ocs.call(ocs, partial(_powers, ports=candidates))
-        lit = [p for p in candidates if (powers.get(p) or -999.0) >= needed]
+        # a reading of exactly 0.00 dBm is light (not "no reading")
+        lit = [p for p in candidates if (power := powers.get(p)) is not None and power >= needed]
         return lit[:count]
 
 

@@ -238,6 +238,12 @@ class OcsWatch(_Watch[OcsDriver]):
         self._asked = True
         super().poll_now()
 
+    @property
+    def poll_pending(self) -> bool:
+        """A poll was asked for (an alarm, a change) and its reading has not come yet;
+        never while the device is not answering (nothing will come)."""
+        return self._asked and self.down_since is None
+
     def set_fast(self, fast: bool) -> None:
         """Poll fast (this instance acts on what it sees) or slow (a reconciliation)."""
         if fast and not self.fast:
@@ -246,8 +252,11 @@ class OcsWatch(_Watch[OcsDriver]):
         self.fast = fast
 
     def refresh_map(self) -> None:
-        """Read the map at the next poll (after a change)."""
+        """Read the map at once (after a change): until it is read, the controller does
+        not judge the links through this OCS, so the next poll must not wait for the
+        reconciliation rate of a watch whose alarms are live."""
         self._map_due = 0.0
+        self.poll_now()
 
     def poll(self, driver: OcsDriver) -> None:
         self.size = driver.size

@@ -31,11 +31,13 @@ from msoctl.protect.config import ProtectionEvent
 
 
 def fabric_document(links: int, *, protection: list[int] | None = None, size: int = 64,
-                    pairs: int = 1, name: str = "protection-scale") -> dict[str, Any]:
+                    pairs: int = 1, name: str = "protection-scale",
+                    without_alarms: Iterable[int] = ()) -> dict[str, Any]:
     """The topology document: ``pairs`` OCS pairs (``ocs-a1``/``ocs-b1``, ...; one pair:
     ``ocs-a``/``ocs-b``), each with ``links`` links (``link-1``, ... numbered across the
     pairs), link i of a pair protected by its protection span ``protection[i - 1]``
-    (default: a span of its own, ``prot-i``)."""
+    (default: a span of its own, ``prot-i``). The OCS of the pairs numbered in
+    ``without_alarms`` (1, ...) are units without loss-of-light alarms."""
     chosen = protection or list(range(1, links + 1))
     if len(chosen) != links:
         raise ValueError(f"{len(chosen)} protection spans named for {links} links")
@@ -46,12 +48,16 @@ def fabric_document(links: int, *, protection: list[int] | None = None, size: in
     document: dict[str, Any] = {"name": name, "ocs": [], "switches": [], "transceivers": [],
                                 "patches": [], "cables": [], "links": []}
     number = 0
+    silent = set(without_alarms)
     for pair in range(1, pairs + 1):
         tag = "" if pairs == 1 else str(pair)
         a, b = f"ocs-a{tag}", f"ocs-b{tag}"
         sw_a, sw_b = f"sw-a{tag}", f"sw-b{tag}"
         document["ocs"] += [{"name": a, "size": size, "campus": "a"},
                             {"name": b, "size": size, "campus": "b"}]
+        if pair in silent:
+            for unit in document["ocs"][-2:]:
+                unit["alarms"] = False
         for switch, campus in ((sw_a, "a"), (sw_b, "b")):
             document["switches"].append({
                 "name": switch, "campus": campus, "ports": links, "speed": "400G",
