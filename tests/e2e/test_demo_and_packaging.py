@@ -58,14 +58,18 @@ def test_wheel_installed_outside_the_repo(tmp_path: Path) -> None:
         assert shipped in names
 
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    # No pip in the new environment (ensurepip alone takes most of this test): this run's pip
+    # installs into it, as `pip --python` does for any interpreter.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=120)
     python = venv / "bin" / "python"
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path"
                            "('purelib'))"], capture_output=True, text=True, check=True).stdout
     # The dependencies come from this test run's environment; msoctl itself only from the wheel.
     Path(site.strip(), "deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps",
-                    "--disable-pip-version-check", str(wheel)], check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+                    "--no-deps", "--disable-pip-version-check", str(wheel)], check=True,
+                   timeout=300)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MSOCTL_INVENTORY")}
