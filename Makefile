@@ -57,7 +57,7 @@ typecheck: $(STAMP)
 # peer it shares starts once); then the serial ones, alone on the machine.
 # PYTEST_WORKERS=0 runs the first pass in this process.
 # pytest exits 5 when no test ran; make treats that as the failure it is.
-PYTEST_WORKERS ?= 2
+PYTEST_WORKERS ?= 3
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
 
 pytest: $(STAMP) peers
