@@ -55,6 +55,7 @@ from drivers.yamlfile import YamlFileError
 from msoctl.exporter import DEFAULT_SHARE_SECONDS, DEFAULT_TIMEOUT_OFFSET_SECONDS, cpo, sd
 from msoctl.exporter.amp import AmpCollector
 from msoctl.exporter.collector import DeviceCollector, failure_reason, status_families
+from msoctl.exporter.exposition import render
 from msoctl.exporter.families import Families
 from msoctl.exporter.ocs import OcsCollector
 from msoctl.exporter.switch import SwitchCollector
@@ -297,7 +298,7 @@ class Prober:
                 log.info("%s: no answer within the budget of %.3g s", device.name, budget)
                 fallback = CollectorRegistry()
                 fallback.register(_Fixed(status_families(device.name, False, seconds)))
-                result = ProbeResult(generate_latest(fallback), False, seconds, "budget")
+                result = ProbeResult(render(fallback.collect()), False, seconds, "budget")
         self.probes.labels(chosen).inc()
         if not own:
             self.shared.labels(chosen).inc()
@@ -352,7 +353,7 @@ class Prober:
                     reading.done.set()  # everybody gave up waiting: not taken
                     return
             self.readings.labels(module).inc()
-            body = generate_latest(reading.registry)  # the device is read here
+            body = render(reading.registry.collect())  # the device is read here
             with reading.lock:
                 reading.body, reading.taken = body, True
                 reading.finished = time.monotonic()
