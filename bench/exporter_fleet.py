@@ -151,12 +151,15 @@ class Fleet:
 # ---- exporters and Prometheus servers ---------------------------------------------------------
 
 @contextmanager
-def exporter(inventory: Path, log: Path, *, env: dict[str, str] | None = None
-             ) -> Iterator[tuple[str, int]]:
-    """``msoctl exporter`` in its own process: its HOST:PORT and pid."""
+def exporter(inventory: Path, log: Path, *, env: dict[str, str] | None = None,
+             share_seconds: float | None = None) -> Iterator[tuple[str, int]]:
+    """``msoctl exporter`` in its own process: its HOST:PORT and pid (``share_seconds``:
+    its ``--share-seconds``, the default when None)."""
     environment = {**os.environ, "MSOCTL_INVENTORY": str(inventory), **(env or {})}
+    share = [] if share_seconds is None else ["--share-seconds", f"{share_seconds:g}"]
     with log.open("w") as output:
-        process = subprocess.Popen([str(MSOCTL), "exporter", "--listen", "127.0.0.1:0"],
+        process = subprocess.Popen([str(MSOCTL), "exporter", "--listen", "127.0.0.1:0",
+                                    *share],
                                    env=environment, stdout=subprocess.DEVNULL, stderr=output)
     try:
         _wait(lambda: "listening on" in log.read_text(), "the exporter", 60, process)
@@ -411,8 +414,9 @@ def against_snmp_exporter(samples: int, directory: Path, progress: Progress, *,
         try:
             _wait(lambda: _ready_plain(f"http://127.0.0.1:{port}/"), "snmp_exporter", 30,
                   theirs)
-            with exporter(agent.inventory, work / "fast.log") as fast, \
-                    exporter(agent.inventory, work / "pysnmp.log",
+            # every probe its own reading: nothing shared from the previous sample
+            with exporter(agent.inventory, work / "fast.log", share_seconds=0) as fast, \
+                    exporter(agent.inventory, work / "pysnmp.log", share_seconds=0,
                              env={"MSOCTL_SNMP_FAST_DECODE": "0"}) as slow:
                 result = _compare_cpu(samples, switch["name"], address, port, theirs.pid,
                                       fast, slow, progress)
