@@ -368,8 +368,13 @@ def burst(fleet: Fleet, probes: int, directory: Path, progress: Progress) -> dic
             results = list(pool.map(one, range(probes)))
         after = _counters(address)
     seconds = [s for s, _ in results]
+    by_target: dict[str, list[float]] = {}
+    for number, (took, _) in enumerate(results):
+        name, kind = targets[number % len(targets)]
+        by_target.setdefault(f"{name}/{kind}", []).append(took)
     return {"probes": probes, "targets": len(targets), "up": sum(up for _, up in results),
             "p50_seconds": statistics.median(seconds), "p99_seconds": percentile(seconds, 0.99),
+            "max_seconds_by_target": {key: max(values) for key, values in by_target.items()},
             "readings": after["readings"] - before["readings"],
             "shared": after["shared"] - before["shared"]}
 
@@ -530,6 +535,8 @@ def report(result: dict[str, Any]) -> None:
         print(f"\nburst: {b['probes']} probes of {b['targets']} targets at once: "
               f"p50 {b['p50_seconds'] * 1e3:.0f} ms, p99 {b['p99_seconds'] * 1e3:.0f} ms, "
               f"{b['up']} up, {b['readings']:.0f} device readings ({b['shared']:.0f} shared)")
+        print("  slowest per target: " + ", ".join(
+            f"{key} {seconds * 1e3:.0f} ms" for key, seconds in b["max_seconds_by_target"].items()))
     c = result["cpo_cpu"]
     if "skipped" in c:
         print(f"\nCPO/CPC comparison skipped: {c['skipped']}")
