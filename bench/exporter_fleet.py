@@ -6,13 +6,15 @@ Every party runs in a process of its own, so that the CPU each uses is its own (
 
 1. Fleet: ``--targets`` emulated targets of mixed kinds, each emulator kind in its own
    process (OCSes, switches over NETCONF, amplifiers behind I2C bridges, CPO/CPC SNMP
-   agents on some of the switches), split by ``msoctl inventory sd --shards N`` into
-   ``--shards`` shards: an ``msoctl exporter`` and a Debian Prometheus per shard,
-   configured from deploy/prometheus-sharded.yml, every target scraped every
-   ``--interval`` seconds for ``--minutes``. Figures, from the Prometheus servers and
-   /proc: scrapes made against those due, missed scrapes (not made, failed, or the
-   device down), probe duration p50/p99 (``scrape_duration_seconds``), exporter CPU per
-   target per scrape.
+   agents of 8 ports on some of the switches), split by ``msoctl inventory sd --shards
+   N`` into ``--shards`` shards: an ``msoctl exporter`` and a Debian Prometheus per
+   shard, configured from deploy/prometheus-sharded.yml, every target scraped every
+   ``--interval`` seconds for ``--minutes``. Figures, from what the Prometheus servers
+   stored (per target: samples of ``up`` and ``msoctl_up`` in the window, queried at
+   its end), their targets API and /proc: scrapes made against those due (a target
+   scraped on time has at least floor(window / interval) samples), missed scrapes (not
+   made, failed: ``up`` 0, or the device down: ``msoctl_up`` 0), probe duration
+   p50/p99 (``scrape_duration_seconds``), exporter CPU per target per scrape.
 2. Concurrent probes: ``--burst`` probes at once, spread over 5 targets (amplifier,
    OCS, switch, its CPO/CPC telemetry, a second OCS) of one exporter: p50, p99, and
    the device readings they cost (the exporter's own counters).
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import secrets
 import shutil
@@ -148,12 +151,15 @@ class Fleet:
 # ---- exporters and Prometheus servers ---------------------------------------------------------
 
 @contextmanager
-def exporter(inventory: Path, log: Path, *, env: dict[str, str] | None = None
-             ) -> Iterator[tuple[str, int]]:
-    """``msoctl exporter`` in its own process: its HOST:PORT and pid."""
+def exporter(inventory: Path, log: Path, *, env: dict[str, str] | None = None,
+             share_seconds: float | None = None) -> Iterator[tuple[str, int]]:
+    """``msoctl exporter`` in its own process: its HOST:PORT and pid (``share_seconds``:
+    its ``--share-seconds``, the default when None)."""
     environment = {**os.environ, "MSOCTL_INVENTORY": str(inventory), **(env or {})}
+    share = [] if share_seconds is None else ["--share-seconds", f"{share_seconds:g}"]
     with log.open("w") as output:
-        process = subprocess.Popen([str(MSOCTL), "exporter", "--listen", "127.0.0.1:0"],
+        process = subprocess.Popen([str(MSOCTL), "exporter", "--listen", "127.0.0.1:0",
+                                    *share],
                                    env=environment, stdout=subprocess.DEVNULL, stderr=output)
     try:
         _wait(lambda: "listening on" in log.read_text(), "the exporter", 60, process)
@@ -193,8 +199,10 @@ def _ready(url: str) -> bool:
         return False
 
 
-def query(url: str, expression: str) -> list[dict[str, Any]]:
-    body, _ = fetch(f"{url}/api/v1/query?query={urllib.parse.quote(expression)}",
+def query(url: str, expression: str, *, at: float | None = None) -> list[dict[str, Any]]:
+    """An instant query's result, evaluated at ``at`` (Unix seconds; now if None)."""
+    when = "" if at is None else f"&time={at:.3f}"
+    body, _ = fetch(f"{url}/api/v1/query?query={urllib.parse.quote(expression)}{when}",
                     timeout=60)
     document = json.loads(body)
     if document["status"] != "success":
@@ -254,34 +262,82 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
         prometheus_cpu = [process_cpu_seconds(pid) - before
                           for (_, pid), before in zip(servers, prometheus_cpu, strict=True)]
         fleet_cpu = fleet.cpu_seconds() - fleet_cpu
-        span = f"{int(window)}s"
-        made = failed = down = due = targets = 0
-        durations: list[float] = []
-        for url, _ in servers:
-            counts = query(url, f'count_over_time(up{{job=~"msoctl|msoctl-cpo"}}[{span}])')
-            targets += len(counts)
-            made += sum(int(float(s["value"][1])) for s in counts)
-            due += len(counts) * int(window // interval)
-            scraped = 'up{job=~"msoctl|msoctl-cpo"}'
-            failed += sum(int(float(s["value"][1])) for s in query(
-                url, f"count_over_time(({scraped} == 0)[{span}:{interval:g}s])"))
-            down += sum(int(float(s["value"][1])) for s in query(
-                url, f"count_over_time((msoctl_up == 0)[{span}:{interval:g}s])"))
-            for series in query(url, f'scrape_duration_seconds{{job=~"msoctl|msoctl-cpo"}}'
-                                     f'[{span}]'):
-                durations += [float(value) for _, value in series["values"]]
-    missing = max(0, due - made)
-    return {"targets": targets, "kinds": fleet.counts, "shards": shards,
-            "interval_seconds": interval, "window_seconds": window, "scrapes_due": due,
-            "scrapes_made": made, "scrapes_failed": failed, "devices_down": down,
-            "missed_scrapes": missing + failed + down,
+        ended = started + window
+        counted = [_scrapes(url, _expected(split / f"msoctl-targets-{k}.json"), window,
+                            ended, interval) for k, (url, _) in enumerate(servers)]
+    made = sum(c["made"] for c in counted)
+    durations = [d for c in counted for d in c["durations"]]
+    missed = sum(c["not_made"] + c["failed"] + c["down"] for c in counted)
+    return {"targets": sum(c["targets"] for c in counted), "kinds": fleet.counts,
+            "shards": shards, "interval_seconds": interval, "window_seconds": window,
+            "targets_active": sum(c["active"] for c in counted),
+            "targets_never_scraped": sum(c["never_scraped"] for c in counted),
+            "scrapes_due": sum(c["due"] for c in counted), "scrapes_made": made,
+            "scrapes_not_made": sum(c["not_made"] for c in counted),
+            "scrapes_failed": sum(c["failed"] for c in counted),
+            "devices_down": sum(c["down"] for c in counted), "missed_scrapes": missed,
+            "scrape_interval_p99_seconds": max(c["interval_p99"] for c in counted),
             "probe_p50_seconds": statistics.median(durations) if durations else None,
             "probe_p99_seconds": percentile(durations, 0.99) if durations else None,
+            "probe_max_seconds": max(durations) if durations else None,
             "exporter_cpu_seconds": sum(exporter_cpu),
             "exporter_cpu_ms_per_target_scrape": 1e3 * sum(exporter_cpu) / max(1, made),
             "exporter_cores": sum(exporter_cpu) / window,
             "prometheus_cores": sum(prometheus_cpu) / window,
             "emulator_cores": fleet_cpu / window}
+
+
+JOBS = 'job=~"msoctl|msoctl-cpo"'
+
+
+def _expected(targets_file: Path) -> set[str]:
+    """The device targets a shard's file lists, as ``job/instance`` keys: a switch's
+    CPO/CPC group goes to job msoctl-cpo, everything else to msoctl."""
+    keys = set()
+    for group in json.loads(targets_file.read_text()):
+        job = "msoctl-cpo" if group.get("labels", {}).get("kind") == "cpo" else "msoctl"
+        keys.update(f"{job}/{target}" for target in group["targets"])
+    return keys
+
+
+def _per_target(url: str, expression: str, at: float) -> dict[str, float]:
+    return {f"{s['metric']['job']}/{s['metric']['instance']}": float(s["value"][1])
+            for s in query(url, expression, at=at)}
+
+
+def _scrapes(url: str, expected: set[str], window: float, ended: float,
+             interval: float) -> dict[str, Any]:
+    """One shard's scrapes of its targets in the ``window`` seconds up to ``ended``, from
+    the samples Prometheus stored: made (samples of ``up``), failed (``up`` 0), the
+    device down (``msoctl_up`` 0), not made (fewer than the interval allows, per target:
+    a target scraped on time has at least floor(window / interval) samples), and the
+    targets Prometheus itself lists as active (its targets API)."""
+    span = f"{int(window)}s"
+    made = _per_target(url, f"count_over_time(up{{{JOBS}}}[{span}])", ended)
+    ups = _per_target(url, f"sum_over_time(up{{{JOBS}}}[{span}])", ended)
+    probes = _per_target(url, f"count_over_time(msoctl_up{{{JOBS}}}[{span}])", ended)
+    probes_up = _per_target(url, f"sum_over_time(msoctl_up{{{JOBS}}}[{span}])", ended)
+    each_due = int(window // interval)
+    body, _ = fetch(f"{url}/api/v1/targets?state=active", timeout=60)
+    active = {f"{t['labels']['job']}/{t['labels']['instance']}"
+              for t in json.loads(body)["data"]["activeTargets"]
+              if t["labels"].get("job") in ("msoctl", "msoctl-cpo")}
+    durations: list[float] = []
+    for series in query(url, f"scrape_duration_seconds{{{JOBS}}}[{span}]", at=ended):
+        durations += [float(value) for _, value in series["values"]]
+    metrics, _ = fetch(f"{url}/metrics", timeout=60)
+    intervals = [float(line.rsplit(" ", 1)[1]) for line in metrics.decode().splitlines()
+                 if line.startswith("prometheus_target_interval_length_seconds{")
+                 and 'quantile="0.99"' in line and f'interval="{interval:g}s"' in line]
+    targets = expected | set(made)
+    return {"targets": len(targets), "active": len(active & targets),
+            "never_scraped": len(targets - set(made)), "due": each_due * len(targets),
+            "made": int(sum(made.values())),
+            "not_made": sum(max(0, each_due - int(made.get(t, 0))) for t in targets),
+            "failed": int(sum(made.values()) - sum(ups.values())),
+            "down": int(sum(probes.values()) - sum(probes_up.values())),
+            "durations": durations,
+            "interval_p99": max([v for v in intervals if math.isfinite(v)], default=0.0)}
 
 
 # ---- 2. a burst of concurrent probes ----------------------------------------------------------
@@ -312,8 +368,13 @@ def burst(fleet: Fleet, probes: int, directory: Path, progress: Progress) -> dic
             results = list(pool.map(one, range(probes)))
         after = _counters(address)
     seconds = [s for s, _ in results]
+    by_target: dict[str, list[float]] = {}
+    for number, (took, _) in enumerate(results):
+        name, kind = targets[number % len(targets)]
+        by_target.setdefault(f"{name}/{kind}", []).append(took)
     return {"probes": probes, "targets": len(targets), "up": sum(up for _, up in results),
             "p50_seconds": statistics.median(seconds), "p99_seconds": percentile(seconds, 0.99),
+            "max_seconds_by_target": {key: max(values) for key, values in by_target.items()},
             "readings": after["readings"] - before["readings"],
             "shared": after["shared"] - before["shared"]}
 
@@ -358,8 +419,9 @@ def against_snmp_exporter(samples: int, directory: Path, progress: Progress, *,
         try:
             _wait(lambda: _ready_plain(f"http://127.0.0.1:{port}/"), "snmp_exporter", 30,
                   theirs)
-            with exporter(agent.inventory, work / "fast.log") as fast, \
-                    exporter(agent.inventory, work / "pysnmp.log",
+            # every probe its own reading: nothing shared from the previous sample
+            with exporter(agent.inventory, work / "fast.log", share_seconds=0) as fast, \
+                    exporter(agent.inventory, work / "pysnmp.log", share_seconds=0,
                              env={"MSOCTL_SNMP_FAST_DECODE": "0"}) as slow:
                 result = _compare_cpu(samples, switch["name"], address, port, theirs.pid,
                                       fast, slow, progress)
@@ -455,12 +517,16 @@ def report(result: dict[str, Any]) -> None:
     print(f"fleet: {f['targets']} targets {f['kinds']}, {f['shards']} exporter shards under "
           f"{f['shards']} Prometheus servers, every {f['interval_seconds']:g} s for "
           f"{f['window_seconds']:.0f} s")
-    print(f"  scrapes: {f['scrapes_made']} made of {f['scrapes_due']} due, "
-          f"{f['scrapes_failed']} failed, {f['devices_down']} found the device down: "
-          f"missed {f['missed_scrapes']}")
+    print(f"  targets: {f['targets_active']} active in Prometheus, "
+          f"{f['targets_never_scraped']} never scraped")
+    print(f"  scrapes: {f['scrapes_made']} made of {f['scrapes_due']} due "
+          f"({f['scrapes_not_made']} not made), {f['scrapes_failed']} failed, "
+          f"{f['devices_down']} found the device down: missed {f['missed_scrapes']}; "
+          f"scrape interval p99 {f['scrape_interval_p99_seconds']:.2f} s")
     if f["probe_p99_seconds"] is not None:
         print(f"  probe p50 {f['probe_p50_seconds'] * 1e3:.0f} ms, "
-              f"p99 {f['probe_p99_seconds'] * 1e3:.0f} ms")
+              f"p99 {f['probe_p99_seconds'] * 1e3:.0f} ms, "
+              f"max {f['probe_max_seconds'] * 1e3:.0f} ms")
     print(f"  exporter CPU {f['exporter_cpu_ms_per_target_scrape']:.2f} ms per target per "
           f"scrape ({f['exporter_cores']:.2f} cores); Prometheus {f['prometheus_cores']:.2f} "
           f"cores; emulators {f['emulator_cores']:.2f} cores")
@@ -469,6 +535,8 @@ def report(result: dict[str, Any]) -> None:
         print(f"\nburst: {b['probes']} probes of {b['targets']} targets at once: "
               f"p50 {b['p50_seconds'] * 1e3:.0f} ms, p99 {b['p99_seconds'] * 1e3:.0f} ms, "
               f"{b['up']} up, {b['readings']:.0f} device readings ({b['shared']:.0f} shared)")
+        print("  slowest per target: " + ", ".join(
+            f"{key} {seconds * 1e3:.0f} ms" for key, seconds in b["max_seconds_by_target"].items()))
     c = result["cpo_cpu"]
     if "skipped" in c:
         print(f"\nCPO/CPC comparison skipped: {c['skipped']}")

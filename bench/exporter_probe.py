@@ -127,10 +127,13 @@ def lab(directory: Path) -> Iterator[Path]:
 
 @contextmanager
 def exporter(inventory: Path, log: Path) -> Iterator[tuple[str, int]]:
-    """``msoctl exporter`` in its own process: its URL and pid."""
+    """``msoctl exporter`` in its own process: its URL and pid. It shares only readings
+    in flight (``--share-seconds 0``): every probe here comes after the previous one is
+    answered, and each is to cost the device a reading of its own."""
     env = {**os.environ, "MSOCTL_INVENTORY": str(inventory)}
     with log.open("w") as output:
-        process = subprocess.Popen([str(MSOCTL), "exporter", "--listen", "127.0.0.1:0"],
+        process = subprocess.Popen([str(MSOCTL), "exporter", "--listen", "127.0.0.1:0",
+                                    "--share-seconds", "0"],
                                    env=env, stdout=subprocess.DEVNULL, stderr=output)
     try:
         _wait(lambda: "listening on" in log.read_text(), "the exporter", 60, process)
@@ -176,6 +179,7 @@ def per_kind(url: str, pid: int, inventory: Path, samples: int,
     down: dict[str, int] = {}
     for name, kind in targets:  # warm-up: first connections, the SNMP engines
         fetch(f"{url}/probe?target={name}&module={kind}")
+    readings_before = readings(url)
     for round_index in range(samples):
         progress(f"per kind: round {round_index + 1}/{samples}")
         for name, kind in targets:
@@ -187,12 +191,25 @@ def per_kind(url: str, pid: int, inventory: Path, samples: int,
                                 + process_cpu_seconds(pid, only_children=True) - worker)
             latency.setdefault(kind, []).append(seconds)
             down[kind] = down.get(kind, 0) + (not is_up(body))
+    taken = readings(url)
     return {kind: {"probes": len(values), "down": down[kind],
+                   "readings": int(taken.get(kind, 0) - readings_before.get(kind, 0)),
                    "p50_seconds": statistics.median(values),
                    "p99_seconds": percentile(values, 0.99),
                    "exporter_cpu_seconds_per_probe": cpu[kind] / len(values),
                    "of_which_snmp_worker_seconds": worker_cpu[kind] / len(values)}
             for kind, values in latency.items()}
+
+
+def readings(url: str) -> dict[str, float]:
+    """The exporter's ``msoctl_exporter_readings_total`` per module: device readings taken."""
+    body, _ = fetch(f"{url}/metrics")
+    found: dict[str, float] = {}
+    for line in body.decode().splitlines():
+        if line.startswith('msoctl_exporter_readings_total{kind="'):
+            kind = line.split('"')[1]
+            found[kind] = float(line.rsplit(" ", 1)[1])
+    return found
 
 
 # ---- 2. a fleet of targets, concurrent clients ---------------------------------------------

@@ -4,7 +4,7 @@ alarms of a cable cut arrive.
 
     .venv/bin/python bench/lab_scale.py [--links 256] [--ocs-per-campus 8] [--ocs-size 128]
         [--spans-per-cable 64] [--processes 1,2] [--idle-seconds 5] [--poll-seconds 5]
-        [--poll-period-ms 20] [--cuts 5] [--json]
+        [--poll-period-ms 50] [--cuts 5] [--json]
 
 The fabric is ``msoctl lab topology generate --campuses 2`` with the sizes given (the
 default: 256 links over 16 OCS of 128x128 in 8 planes, working and protection spans in
@@ -31,7 +31,7 @@ cables of 64, unmanaged switches). For each ``--processes`` value, in turn, the 
    event's device time (the OCS's own detection; the lab's device time is the machine's
    monotonic clock, shared by its processes).
 
-Nothing here asserts a timing; tests/test_bench_lab_scale.py runs a small version.
+Nothing here asserts a timing; tests/bench/test_bench_lab_scale.py runs a small version.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from msoctl.cli.context import Context, pass_context
 from msoctl.cli.types import Number, OutputFile, input_path
 from msoctl.exporter import (
     DEFAULT_LISTEN,
+    DEFAULT_MAX_READINGS,
     DEFAULT_SHARE_SECONDS,
     DEFAULT_TIMEOUT_OFFSET_SECONDS,
 )
@@ -37,9 +38,13 @@ from msoctl.exporter import (
               help="Probes of a device share the reading in flight, and one complete at "
                    "most this long ago (keep it well under the scrape interval; 0: only "
                    "the reading in flight).")
+@click.option("--max-readings", type=click.IntRange(0, 10000), metavar="N",
+              default=DEFAULT_MAX_READINGS, show_default=True,
+              help="Device readings taken at once, at most; a probe beyond them waits "
+                   "for a turn within its budget (0: no limit).")
 @pass_context
 def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | None,
-             timeout_offset: float, share_seconds: float) -> None:
+             timeout_offset: float, share_seconds: float, max_readings: int) -> None:
     """Prometheus exporter: /probe?target=NAME for a device, /metrics for itself.
 
     Runs in the foreground until SIGTERM or SIGINT, then finishes the probes in
@@ -60,7 +65,7 @@ def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | N
     for chatty in ("ncclient", "paramiko"):  # every RPC at INFO: not what -v is for
         logging.getLogger(chatty).setLevel(logging.DEBUG if ctx.debug else logging.WARNING)
     prober = Prober(ctx.inventory.path, timeout_offset_seconds=timeout_offset,
-                    share_seconds=share_seconds)
+                    share_seconds=share_seconds, max_readings=max_readings)
     try:
         server = ExporterServer(address, prober, tls)
     except OSError as error:

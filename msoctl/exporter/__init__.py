@@ -12,3 +12,5 @@ DEFAULT_TIMEOUT_OFFSET_SECONDS = 0.25
 """Answer a probe this long before the scrape timeout, to leave time for the reply."""
 DEFAULT_SHARE_SECONDS = 2.0
 """Probes of one device share a reading complete at most this long ago (see .probe)."""
+DEFAULT_MAX_READINGS = 32
+"""Device readings taken at once, at most (see .probe): more probes wait for a turn."""

@@ -23,6 +23,17 @@ HA pair, or 200 clients asking for 5 devices at once, cost the devices one readi
 each, not one per request. A reading that every waiter gave up on before it began
 is not taken.
 
+At most ``max_readings`` (``--max-readings``, 32) readings are taken at a time; a
+reading beyond that waits for a turn, within its probe's budget. The exporter's
+readings share one interpreter: with a thread for every probe, a host short of CPU
+(a fleet's scrapes, a busy machine) would serve every reading in flight a sliver of
+it, until every probe ended at its budget, and the readings Prometheus had given
+up on would still use the CPU that the next ones needed. With a bounded number at
+a time, the readings taken finish at the speed of the CPU there is, and a probe
+that cannot have its turn within its budget costs nothing but its ``msoctl_up 0``
+(reason ``budget``). A device that does not answer holds its turn for at most the
+probe's budget.
+
 Modules: a device's own kind (``ocs``, ``amp``, ``switch``) is the default;
 ``cpo`` is a switch's CPO/CPC telemetry over SNMP (its inventory ``snmp:``
 section), see :mod:`msoctl.exporter.cpo`.
@@ -52,9 +63,16 @@ from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
 from drivers.yamlfile import YamlFileError
-from msoctl.exporter import DEFAULT_SHARE_SECONDS, DEFAULT_TIMEOUT_OFFSET_SECONDS, cpo, sd
+from msoctl.exporter import (
+    DEFAULT_MAX_READINGS,
+    DEFAULT_SHARE_SECONDS,
+    DEFAULT_TIMEOUT_OFFSET_SECONDS,
+    cpo,
+    sd,
+)
 from msoctl.exporter.amp import AmpCollector
 from msoctl.exporter.collector import DeviceCollector, failure_reason, status_families
+from msoctl.exporter.exposition import render
 from msoctl.exporter.families import Families
 from msoctl.exporter.ocs import OcsCollector
 from msoctl.exporter.switch import SwitchCollector
@@ -157,10 +175,17 @@ class Prober:
     def __init__(self, inventory_path: Path, *,
                  timeout_offset_seconds: float = DEFAULT_TIMEOUT_OFFSET_SECONDS,
                  default_scrape_timeout_seconds: float = DEFAULT_SCRAPE_TIMEOUT_SECONDS,
-                 share_seconds: float = DEFAULT_SHARE_SECONDS):
-        """``share_seconds``: see the module's rule (0: share only readings in flight)."""
+                 share_seconds: float = DEFAULT_SHARE_SECONDS,
+                 max_readings: int = DEFAULT_MAX_READINGS):
+        """``share_seconds``: see the module's rule (0: share only readings in flight);
+        ``max_readings``: readings taken at once, at most (0: no limit). ValueError for
+        a negative one."""
+        if max_readings < 0:
+            raise ValueError(f"max_readings {max_readings}: 0 (no limit) or more")
         self.inventory_path = Path(inventory_path)
         self.share_seconds = share_seconds
+        self.max_readings = max_readings
+        self._turns = threading.BoundedSemaphore(max_readings) if max_readings else None
         self.timeout_offset_seconds = timeout_offset_seconds
         self.default_scrape_timeout_seconds = default_scrape_timeout_seconds
         self._inventory = load_inventory(self.inventory_path)  # a bad file stops the start
@@ -297,7 +322,7 @@ class Prober:
                 log.info("%s: no answer within the budget of %.3g s", device.name, budget)
                 fallback = CollectorRegistry()
                 fallback.register(_Fixed(status_families(device.name, False, seconds)))
-                result = ProbeResult(generate_latest(fallback), False, seconds, "budget")
+                result = ProbeResult(render(fallback.collect()), False, seconds, "budget")
         self.probes.labels(chosen).inc()
         if not own:
             self.shared.labels(chosen).inc()
@@ -347,16 +372,25 @@ class Prober:
             reading.done.set()  # the device's previous reading is still closing: up 0
             return
         try:
-            with reading.lock:
-                if reading.waiters == 0:
-                    reading.done.set()  # everybody gave up waiting: not taken
-                    return
-            self.readings.labels(module).inc()
-            body = generate_latest(reading.registry)  # the device is read here
-            with reading.lock:
-                reading.body, reading.taken = body, True
-                reading.finished = time.monotonic()
-                reading.done.set()
+            turns = self._turns
+            if turns is not None and not turns.acquire(
+                    timeout=max(0.0, deadline - time.monotonic())):
+                reading.done.set()  # no turn within the budget: up 0, nothing read
+                return
+            try:
+                with reading.lock:
+                    if reading.waiters == 0:
+                        reading.done.set()  # everybody gave up waiting: not taken
+                        return
+                self.readings.labels(module).inc()
+                body = render(reading.registry.collect())  # the device is read here
+                with reading.lock:
+                    reading.body, reading.taken = body, True
+                    reading.finished = time.monotonic()
+                    reading.done.set()
+            finally:
+                if turns is not None:
+                    turns.release()  # before the close: closing uses no CPU to speak of
         finally:
             reading.collector.run_cleanups()
             lock.release()

@@ -35,12 +35,16 @@ def test_fleet_bench_reports_every_part() -> None:
     assert fleet["kinds"] == {"ocs": 5, "switch": 1, "amp": 1, "cpo": 1}
     assert fleet["targets"] == 8 and fleet["shards"] == 2
     assert fleet["scrapes_made"] > 0 and fleet["scrapes_due"] > 0
-    assert fleet["missed_scrapes"] >= 0
+    assert fleet["missed_scrapes"] == (fleet["scrapes_not_made"] + fleet["scrapes_failed"]
+                                       + fleet["devices_down"])
+    assert fleet["targets_active"] == 8 and fleet["targets_never_scraped"] == 0
     for key in ("probe_p50_seconds", "probe_p99_seconds", "exporter_cpu_ms_per_target_scrape"):
         assert positive(fleet[key]), key
     burst = result["burst"]
     assert burst["probes"] == 10 and burst["up"] == 10
     assert 1 <= burst["readings"] <= 10 and burst["shared"] + burst["readings"] == 10
+    assert len(burst["max_seconds_by_target"]) == 5
+    assert all(positive(seconds) for seconds in burst["max_seconds_by_target"].values())
     comparison = result["cpo_cpu"]
     if cpo_samples == 0:
         assert "skipped" in comparison

@@ -12,8 +12,8 @@ from tests.support.bench import bench_path, load_bench
 from tests.support.peers import in_ci, require_executable
 
 BENCH = bench_path("exporter_probe.py")
-KIND_KEYS = {"probes", "down", "p50_seconds", "p99_seconds", "exporter_cpu_seconds_per_probe",
-             "of_which_snmp_worker_seconds"}
+KIND_KEYS = {"probes", "down", "readings", "p50_seconds", "p99_seconds",
+             "exporter_cpu_seconds_per_probe", "of_which_snmp_worker_seconds"}
 
 
 def positive(value: float) -> bool:
@@ -32,6 +32,8 @@ def test_exporter_bench_reports_every_part() -> None:
     assert set(result["per_kind"]) == {"ocs", "amp", "switch", "cpo"}
     for figures in result["per_kind"].values():
         assert set(figures) == KIND_KEYS and figures["down"] == 0
+        # every probe measured is a reading of its own, none answered from a shared one
+        assert figures["readings"] == figures["probes"]
         assert positive(figures["p50_seconds"]) and figures["p99_seconds"] >= 0
     fleet = result["fleet"]
     assert fleet["probes"] == 3 and fleet["down"] == 0 and fleet["clients"] == 2

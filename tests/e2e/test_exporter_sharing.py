@@ -5,7 +5,8 @@ through TCP relays that count the connections made to them (every reading opens
 its device once: SCPI over TCP, the I2C bridge's ``socket://``, NETCONF over SSH,
 RFC 6242), and the CPO agent counts the SNMP messages it receives (RFC 3416 GETBULK
 requests). 200 probes at once of 5 targets cost each device one reading, not 40;
-a probe after the share window takes a new reading.
+a probe after the share window takes a new reading; a probe that gets no turn among
+the readings taken at once (``--max-readings``) within its budget reads nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
+from emulators.faults import Fault
 from emulators.lab import Lab
 from tests.support.exporter import exporter_process, fetch, serve_exporter, value
 
@@ -193,6 +195,45 @@ def test_a_probe_after_the_share_window_takes_a_new_reading(relayed: dict[str, A
         for _ in range(2):  # one after the other: nothing in flight to share
             assert probe(server.url, "ocs-a", "ocs")[0]
         assert relay.connections == before + 2
+
+
+def test_a_probe_without_a_turn_within_its_budget_reads_nothing(
+        relayed: dict[str, Any]) -> None:
+    """With one turn (``max_readings=1``) held by a frozen OCS, a probe of another device
+    ends at its budget with ``msoctl_up 0`` (reason ``budget``) and its device is never
+    connected to (counted at its relay); once the turn is free, it is read again."""
+    lab, relays = relayed["lab"], relayed["relays"]
+    held: list[tuple[bool, float]] = []
+    with serve_exporter(relayed["inventory"], share_seconds=0.0, max_readings=1) as server:
+        assert probe(server.url, "ocs-a", "ocs")[0]
+        frozen_before, waiting_before = relays["ocs-b"].connections, relays["ocs-a"].connections
+        lab.inject("ocs-b", Fault("freeze"))
+        try:
+            holder = threading.Thread(target=lambda: held.append(probe_within(
+                server.url, "ocs-b", 3.0)))
+            holder.start()
+            deadline = time.monotonic() + 10
+            while relays["ocs-b"].connections == frozen_before:  # its reading has the turn
+                assert time.monotonic() < deadline, "the frozen OCS was never connected to"
+                time.sleep(0.01)
+            up, seconds = probe_within(server.url, "ocs-a", 1.0)
+            assert holder.is_alive(), "the frozen device's reading gave its turn back early"
+            holder.join(timeout=15)
+        finally:
+            lab.clear("ocs-b")
+        assert not up and seconds >= 0.7, seconds
+        assert relays["ocs-a"].connections == waiting_before  # no turn: never read
+        assert held and not held[0][0]  # the frozen one: up 0 at its own budget
+        assert probe(server.url, "ocs-a", "ocs")[0]  # the turn is back
+        assert relays["ocs-a"].connections == waiting_before + 1
+        metrics = fetch(f"{server.url}/metrics").body
+    assert (value(metrics, "msoctl_exporter_probe_failures_total", kind="ocs",
+                  reason="budget") or 0) >= 1
+
+
+def probe_within(url: str, name: str, scrape_timeout: float) -> tuple[bool, float]:
+    reply = fetch(f"{url}/probe?target={name}", scrape_timeout=scrape_timeout)
+    return f'msoctl_up{{device="{name}"}} 1.0' in reply.body, reply.seconds
 
 
 def test_the_share_window_is_an_exporter_option(tmp_path: Path) -> None:
