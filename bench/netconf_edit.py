@@ -21,7 +21,7 @@ every edit names N/8 ports, each with 7 queues whose WRED/ECN thresholds it sets
   edit runs (from the moment the client is told to go until it reports) against the
   same probe's idle answer times just before: medians, maxima and the ratios.
 
-Nothing is asserted: tests/test_netconf_scale.py checks behaviour, this measures.
+Nothing is asserted: tests/e2e/test_netconf_scale.py checks behaviour, this measures.
 
 Usage: python bench/netconf_edit.py [--entries 1000,10000,40000] [--rounds 3]
                                     [--samples 20] [--json]

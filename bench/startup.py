@@ -15,7 +15,7 @@ that a load on the machine falls on all of them alike):
 Printed per variant: the median and the fastest wall time, the median's ratio to
 ``python -c pass`` and how many milliseconds it adds to it, and how many modules are
 loaded when the command exits (from one more run). Nothing here asserts a timing;
-tests/test_startup.py checks which modules the commands load.
+tests/e2e/test_startup.py checks which modules the commands load.
 """
 
 from __future__ import annotations

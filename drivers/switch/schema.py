@@ -2,7 +2,7 @@
 
 A reviewer checks :data:`SCHEMA` against the module line by line: every data
 node by its path of local names (list keys not included), with its kind, its
-type and whether it is configuration. tests/test_yang.py checks it against
+type and whether it is configuration. tests/interop/test_yang.py checks it against
 the module as pyang sees it. The driver uses it to write and read XML (list
 keys first, lists and leaf-lists as lists, typed values); the emulator to
 match list entries, refuse unknown elements and bad values, and write error

@@ -11,9 +11,9 @@ Two layers:
   otherwise **the fallback** :class:`MustRules`, the module's six ``must`` rules
   written out in Python, so the emulator runs on a machine with only Python
   (``make demo``). Both answer ``operation-failed`` with the rule's
-  error-app-tag at the path netconfd reports (tests/test_yang.py); any change
+  error-app-tag at the path netconfd reports (tests/interop/test_yang.py); any change
   to a ``must`` rule in the module has to be made in :class:`MustRules` too,
-  which tests/test_netconf_datastore.py checks against libyang on the same
+  which tests/conformance/test_netconf_datastore.py checks against libyang on the same
   documents.
 """
 

@@ -259,7 +259,7 @@ def test_a_must_violation_is_reported_by_validate_and_commit(any_switch: Switch,
                          ids=lambda v: v.name)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_fallback_and_libyang_agree_with_netconfd(validator: Any, case: Case) -> None:
-    """The same documents tests/test_yang.py gives netconfd and libyang."""
+    """The same documents tests/interop/test_yang.py gives netconfd and libyang."""
     root = etree.fromstring(candidate_document(case))
     assert check_structure(root) == []
     errors = [(e.tag, e.app_tag, unprefixed(e.path or "")) for e in validator.must_errors(root)]

@@ -6,7 +6,7 @@ fallback for a server without :candidate, rpc-errors as NetconfRejected with
 their tag, app-tag and path, bad input refused before anything is sent, host
 key verification, and every failure bounded by the timeout with the session
 closed. The same sequence against Debian's netconfd is in
-tests/test_switch_driver_interop.py.
+tests/interop/test_switch_driver_interop.py.
 """
 
 from __future__ import annotations

@@ -297,7 +297,7 @@ def test_counters_json_contract(msoctl: Msoctl) -> None:
 
 def test_plan_reads_the_chips_lossless_pool(msoctl: Msoctl, fleet: dict[str, Switch]) -> None:
     """The emulated chip of this fixture reports no pool: the plan says so; a real one
-    (the lab's) is read — tests/test_switch_lab.py."""
+    (the lab's) is read — tests/e2e/test_switch_lab.py."""
     result = msoctl("switch", "plan", "--port", "Ethernet1=30km@400G", "--device", "sw-1")
     assert result.code == 2
     assert "does not report its lossless pool" in one_error_line(result.err)

@@ -101,7 +101,7 @@ def protecting(lab: Lab, **settings: Any) -> Iterator[Running]:
     assert inventory.journal_path is not None
     journal = Journal(inventory.journal_path)
     # A 5 ms poll, as these tests were written for: the lab's OCS is taken to answer
-    # 1000 messages a second (tests/test_protect_scale.py keeps the default budget).
+    # 1000 messages a second (tests/e2e/test_protect_scale.py keeps the default budget).
     config = ProtectConfig(**{"poll_seconds": 0.005, "wait_to_restore_seconds": 0.3,
                               "ocs_messages_per_second": 1000.0, **settings})
     running = Running(ProtectionController(inventory, journal, config=config), journal)

@@ -2,11 +2,11 @@
 Debian's netconfd (yuma123) with the module, behind a private sshd
 (tests/netconfd_peer.py), logged in with a key and its host key checked.
 
-The change sequence of tests/test_switch_driver.py (plan, confirmed commit with
+The change sequence of tests/conformance/test_switch_driver.py (plan, confirmed commit with
 persist, confirm or cancel from a new session, the server's rollback when nobody
 confirms) and a ``must`` violation reported as DeviceRejected with its app-tag and
 path. Where netconfd answers otherwise than the emulator, the difference is one
-documented in tests/test_netconf_conformance.py, named here.
+documented in tests/conformance/test_netconf_conformance.py, named here.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def test_plan_shows_the_servers_diff_and_changes_nothing(netconfd: NetconfdPeer)
 
 # netconfd 2.13 answers <ok/> to a commit that directly follows a <validate> of the
 # candidate and applies nothing (VALIDATE_THEN_COMMIT in
-# tests/test_netconf_conformance.py). The driver steps around it (one more edit of the
+# tests/conformance/test_netconf_conformance.py). The driver steps around it (one more edit of the
 # same content before the commit); verify would catch a commit that changed nothing.
 
 
@@ -124,7 +124,7 @@ def test_apply_then_confirm_from_a_new_session(netconfd: NetconfdPeer) -> None:
         session.confirm(TOKEN)
         # Confirmed: nothing is pending, so the token matches nothing any more.
         # netconfd answers operation-failed where the emulator answers invalid-value
-        # (PERSIST_ID_OF_NOTHING in tests/test_netconf_conformance.py).
+        # (PERSIST_ID_OF_NOTHING in tests/conformance/test_netconf_conformance.py).
         with pytest.raises(NetconfRejected) as refused:
             session.cancel(TOKEN)
         assert refused.value.tags == ("operation-failed",)
@@ -151,7 +151,7 @@ def test_an_unconfirmed_apply_is_rolled_back_by_the_server(netconfd: NetconfdPee
     with driver(netconfd) as session:
         session.verify(want())
     # netconfd runs its confirmed-commit timer only after about a second without
-    # requests (CONFIRM_TIMER_WHEN_IDLE in tests/test_netconf_conformance.py): wait
+    # requests (CONFIRM_TIMER_WHEN_IDLE in tests/conformance/test_netconf_conformance.py): wait
     # quietly past the timeout rather than poll.
     time.sleep(max(0.0, applied + timeout_seconds + 1.5 - time.monotonic()))
     with driver(netconfd) as session:
@@ -170,7 +170,7 @@ def test_a_must_violation_is_rejected_with_its_app_tag_and_path(netconfd: Netcon
     assert unprefixed(error.path) == "/switch/ports/port[name='Ethernet1']/pfc/xon-bytes"
     assert "pfc-xon-not-below-xoff" in str(refused.value)
     # netconfd checks must rules at the edit of the candidate already (MUST_AT_EDIT in
-    # tests/test_netconf_conformance.py); the emulator at validate. Either way the
+    # tests/conformance/test_netconf_conformance.py); the emulator at validate. Either way the
     # driver reports it, and nothing changed.
     assert refused.value.operation == "edit-config candidate"
     assert running(netconfd) == EMPTY
