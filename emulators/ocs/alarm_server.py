@@ -55,6 +55,7 @@ from drivers.ocs.commands import NOT_A_NUMBER
 from emulators.faults import Fault, FaultError
 from emulators.ocs.alarms import AlarmEvent, PortAlarm
 from emulators.ocs.model import OcsDevice
+from emulators.scpi.server import ReopensAfterPowerLoss
 
 log = logging.getLogger(__name__)
 
@@ -109,8 +110,10 @@ class _Client:
         self.writer.transport.abort()
 
 
-class AlarmServer:
+class AlarmServer(ReopensAfterPowerLoss):
     """Serves ``device``'s loss-of-light alarms on ``host``:``port`` (0: ephemeral)."""
+
+    device: OcsDevice
 
     def __init__(self, device: OcsDevice, *, host: str = "127.0.0.1", port: int = 0,
                  heartbeat_seconds: float = HEARTBEAT_SECONDS):
@@ -119,7 +122,6 @@ class AlarmServer:
         self.port = port
         self.heartbeat_seconds = heartbeat_seconds
         self._server: asyncio.Server | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._clients: set[_Client] = set()
         self._watched: frozenset[str] = frozenset()
         self._unwatch: list[object] = []
@@ -132,14 +134,13 @@ class AlarmServer:
         self._timers: dict[float, asyncio.TimerHandle] = {}
         self._heartbeat: asyncio.Task[None] | None = None
         self._loop_thread = 0
-        self._reopen: asyncio.Task[None] | None = None
         for kind in ALARM_FAULTS:
             if kind in device.faults.kinds():
                 raise RuntimeError(f"{device.name} already handles fault {kind!r}")
         device.faults.handle("alarm_drop", self._inject_drop)
         device.faults.handle("alarm_delay", self._check_delay)
         device.faults.handle("alarm_freeze", lambda fault: None)
-        device.power_listeners.append(self._on_power)
+        self._follow_power()
 
     # ---- serving ---------------------------------------------------------------------------
 
@@ -188,20 +189,8 @@ class AlarmServer:
             self._forget(client)
             client.abort()
 
-    def _on_power(self, up: bool) -> None:
-        if not up and self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._power_lost)
-
-    def _power_lost(self) -> None:
-        self._drop_everything()
-        if self._reopen is None or self._reopen.done():
-            self._reopen = asyncio.ensure_future(self._reopen_when_up())
-
-    async def _reopen_when_up(self) -> None:
-        while not self.device.is_up():
-            await self.device.clock.sleep(max(0.001, min(self.device.seconds_until_up(), 0.05)))
-        await self._listen()
-        self._evaluate()
+    def _reopened(self) -> None:
+        self._evaluate()  # what changed while the unit was down
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         client = _Client(writer)

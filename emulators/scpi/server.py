@@ -62,6 +62,47 @@ class LineInterpreter(Protocol):
         """The reply to a line longer than the server buffers, or ``None``."""
 
 
+class ReopensAfterPowerLoss:
+    """A TCP server that a power loss of its device takes down: every client dropped and
+    the listening socket closed at once, as a unit losing power does; it listens again
+    (on the same port) once the device is up. A subclass gives ``_listen`` and
+    ``_drop_everything``, sets ``self._loop`` when it starts and calls
+    :meth:`_follow_power` from ``__init__``; ``_reopened`` runs after each reopening."""
+
+    device: LineDevice
+    _loop: asyncio.AbstractEventLoop | None
+    _reopen: asyncio.Task[None] | None
+
+    def _follow_power(self) -> None:
+        self._loop = None
+        self._reopen = None
+        self.device.power_listeners.append(self._on_power)
+
+    async def _listen(self) -> None:
+        raise NotImplementedError
+
+    def _drop_everything(self) -> None:
+        raise NotImplementedError
+
+    def _reopened(self) -> None:
+        """What to do once listening again (nothing by default)."""
+
+    def _on_power(self, up: bool) -> None:  # from the device's thread
+        if not up and self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._power_lost)
+
+    def _power_lost(self) -> None:
+        self._drop_everything()
+        if self._reopen is None or self._reopen.done():
+            self._reopen = asyncio.ensure_future(self._reopen_when_up())
+
+    async def _reopen_when_up(self) -> None:
+        while not self.device.is_up():
+            await self.device.clock.sleep(max(0.001, min(self.device.seconds_until_up(), 0.05)))
+        await self._listen()
+        self._reopened()
+
+
 def split_lines(buffer: bytearray) -> list[bytes]:
     """Take every complete line (CR, LF or CR LF terminated) out of ``buffer``."""
     lines: list[bytes] = []
@@ -168,7 +209,7 @@ class _Session:
         self.send(data + self.terminator)
 
 
-class ScpiTcpServer:
+class ScpiTcpServer(ReopensAfterPowerLoss):
     """Lines over a raw TCP socket (SCPI, the I2C bridge); replies end in LF."""
 
     def __init__(
@@ -189,9 +230,7 @@ class ScpiTcpServer:
         self.port = port
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._reopen: asyncio.Task[None] | None = None
-        device.power_listeners.append(self._on_power)
+        self._follow_power()
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -215,20 +254,6 @@ class ScpiTcpServer:
         for writer in list(self._writers):
             _abort(writer)
         self._writers.clear()
-
-    def _on_power(self, up: bool) -> None:
-        if not up and self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._power_lost)
-
-    def _power_lost(self) -> None:
-        self._drop_everything()
-        if self._reopen is None or self._reopen.done():
-            self._reopen = asyncio.ensure_future(self._reopen_when_up())
-
-    async def _reopen_when_up(self) -> None:
-        while not self.device.is_up():
-            await self.device.clock.sleep(max(0.001, min(self.device.seconds_until_up(), 0.05)))
-        await self._listen()
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if not self.device.is_up():
