@@ -260,6 +260,34 @@ def test_a_level_wandering_around_the_threshold_does_not_flap(lab: Lab) -> None:
 # ---- amplifier and OCS faults ------------------------------------------------------------
 
 
+def test_the_ports_behind_an_amplifier_are_armed_at_the_threshold_raised_by_its_gain(
+        lab: Lab) -> None:
+    """docs/dialects/ocs.md, "Loss-of-light alarms": the arrival port behind an amplifier
+    is armed once the amplifier's gain is known, however soon that is after the start
+    (before the unit's alarm stream is open, too): without it, a loss there would be
+    seen only at the once-a-second reconciliation."""
+    inventory = load_inventory(lab.state_dir / "inventory.yaml")
+    behind = [fiber for span in inventory.spans.values()
+              for fiber in (span.a_to_b, span.b_to_a) if fiber.amplifier]
+    assert behind
+    with protecting(lab) as running:
+        config = running.controller.config
+
+        def armed() -> bool:
+            for fiber in behind:
+                reading = running.controller._amp_watches[fiber.amplifier].sample
+                gain = running.controller.judge.amp_gain_db(fiber.amplifier, reading)
+                threshold = lab.ocs[fiber.end.ocs].alarms.threshold_dbm(fiber.end.port)
+                if gain is None or threshold is None \
+                        or abs(threshold - (config.threshold_dbm + gain)) > 0.5:
+                    return False
+            return True
+
+        wait_until(armed, "every port behind an amplifier armed", seconds=5)
+        assert all(lab.ocs[f.end.ocs].alarms.threshold_dbm(f.end.port) > config.threshold_dbm
+                   for f in behind)
+
+
 def test_an_amplifier_pump_failure_is_a_loss_of_light(lab: Lab) -> None:
     with protecting(lab, wait_to_restore_seconds=0.2) as running:
         lab.inject("amp-1", Fault("pump"))
