@@ -314,9 +314,11 @@ class ProtectionController(Acting, KeepingStandby):
         if now - latest < GATHER_QUIET_SECONDS and now - first < GATHER_MAX_SECONDS:
             self._gather_until = min(latest + GATHER_QUIET_SECONDS, first + GATHER_MAX_SECONDS)
             return True
-        # Still waiting for a reading asked for (an alarm's confirmation too: the events
-        # of a cut reach us from other processes a few ms apart, the poll after them)?
-        if any(watch.poll_pending for watch in self._watches.values()):
+        # Still waiting for a reading asked for from a polled OCS? (An OCS whose alarms
+        # are live told its losses in its events, judged at once: its confirming poll
+        # is not waited for.)
+        if any(watch.poll_pending and not watch.alarms_live
+               for watch in self._watches.values()):
             self._gather_until = min(now + 0.002, first + GATHER_MAX_SECONDS)
             return True
         return False
@@ -639,15 +641,16 @@ class ProtectionController(Acting, KeepingStandby):
         (its light, its loss) but never decided for."""
         link = state.link
         assert link.protection is not None
+        if link.name in self._in_flight:
+            # Its change decides for it until it ends (and judging it meanwhile, every
+            # evaluation of a cable cut, would cost the loop what the next change needs).
+            return None
         reachable = all(maps.get(name) is not None for name in link.ocs_names)
         readings = {"powers": powers, "maps": maps, "amps": amps}
         lights = {"working": self.judge.span(link.working, **readings),
                   "protection": self.judge.span(link.protection, **readings)}
         with self._lock:
             state.lights = lights
-            moving = link.name in self._in_flight
-        if moving:  # its change decides for it until it ends
-            return None
         if state.drained:  # out of service: its darkness is work in progress, not a failure
             return None
         if not reachable or arming:
