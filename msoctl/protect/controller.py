@@ -314,11 +314,11 @@ class ProtectionController(Acting, KeepingStandby):
         if now - latest < GATHER_QUIET_SECONDS and now - first < GATHER_MAX_SECONDS:
             self._gather_until = min(latest + GATHER_QUIET_SECONDS, first + GATHER_MAX_SECONDS)
             return True
-        # Still waiting for a reading asked for from a polled OCS? (An OCS whose alarms
-        # are live told its losses in its events, judged at once: its confirming poll
-        # is not waited for.)
-        if any(watch.poll_pending and not watch.alarms_live
-               for watch in self._watches.values()):
+        # Still waiting for a reading asked for (an alarm's confirming poll too: the
+        # events of one cut come from other processes, other hosts, a few ms apart, and
+        # waiting for the first OCS's confirmation gives the others the time to tell
+        # theirs: measured, one change per cable cut instead of two or three)?
+        if any(watch.poll_pending for watch in self._watches.values()):
             self._gather_until = min(now + 0.002, first + GATHER_MAX_SECONDS)
             return True
         return False
