@@ -288,11 +288,13 @@ class OcsWatch(_Watch[OcsDriver]):
 
     def adopt_map(self, port_map: Mapping[int, int], taken: float) -> None:
         """The map a change of ours left (read back by the change at ``taken``): links
-        through this OCS are judged on it at once, not after the next map read."""
+        through this OCS are judged on it at once, not after the next map read. No poll
+        is asked for: one now would load the OCS while the change's light is checked."""
         with self._samples:
             if self.sample is not None:
                 self.sample = replace(self.sample, port_map=dict(port_map), map_taken=taken)
-        self.refresh_map()
+                return
+        self.refresh_map()  # nothing read yet: read it all
 
     def note_loss(self, readings: Mapping[int, float], received: float) -> None:
         """Loss of light the unit itself reported (an alarm event, with the reading that
