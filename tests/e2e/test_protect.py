@@ -260,6 +260,32 @@ def test_a_level_wandering_around_the_threshold_does_not_flap(lab: Lab) -> None:
 # ---- amplifier and OCS faults ------------------------------------------------------------
 
 
+def test_a_loss_an_alarm_reports_is_judged_before_its_confirming_poll_answers(
+        lab: Lab) -> None:
+    """docs/dialects/ocs.md, "Loss-of-light alarms" (an ``EVENT`` line carries the
+    detector's reading that decided it): the controller judges the loss on the event's
+    own reading, without waiting for the poll the event triggers. Every SCPI reply of
+    both OCSes is held back 1 s (the ``latency`` fault), the alarm connection is not:
+    the loss is seen long before any poll made after the cut could answer."""
+    with protecting(lab, device_timeout_seconds=3.0) as running:
+        try:
+            for name in ("ocs-a", "ocs-b"):
+                lab.inject(name, Fault("latency", seconds=1.0))
+            time.sleep(0.1)
+            cut = time.monotonic()
+            lab.inject("span-1", Fault("fiber_cut"))
+            wait_until(lambda: running.link()["hold_off_running_ms"] is not None,
+                       "the loss seen", seconds=5)
+            seen = time.monotonic()
+            assert seen - cut < 0.8, seen - cut  # a poll after the cut answers after 1 s
+        finally:
+            for name in ("ocs-a", "ocs-b"):
+                lab.clear(name, "latency")
+        event = running.wait_for("switch", seconds=10)
+        assert event.details["to_span"] == "span-2"
+        assert event.details["detected"] - cut < 0.8
+
+
 def test_the_ports_behind_an_amplifier_are_armed_at_the_threshold_raised_by_its_gain(
         lab: Lab) -> None:
     """docs/dialects/ocs.md, "Loss-of-light alarms": the arrival port behind an amplifier
