@@ -289,7 +289,8 @@ class OcsWatch(_Watch[OcsDriver]):
     def adopt_map(self, port_map: Mapping[int, int], taken: float) -> None:
         """The map a change of ours left (read back by the change at ``taken``): links
         through this OCS are judged on it at once, not after the next map read. No poll
-        is asked for: one now would load the OCS while the change's light is checked."""
+        is asked for: one now would load the OCS while the change's light is checked
+        (the change asks for one once it is)."""
         with self._samples:
             if self.sample is not None:
                 self.sample = replace(self.sample, port_map=dict(port_map), map_taken=taken)
