@@ -34,6 +34,7 @@ Run: ``.venv/bin/python bench/protection_scale.py [--links N] [--ocs-per-campus 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -41,6 +42,7 @@ import random
 import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -66,6 +68,11 @@ from tests.support.generated_fabric import (  # noqa: E402
 )
 
 GOAL_BUDGET_MS = 50.0
+STEPS = ("hold_off", "decide_to_sent", "device", "verification")
+"""A link's recovery after its detection, from its journaled timeline: detected ->
+decided (the hold-off, the gathering and the wait for the change before), decided ->
+commands sent (journal, map read, plan, fence), sent -> devices done, done -> light
+verified."""
 CPU_PER_INSTANCE = 0.5
 """Cores one instance may use, for the estimate (the rest is headroom for bursts)."""
 TARGET_LINKS = 10_000
@@ -94,6 +101,16 @@ def process_cpu_seconds(pid: int) -> float:
     """User + system CPU of process ``pid`` (all its threads)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+
+
+def run_delay_seconds(pid: int) -> float:
+    """Time the threads of process ``pid`` have spent runnable but waiting for a core
+    (the kernel's schedstat, second field, summed over the threads alive now)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            total += int((task / "schedstat").read_text().split()[1])
+    return total / 1e9
 
 
 def wall(iso: str | None) -> float | None:
@@ -175,12 +192,21 @@ def cut_round(bench: Bench, spans: list[str], *, cable: str | None) -> list[dict
     its recovery from the journal; repaired and settled before returning."""
     wanted = {link.name for link in bench.links if link.working.name in set(spans)}
     since = last_order(bench.journal)
+    pid = bench.controller.pid
+    cpu0, delay0 = process_cpu_seconds(pid), run_delay_seconds(pid)
     cut_at = time.time()
     if cable is not None:
         bench.fault("cable_cut", cable)
     else:
-        for span in spans:
-            bench.fault("fiber_cut", span)
+        # every span's cut asked for at once, as a backhoe's would come (the lab's control
+        # endpoint serves its requests one at a time: they land a few ms apart at most)
+        threads = [threading.Thread(target=bench.fault, args=("fiber_cut", span))
+                   for span in spans]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    cuts_made = time.time()
 
     def answered() -> set[str]:
         return {name for o in protection_ops(bench.journal, since, "protection.switch")
@@ -190,6 +216,9 @@ def cut_round(bench: Bench, spans: list[str], *, cable: str | None) -> list[dict
 
     try:
         wait(lambda: wanted <= answered(), "every cut link switched", WAIT_SECONDS)
+        round_end = time.time()
+        cpu = process_cpu_seconds(pid) - cpu0
+        delay = run_delay_seconds(pid) - delay0
     finally:
         if cable is not None:
             bench.fault("cable_cut", cable, clear=True)
@@ -206,8 +235,14 @@ def cut_round(bench: Bench, spans: list[str], *, cable: str | None) -> list[dict
             verified = wall(entry["light_verified"])
             switching = [change.result["ocs"][n]["switching_ms"] for n in link.ocs_names
                          if change.result["ocs"].get(n, {}).get("switching_ms") is not None]
+            steps = entry.get("durations_ms") or {}
             figures.append({
                 "link": name, "changes_in_cut": len(changes),
+                "cuts_spread_ms": round((cuts_made - cut_at) * 1000, 3),
+                "steps_ms": {key: steps.get(key) for key in STEPS},
+                "round_ms": round((round_end - cut_at) * 1000, 3),
+                "controller_cpu_ms": round(cpu * 1000, 3),
+                "controller_waiting_for_a_core_ms": round(delay * 1000, 3),
                 "recovery_ms": None if verified is None else round((verified - cut_at) * 1000, 3),
                 "detection_ms": round((wall(entry["detected"]) or cut_at) * 1000
                                       - cut_at * 1000, 3),
@@ -243,6 +278,11 @@ def cuts(bench: Bench, rounds: int, rng: random.Random) -> dict[str, Any]:
                                      if s["switching_ms"] is not None]),
             "recovery_minus_switching_ms": summary(over),
             "changes_per_cut": max(s["changes_in_cut"] for s in samples),
+            "steps_ms": {step: summary([s["steps_ms"][step] for s in samples
+                                        if s["steps_ms"][step] is not None])
+                         for step in STEPS},
+            "cuts_spread_ms": summary([s["cuts_spread_ms"] for s in samples]),
+            "controller_during_round": _contention(samples),
             "goal_met": bool(over) and (percentile(over, 0.99) or 0) <= GOAL_BUDGET_MS,
         }
     after, cpu1, t1 = bench.messages(), process_cpu_seconds(pid), time.monotonic()
@@ -250,6 +290,19 @@ def cuts(bench: Bench, rounds: int, rng: random.Random) -> dict[str, Any]:
     return {"sizes": found, "controller_cpu_share_of_a_core": round((cpu1 - cpu0) / (t1 - t0), 4),
             "messages_per_ocs_per_second": {"mean": round(sum(rates.values()) / len(rates), 2),
                                             "busiest": round(max(rates.values()), 2)}}
+
+
+def _contention(samples: list[dict[str, Any]]) -> dict[str, float | None]:
+    """Per round (cut -> every link answered), the controller's CPU and the time its
+    threads waited for a core, as shares of the round, the median over the rounds."""
+    rounds = {(s["round_ms"], s["controller_cpu_ms"], s["controller_waiting_for_a_core_ms"])
+              for s in samples}
+    cpu = [c / r for r, c, _ in rounds if r > 0]
+    waiting = [w / r for r, _, w in rounds if r > 0]
+    return {"round_ms_p50": percentile([r for r, _, _ in rounds], 0.5),
+            "cpu_share_p50": None if not cpu else round(percentile(cpu, 0.5) or 0, 3),
+            "waiting_for_a_core_share_p50": None if not waiting
+            else round(percentile(waiting, 0.5) or 0, 3)}
 
 
 def _a_cable(bench: Bench, rng: random.Random) -> tuple[list[str], str | None]:
@@ -400,6 +453,16 @@ def render_table(doc: dict[str, Any]) -> str:
         lines.append(f"{key:>6}{row['links_cut']:>7}{rec['p50'] or 0:14.1f}{rec['p99'] or 0:8.1f}"
                      f"{det['p99'] or 0:12.1f}{sw['p50'] or 0:11.1f}{over['p99'] or 0:12.1f}"
                      f"{row['changes_per_cut']:>9}  {'met' if row['goal_met'] else 'NOT met'}")
+    lines.append("")
+    lines.append(f"{'cut':>6}" + "".join(f"{step + ' p50/p99':>26}" for step in STEPS)
+                 + f"{'cpu/wait share':>18}")
+    for key, row in doc["cuts"]["sizes"].items():
+        steps = row["steps_ms"]
+        cells = "".join(f"{steps[s]['p50'] or 0:>17.1f} /{steps[s]['p99'] or 0:>7.1f}"
+                        for s in STEPS)
+        during_round = row["controller_during_round"]
+        lines.append(f"{key:>6}{cells}{during_round['cpu_share_p50'] or 0:>11.2f} /"
+                     f"{during_round['waiting_for_a_core_share_p50'] or 0:>5.2f}")
     during = doc["cuts"]
     share = during["controller_cpu_share_of_a_core"] * 100
     rates = during["messages_per_ocs_per_second"]

@@ -217,7 +217,8 @@ class AmplifierModule:
         self.faults.handle("reboot", self._fault_reboot)
         self.faults.handle("pump", self._fault_pump, self._clear_pump)
         self.faults.handle("back_reflection", self._fault_reflection, self._clear_reflection)
-        optics.add(_AmplifierElement(self))
+        self._element = _AmplifierElement(self)
+        optics.add(self._element)
         self._settle(now)
 
     def factory_reset(self) -> None:
@@ -629,6 +630,9 @@ class AmplifierModule:
             for pump in pumps:
                 self._pumps_ok[pump] = False
             self._settle(self._t)
+        # The output falls at once (or saturates lower): told now, not at the next tick of
+        # whoever steps the module; outside the module's lock, listeners may read power.
+        self._element.changed()
 
     def _clear_pump(self, fault: Fault) -> None:
         with self.lock:
@@ -636,6 +640,7 @@ class AmplifierModule:
             for pump in self._pumps_of(fault):
                 self._pumps_ok[pump] = True
             self._settle(self._t)
+        self._element.changed()
 
     def _fault_reflection(self, fault: Fault) -> None:
         level = BACK_REFLECTION_FAULT_DB

@@ -15,8 +15,8 @@ floor. Light that loops back on itself is cut at the loop.
 Change notification. Nothing is cached, so nothing needs invalidating; but a device
 that reacts to light on its own (an OCS raising a loss-of-light alarm) must learn
 *when* to look again, without polling every port. So every element that changes
-what it emits or passes at once (a fiber cut or mended, a transmitter switched or
-its power set, an OCS re-pointing or closing a port) says so with
+what it emits or passes at once (a fiber cut or mended or its loss changed, a
+transmitter switched or its power set, an OCS re-pointing or closing a port) says so with
 :meth:`Element.changed`; the model bumps :attr:`OpticalModel.version` and calls
 every listener given to :meth:`OpticalModel.watch` with the element's name.
 A change an element will make by itself (a beam that settles when its
@@ -133,10 +133,43 @@ class Fiber(Element):
         super().__init__(name)
         if length_km < 0 or loss_db_per_km < 0 or connector_loss_db < 0:
             raise ValueError(f"fiber {name}: length and losses must not be negative")
-        self.length_km = length_km
-        self.loss_db_per_km = loss_db_per_km
-        self.connector_loss_db = connector_loss_db
+        self._length_km = length_km
+        self._loss_db_per_km = loss_db_per_km
+        self._connector_loss_db = connector_loss_db
         self._cut = False
+
+    # A loss that changes (a bend, a dirty connector, a test's wandering level) changes the
+    # light at the far end as surely as a cut: whoever reacts to light must hear of it.
+    @property
+    def length_km(self) -> float:
+        return self._length_km
+
+    @length_km.setter
+    def length_km(self, value: float) -> None:
+        self._set_loss("_length_km", value)
+
+    @property
+    def loss_db_per_km(self) -> float:
+        return self._loss_db_per_km
+
+    @loss_db_per_km.setter
+    def loss_db_per_km(self, value: float) -> None:
+        self._set_loss("_loss_db_per_km", value)
+
+    @property
+    def connector_loss_db(self) -> float:
+        return self._connector_loss_db
+
+    @connector_loss_db.setter
+    def connector_loss_db(self, value: float) -> None:
+        self._set_loss("_connector_loss_db", value)
+
+    def _set_loss(self, attribute: str, value: float) -> None:
+        if value < 0:
+            raise ValueError(f"fiber {self.name}: length and losses must not be negative")
+        if getattr(self, attribute) != value:
+            setattr(self, attribute, float(value))
+            self.changed()
 
     @property
     def cut(self) -> bool:

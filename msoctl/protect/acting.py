@@ -11,9 +11,20 @@ every move is a revert) naming every link, and:
    journal; then, in each OCS's worker just before the command leaves, the instance's
    own lease deadline is checked;
 4. sends one whole-map command per OCS, all OCSes in parallel, holding every OCS's
-   device lock (an operator's change and the controller's exclude each other);
+   device lock (an operator's change and the controller's exclude each other) and its
+   turn (below);
 5. verifies the light link by link (moves.py's ``verify``), each link as soon as its
    own two OCSes show it, and journals each link's timeline.
+
+Changes are pipelined: each runs in a worker of its own, so the decision loop goes on
+judging while it runs, and the next change (the links whose losses arrived meanwhile)
+is decided, journaled and sent while the last one's light is being verified. Each OCS
+is changed by one change at a time: a change takes the turn of every OCS it touches
+(in name order) before it reads their maps, and gives the turns and the device locks
+back once its commands are done, so the next change plans on the map the last one
+left. The map each command read back is adopted by the OCS's watch at once, so links
+through that OCS are judged on it without waiting for a map read. The spans of
+changes in flight are reserved (controller.py): no span goes to two links.
 
 Each link also gets its own event (``switch``, ``revert`` or ``failed``) with its own
 durations, so that one link's recovery is measured from its own loss.
@@ -69,6 +80,7 @@ class Acting:
     _watches: dict[str, OcsWatch]
     _amp_watches: dict[str, AmpWatch]
     _map_valid_after: dict[str, float]
+    _turns: dict[str, threading.Lock]
     _link_tx: dict[str, dict[int, str]]
     _link_rx: dict[str, dict[int, str]]
 
@@ -102,8 +114,13 @@ class Acting:
         if not moves:
             return
         try:
-            with self._locked(names):
-                self._move(moves, names, action, label, decided)
+            with ExitStack() as held:
+                # Changes in flight take their turns OCS by OCS (sorted: no deadlock): the
+                # next one reads a map only once the last one's command on it is done.
+                for name in names:
+                    held.enter_context(self._turns[name])
+                held.enter_context(self._locked(names))
+                self._move(moves, names, action, label, decided, held)
         except Fenced as fenced:
             self._fenced(moves, action, fenced)
         except DeviceBusy as error:
@@ -165,7 +182,10 @@ class Acting:
         return allowed
 
     def _move(self, moves: list[Candidate], names: list[str], action: str, label: str,
-              decided: float) -> None:
+              decided: float, held: ExitStack) -> None:
+        """One change: ``held`` (the OCSes' turns and device locks) is let go once every
+        command is done, so the next change goes to the devices while this one's light
+        is verified."""
         maps_read = self.ocs.read_maps(names)
         detected = min(m.detected for m in moves)
         spans = {m.link.name: {"from_span": m.source.name, "to_span": m.target.name}
@@ -213,6 +233,8 @@ class Acting:
             done = max(a.done for a in applied.values())
             for name in names:
                 self._map_valid_after[name] = applied[name].done
+                self._watches[name].adopt_map(applied[name].final, applied[name].done)
+            held.close()
             verified = verify(self.ocs, self._light_points(moves),
                               {name: applied[name].done for name in names},
                               deadline=done + self.config.verify_timeout_seconds,
@@ -260,6 +282,8 @@ class Acting:
         for move in moves:
             self._moved(move.link.name, move.to_role)
         for name in names:
+            # every reading fresh again: the adopted map was judged with the readings of
+            # before the change (one whole poll now, no longer during the light check)
             self._watches[name].refresh_map()
         for move in moves:
             name = move.link.name

@@ -12,8 +12,10 @@ docs/dialects/ocs.md):
   once its gain is known);
 - it follows the unit's alarm stream (``msoctl.access`` opens it from the inventory):
   every event, lost or back, makes the OCS's watch poll at once, from the budget's
-  reserve, and the decision is taken on that reading, with the same thresholds,
-  hysteresis and checks as a regular poll (an alarm is a trigger, never the verdict);
+  reserve; a loss event's own reading (the unit's detector, below the armed
+  threshold) goes into the watch's view at once, so the decision is taken without
+  waiting for the poll's round trip, with the same thresholds, hysteresis and checks
+  as a regular poll, and the poll confirms it; light back is judged on the poll;
 - while the stream is live (its snapshot received, heartbeats arriving), the watch
   polls at the reconciliation rate (once a second) instead of its fast rate; when the
   stream is lost (closed, silent for the stream's timeout, a gap in the event
@@ -31,6 +33,7 @@ the same thresholds as the owner.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -71,6 +74,8 @@ class AlarmFeeds:
         """Per OCS with a stream: whether it is live now."""
         self._lock = threading.Lock()
         self._closed = False
+        self._later: dict[str, dict[int, float]] = {}
+        """Ports to arm once the OCS's stream is open (asked for before it was)."""
 
     def start(self, wanted: Mapping[str, Mapping[int, float]]) -> None:
         """Arm ``wanted[ocs][port] = threshold_dbm`` and open each OCS's stream, in the
@@ -83,8 +88,13 @@ class AlarmFeeds:
     def arm(self, name: str, ports: Mapping[int, float]) -> None:
         """Arm more ports of OCS ``name`` (those behind an amplifier, once its gain is
         known), in its worker; ports armed already at that threshold are left alone."""
-        if name not in self.streams:
-            return
+        with self._lock:
+            if name not in self.streams:
+                # Its stream is still being opened (or the unit has none): armed with the
+                # others once it is open, never dropped -- a port behind an amplifier left
+                # unarmed would be judged only at the slow reconciliation.
+                self._later.setdefault(name, {}).update(ports)
+                return
         new = {p: t for p, t in ports.items() if self.armed.get(name, {}).get(p) != t}
         if new:
             self.actions.pool.submit(self._arm, name, new)
@@ -115,6 +125,9 @@ class AlarmFeeds:
                 stream.close()
                 return
             self.streams[name] = stream
+            later = self._later.pop(name, {})
+        if later:
+            self.arm(name, later)
         self.say("alarms", f"{name}: loss-of-light alarms armed on {len(ports)} ports; "
                  "polling slows to a reconciliation once the stream is live")
 
@@ -138,6 +151,11 @@ class AlarmFeeds:
     def _event(self, watch: OcsWatch, event: Any) -> None:
         with self._lock:
             self.events[watch.device] = self.events.get(watch.device, 0) + 1
+        # A loss the unit measured (its reading below the armed threshold) is judged at
+        # once; the poll confirms it. Light back waits for the poll: a move is never
+        # undone on an event alone.
+        if event.lost and event.power_dbm is not None:
+            watch.note_loss({event.port: event.power_dbm}, time.monotonic())
         watch.poll_now()
 
     def _snapshot(self, watch: OcsWatch, states: Mapping[int, bool]) -> None:

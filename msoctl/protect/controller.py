@@ -26,7 +26,10 @@ events):
   threshold from flapping.
 - Acting (acting.py): the moves of one evaluation are one journaled change, one
   whole-map command per OCS touched, every OCS at once, and the light verified link
-  by link.
+  by link. Each change runs in a worker of its own: the loop goes on deciding while
+  it runs (the losses that arrive meanwhile become the next change, sent while this
+  one is verified), leaves its links alone and reserves their new spans until it
+  ends.
 - Keeping the standby verified (standby.py): probe light parked on standby spans,
   amplifiers asked for an ALS restart when light is back at their input.
 - Ownership (ownership.py, ha.py): links are in shards (their OCS pair); the
@@ -51,6 +54,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -99,12 +103,17 @@ ARMING_SECONDS = 1.0
 far-end thresholds behind it need."""
 DRAIN_CHECK_SECONDS = 0.2
 """How often the drained links are looked up: a drain takes effect within this."""
+CHANGES_IN_FLIGHT = 4
+"""Changes carried out at once (each in a worker of its own, acting.py): a change being
+verified does not hold back the next."""
 GATHER_MIN_SECONDS = 0.01
+GATHER_QUIET_SECONDS = 0.006
 GATHER_MAX_SECONDS = 0.03
 """A loss is acted on once the other OCSes have had the time to report theirs: at least
 GATHER_MIN_SECONDS after the first loss of an outage is seen, longer (up to
 GATHER_MAX_SECONDS) while a poll asked for is still outstanding at any OCS (an alarm
-came, its reading has not). A cable cut darkens links on many OCSes, whose alarms and
+came, its reading has not) or while losses are still arriving (the last one less than
+GATHER_QUIET_SECONDS ago). A cable cut darkens links on many OCSes, whose alarms and
 polls arrive a few milliseconds apart (from other processes, other hosts): acting on
 the first would answer the cut in several changes, each OCS's map written several
 times, the later links waiting for the earlier ones' light check. The price is at most
@@ -215,6 +224,11 @@ class ProtectionController(Acting, KeepingStandby):
         self._link_states = LinkStates(journal)
         self._drains_read = -DRAIN_CHECK_SECONDS
         self._gather_until: float | None = None
+        self._turns = {name: threading.Lock() for name in ports}
+        self._changes = ThreadPoolExecutor(max_workers=CHANGES_IN_FLIGHT,
+                                           thread_name_prefix="protect-change")
+        self._in_flight: dict[str, str] = {}
+        """Link -> the span it is being moved onto, while its change runs."""
         self.counts = {"switch": 0, "revert": 0, "unavailable": 0, "failed": 0, "dip": 0,
                        "fenced": 0}
 
@@ -291,10 +305,19 @@ class ProtectionController(Acting, KeepingStandby):
         self._gather_until = None
         if not fresh:
             return False
-        first = min(fresh)
+        first, latest = min(fresh), max(fresh)
         if now - first < GATHER_MIN_SECONDS:
             self._gather_until = first + GATHER_MIN_SECONDS
             return True
+        # Losses still arriving (a cut's alarms from another process of the lab, another
+        # host): wait until they have been quiet a moment, within GATHER_MAX_SECONDS.
+        if now - latest < GATHER_QUIET_SECONDS and now - first < GATHER_MAX_SECONDS:
+            self._gather_until = min(latest + GATHER_QUIET_SECONDS, first + GATHER_MAX_SECONDS)
+            return True
+        # Still waiting for a reading asked for (an alarm's confirming poll too: the
+        # events of one cut come from other processes, other hosts, a few ms apart, and
+        # waiting for the first OCS's confirmation gives the others the time to tell
+        # theirs: measured, one change per cable cut instead of two or three)?
         if any(watch.poll_pending for watch in self._watches.values()):
             self._gather_until = min(now + 0.002, first + GATHER_MAX_SECONDS)
             return True
@@ -379,6 +402,7 @@ class ProtectionController(Acting, KeepingStandby):
         self._judge_all = True
 
     def _close(self) -> None:
+        self._changes.shutdown(wait=True)  # the changes in flight end, and are journaled
         if self._alarms is not None:
             self._alarms.close()
         self.ownership.stop()
@@ -519,12 +543,14 @@ class ProtectionController(Acting, KeepingStandby):
         if self._gathering(candidates, now):
             return
         if candidates:
-            moves, refusals = allocate(candidates, carrier=lambda span: span_carrier(
-                span, maps, self._link_tx, self._link_rx))
+            with self._lock:
+                reserved = {span: link for link, span in self._in_flight.items()}
+            moves, refusals = allocate(candidates, carrier=lambda span: reserved.get(
+                span.name) or span_carrier(span, maps, self._link_tx, self._link_rx))
             for refusal in refusals:
                 self._refused(refusal)
             if moves:
-                self._make_moves(moves, powers)
+                self._start_change(moves, powers)
         if not arming and not self._amp_alarms_armed and self._alarms is not None \
                 and self._amp_watches:
             self._amp_alarms_armed = True
@@ -532,8 +558,30 @@ class ProtectionController(Acting, KeepingStandby):
                 self._alarms.arm(name, ports)
         if self.config.restart_amplifiers:
             self._restart_amplifiers(now, amps)
-        if self.config.use_probes and not moves:
+        # Probes are parked by map changes of their own: never beside a change in flight.
+        if self.config.use_probes and not moves and not self._in_flight:
             self._keep_probes(now, maps)
+
+    def _start_change(self, moves: list[Candidate], powers: dict[str, Any]) -> None:
+        """Carry out ``moves`` in a worker (acting.py); their links are left alone by the
+        decision loop, and their target spans reserved, until it ends."""
+        with self._lock:
+            for move in moves:
+                self._in_flight[move.link.name] = move.target.name
+
+        def change() -> None:
+            try:
+                self._make_moves(moves, powers)
+            except Exception as error:  # report, keep protecting
+                self._emit("error", None, f"internal error: {type(error).__name__}: {error}")
+                self._retry_later(moves, time.monotonic())
+            finally:
+                with self._lock:
+                    for move in moves:
+                        self._in_flight.pop(move.link.name, None)
+                self._changed.set()
+
+        self._changes.submit(change)
 
     def _to_judge(self, now: float) -> list[_LinkState]:
         """The links whose judgement may have changed: those on a device with a new
@@ -593,6 +641,10 @@ class ProtectionController(Acting, KeepingStandby):
         (its light, its loss) but never decided for."""
         link = state.link
         assert link.protection is not None
+        if link.name in self._in_flight:
+            # Its change decides for it until it ends (and judging it meanwhile, every
+            # evaluation of a cable cut, would cost the loop what the next change needs).
+            return None
         reachable = all(maps.get(name) is not None for name in link.ocs_names)
         readings = {"powers": powers, "maps": maps, "amps": amps}
         lights = {"working": self.judge.span(link.working, **readings),

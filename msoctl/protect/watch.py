@@ -30,7 +30,7 @@ import time
 from abc import abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from drivers.amp import vendor_page as vp
@@ -277,9 +277,40 @@ class OcsWatch(_Watch[OcsDriver]):
                  else time.monotonic())
         self._asked = False
         with self._samples:
+            current = self.sample
+            if current is not None and current.map_taken is not None and (
+                    map_taken is None or current.map_taken > map_taken):
+                # a change of ours was adopted while this poll ran: its map is newer
+                port_map, map_taken = current.port_map, current.map_taken
             self.sample = OcsSample(time.monotonic(), powers, port_map, map_taken, asked)
             self.polls += 1
             self._samples.notify_all()
+
+    def adopt_map(self, port_map: Mapping[int, int], taken: float) -> None:
+        """The map a change of ours left (read back by the change at ``taken``): links
+        through this OCS are judged on it at once, not after the next map read. No poll
+        is asked for: one now would load the OCS while the change's light is checked
+        (the change asks for one once it is)."""
+        with self._samples:
+            if self.sample is not None:
+                self.sample = replace(self.sample, port_map=dict(port_map), map_taken=taken)
+                return
+        self.refresh_map()  # nothing read yet: read it all
+
+    def note_loss(self, readings: Mapping[int, float], received: float) -> None:
+        """Loss of light the unit itself reported (an alarm event, with the reading that
+        decided it): taken into the sample at once, so the decision does not wait for
+        a poll's round trip; the poll asked for with it confirms (or corrects) it. The
+        other ports keep their last readings: while the alarms are live, a port whose
+        light changed past its threshold would have raised its own event."""
+        with self._samples:
+            if self.sample is None:
+                return
+            powers = dict(self.sample.powers)
+            powers.update(readings)
+            self.sample = replace(self.sample, taken=received, powers=powers)
+        self.reads += 1
+        self.notify()
 
     def wait_sample(self, asked_after: float, deadline: float) -> OcsSample | None:
         """The first sample whose power query left after ``asked_after`` (monotonic), or

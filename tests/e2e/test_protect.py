@@ -260,6 +260,60 @@ def test_a_level_wandering_around_the_threshold_does_not_flap(lab: Lab) -> None:
 # ---- amplifier and OCS faults ------------------------------------------------------------
 
 
+def test_a_loss_an_alarm_reports_is_judged_before_its_confirming_poll_answers(
+        lab: Lab) -> None:
+    """docs/dialects/ocs.md, "Loss-of-light alarms" (an ``EVENT`` line carries the
+    detector's reading that decided it): the controller judges the loss on the event's
+    own reading, without waiting for the poll the event triggers. Every SCPI reply of
+    both OCSes is held back 1 s (the ``latency`` fault), the alarm connection is not:
+    the loss is seen long before any poll made after the cut could answer."""
+    with protecting(lab, device_timeout_seconds=3.0) as running:
+        try:
+            for name in ("ocs-a", "ocs-b"):
+                lab.inject(name, Fault("latency", seconds=1.0))
+            time.sleep(0.1)
+            cut = time.monotonic()
+            lab.inject("span-1", Fault("fiber_cut"))
+            wait_until(lambda: running.link()["hold_off_running_ms"] is not None,
+                       "the loss seen", seconds=5)
+            seen = time.monotonic()
+            assert seen - cut < 0.8, seen - cut  # a poll after the cut answers after 1 s
+        finally:
+            for name in ("ocs-a", "ocs-b"):
+                lab.clear(name, "latency")
+        event = running.wait_for("switch", seconds=10)
+        assert event.details["to_span"] == "span-2"
+        assert event.details["detected"] - cut < 0.8
+
+
+def test_the_ports_behind_an_amplifier_are_armed_at_the_threshold_raised_by_its_gain(
+        lab: Lab) -> None:
+    """docs/dialects/ocs.md, "Loss-of-light alarms": the arrival port behind an amplifier
+    is armed once the amplifier's gain is known, however soon that is after the start
+    (before the unit's alarm stream is open, too): without it, a loss there would be
+    seen only at the once-a-second reconciliation."""
+    inventory = load_inventory(lab.state_dir / "inventory.yaml")
+    behind = [fiber for span in inventory.spans.values()
+              for fiber in (span.a_to_b, span.b_to_a) if fiber.amplifier]
+    assert behind
+    with protecting(lab) as running:
+        config = running.controller.config
+
+        def armed() -> bool:
+            for fiber in behind:
+                reading = running.controller._amp_watches[fiber.amplifier].sample
+                gain = running.controller.judge.amp_gain_db(fiber.amplifier, reading)
+                threshold = lab.ocs[fiber.end.ocs].alarms.threshold_dbm(fiber.end.port)
+                if gain is None or threshold is None \
+                        or abs(threshold - (config.threshold_dbm + gain)) > 0.5:
+                    return False
+            return True
+
+        wait_until(armed, "every port behind an amplifier armed", seconds=5)
+        assert all(lab.ocs[f.end.ocs].alarms.threshold_dbm(f.end.port) > config.threshold_dbm
+                   for f in behind)
+
+
 def test_an_amplifier_pump_failure_is_a_loss_of_light(lab: Lab) -> None:
     with protecting(lab, wait_to_restore_seconds=0.2) as running:
         lab.inject("amp-1", Fault("pump"))

@@ -99,13 +99,14 @@ class RunningLab:
         return subprocess.run([*MSOCTL, *arguments], env=self.env, capture_output=True,
                               text=True, timeout=timeout, check=False)
 
-    def fault(self, kind: str, target: str, *, clear: bool = False) -> None:
-        """``msoctl lab fault KIND TARGET [--clear]``, in this process: a process of its
-        own would take a core for its start-up just as the controller answers the cut."""
+    def fault(self, kind: str, target: str, *options: str, clear: bool = False) -> None:
+        """``msoctl lab fault KIND TARGET [OPTIONS] [--clear]``, in this process: a process
+        of its own would take a core for its start-up just as the controller answers the
+        cut."""
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = run(["lab", "fault", kind, target, "--state-dir", str(self.state_dir),
-                        *(["--clear"] if clear else [])])
+                        *options, *(["--clear"] if clear else [])])
         if code != 0:
             raise RuntimeError(f"msoctl lab fault {kind} {target}: {err.getvalue().strip()}")
 

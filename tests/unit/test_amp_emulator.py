@@ -690,6 +690,18 @@ def test_pump_failure_faults_the_module_until_a_reset(bench: Bench) -> None:
     assert bench.read(lower.FAULT_CAUSE) == 0
 
 
+def test_a_pump_failure_and_its_repair_are_notified_at_once(bench: Bench) -> None:
+    """The output falls the moment the pumps fail: the optical model is told then (an OCS
+    behind the amplifier raises its loss-of-light alarm on it), not at the next step of
+    whoever drives the module's clock."""
+    told: list[str] = []
+    bench.optics.watch(lambda name, at: told.append(name))
+    bench.amp.faults.inject(Fault("pump"))
+    assert told == ["amp-t"] and bench.out() == NO_LIGHT_DBM
+    bench.amp.faults.clear("pump")
+    assert told == ["amp-t", "amp-t"]
+
+
 def test_one_failed_pump_saturates_the_other(bench: Bench) -> None:
     bench.write(vendor.TARGET_GAIN, 20.0)
     bench.light(0.0)

@@ -111,6 +111,26 @@ def test_a_fiber_cut_darkens_everything_downstream(optics: OpticalModel) -> None
     assert optics.power_dbm("pd:in") == pytest.approx(lit)
 
 
+def test_a_change_of_a_fibers_loss_is_notified_like_a_cut(optics: OpticalModel) -> None:
+    """A device that reacts to light (an OCS's loss-of-light alarm) looks again only when
+    told: a loss that grows (a bend, a dirty connector) must be told as a cut is; setting
+    it to what it was already is no change."""
+    fiber = Fiber("f", 10.0, connector_loss_db=0.5)
+    _line(optics, fiber)
+    told: list[str] = []
+    optics.watch(lambda name, at: told.append(name))
+    fiber.connector_loss_db = 6.5
+    assert told == ["f"]
+    assert optics.power_dbm("pd:in") == pytest.approx(-(10 * 0.22 + 6.5))
+    fiber.loss_db_per_km = 0.3
+    fiber.length_km = 20.0
+    fiber.connector_loss_db = 6.5
+    assert told == ["f", "f", "f"]
+    assert optics.power_dbm("pd:in") == pytest.approx(-(20 * 0.3 + 6.5))
+    with pytest.raises(ValueError, match="negative"):
+        fiber.connector_loss_db = -1.0
+
+
 def test_a_disabled_source_is_dark_and_power_changes_are_seen(optics: OpticalModel) -> None:
     fiber = Fiber("f", 0.0, connector_loss_db=1.0)
     _line(optics, fiber)
