@@ -9,6 +9,8 @@ import json
 import math
 import shutil
 
+import pytest
+
 from tests.support.bench import load_bench
 from tests.support.paths import BENCH as BENCH_DIR
 from tests.support.peers import in_ci, require_executable
@@ -20,6 +22,7 @@ def positive(value: float) -> bool:
     return math.isfinite(value) and value > 0
 
 
+@pytest.mark.timeout(300)  # real Prometheus servers scraping: minutes on a busy machine
 def test_fleet_bench_reports_every_part() -> None:
     require_executable("prometheus", debian_package="prometheus")
     if in_ci() or shutil.which("prometheus-snmp-exporter"):

@@ -120,6 +120,7 @@ def test_sd_shards_split_the_targets_and_refuse_bad_input(shards: dict[str, Any]
         assert "Traceback" not in refused.stderr
 
 
+@pytest.mark.timeout(300)  # real Prometheus servers scraping: minutes on a busy machine
 def test_two_prometheus_shards_split_like_msoctl_and_cover_one_server(
         shards: dict[str, Any]) -> None:
     directory: Path = shards["directory"]
