@@ -36,13 +36,30 @@ class VisaTransport:
     def __init__(self, address: str, *, baudrate: int = 38400, timeout_seconds: float = 5.0):
         self._address = address
         self.baudrate = baudrate
-        self.timeout_seconds = timeout_seconds
+        self._timeout_seconds = timeout_seconds
         self._resource: Any = None
         self._termination: bytes | None = None
 
     @property
     def address(self) -> str:
         return self._address
+
+    @property
+    def timeout_seconds(self) -> float:
+        """How long each read or write waits, in seconds."""
+        return self._timeout_seconds
+
+    @timeout_seconds.setter
+    def timeout_seconds(self, seconds: float) -> None:
+        # an open resource takes it too: a connection held across probes (the
+        # exporter's) is given each probe's own budget
+        self._timeout_seconds = seconds
+        if self._resource is not None:
+            self._resource.timeout = int(seconds * 1000)
+
+    @property
+    def is_open(self) -> bool:
+        return self._resource is not None
 
     def open(self) -> None:
         if self._resource is not None:

@@ -31,6 +31,7 @@ from drivers.errors import (
 )
 from drivers.yamlfile import YamlFileError
 from msoctl.exporter.families import GAUGE, Families, MetricSpec, describe
+from msoctl.exporter.sessions import SessionPool
 from msoctl.inventory import Device
 
 log = logging.getLogger(__name__)
@@ -67,10 +68,14 @@ class DeviceCollector(ABC):
     kind: ClassVar[str]
     METRICS: ClassVar[tuple[MetricSpec, ...]]
 
-    def __init__(self, device: Device, *, timeout_seconds: float):
+    def __init__(self, device: Device, *, timeout_seconds: float,
+                 sessions: SessionPool | None = None):
         """``timeout_seconds`` bounds each exchange with the device: the smaller of the
-        inventory's timeout and what is left of the scrape's budget."""
+        inventory's timeout and what is left of the scrape's budget. ``sessions``: the
+        connections held between probes, for the kinds that keep them (None: a new
+        connection for every probe)."""
         self.device = device
+        self.sessions = sessions
         self.timeout_seconds = min(device.timeout_seconds, timeout_seconds)
         self.error: BaseException | None = None
         self.cleanups: list[Callable[[], None]] = []

@@ -75,6 +75,7 @@ from msoctl.exporter.collector import DeviceCollector, failure_reason, status_fa
 from msoctl.exporter.exposition import render
 from msoctl.exporter.families import Families
 from msoctl.exporter.ocs import OcsCollector
+from msoctl.exporter.sessions import DEFAULT_IDLE_SECONDS, SessionPool
 from msoctl.exporter.switch import SwitchCollector
 from msoctl.inventory import Device, Inventory, load_inventory
 
@@ -176,10 +177,13 @@ class Prober:
                  timeout_offset_seconds: float = DEFAULT_TIMEOUT_OFFSET_SECONDS,
                  default_scrape_timeout_seconds: float = DEFAULT_SCRAPE_TIMEOUT_SECONDS,
                  share_seconds: float = DEFAULT_SHARE_SECONDS,
-                 max_readings: int = DEFAULT_MAX_READINGS):
+                 max_readings: int = DEFAULT_MAX_READINGS,
+                 session_idle_seconds: float = DEFAULT_IDLE_SECONDS):
         """``share_seconds``: see the module's rule (0: share only readings in flight);
         ``max_readings``: readings taken at once, at most (0: no limit). ValueError for
-        a negative one."""
+        a negative one. ``session_idle_seconds``: a device connection held between
+        probes (see :mod:`msoctl.exporter.sessions`) is closed after this long unused;
+        ValueError unless more than 0."""
         if max_readings < 0:
             raise ValueError(f"max_readings {max_readings}: 0 (no limit) or more")
         self.inventory_path = Path(inventory_path)
@@ -194,6 +198,7 @@ class Prober:
         self._device_locks: dict[tuple[str, str], threading.Lock] = {}
         self._readings: dict[tuple[str, str], _Reading] = {}
         self._locks_lock = threading.Lock()
+        self.sessions = SessionPool(idle_seconds=session_idle_seconds)
 
         self.registry = CollectorRegistry()
         ProcessCollector(registry=self.registry)
@@ -339,7 +344,8 @@ class Prober:
             reading = self._readings.get(key)
             own = reading is None or not reading.shareable(start, self.share_seconds)
             if own:
-                collector = COLLECTORS[(device.kind, module)](device, timeout_seconds=budget)
+                collector = COLLECTORS[(device.kind, module)](device, timeout_seconds=budget,
+                                                              sessions=self.sessions)
                 registry = CollectorRegistry()
                 registry.register(collector)
                 reading = self._readings[key] = _Reading(collector, registry)
@@ -400,8 +406,9 @@ class Prober:
         return generate_latest(self.registry)
 
     def close(self) -> None:
-        """Stop what probes share: the SNMP worker process."""
+        """Stop what probes share: the SNMP worker process, the held device sessions."""
         cpo.SNMP_WORKER.close()
+        self.sessions.close()
 
 
 class _Fixed:
