@@ -45,7 +45,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -152,11 +152,13 @@ class Fleet:
 
 @contextmanager
 def exporter(inventory: Path, log: Path, *, env: dict[str, str] | None = None,
-             share_seconds: float | None = None) -> Iterator[tuple[str, int]]:
+             share_seconds: float | None = None,
+             options: Sequence[str] = ()) -> Iterator[tuple[str, int]]:
     """``msoctl exporter`` in its own process: its HOST:PORT and pid (``share_seconds``:
-    its ``--share-seconds``, the default when None)."""
+    its ``--share-seconds``, the default when None; ``options``: more of its options)."""
     environment = {**os.environ, "MSOCTL_INVENTORY": str(inventory), **(env or {})}
     share = [] if share_seconds is None else ["--share-seconds", f"{share_seconds:g}"]
+    share = [*share, *options]
     with log.open("w") as output:
         process = subprocess.Popen([str(MSOCTL), "exporter", "--listen", "127.0.0.1:0",
                                     *share],
@@ -229,7 +231,8 @@ def shard_config(shard: int, shards: int, exporter_address: str, targets: Path,
 # ---- 1. the fleet -------------------------------------------------------------------------------
 
 def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, directory: Path,
-              progress: Progress) -> dict[str, Any]:
+              progress: Progress, *, options: Sequence[str] = (),
+              bucket_seconds: float = 10.0) -> dict[str, Any]:
     split = directory / "targets"
     done = subprocess.run([str(MSOCTL), "inventory", "sd", "--shards", str(shards), "--out",
                            str(split)], env={**os.environ, "MSOCTL_INVENTORY":
@@ -239,8 +242,10 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
         raise RuntimeError(f"msoctl inventory sd: {done.stderr}")
     with ExitStack() as stack:
         exporters = [stack.enter_context(exporter(fleet.inventory,
-                                                  directory / f"exporter-{k}.log"))
+                                                  directory / f"exporter-{k}.log",
+                                                  options=options))
                      for k in range(shards)]
+        begun = time.time()
         servers = [stack.enter_context(prometheus(
             shard_config(k, shards, exporters[k][0], split / f"msoctl-targets-{k}.json",
                          interval), directory / f"prometheus-{k}")) for k in range(shards)]
@@ -265,6 +270,8 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
         ended = started + window
         counted = [_scrapes(url, _expected(split / f"msoctl-targets-{k}.json"), window,
                             ended, interval) for k, (url, _) in enumerate(servers)]
+        timeline = _timeline([url for url, _ in servers], begun, ended, started,
+                             bucket_seconds)
     made = sum(c["made"] for c in counted)
     durations = [d for c in counted for d in c["durations"]]
     missed = sum(c["not_made"] + c["failed"] + c["down"] for c in counted)
@@ -284,7 +291,7 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
             "exporter_cpu_ms_per_target_scrape": 1e3 * sum(exporter_cpu) / max(1, made),
             "exporter_cores": sum(exporter_cpu) / window,
             "prometheus_cores": sum(prometheus_cpu) / window,
-            "emulator_cores": fleet_cpu / window}
+            "emulator_cores": fleet_cpu / window, "timeline": timeline}
 
 
 JOBS = 'job=~"msoctl|msoctl-cpo"'
@@ -338,6 +345,44 @@ def _scrapes(url: str, expected: set[str], window: float, ended: float,
             "down": int(sum(probes.values()) - sum(probes_up.values())),
             "durations": durations,
             "interval_p99": max([v for v in intervals if math.isfinite(v)], default=0.0)}
+
+
+def _timeline(urls: list[str], begun: float, ended: float, window_start: float,
+              bucket: float) -> list[dict[str, Any]]:
+    """Every device scrape the servers stored from the exporters' start (the warm-up
+    included) to ``ended``, by the second it was made in, in buckets of ``bucket``
+    seconds: scrapes made, failed (``up`` 0: no answer in time), the device down
+    (``msoctl_up`` 0), and the scrape durations' p50 and max. ``t`` is seconds since
+    the exporters started, ``window`` whether the bucket is in the measured window."""
+    span = f"{int(ended - begun) + 1}s"
+    rows: dict[int, dict[str, Any]] = {}
+
+    def row(stamp: float) -> dict[str, Any]:
+        index = int((stamp - begun) // bucket)
+        return rows.setdefault(index, {"t": index * bucket, "made": 0, "failed": 0,
+                                       "down": 0, "durations": []})
+
+    for url in urls:
+        for series in query(url, f"up{{{JOBS}}}[{span}]", at=ended):
+            for stamp, value in series["values"]:
+                entry = row(float(stamp))
+                entry["made"] += 1
+                entry["failed"] += float(value) == 0
+        for series in query(url, f"msoctl_up{{{JOBS}}}[{span}]", at=ended):
+            for stamp, value in series["values"]:
+                row(float(stamp))["down"] += float(value) == 0
+        for series in query(url, f"scrape_duration_seconds{{{JOBS}}}[{span}]", at=ended):
+            for stamp, value in series["values"]:
+                row(float(stamp))["durations"].append(float(value))
+    timeline = []
+    for index in sorted(rows):
+        entry = rows[index]
+        durations = entry.pop("durations")
+        entry["p50_seconds"] = statistics.median(durations) if durations else None
+        entry["max_seconds"] = max(durations) if durations else None
+        entry["window"] = begun + entry["t"] >= window_start
+        timeline.append(entry)
+    return timeline
 
 
 # ---- 2. a burst of concurrent probes ----------------------------------------------------------
@@ -492,7 +537,8 @@ def _ready_plain(url: str) -> bool:
 # ---- the run ---------------------------------------------------------------------------------
 
 def measure(targets: int, shards: int, interval: float, minutes: float, probes: int,
-            cpo_samples: int, progress: Progress, *, cpo_ports: int = 64) -> dict[str, Any]:
+            cpo_samples: int, progress: Progress, *, cpo_ports: int = 64,
+            options: Sequence[str] = ()) -> dict[str, Any]:
     result: dict[str, Any] = {"cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory(prefix="msoctl-fleet-") as tmp:
         directory = Path(tmp)
@@ -500,7 +546,8 @@ def measure(targets: int, shards: int, interval: float, minutes: float, probes: 
         progress(f"starting {targets} emulated targets: {counts}")
         fleet = Fleet(counts, directory)
         try:
-            result["fleet"] = fleet_run(fleet, shards, interval, minutes, directory, progress)
+            result["fleet"] = fleet_run(fleet, shards, interval, minutes, directory, progress,
+                                        options=options)
             result["burst"] = burst(fleet, probes, directory, progress) if probes else {
                 "skipped": "--burst 0"}
         finally:
@@ -530,6 +577,11 @@ def report(result: dict[str, Any]) -> None:
     print(f"  exporter CPU {f['exporter_cpu_ms_per_target_scrape']:.2f} ms per target per "
           f"scrape ({f['exporter_cores']:.2f} cores); Prometheus {f['prometheus_cores']:.2f} "
           f"cores; emulators {f['emulator_cores']:.2f} cores")
+    print("  timeline from the exporters' start (s: made/failed/down, p50 ms; * window):")
+    cells = [f"{'*' if e['window'] else ' '}{e['t']:4.0f}: {e['made']}/{e['failed']}/"
+             f"{e['down']} {1e3 * (e['p50_seconds'] or 0):.0f}" for e in f["timeline"]]
+    for start in range(0, len(cells), 4):
+        print("   " + "  ".join(f"{cell:<26}" for cell in cells[start:start + 4]))
     b = result["burst"]
     if "skipped" not in b:
         print(f"\nburst: {b['probes']} probes of {b['targets']} targets at once: "
@@ -560,6 +612,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=5.0)
     parser.add_argument("--burst", type=int, default=200, help="concurrent probes (0: skip)")
     parser.add_argument("--cpo-samples", type=int, default=10, help="0: skip")
+    parser.add_argument("--exporter-option", action="append", default=[], metavar="OPT",
+                        help="an option for each msoctl exporter (repeat; e.g. "
+                             "--exporter-option=--max-sessions=0)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.targets < 8 or args.shards < 1 or args.interval < 1 or args.minutes <= 0 \
@@ -569,7 +624,8 @@ def main(argv: list[str] | None = None) -> int:
     quiet = args.json or not sys.stderr.isatty()
     result = measure(args.targets, args.shards, args.interval, args.minutes, args.burst,
                      args.cpo_samples, (lambda _: None) if quiet else
-                     (lambda text: print(f"  {text}", file=sys.stderr)))
+                     (lambda text: print(f"  {text}", file=sys.stderr)),
+                     options=args.exporter_option)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

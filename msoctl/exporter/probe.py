@@ -75,7 +75,7 @@ from msoctl.exporter.collector import DeviceCollector, failure_reason, status_fa
 from msoctl.exporter.exposition import render
 from msoctl.exporter.families import Families
 from msoctl.exporter.ocs import OcsCollector
-from msoctl.exporter.sessions import DEFAULT_IDLE_SECONDS, SessionPool
+from msoctl.exporter.sessions import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_SESSIONS, SessionPool
 from msoctl.exporter.switch import SwitchCollector
 from msoctl.inventory import Device, Inventory, load_inventory
 
@@ -178,12 +178,14 @@ class Prober:
                  default_scrape_timeout_seconds: float = DEFAULT_SCRAPE_TIMEOUT_SECONDS,
                  share_seconds: float = DEFAULT_SHARE_SECONDS,
                  max_readings: int = DEFAULT_MAX_READINGS,
-                 session_idle_seconds: float = DEFAULT_IDLE_SECONDS):
+                 session_idle_seconds: float = DEFAULT_IDLE_SECONDS,
+                 max_sessions: int = DEFAULT_MAX_SESSIONS):
         """``share_seconds``: see the module's rule (0: share only readings in flight);
         ``max_readings``: readings taken at once, at most (0: no limit). ValueError for
         a negative one. ``session_idle_seconds``: a device connection held between
-        probes (see :mod:`msoctl.exporter.sessions`) is closed after this long unused;
-        ValueError unless more than 0."""
+        probes (see :mod:`msoctl.exporter.sessions`) is closed after this long unused
+        (ValueError unless more than 0); ``max_sessions``: such connections held at
+        most (0: none, a new connection for every probe)."""
         if max_readings < 0:
             raise ValueError(f"max_readings {max_readings}: 0 (no limit) or more")
         self.inventory_path = Path(inventory_path)
@@ -198,7 +200,8 @@ class Prober:
         self._device_locks: dict[tuple[str, str], threading.Lock] = {}
         self._readings: dict[tuple[str, str], _Reading] = {}
         self._locks_lock = threading.Lock()
-        self.sessions = SessionPool(idle_seconds=session_idle_seconds)
+        self.sessions = SessionPool(idle_seconds=session_idle_seconds,
+                                    max_sessions=max_sessions)
 
         self.registry = CollectorRegistry()
         ProcessCollector(registry=self.registry)

@@ -16,7 +16,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,11 +34,14 @@ TARGETS = (("ocs-a", "ocs"), ("ocs-b", "ocs"), ("amp-1", "amp"), ("sw-a", "switc
 
 
 class CountingRelay:
-    """A TCP relay on loopback to ``port`` that counts the connections it accepts."""
+    """A TCP relay on loopback to ``port`` that counts the connections it accepts, and the
+    identity queries (``*IDN?``, IEEE 488.2 10.14: one per OCS reading) sent through it:
+    the exporter keeps an OCS's connection between probes."""
 
     def __init__(self, port: int):
         self.target = port
         self.connections = 0
+        self.identities = 0
         self._listener = socket.create_server(("127.0.0.1", 0), backlog=256)
         self.port = int(self._listener.getsockname()[1])
         threading.Thread(target=self._accept, daemon=True).start()
@@ -56,16 +59,22 @@ class CountingRelay:
                 client.close()
                 continue
             server.settimeout(None)
-            for source, sink in ((client, server), (server, client)):
-                threading.Thread(target=_pump, args=(source, sink), daemon=True).start()
+            for source, sink, seen in ((client, server, self._seen), (server, client, None)):
+                threading.Thread(target=_pump, args=(source, sink, seen), daemon=True).start()
+
+    def _seen(self, data: bytes) -> None:
+        self.identities += data.count(b"*IDN?")
 
     def close(self) -> None:
         self._listener.close()
 
 
-def _pump(source: socket.socket, sink: socket.socket) -> None:
+def _pump(source: socket.socket, sink: socket.socket,
+          seen: Callable[[bytes], None] | None) -> None:
     try:
         while data := source.recv(65536):
+            if seen is not None:
+                seen(data)
             sink.sendall(data)
     except OSError:
         pass
@@ -114,9 +123,10 @@ def relayed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
 
 
 def readings(relayed: dict[str, Any]) -> dict[tuple[str, str], int]:
-    """Device requests so far: connections for the relayed devices, SNMP messages of
-    sw-a's agent."""
-    counts = {(name, kind): relayed["relays"][name].connections
+    """Device requests so far: identity queries for the OCSes, connections for the other
+    relayed devices, SNMP messages of sw-a's agent."""
+    relays = relayed["relays"]
+    counts = {(name, kind): relays[name].identities if kind == "ocs" else relays[name].connections
               for name, kind in TARGETS if kind != "cpo"}
     counts[("sw-a", "cpo")] = relayed["lab"].snmp["sw-a"].requests_received
     return counts
