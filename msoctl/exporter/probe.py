@@ -24,7 +24,9 @@ each, not one per request. A reading that every waiter gave up on before it bega
 is not taken.
 
 At most ``max_readings`` (``--max-readings``, 32) readings are taken at a time; a
-reading beyond that waits for a turn, within its probe's budget. The exporter's
+reading beyond that waits for a turn, within its probe's budget less a reserve
+(:data:`TURN_RESERVE_SECONDS`), and a free turn goes to the waiting reading with the
+most budget left (see :mod:`msoctl.exporter.turns`). The exporter's
 readings share one interpreter: with a thread for every probe, a host short of CPU
 (a fleet's scrapes, a busy machine) would serve every reading in flight a sliver of
 it, until every probe ended at its budget, and the readings Prometheus had given
@@ -77,6 +79,7 @@ from msoctl.exporter.families import Families
 from msoctl.exporter.ocs import OcsCollector
 from msoctl.exporter.sessions import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_SESSIONS, SessionPool
 from msoctl.exporter.switch import SwitchCollector
+from msoctl.exporter.turns import Turns
 from msoctl.inventory import Device, Inventory, load_inventory
 
 log = logging.getLogger(__name__)
@@ -89,6 +92,10 @@ MAX_SCRAPE_TIMEOUT_SECONDS = 600.0
 longer holds a thread and a device lock for nothing (and 1e308 s is more than a
 thread can wait)."""
 TIMEOUT_HEADER = "X-Prometheus-Scrape-Timeout-Seconds"
+TURN_RESERVE_SECONDS = 1.0
+"""A reading is begun only with this much of its probe's budget left (a quarter of
+the budget when that is less): one begun later would mostly end after Prometheus
+gave up (see :mod:`msoctl.exporter.turns`)."""
 
 COLLECTORS: dict[tuple[str, str], type[DeviceCollector]] = {
     ("ocs", "ocs"): OcsCollector,
@@ -191,7 +198,7 @@ class Prober:
         self.inventory_path = Path(inventory_path)
         self.share_seconds = share_seconds
         self.max_readings = max_readings
-        self._turns = threading.BoundedSemaphore(max_readings) if max_readings else None
+        self._turns = Turns(max_readings) if max_readings else None
         self.timeout_offset_seconds = timeout_offset_seconds
         self.default_scrape_timeout_seconds = default_scrape_timeout_seconds
         self._inventory = load_inventory(self.inventory_path)  # a bad file stops the start
@@ -357,14 +364,15 @@ class Prober:
             with reading.lock:
                 reading.waiters += 1
         if own:
-            threading.Thread(target=self._run, args=(reading, lock, start + budget, key),
+            threading.Thread(target=self._run, args=(reading, lock, start + budget,
+                                                     min(TURN_RESERVE_SECONDS, budget / 4), key),
                              name=f"probe-{device.name}", daemon=True).start()
         return reading, own
 
-    def _run(self, reading: _Reading, lock: threading.Lock, deadline: float,
+    def _run(self, reading: _Reading, lock: threading.Lock, deadline: float, reserve: float,
              key: tuple[str, str]) -> None:
         try:
-            self._take(reading, lock, deadline, key[1])
+            self._take(reading, lock, deadline, reserve, key[1])
         finally:
             # Keep the reading for the share window only: a fleet's switches' CPO/CPC
             # expositions are a megabyte or more each.
@@ -374,7 +382,7 @@ class Prober:
                 if self._readings.get(key) is reading:
                     del self._readings[key]
 
-    def _take(self, reading: _Reading, lock: threading.Lock, deadline: float,
+    def _take(self, reading: _Reading, lock: threading.Lock, deadline: float, reserve: float,
               module: str) -> None:
         # the device lock is held through the close too: the next reading waits for it
         if not lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
@@ -382,9 +390,8 @@ class Prober:
             return
         try:
             turns = self._turns
-            if turns is not None and not turns.acquire(
-                    timeout=max(0.0, deadline - time.monotonic())):
-                reading.done.set()  # no turn within the budget: up 0, nothing read
+            if turns is not None and not turns.acquire(deadline - reserve):
+                reading.done.set()  # no turn in time: up 0, nothing read
                 return
             try:
                 with reading.lock:
