@@ -84,6 +84,17 @@ class DeviceCollector(ABC):
         yield from describe((*self.METRICS, *COMMON))
 
     def collect(self) -> Iterator[Metric]:
+        families, status = self._read()
+        yield from families
+        yield from status
+
+    def exposition(self) -> bytes:
+        """Read the device; what :meth:`collect` yields, in the text exposition (what
+        ``generate_latest`` of a registry with this collector alone writes)."""
+        families, status = self._read()
+        return families.text() + status.text()
+
+    def _read(self) -> tuple[Families, Families]:
         start = time.monotonic()
         families = Families(self.METRICS)
         try:
@@ -95,9 +106,8 @@ class DeviceCollector(ABC):
                 log.exception("%s: probe failed", self.device.name)
             else:
                 log.info("%s: probe failed: %s", self.device.name, error)
-        yield from families
-        yield from status_families(self.device.name, self.error is None,
-                                   time.monotonic() - start)
+        return families, status_families(self.device.name, self.error is None,
+                                         time.monotonic() - start)
 
     @abstractmethod
     def read(self, families: Families) -> None:

@@ -399,7 +399,7 @@ class Prober:
                         reading.done.set()  # everybody gave up waiting: not taken
                         return
                 self.readings.labels(module).inc()
-                body = render(reading.registry.collect())  # the device is read here
+                body = reading.collector.exposition()  # the device is read here
                 with reading.lock:
                     reading.body, reading.taken = body, True
                     reading.finished = time.monotonic()
