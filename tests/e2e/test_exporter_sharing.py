@@ -259,7 +259,7 @@ def test_an_ocs_connection_is_kept_between_probes_and_dropped_after_an_error(
 def test_a_probe_without_a_turn_within_its_budget_reads_nothing(
         relayed: dict[str, Any]) -> None:
     """With one turn (``max_readings=1``) held by a frozen OCS, a probe of another device
-    ends at its budget with ``msoctl_up 0`` (reason ``budget``) and its device is never
+    ends shortly before its budget with ``msoctl_up 0`` (reason ``budget``) and its device is never
     connected to (counted at its relay); once the turn is free, it is read again."""
     lab, relays = relayed["lab"], relayed["relays"]
     held: list[tuple[bool, float]] = []
@@ -280,7 +280,9 @@ def test_a_probe_without_a_turn_within_its_budget_reads_nothing(
             holder.join(timeout=15)
         finally:
             lab.clear("ocs-b")
-        assert not up and seconds >= 0.7, seconds
+        # it waited for a turn until the reserve before its budget of 0.75 s (a quarter
+        # of it: a reading begun later would end too late), then gave up
+        assert not up and seconds >= 0.5, seconds
         assert relays["ocs-a"].identities == waiting_before  # no turn: never read
         assert held and not held[0][0]  # the frozen one: up 0 at its own budget
         assert probe(server.url, "ocs-a", "ocs")[0]  # the turn is back
