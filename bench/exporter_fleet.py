@@ -246,9 +246,12 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
                                                   options=options))
                      for k in range(shards)]
         begun = time.time()
+        sampler = stack.enter_context(_CpuSampler(
+            {"exporters": [pid for _, pid in exporters]}, begun, bucket_seconds))
         servers = [stack.enter_context(prometheus(
             shard_config(k, shards, exporters[k][0], split / f"msoctl-targets-{k}.json",
                          interval), directory / f"prometheus-{k}")) for k in range(shards)]
+        sampler.watch("prometheus", [pid for _, pid in servers])
         warm = min(2 * interval, 60.0)
         progress(f"fleet: {fleet.targets} targets, {shards} shards, warming up {warm:g} s")
         time.sleep(warm)
@@ -272,6 +275,8 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
                             ended, interval) for k, (url, _) in enumerate(servers)]
         timeline = _timeline([url for url, _ in servers], begun, ended, started,
                              bucket_seconds)
+        for entry in timeline:
+            entry.update(sampler.cores(entry["t"]))
     made = sum(c["made"] for c in counted)
     durations = [d for c in counted for d in c["durations"]]
     missed = sum(c["not_made"] + c["failed"] + c["down"] for c in counted)
@@ -345,6 +350,50 @@ def _scrapes(url: str, expected: set[str], window: float, ended: float,
             "down": int(sum(probes.values()) - sum(probes_up.values())),
             "durations": durations,
             "interval_p99": max([v for v in intervals if math.isfinite(v)], default=0.0)}
+
+
+class _CpuSampler:
+    """The CPU the parties' processes use, sampled every ``bucket`` seconds from ``begun``
+    (a ``time.time()``) in a thread: :meth:`cores` gives each party's cores over the
+    bucket starting at ``t`` seconds. The exporters' SNMP workers count with them."""
+
+    def __init__(self, parties: dict[str, list[int]], begun: float, bucket: float):
+        self.parties = dict(parties)
+        self.begun, self.bucket = begun, bucket
+        self.samples: list[tuple[float, dict[str, float]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def watch(self, party: str, pids: list[int]) -> None:
+        self.parties[party] = pids
+
+    def _sample(self) -> None:
+        self.samples.append((time.time(), {
+            party: sum(process_cpu_seconds(pid, children=True) for pid in pids)
+            for party, pids in list(self.parties.items())}))
+
+    def _run(self) -> None:
+        self._sample()
+        while not self._stop.wait(max(0.0, self.begun + self.bucket * len(self.samples)
+                                      - time.time())):
+            self._sample()
+
+    def cores(self, t: float) -> dict[str, float | None]:
+        """``<party>_cores`` over [t, t + bucket): None where not sampled both ends."""
+        index = round(t / self.bucket)
+        if index + 1 >= len(self.samples):
+            return {f"{party}_cores": None for party in self.parties}
+        (t0, before), (t1, after) = self.samples[index], self.samples[index + 1]
+        return {f"{party}_cores": (after[party] - before.get(party, 0.0)) / (t1 - t0)
+                if party in before else None for party in after}
+
+    def __enter__(self) -> _CpuSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
 
 
 def _timeline(urls: list[str], begun: float, ended: float, window_start: float,
@@ -577,11 +626,13 @@ def report(result: dict[str, Any]) -> None:
     print(f"  exporter CPU {f['exporter_cpu_ms_per_target_scrape']:.2f} ms per target per "
           f"scrape ({f['exporter_cores']:.2f} cores); Prometheus {f['prometheus_cores']:.2f} "
           f"cores; emulators {f['emulator_cores']:.2f} cores")
-    print("  timeline from the exporters' start (s: made/failed/down, p50 ms; * window):")
+    print("  timeline from the exporters' start (s: made/failed/down, p50 ms, exporter "
+          "cores; * window):")
     cells = [f"{'*' if e['window'] else ' '}{e['t']:4.0f}: {e['made']}/{e['failed']}/"
-             f"{e['down']} {1e3 * (e['p50_seconds'] or 0):.0f}" for e in f["timeline"]]
+             f"{e['down']} {1e3 * (e['p50_seconds'] or 0):.0f} "
+             f"{e.get('exporters_cores') or 0:.2f}" for e in f["timeline"]]
     for start in range(0, len(cells), 4):
-        print("   " + "  ".join(f"{cell:<26}" for cell in cells[start:start + 4]))
+        print("   " + "  ".join(f"{cell:<30}" for cell in cells[start:start + 4]))
     b = result["burst"]
     if "skipped" not in b:
         print(f"\nburst: {b['probes']} probes of {b['targets']} targets at once: "
