@@ -7,6 +7,7 @@ Resource strings: ``TCPIP::host::5025::SOCKET`` (raw SCPI socket),
 from __future__ import annotations
 
 import errno
+import socket
 import threading
 from typing import Any
 
@@ -30,6 +31,20 @@ def resource_manager() -> pyvisa.ResourceManager:
         if _manager is None:
             _manager = pyvisa.ResourceManager("@py")
         return _manager
+
+
+def _no_delay(resource: Any) -> None:
+    """Send small writes at once on a raw SCPI socket (TCP_NODELAY): a command without a
+    reply (``*CLS``) followed by a query is otherwise held back by Nagle's algorithm
+    until the first is acknowledged, and the peer delays that acknowledgement (40 ms
+    on Linux) once a connection is past its first exchanges: 48 ms instead of 3 ms for
+    an OCS reading on a connection kept open. pyvisa-py has no attribute for it; its
+    session's ``interface`` is the socket (nothing is done if that ever changes)."""
+    try:
+        sock = resource.visalib.sessions[resource.session].interface
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except (AttributeError, KeyError, TypeError, OSError):
+        pass
 
 
 class VisaTransport:
@@ -80,6 +95,8 @@ class VisaTransport:
             raise DeviceUnreachable(f"cannot open {self._address}: {error}") from None
         self._resource = resource
         self._termination = None
+        if self._address.upper().endswith("::SOCKET"):
+            _no_delay(resource)
         if self._address.upper().startswith("ASRL"):
             # A serial line may hold what the device said before we came (a boot banner).
             # A new TCP connection holds nothing, and pyvisa-py's flush of one waits out

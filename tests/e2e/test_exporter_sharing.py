@@ -306,3 +306,27 @@ def test_the_share_window_is_an_exporter_option(tmp_path: Path) -> None:
                           text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.startswith("error:"), done.stderr
     assert "--share-seconds" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_kept_scpi_connection_sends_small_writes_at_once(relayed: dict[str, Any]) -> None:
+    """A connection the exporter keeps sends ``*CLS`` (no reply) and then a query: with
+    Nagle's algorithm (RFC 896) the query waits for ``*CLS``'s acknowledgement, which
+    the peer delays (RFC 1122 4.2.3.2: up to 500 ms; 40 ms on Linux) once the connection
+    is past its first exchanges. The VISA transport sets TCP_NODELAY on a raw SCPI
+    socket; checked on the socket of a real connection to the lab's ocs-a."""
+    import socket as sockets
+
+    from drivers.transports.visa import VisaTransport
+
+    document = yaml.safe_load(relayed["inventory"].read_text())
+    address = next(d["address"] for d in document["devices"] if d["name"] == "ocs-a")
+    transport = VisaTransport(address, timeout_seconds=5)
+    transport.open()
+    try:
+        resource = transport._resource
+        sock = resource.visalib.sessions[resource.session].interface
+        assert sock.getsockopt(sockets.IPPROTO_TCP, sockets.TCP_NODELAY) == 1
+        transport.write(b"*IDN?\n")
+        assert transport.read_until(b"\n").count(b",") == 3  # and it is a working one
+    finally:
+        transport.close()
