@@ -288,6 +288,10 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
             "scrapes_not_made": sum(c["not_made"] for c in counted),
             "scrapes_failed": sum(c["failed"] for c in counted),
             "devices_down": sum(c["down"] for c in counted), "missed_scrapes": missed,
+            "devices_down_by_kind": {kind: sum(c["down_by_kind"].get(kind, 0)
+                                               for c in counted)
+                                     for kind in sorted({k for c in counted
+                                                         for k in c["down_by_kind"]})},
             "scrape_interval_p99_seconds": max(c["interval_p99"] for c in counted),
             "probe_p50_seconds": statistics.median(durations) if durations else None,
             "probe_p99_seconds": percentile(durations, 0.99) if durations else None,
@@ -329,6 +333,11 @@ def _scrapes(url: str, expected: set[str], window: float, ended: float,
     ups = _per_target(url, f"sum_over_time(up{{{JOBS}}}[{span}])", ended)
     probes = _per_target(url, f"count_over_time(msoctl_up{{{JOBS}}}[{span}])", ended)
     probes_up = _per_target(url, f"sum_over_time(msoctl_up{{{JOBS}}}[{span}])", ended)
+    down_by_kind: dict[str, int] = {}
+    for series in query(url, f"sum by (kind) (count_over_time(msoctl_up{{{JOBS}}}[{span}]) "
+                             f"- sum_over_time(msoctl_up{{{JOBS}}}[{span}]))", at=ended):
+        kind = series["metric"].get("kind", "?")
+        down_by_kind[kind] = down_by_kind.get(kind, 0) + int(float(series["value"][1]))
     each_due = int(window // interval)
     body, _ = fetch(f"{url}/api/v1/targets?state=active", timeout=60)
     active = {f"{t['labels']['job']}/{t['labels']['instance']}"
@@ -348,6 +357,7 @@ def _scrapes(url: str, expected: set[str], window: float, ended: float,
             "not_made": sum(max(0, each_due - int(made.get(t, 0))) for t in targets),
             "failed": int(sum(made.values()) - sum(ups.values())),
             "down": int(sum(probes.values()) - sum(probes_up.values())),
+            "down_by_kind": down_by_kind,
             "durations": durations,
             "interval_p99": max([v for v in intervals if math.isfinite(v)], default=0.0)}
 
@@ -617,7 +627,8 @@ def report(result: dict[str, Any]) -> None:
           f"{f['targets_never_scraped']} never scraped")
     print(f"  scrapes: {f['scrapes_made']} made of {f['scrapes_due']} due "
           f"({f['scrapes_not_made']} not made), {f['scrapes_failed']} failed, "
-          f"{f['devices_down']} found the device down: missed {f['missed_scrapes']}; "
+          f"{f['devices_down']} found the device down {f['devices_down_by_kind']}: "
+          f"missed {f['missed_scrapes']}; "
           f"scrape interval p99 {f['scrape_interval_p99_seconds']:.2f} s")
     if f["probe_p99_seconds"] is not None:
         print(f"  probe p50 {f['probe_p50_seconds'] * 1e3:.0f} ms, "
