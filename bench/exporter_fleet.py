@@ -45,7 +45,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -152,11 +152,13 @@ class Fleet:
 
 @contextmanager
 def exporter(inventory: Path, log: Path, *, env: dict[str, str] | None = None,
-             share_seconds: float | None = None) -> Iterator[tuple[str, int]]:
+             share_seconds: float | None = None,
+             options: Sequence[str] = ()) -> Iterator[tuple[str, int]]:
     """``msoctl exporter`` in its own process: its HOST:PORT and pid (``share_seconds``:
-    its ``--share-seconds``, the default when None)."""
+    its ``--share-seconds``, the default when None; ``options``: more of its options)."""
     environment = {**os.environ, "MSOCTL_INVENTORY": str(inventory), **(env or {})}
     share = [] if share_seconds is None else ["--share-seconds", f"{share_seconds:g}"]
+    share = [*share, *options]
     with log.open("w") as output:
         process = subprocess.Popen([str(MSOCTL), "exporter", "--listen", "127.0.0.1:0",
                                     *share],
@@ -229,7 +231,8 @@ def shard_config(shard: int, shards: int, exporter_address: str, targets: Path,
 # ---- 1. the fleet -------------------------------------------------------------------------------
 
 def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, directory: Path,
-              progress: Progress) -> dict[str, Any]:
+              progress: Progress, *, options: Sequence[str] = (),
+              bucket_seconds: float = 10.0) -> dict[str, Any]:
     split = directory / "targets"
     done = subprocess.run([str(MSOCTL), "inventory", "sd", "--shards", str(shards), "--out",
                            str(split)], env={**os.environ, "MSOCTL_INVENTORY":
@@ -239,11 +242,16 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
         raise RuntimeError(f"msoctl inventory sd: {done.stderr}")
     with ExitStack() as stack:
         exporters = [stack.enter_context(exporter(fleet.inventory,
-                                                  directory / f"exporter-{k}.log"))
+                                                  directory / f"exporter-{k}.log",
+                                                  options=options))
                      for k in range(shards)]
+        begun = time.time()
+        sampler = stack.enter_context(_CpuSampler(
+            {"exporters": [pid for _, pid in exporters]}, begun, bucket_seconds))
         servers = [stack.enter_context(prometheus(
             shard_config(k, shards, exporters[k][0], split / f"msoctl-targets-{k}.json",
                          interval), directory / f"prometheus-{k}")) for k in range(shards)]
+        sampler.watch("prometheus", [pid for _, pid in servers])
         warm = min(2 * interval, 60.0)
         progress(f"fleet: {fleet.targets} targets, {shards} shards, warming up {warm:g} s")
         time.sleep(warm)
@@ -265,6 +273,10 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
         ended = started + window
         counted = [_scrapes(url, _expected(split / f"msoctl-targets-{k}.json"), window,
                             ended, interval) for k, (url, _) in enumerate(servers)]
+        timeline = _timeline([url for url, _ in servers], begun, ended, started,
+                             bucket_seconds)
+        for entry in timeline:
+            entry.update(sampler.cores(entry["t"]))
     made = sum(c["made"] for c in counted)
     durations = [d for c in counted for d in c["durations"]]
     missed = sum(c["not_made"] + c["failed"] + c["down"] for c in counted)
@@ -276,6 +288,10 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
             "scrapes_not_made": sum(c["not_made"] for c in counted),
             "scrapes_failed": sum(c["failed"] for c in counted),
             "devices_down": sum(c["down"] for c in counted), "missed_scrapes": missed,
+            "devices_down_by_kind": {kind: sum(c["down_by_kind"].get(kind, 0)
+                                               for c in counted)
+                                     for kind in sorted({k for c in counted
+                                                         for k in c["down_by_kind"]})},
             "scrape_interval_p99_seconds": max(c["interval_p99"] for c in counted),
             "probe_p50_seconds": statistics.median(durations) if durations else None,
             "probe_p99_seconds": percentile(durations, 0.99) if durations else None,
@@ -284,7 +300,7 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
             "exporter_cpu_ms_per_target_scrape": 1e3 * sum(exporter_cpu) / max(1, made),
             "exporter_cores": sum(exporter_cpu) / window,
             "prometheus_cores": sum(prometheus_cpu) / window,
-            "emulator_cores": fleet_cpu / window}
+            "emulator_cores": fleet_cpu / window, "timeline": timeline}
 
 
 JOBS = 'job=~"msoctl|msoctl-cpo"'
@@ -317,6 +333,11 @@ def _scrapes(url: str, expected: set[str], window: float, ended: float,
     ups = _per_target(url, f"sum_over_time(up{{{JOBS}}}[{span}])", ended)
     probes = _per_target(url, f"count_over_time(msoctl_up{{{JOBS}}}[{span}])", ended)
     probes_up = _per_target(url, f"sum_over_time(msoctl_up{{{JOBS}}}[{span}])", ended)
+    down_by_kind: dict[str, int] = {}
+    for series in query(url, f"sum by (kind) (count_over_time(msoctl_up{{{JOBS}}}[{span}]) "
+                             f"- sum_over_time(msoctl_up{{{JOBS}}}[{span}]))", at=ended):
+        kind = series["metric"].get("kind", "?")
+        down_by_kind[kind] = down_by_kind.get(kind, 0) + int(float(series["value"][1]))
     each_due = int(window // interval)
     body, _ = fetch(f"{url}/api/v1/targets?state=active", timeout=60)
     active = {f"{t['labels']['job']}/{t['labels']['instance']}"
@@ -336,8 +357,91 @@ def _scrapes(url: str, expected: set[str], window: float, ended: float,
             "not_made": sum(max(0, each_due - int(made.get(t, 0))) for t in targets),
             "failed": int(sum(made.values()) - sum(ups.values())),
             "down": int(sum(probes.values()) - sum(probes_up.values())),
+            "down_by_kind": down_by_kind,
             "durations": durations,
             "interval_p99": max([v for v in intervals if math.isfinite(v)], default=0.0)}
+
+
+class _CpuSampler:
+    """The CPU the parties' processes use, sampled every ``bucket`` seconds from ``begun``
+    (a ``time.time()``) in a thread: :meth:`cores` gives each party's cores over the
+    bucket starting at ``t`` seconds. The exporters' SNMP workers count with them."""
+
+    def __init__(self, parties: dict[str, list[int]], begun: float, bucket: float):
+        self.parties = dict(parties)
+        self.begun, self.bucket = begun, bucket
+        self.samples: list[tuple[float, dict[str, float]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def watch(self, party: str, pids: list[int]) -> None:
+        self.parties[party] = pids
+
+    def _sample(self) -> None:
+        self.samples.append((time.time(), {
+            party: sum(process_cpu_seconds(pid, children=True) for pid in pids)
+            for party, pids in list(self.parties.items())}))
+
+    def _run(self) -> None:
+        self._sample()
+        while not self._stop.wait(max(0.0, self.begun + self.bucket * len(self.samples)
+                                      - time.time())):
+            self._sample()
+
+    def cores(self, t: float) -> dict[str, float | None]:
+        """``<party>_cores`` over [t, t + bucket): None where not sampled both ends."""
+        index = round(t / self.bucket)
+        if index + 1 >= len(self.samples):
+            return {f"{party}_cores": None for party in self.parties}
+        (t0, before), (t1, after) = self.samples[index], self.samples[index + 1]
+        return {f"{party}_cores": (after[party] - before.get(party, 0.0)) / (t1 - t0)
+                if party in before else None for party in after}
+
+    def __enter__(self) -> _CpuSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+
+def _timeline(urls: list[str], begun: float, ended: float, window_start: float,
+              bucket: float) -> list[dict[str, Any]]:
+    """Every device scrape the servers stored from the exporters' start (the warm-up
+    included) to ``ended``, by the second it was made in, in buckets of ``bucket``
+    seconds: scrapes made, failed (``up`` 0: no answer in time), the device down
+    (``msoctl_up`` 0), and the scrape durations' p50 and max. ``t`` is seconds since
+    the exporters started, ``window`` whether the bucket is in the measured window."""
+    span = f"{int(ended - begun) + 1}s"
+    rows: dict[int, dict[str, Any]] = {}
+
+    def row(stamp: float) -> dict[str, Any]:
+        index = int((stamp - begun) // bucket)
+        return rows.setdefault(index, {"t": index * bucket, "made": 0, "failed": 0,
+                                       "down": 0, "durations": []})
+
+    for url in urls:
+        for series in query(url, f"up{{{JOBS}}}[{span}]", at=ended):
+            for stamp, value in series["values"]:
+                entry = row(float(stamp))
+                entry["made"] += 1
+                entry["failed"] += float(value) == 0
+        for series in query(url, f"msoctl_up{{{JOBS}}}[{span}]", at=ended):
+            for stamp, value in series["values"]:
+                row(float(stamp))["down"] += float(value) == 0
+        for series in query(url, f"scrape_duration_seconds{{{JOBS}}}[{span}]", at=ended):
+            for stamp, value in series["values"]:
+                row(float(stamp))["durations"].append(float(value))
+    timeline = []
+    for index in sorted(rows):
+        entry = rows[index]
+        durations = entry.pop("durations")
+        entry["p50_seconds"] = statistics.median(durations) if durations else None
+        entry["max_seconds"] = max(durations) if durations else None
+        entry["window"] = begun + entry["t"] >= window_start
+        timeline.append(entry)
+    return timeline
 
 
 # ---- 2. a burst of concurrent probes ----------------------------------------------------------
@@ -492,7 +596,8 @@ def _ready_plain(url: str) -> bool:
 # ---- the run ---------------------------------------------------------------------------------
 
 def measure(targets: int, shards: int, interval: float, minutes: float, probes: int,
-            cpo_samples: int, progress: Progress, *, cpo_ports: int = 64) -> dict[str, Any]:
+            cpo_samples: int, progress: Progress, *, cpo_ports: int = 64,
+            options: Sequence[str] = ()) -> dict[str, Any]:
     result: dict[str, Any] = {"cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory(prefix="msoctl-fleet-") as tmp:
         directory = Path(tmp)
@@ -500,7 +605,8 @@ def measure(targets: int, shards: int, interval: float, minutes: float, probes: 
         progress(f"starting {targets} emulated targets: {counts}")
         fleet = Fleet(counts, directory)
         try:
-            result["fleet"] = fleet_run(fleet, shards, interval, minutes, directory, progress)
+            result["fleet"] = fleet_run(fleet, shards, interval, minutes, directory, progress,
+                                        options=options)
             result["burst"] = burst(fleet, probes, directory, progress) if probes else {
                 "skipped": "--burst 0"}
         finally:
@@ -521,7 +627,8 @@ def report(result: dict[str, Any]) -> None:
           f"{f['targets_never_scraped']} never scraped")
     print(f"  scrapes: {f['scrapes_made']} made of {f['scrapes_due']} due "
           f"({f['scrapes_not_made']} not made), {f['scrapes_failed']} failed, "
-          f"{f['devices_down']} found the device down: missed {f['missed_scrapes']}; "
+          f"{f['devices_down']} found the device down {f['devices_down_by_kind']}: "
+          f"missed {f['missed_scrapes']}; "
           f"scrape interval p99 {f['scrape_interval_p99_seconds']:.2f} s")
     if f["probe_p99_seconds"] is not None:
         print(f"  probe p50 {f['probe_p50_seconds'] * 1e3:.0f} ms, "
@@ -530,6 +637,13 @@ def report(result: dict[str, Any]) -> None:
     print(f"  exporter CPU {f['exporter_cpu_ms_per_target_scrape']:.2f} ms per target per "
           f"scrape ({f['exporter_cores']:.2f} cores); Prometheus {f['prometheus_cores']:.2f} "
           f"cores; emulators {f['emulator_cores']:.2f} cores")
+    print("  timeline from the exporters' start (s: made/failed/down, p50 ms, exporter "
+          "cores; * window):")
+    cells = [f"{'*' if e['window'] else ' '}{e['t']:4.0f}: {e['made']}/{e['failed']}/"
+             f"{e['down']} {1e3 * (e['p50_seconds'] or 0):.0f} "
+             f"{e.get('exporters_cores') or 0:.2f}" for e in f["timeline"]]
+    for start in range(0, len(cells), 4):
+        print("   " + "  ".join(f"{cell:<30}" for cell in cells[start:start + 4]))
     b = result["burst"]
     if "skipped" not in b:
         print(f"\nburst: {b['probes']} probes of {b['targets']} targets at once: "
@@ -560,6 +674,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=5.0)
     parser.add_argument("--burst", type=int, default=200, help="concurrent probes (0: skip)")
     parser.add_argument("--cpo-samples", type=int, default=10, help="0: skip")
+    parser.add_argument("--exporter-option", action="append", default=[], metavar="OPT",
+                        help="an option for each msoctl exporter (repeat; e.g. "
+                             "--exporter-option=--max-sessions=0)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.targets < 8 or args.shards < 1 or args.interval < 1 or args.minutes <= 0 \
@@ -569,7 +686,8 @@ def main(argv: list[str] | None = None) -> int:
     quiet = args.json or not sys.stderr.isatty()
     result = measure(args.targets, args.shards, args.interval, args.minutes, args.burst,
                      args.cpo_samples, (lambda _: None) if quiet else
-                     (lambda text: print(f"  {text}", file=sys.stderr)))
+                     (lambda text: print(f"  {text}", file=sys.stderr)),
+                     options=args.exporter_option)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

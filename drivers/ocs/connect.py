@@ -38,6 +38,21 @@ def open_ocs(
     ``shared_error_queue``: the unit keeps one error queue for every client
     (see :class:`~drivers.ocs.driver.OcsDriver`); per-client queues by default.
     """
+    driver = OcsDriver(ocs_session(name, transport, address, timeout_seconds=timeout_seconds),
+                       shared_error_queue=shared_error_queue)
+    try:
+        driver.open()
+    except BaseException:
+        driver.close()
+        raise
+    return driver
+
+
+def ocs_session(name: str, transport: str, address: str, *,
+                timeout_seconds: float = 5.0) -> ScpiSession:
+    """The SCPI session of an OCS at ``address``, not yet connected (ValueError for an
+    unknown transport). A caller that holds it across drivers (the exporter's pool)
+    builds an :class:`OcsDriver` on it for each use."""
     link: StreamTransport
     if transport == "visa":
         link = VisaTransport(address, baudrate=CONSOLE_BAUD, timeout_seconds=timeout_seconds)
@@ -46,16 +61,9 @@ def open_ocs(
     else:
         raise ValueError(f"unknown OCS transport {transport!r}; use one of {TRANSPORTS}")
     console = is_console(transport, address)
-    session = ScpiSession(
+    return ScpiSession(
         link,
         device=name,
         write_termination=b"\r\n" if console else b"\n",
         read_termination=b"\r" if console else b"\n",
     )
-    driver = OcsDriver(session, shared_error_queue=shared_error_queue)
-    try:
-        driver.open()
-    except BaseException:
-        driver.close()
-        raise
-    return driver

@@ -7,6 +7,7 @@ Resource strings: ``TCPIP::host::5025::SOCKET`` (raw SCPI socket),
 from __future__ import annotations
 
 import errno
+import socket
 import threading
 from typing import Any
 
@@ -32,17 +33,48 @@ def resource_manager() -> pyvisa.ResourceManager:
         return _manager
 
 
+def _no_delay(resource: Any) -> None:
+    """Send small writes at once on a raw SCPI socket (TCP_NODELAY): a command without a
+    reply (``*CLS``) followed by a query is otherwise held back by Nagle's algorithm
+    until the first is acknowledged, and the peer delays that acknowledgement (40 ms
+    on Linux) once a connection is past its first exchanges: 48 ms instead of 3 ms for
+    an OCS reading on a connection kept open. pyvisa-py has no attribute for it; its
+    session's ``interface`` is the socket (nothing is done if that ever changes)."""
+    try:
+        sock = resource.visalib.sessions[resource.session].interface
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except (AttributeError, KeyError, TypeError, OSError):
+        pass
+
+
 class VisaTransport:
     def __init__(self, address: str, *, baudrate: int = 38400, timeout_seconds: float = 5.0):
         self._address = address
         self.baudrate = baudrate
-        self.timeout_seconds = timeout_seconds
+        self._timeout_seconds = timeout_seconds
         self._resource: Any = None
         self._termination: bytes | None = None
 
     @property
     def address(self) -> str:
         return self._address
+
+    @property
+    def timeout_seconds(self) -> float:
+        """How long each read or write waits, in seconds."""
+        return self._timeout_seconds
+
+    @timeout_seconds.setter
+    def timeout_seconds(self, seconds: float) -> None:
+        # an open resource takes it too: a connection held across probes (the
+        # exporter's) is given each probe's own budget
+        self._timeout_seconds = seconds
+        if self._resource is not None:
+            self._resource.timeout = int(seconds * 1000)
+
+    @property
+    def is_open(self) -> bool:
+        return self._resource is not None
 
     def open(self) -> None:
         if self._resource is not None:
@@ -63,6 +95,8 @@ class VisaTransport:
             raise DeviceUnreachable(f"cannot open {self._address}: {error}") from None
         self._resource = resource
         self._termination = None
+        if self._address.upper().endswith("::SOCKET"):
+            _no_delay(resource)
         if self._address.upper().startswith("ASRL"):
             # A serial line may hold what the device said before we came (a boot banner).
             # A new TCP connection holds nothing, and pyvisa-py's flush of one waits out

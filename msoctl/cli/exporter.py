@@ -20,6 +20,7 @@ from msoctl.exporter import (
     DEFAULT_SHARE_SECONDS,
     DEFAULT_TIMEOUT_OFFSET_SECONDS,
 )
+from msoctl.exporter.sessions import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_SESSIONS
 
 
 @click.group(invoke_without_command=True)
@@ -42,9 +43,18 @@ from msoctl.exporter import (
               default=DEFAULT_MAX_READINGS, show_default=True,
               help="Device readings taken at once, at most; a probe beyond them waits "
                    "for a turn within its budget (0: no limit).")
+@click.option("--max-sessions", type=click.IntRange(0, 100000), metavar="N",
+              default=DEFAULT_MAX_SESSIONS, show_default=True,
+              help="OCS connections kept open between probes, at most (0: a new "
+                   "connection for every probe).")
+@click.option("--session-idle-seconds", type=Number(1, 86400), metavar="SECONDS",
+              default=DEFAULT_IDLE_SECONDS, show_default=True,
+              help="A connection kept open is closed after this long without a probe "
+                   "(keep it a few scrape intervals).")
 @pass_context
 def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | None,
-             timeout_offset: float, share_seconds: float, max_readings: int) -> None:
+             timeout_offset: float, share_seconds: float, max_readings: int,
+             max_sessions: int, session_idle_seconds: float) -> None:
     """Prometheus exporter: /probe?target=NAME for a device, /metrics for itself.
 
     Runs in the foreground until SIGTERM or SIGINT, then finishes the probes in
@@ -65,7 +75,8 @@ def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | N
     for chatty in ("ncclient", "paramiko"):  # every RPC at INFO: not what -v is for
         logging.getLogger(chatty).setLevel(logging.DEBUG if ctx.debug else logging.WARNING)
     prober = Prober(ctx.inventory.path, timeout_offset_seconds=timeout_offset,
-                    share_seconds=share_seconds, max_readings=max_readings)
+                    share_seconds=share_seconds, max_readings=max_readings,
+                    max_sessions=max_sessions, session_idle_seconds=session_idle_seconds)
     try:
         server = ExporterServer(address, prober, tls)
     except OSError as error:

@@ -31,6 +31,7 @@ from drivers.errors import (
 )
 from drivers.yamlfile import YamlFileError
 from msoctl.exporter.families import GAUGE, Families, MetricSpec, describe
+from msoctl.exporter.sessions import SessionPool
 from msoctl.inventory import Device
 
 log = logging.getLogger(__name__)
@@ -67,10 +68,14 @@ class DeviceCollector(ABC):
     kind: ClassVar[str]
     METRICS: ClassVar[tuple[MetricSpec, ...]]
 
-    def __init__(self, device: Device, *, timeout_seconds: float):
+    def __init__(self, device: Device, *, timeout_seconds: float,
+                 sessions: SessionPool | None = None):
         """``timeout_seconds`` bounds each exchange with the device: the smaller of the
-        inventory's timeout and what is left of the scrape's budget."""
+        inventory's timeout and what is left of the scrape's budget. ``sessions``: the
+        connections held between probes, for the kinds that keep them (None: a new
+        connection for every probe)."""
         self.device = device
+        self.sessions = sessions
         self.timeout_seconds = min(device.timeout_seconds, timeout_seconds)
         self.error: BaseException | None = None
         self.cleanups: list[Callable[[], None]] = []
@@ -79,6 +84,17 @@ class DeviceCollector(ABC):
         yield from describe((*self.METRICS, *COMMON))
 
     def collect(self) -> Iterator[Metric]:
+        families, status = self._read()
+        yield from families
+        yield from status
+
+    def exposition(self) -> bytes:
+        """Read the device; what :meth:`collect` yields, in the text exposition (what
+        ``generate_latest`` of a registry with this collector alone writes)."""
+        families, status = self._read()
+        return families.text() + status.text()
+
+    def _read(self) -> tuple[Families, Families]:
         start = time.monotonic()
         families = Families(self.METRICS)
         try:
@@ -90,9 +106,8 @@ class DeviceCollector(ABC):
                 log.exception("%s: probe failed", self.device.name)
             else:
                 log.info("%s: probe failed: %s", self.device.name, error)
-        yield from families
-        yield from status_families(self.device.name, self.error is None,
-                                   time.monotonic() - start)
+        return families, status_families(self.device.name, self.error is None,
+                                         time.monotonic() - start)
 
     @abstractmethod
     def read(self, families: Families) -> None:

@@ -21,6 +21,8 @@ from prometheus_client.core import Metric
 from prometheus_client.openmetrics.exposition import escape_label_name, escape_metric_name
 from prometheus_client.utils import floatToGoString
 
+from msoctl.exporter.families import INFO, MetricSpec
+
 _CLASSIC_LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 _EXPOSED_TYPE = {"gauge": "gauge", "counter": "counter", "info": "gauge"}
 _SUFFIX = {"counter": "_total", "info": "_info"}
@@ -55,6 +57,42 @@ def render(metrics: Iterable[Metric]) -> bytes:
             output.append(f"# HELP {created_name} {help_text}\n"
                           f"# TYPE {created_name} gauge\n")
             output.extend(created)
+    return "".join(output).encode("utf-8")
+
+
+_Rows = list[tuple[list[str], float | dict[str, str]]]
+
+
+def render_rows(families: Iterable[tuple[MetricSpec, _Rows]]) -> bytes:
+    """The text exposition of metric tables' rows (see :class:`Families`), as
+    :func:`render` writes the same samples as prometheus_client families: one HELP and
+    TYPE line per family, labels sorted by name, Go's float format. ValueError for a
+    label name outside the classic character set (the tables have none)."""
+    output: list[str] = []
+    for spec, rows in families:
+        exposed_type = _EXPOSED_TYPE[spec.kind]
+        help_text = spec.help.replace("\\", r"\\").replace("\n", r"\n")
+        output.append(f"# HELP {spec.name} {help_text}\n# TYPE {spec.name} {exposed_type}\n")
+        for key in spec.labels:
+            if not _CLASSIC_LABEL.fullmatch(key):
+                raise ValueError(f"{spec.name}: label name {key!r} is not a classic one")
+        if spec.kind == INFO:
+            for values, facts in rows:
+                labels = dict(zip(spec.labels, values, strict=True))
+                labels.update(cast(dict[str, str], facts))
+                text = ",".join(f'{key}="{_escape_value(labels[key])}"'
+                                for key in sorted(labels))
+                output.append(f"{spec.name}{{{text}}} 1.0\n" if text
+                              else f"{spec.name} 1.0\n")
+            continue
+        order = sorted(range(len(spec.labels)), key=spec.labels.__getitem__)
+        keys = [spec.labels[index] for index in order]
+        for values, value in rows:
+            text = ",".join(f'{key}="{_escape_value(values[index])}"'
+                            for key, index in zip(keys, order, strict=True))
+            number = _number(cast(float, value))
+            output.append(f"{spec.name}{{{text}}} {number}\n" if text
+                          else f"{spec.name} {number}\n")
     return "".join(output).encode("utf-8")
 
 

@@ -55,12 +55,22 @@ class MetricSpec:
                                 labels=self.labels)
 
 
+_Row = tuple[list[str], "float | dict[str, str]"]
+"""One sample: its label values in the table's order, and its value (an info
+sample's facts)."""
+
+
 class Families:
-    """The families of one probe, filled sample by sample from a device's reading."""
+    """The families of one probe, filled sample by sample from a device's reading.
+
+    The samples are kept as rows: :meth:`text` writes them straight into the text
+    exposition (what building prometheus_client's families and writing those costs
+    was most of a probe's CPU), and iterating gives the same samples as
+    prometheus_client families (``describe``, tests, anything else)."""
 
     def __init__(self, specs: Iterable[MetricSpec]):
         self._specs = {spec.name: spec for spec in specs}
-        self._families: dict[str, Metric] = {}
+        self._rows: dict[str, list[_Row]] = {}
 
     def add(self, name: str, value: float | bool | None, **labels: str | int) -> None:
         """One sample; ``None`` (the device does not report it) adds nothing."""
@@ -69,17 +79,17 @@ class Families:
         number = float(value)
         if math.isnan(number):
             return
-        spec, family = self._family(name, labels)
-        family.add_metric([str(labels[key]) for key in spec.labels], number)  # type: ignore[attr-defined]
+        spec, rows = self._family(name, labels)
+        rows.append(([str(labels[key]) for key in spec.labels], number))
 
     def info(self, name: str, facts: Mapping[str, str | int | None], **labels: str | int) -> None:
         """One ``_info`` sample (value 1) whose facts become labels; ``None`` facts are
         left out."""
-        spec, family = self._family(name, labels)
+        spec, rows = self._family(name, labels)
         if spec.kind != INFO:
             raise ValueError(f"{name} is not an info metric")
-        family.add_metric([str(labels[key]) for key in spec.labels],  # type: ignore[attr-defined]
-                          {key: str(value) for key, value in facts.items() if value is not None})
+        rows.append(([str(labels[key]) for key in spec.labels],
+                     {key: str(value) for key, value in facts.items() if value is not None}))
 
     def state(self, name: str, current: str | None, states: Iterable[str],
               label: str = "state", /, **labels: str | int) -> None:
@@ -91,18 +101,34 @@ class Families:
         for state in states:
             self.add(name, state == current, **labels, **{label: state})
 
-    def _family(self, name: str, labels: Mapping[str, str | int]) -> tuple[MetricSpec, Metric]:
+    def _family(self, name: str, labels: Mapping[str, str | int]) -> tuple[MetricSpec, list[_Row]]:
         spec = self._specs[name]
         if set(labels) != set(spec.labels):
             raise ValueError(f"{name}: labels {sorted(labels)} are not {list(spec.labels)}")
-        family = self._families.get(name)
-        if family is None:
-            family = self._families[name] = spec.family()
-        return spec, family
+        rows = self._rows.get(name)
+        if rows is None:
+            rows = self._rows[name] = []
+        return spec, rows
 
     def __iter__(self) -> Iterator[Metric]:
-        """The families that have samples, in table order."""
-        return (self._families[name] for name in self._specs if name in self._families)
+        """The families that have samples, in table order, as prometheus_client's."""
+        for name, spec in self._specs.items():
+            rows = self._rows.get(name)
+            if not rows:
+                continue
+            family = spec.family()
+            for values, value in rows:
+                family.add_metric(values, value)  # type: ignore[attr-defined]
+            yield family
+
+    def text(self) -> bytes:
+        """The families that have samples, in table order, in the text exposition 0.0.4
+        (UTF-8): byte for byte what ``generate_latest`` (and
+        :func:`msoctl.exporter.exposition.render`) write of :meth:`__iter__`'s families."""
+        from msoctl.exporter.exposition import render_rows
+
+        return render_rows((spec, self._rows[name]) for name, spec in self._specs.items()
+                           if self._rows.get(name))
 
 
 def describe(specs: Iterable[MetricSpec]) -> Iterator[Metric]:

@@ -1,17 +1,29 @@
 """The OCS collector: port power and state, the connection map, the LC engine.
 
-One probe is one SCPI session and six queries: identity, size, the power of every
-port, the state of every port, the map with its insertion losses, and the LC
-figures (those two are extension queries; a unit without them reports nothing
-for them, not 0).
+One probe is ``*CLS`` and six queries: identity, size, the power of every port, the
+state of every port, the map with its insertion losses, and the LC figures (those two
+are extension queries; a unit without them reports nothing for them, not 0).
+
+Over a network endpoint (VISA ``TCPIP::host::port::SOCKET``) the connection is kept
+between probes in the prober's :class:`~msoctl.exporter.sessions.SessionPool`: the
+unit sees one long-lived connection, not one per scrape. A probe on a held
+connection that finds it closed by the unit (the first exchange fails as
+unreachable) reads once more on a new one. A serial console is opened per probe.
 """
 
 from __future__ import annotations
 
-from drivers.ocs.types import PortState
-from msoctl.access import open_ocs
+from dataclasses import dataclass
+
+from drivers.errors import DeviceUnreachable
+from drivers.ocs.connect import ocs_session
+from drivers.ocs.driver import OcsDriver
+from drivers.ocs.types import Connection, Identity, LcStatus, PortState
+from drivers.scpi.session import ScpiSession
+from msoctl.access import timeout_seconds
 from msoctl.exporter.collector import DeviceCollector
 from msoctl.exporter.families import GAUGE, INFO, Families, MetricSpec
+from msoctl.exporter.sessions import SessionPool
 
 PORT = ("device", "port", "direction")
 PATH = ("device", "ingress", "egress")
@@ -48,15 +60,10 @@ class OcsCollector(DeviceCollector):
 
     def read(self, families: Families) -> None:
         device = self.device
-        driver = open_ocs(device, at_most_seconds=self.timeout_seconds)
-        self.close_later(driver.close)
         name = device.name
-        identity = driver.identity()
-        size = driver.size
-        power = driver.power()
-        states = driver.port_states()
-        connections = driver.connections()
-        lc = driver.lc_status()
+        reading = self._reading()
+        identity, size, power = reading.identity, reading.size, reading.power
+        states, connections, lc = reading.states, reading.connections, reading.lc
 
         families.info(INFO_METRIC.name, {
             "manufacturer": identity.manufacturer, "model": identity.model,
@@ -75,6 +82,60 @@ class OcsCollector(DeviceCollector):
             families.add(INSERTION_LOSS.name, connection.insertion_loss_db, device=name, **path)
         families.add(LC_TEMPERATURE.name, lc.cell_temperature_celsius, device=name)
         families.add(LAST_SWITCHING.name, lc.last_switching_seconds, device=name)
+
+
+    def _reading(self) -> _Reading:
+        device = self.device
+        endpoint = device.endpoint
+        seconds = timeout_seconds(device, self.timeout_seconds)
+        pool = self.sessions
+        key = (device.name, endpoint.transport, endpoint.address.strip())
+        if pool is None or not _held_kind(endpoint.transport, endpoint.address):
+            pool = None
+        held = pool.take(key) if pool is not None else None
+        if held is not None:
+            held.transport.timeout_seconds = seconds
+            try:
+                return self._read_on(held, pool, key)
+            except DeviceUnreachable:
+                pass  # the unit closed it while it was held: once more, on a new one
+        session = ocs_session(device.name, endpoint.transport, endpoint.address,
+                              timeout_seconds=seconds)
+        return self._read_on(session, pool, key)
+
+    def _read_on(self, session: ScpiSession, pool: SessionPool | None,
+                 key: tuple[str, str, str]) -> _Reading:
+        """Read over ``session``; then give it back to ``pool`` (None: close it), or close
+        it if anything failed -- either once the response has gone."""
+        try:
+            driver = OcsDriver(session, shared_error_queue=self.device.shared_error_queue)
+            driver.open()  # *CLS, as on a new connection
+            reading = _Reading(driver.identity(), driver.size, driver.power(),
+                               driver.port_states(), driver.connections(), driver.lc_status())
+        except BaseException:
+            self.close_later(session.close)
+            raise
+        if pool is None:
+            self.close_later(session.close)
+        else:
+            self.close_later(lambda: pool.give_back(key, session))
+        return reading
+
+
+@dataclass
+class _Reading:
+    identity: Identity
+    size: int
+    power: dict[int, float | None]
+    states: dict[int, PortState]
+    connections: list[Connection]
+    lc: LcStatus
+
+
+def _held_kind(transport: str, address: str) -> bool:
+    """Whether a connection of this endpoint is kept between probes: a TCP socket."""
+    upper = address.strip().upper()
+    return transport == "visa" and upper.startswith("TCPIP") and upper.endswith("::SOCKET")
 
 
 def _direction(port: int, size: int) -> str:

@@ -24,7 +24,9 @@ each, not one per request. A reading that every waiter gave up on before it bega
 is not taken.
 
 At most ``max_readings`` (``--max-readings``, 32) readings are taken at a time; a
-reading beyond that waits for a turn, within its probe's budget. The exporter's
+reading beyond that waits for a turn, within its probe's budget less a reserve
+(:data:`TURN_RESERVE_SECONDS`), and a free turn goes to the waiting reading with the
+most budget left (see :mod:`msoctl.exporter.turns`). The exporter's
 readings share one interpreter: with a thread for every probe, a host short of CPU
 (a fleet's scrapes, a busy machine) would serve every reading in flight a sliver of
 it, until every probe ended at its budget, and the readings Prometheus had given
@@ -75,7 +77,9 @@ from msoctl.exporter.collector import DeviceCollector, failure_reason, status_fa
 from msoctl.exporter.exposition import render
 from msoctl.exporter.families import Families
 from msoctl.exporter.ocs import OcsCollector
+from msoctl.exporter.sessions import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_SESSIONS, SessionPool
 from msoctl.exporter.switch import SwitchCollector
+from msoctl.exporter.turns import Turns
 from msoctl.inventory import Device, Inventory, load_inventory
 
 log = logging.getLogger(__name__)
@@ -88,6 +92,10 @@ MAX_SCRAPE_TIMEOUT_SECONDS = 600.0
 longer holds a thread and a device lock for nothing (and 1e308 s is more than a
 thread can wait)."""
 TIMEOUT_HEADER = "X-Prometheus-Scrape-Timeout-Seconds"
+TURN_RESERVE_SECONDS = 1.0
+"""A reading is begun only with this much of its probe's budget left (a quarter of
+the budget when that is less): one begun later would mostly end after Prometheus
+gave up (see :mod:`msoctl.exporter.turns`)."""
 
 COLLECTORS: dict[tuple[str, str], type[DeviceCollector]] = {
     ("ocs", "ocs"): OcsCollector,
@@ -176,16 +184,21 @@ class Prober:
                  timeout_offset_seconds: float = DEFAULT_TIMEOUT_OFFSET_SECONDS,
                  default_scrape_timeout_seconds: float = DEFAULT_SCRAPE_TIMEOUT_SECONDS,
                  share_seconds: float = DEFAULT_SHARE_SECONDS,
-                 max_readings: int = DEFAULT_MAX_READINGS):
+                 max_readings: int = DEFAULT_MAX_READINGS,
+                 session_idle_seconds: float = DEFAULT_IDLE_SECONDS,
+                 max_sessions: int = DEFAULT_MAX_SESSIONS):
         """``share_seconds``: see the module's rule (0: share only readings in flight);
         ``max_readings``: readings taken at once, at most (0: no limit). ValueError for
-        a negative one."""
+        a negative one. ``session_idle_seconds``: a device connection held between
+        probes (see :mod:`msoctl.exporter.sessions`) is closed after this long unused
+        (ValueError unless more than 0); ``max_sessions``: such connections held at
+        most (0: none, a new connection for every probe)."""
         if max_readings < 0:
             raise ValueError(f"max_readings {max_readings}: 0 (no limit) or more")
         self.inventory_path = Path(inventory_path)
         self.share_seconds = share_seconds
         self.max_readings = max_readings
-        self._turns = threading.BoundedSemaphore(max_readings) if max_readings else None
+        self._turns = Turns(max_readings) if max_readings else None
         self.timeout_offset_seconds = timeout_offset_seconds
         self.default_scrape_timeout_seconds = default_scrape_timeout_seconds
         self._inventory = load_inventory(self.inventory_path)  # a bad file stops the start
@@ -194,6 +207,8 @@ class Prober:
         self._device_locks: dict[tuple[str, str], threading.Lock] = {}
         self._readings: dict[tuple[str, str], _Reading] = {}
         self._locks_lock = threading.Lock()
+        self.sessions = SessionPool(idle_seconds=session_idle_seconds,
+                                    max_sessions=max_sessions)
 
         self.registry = CollectorRegistry()
         ProcessCollector(registry=self.registry)
@@ -339,7 +354,8 @@ class Prober:
             reading = self._readings.get(key)
             own = reading is None or not reading.shareable(start, self.share_seconds)
             if own:
-                collector = COLLECTORS[(device.kind, module)](device, timeout_seconds=budget)
+                collector = COLLECTORS[(device.kind, module)](device, timeout_seconds=budget,
+                                                              sessions=self.sessions)
                 registry = CollectorRegistry()
                 registry.register(collector)
                 reading = self._readings[key] = _Reading(collector, registry)
@@ -348,14 +364,15 @@ class Prober:
             with reading.lock:
                 reading.waiters += 1
         if own:
-            threading.Thread(target=self._run, args=(reading, lock, start + budget, key),
+            threading.Thread(target=self._run, args=(reading, lock, start + budget,
+                                                     min(TURN_RESERVE_SECONDS, budget / 4), key),
                              name=f"probe-{device.name}", daemon=True).start()
         return reading, own
 
-    def _run(self, reading: _Reading, lock: threading.Lock, deadline: float,
+    def _run(self, reading: _Reading, lock: threading.Lock, deadline: float, reserve: float,
              key: tuple[str, str]) -> None:
         try:
-            self._take(reading, lock, deadline, key[1])
+            self._take(reading, lock, deadline, reserve, key[1])
         finally:
             # Keep the reading for the share window only: a fleet's switches' CPO/CPC
             # expositions are a megabyte or more each.
@@ -365,7 +382,7 @@ class Prober:
                 if self._readings.get(key) is reading:
                     del self._readings[key]
 
-    def _take(self, reading: _Reading, lock: threading.Lock, deadline: float,
+    def _take(self, reading: _Reading, lock: threading.Lock, deadline: float, reserve: float,
               module: str) -> None:
         # the device lock is held through the close too: the next reading waits for it
         if not lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
@@ -373,9 +390,8 @@ class Prober:
             return
         try:
             turns = self._turns
-            if turns is not None and not turns.acquire(
-                    timeout=max(0.0, deadline - time.monotonic())):
-                reading.done.set()  # no turn within the budget: up 0, nothing read
+            if turns is not None and not turns.acquire(deadline - reserve):
+                reading.done.set()  # no turn in time: up 0, nothing read
                 return
             try:
                 with reading.lock:
@@ -383,7 +399,7 @@ class Prober:
                         reading.done.set()  # everybody gave up waiting: not taken
                         return
                 self.readings.labels(module).inc()
-                body = render(reading.registry.collect())  # the device is read here
+                body = reading.collector.exposition()  # the device is read here
                 with reading.lock:
                     reading.body, reading.taken = body, True
                     reading.finished = time.monotonic()
@@ -400,8 +416,9 @@ class Prober:
         return generate_latest(self.registry)
 
     def close(self) -> None:
-        """Stop what probes share: the SNMP worker process."""
+        """Stop what probes share: the SNMP worker process, the held device sessions."""
         cpo.SNMP_WORKER.close()
+        self.sessions.close()
 
 
 class _Fixed:

@@ -43,6 +43,11 @@ def test_fleet_bench_reports_every_part() -> None:
     assert fleet["targets_active"] == 8 and fleet["targets_never_scraped"] == 0
     for key in ("probe_p50_seconds", "probe_p99_seconds", "exporter_cpu_ms_per_target_scrape"):
         assert positive(fleet[key]), key
+    timeline = fleet["timeline"]  # every stored scrape since the exporters started
+    assert timeline and [row["t"] for row in timeline] == sorted(row["t"] for row in timeline)
+    assert sum(row["made"] for row in timeline) >= fleet["scrapes_made"]
+    assert any(row["window"] for row in timeline) and not timeline[0]["window"]
+    assert all(row["failed"] <= row["made"] for row in timeline)
     burst = result["burst"]
     assert burst["probes"] == 10 and burst["up"] == 10
     assert 1 <= burst["readings"] <= 10 and burst["shared"] + burst["readings"] == 10

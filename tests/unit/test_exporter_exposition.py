@@ -20,6 +20,7 @@ from prometheus_client.core import (
 )
 
 from msoctl.exporter.exposition import render
+from msoctl.exporter.families import COUNTER, GAUGE, INFO, Families, MetricSpec
 
 
 class _Fixed:
@@ -78,3 +79,32 @@ def test_a_histogram_is_not_a_probes_type() -> None:
                                       buckets=[("1.0", 1), ("+Inf", 2)], sum_value=3)
     with pytest.raises(ValueError, match="histogram"):
         render([histogram])
+
+
+def test_a_probes_rows_written_directly_are_the_same_bytes_as_generate_latest() -> None:
+    """:meth:`Families.text` (what a probe answers) against ``generate_latest`` of the same
+    families built as prometheus_client's: every kind of sample the tables make (gauges
+    with labels given in any order, a state set, info facts with one left out, a
+    counter), escaped label values, Go's float format for the extremes, an unreported
+    value (``None``, NaN) left out, and a table's family without samples left out."""
+    specs = (MetricSpec("msoctl_test_info", INFO, "Identity \\ of\nthe unit.", ("device",)),
+             MetricSpec("msoctl_test_power_dbm", GAUGE, "Power.", ("port", "device", "dir")),
+             MetricSpec("msoctl_test_state", GAUGE, "State.", ("device", "port", "state")),
+             MetricSpec("msoctl_test_errors_total", COUNTER, "Errors.", ("device",)),
+             MetricSpec("msoctl_test_unused", GAUGE, "Never filled."),
+             MetricSpec("msoctl_test_ports", GAUGE, "Ports.", ()))
+    families = Families(specs)
+    families.info("msoctl_test_info", {"serial": 'S"1', "model": None, "firmware": "1.0\\2"},
+                  device="ocs \\ a")
+    for port, dbm in ((1, -3.25), (2, None), (3, math.nan), (10, 1e22), (11, -math.inf),
+                      (12, 123456789.0), (13, 5e-324)):
+        families.add("msoctl_test_power_dbm", dbm, dir="in\ngress", device="ocs-a", port=port)
+    families.state("msoctl_test_state", "failed", ("enabled", "disabled", "failed"),
+                   device="ocs-a", port=1)
+    families.state("msoctl_test_state", None, ("enabled",), device="ocs-a", port=2)
+    families.add("msoctl_test_errors_total", 12, device="ocs-a")
+    families.add("msoctl_test_ports", True)
+    written = families.text()
+    assert written == reference(list(families))
+    assert written == render(list(families))
+    assert b"msoctl_test_unused" not in written and b'port="2"' not in written
