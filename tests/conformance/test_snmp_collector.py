@@ -226,6 +226,7 @@ def test_oids_that_do_not_increase_are_a_protocol_error() -> None:
 # ---- errors --------------------------------------------------------------------------------
 
 
+@pytest.mark.serial  # "at once" is measured in real time: alone on the machine
 @pytest.mark.parametrize(("changes", "message"), [
     ({"auth_key": "not-the-passphrase"}, "SNMPv3 authentication failed for user 'msoctl'"),
     ({"priv_key": "not-the-passphrase"}, "SNMPv3 decryption failed for user 'msoctl'"),
@@ -243,6 +244,7 @@ def test_wrong_credentials_are_one_clear_line_at_once(tiny: AgentUnderTest, chan
     assert collector.requests == 1  # the first request goes alone: no storm of resends
 
 
+@pytest.mark.serial  # the budget is measured in real time: alone on the machine
 def test_v2c_to_a_v3_only_agent_times_out_within_the_budget(tiny: AgentUnderTest) -> None:
     received = tiny.agent.requests_received
     started = time.monotonic()
