@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from prometheus_client.core import Metric
 from prometheus_client.openmetrics.exposition import escape_label_name, escape_metric_name
 from prometheus_client.utils import floatToGoString
 
-from msoctl.exporter.families import INFO, MetricSpec
+if TYPE_CHECKING:
+    from msoctl.exporter.families import MetricSpec
+
+GAUGE, COUNTER, INFO = "gauge", "counter", "info"
+"""The kinds of metric the probes write (an info metric goes out as a gauge of 1)."""
 
 _CLASSIC_LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 _EXPOSED_TYPE = {"gauge": "gauge", "counter": "counter", "info": "gauge"}

@@ -24,7 +24,10 @@ from prometheus_client.core import (
     Metric,
 )
 
-GAUGE, COUNTER, INFO = "gauge", "counter", "info"
+from msoctl.exporter.exposition import COUNTER as COUNTER  # the kinds, for the tables
+from msoctl.exporter.exposition import GAUGE as GAUGE
+from msoctl.exporter.exposition import INFO as INFO
+from msoctl.exporter.exposition import render_rows
 
 
 @dataclass(frozen=True)
@@ -125,8 +128,6 @@ class Families:
         """The families that have samples, in table order, in the text exposition 0.0.4
         (UTF-8): byte for byte what ``generate_latest`` (and
         :func:`msoctl.exporter.exposition.render`) write of :meth:`__iter__`'s families."""
-        from msoctl.exporter.exposition import render_rows
-
         return render_rows((spec, self._rows[name]) for name, spec in self._specs.items()
                            if self._rows.get(name))
 
