@@ -95,6 +95,10 @@ def check_range(page: int, offset: int, length: int) -> None:
         raise ValidationError(f"page {page} is not 00h..FFh")
 
 
+OTHER_HOST_ATTEMPTS = 5
+"""Selects of a page before giving up when each time another host's page was in place."""
+
+
 @dataclass
 class PagedIo:
     """:class:`CmisIo` over an :class:`I2cBus`: page and bank selection, tracked and verified."""
@@ -133,16 +137,32 @@ class PagedIo:
             return b"".join(self.bus.read(start, size)
                             for start, size in _chunks(offset, length))
         selected: tuple[int, ...] = ()
-        for _attempt in range(2):
+        attempt = 0
+        while True:
             self._select(page, bank)
             data, selected = self._read_verified(page, bank, offset, length)
             if data is not None:
                 return data
             self.forget_page()
-        raise self._refused(page, bank, selected)
+            attempt += 1
+            if attempt >= self._attempts(selected):
+                raise self._refused(page, bank, selected)
+
+    @staticmethod
+    def _attempts(selected: tuple[int, ...]) -> int:
+        """How often to select before giving up. A module refusing a page falls back to
+        bank 0 page 00h (CMIS Page Mapping): twice tells that. Any other page in the select
+        bytes is one the module has and somebody selected: another host on the bus (a
+        second process, a BMC) between this host's select and its read, so select again."""
+        return 2 if tuple(selected) == (0, 0) else OTHER_HOST_ATTEMPTS
 
     def _refused(self, page: int, bank: int, selected: tuple[int, ...]) -> DeviceRejected:
         shown = f"bank {selected[0]} page {selected[1]:02X}h" if len(selected) == 2 else "?"
+        if len(selected) == 2 and tuple(selected) != (0, 0):
+            return DeviceRejected(
+                f"{self.address}: page {page:02X}h bank {bank} was selected "
+                f"{OTHER_HOST_ATTEMPTS} times and each time another was in place when it was "
+                f"read ({shown}): another host is using the bus")
         return DeviceRejected(f"{self.address}: the module does not select page {page:02X}h "
                               f"bank {bank} (its select bytes read back {shown}): it does not "
                               "have that page")
@@ -166,14 +186,15 @@ class PagedIo:
     def write(self, page: int, offset: int, data: bytes, *, bank: int = 0) -> None:
         check_range(page, offset, len(data))
         if page != LOWER:
-            self._select(page, bank)
-            selected = tuple(self.bus.read(126, 2))
-            if selected != (bank, page):
-                self.forget_page()
+            attempt = 0
+            while True:
                 self._select(page, bank)
                 selected = tuple(self.bus.read(126, 2))
-                if selected != (bank, page):
-                    self.forget_page()
+                if selected == (bank, page):
+                    break
+                self.forget_page()
+                attempt += 1
+                if attempt >= self._attempts(selected):
                     raise self._refused(page, bank, selected)
         for start, size in _chunks(offset, len(data)):
             self.bus.write(start, data[start - offset:start - offset + size])

@@ -38,6 +38,9 @@ class ModuleBus:
         self.latched = latched
         self.clear_on_read = clear_on_read
         self.ignore_select = False  # a module that never leaves page 00h
+        self.other_host: list[tuple[int, int]] = []
+        """(bank, page) selects another host on the bus writes, one just before each of
+        this host's next reads: a shared bus with no arbitration above the transaction."""
         self.timeout_seconds = 1.0
         self.stats = IoStats()
         self.ops: list[Op] = []
@@ -69,6 +72,8 @@ class ModuleBus:
 
     def read(self, offset: int, length: int) -> bytes:
         self._check(offset, length)
+        if self.other_host:
+            self.lower[126:128] = bytes(self.other_host.pop(0))
         self.stats.transactions += 1
         self.stats.bytes_read += length
         page = self.selected[1]

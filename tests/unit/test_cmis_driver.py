@@ -19,7 +19,7 @@ from drivers.amp import vendor_page as vp
 from drivers.amp.driver import AmpDriver
 from drivers.cmis.fields import LOWER
 from drivers.cmis.image import ImageIo
-from drivers.cmis.io import PagedIo, latched_bytes
+from drivers.cmis.io import OTHER_HOST_ATTEMPTS, PagedIo, latched_bytes
 from drivers.cmis.module import CmisModule
 from drivers.cmis.pages import STANDARD_FIELDS
 from drivers.errors import (
@@ -187,6 +187,26 @@ def test_a_module_that_never_keeps_the_page_has_refused_it() -> None:
     with pytest.raises(DeviceRejected):
         io.write(B0, 147, b"\x0f\xa0")
     assert bus.page_bytes(0x00) == pages[0x00]  # nothing written to the wrong page
+
+
+def test_another_hosts_select_between_ours_and_the_read_is_selected_again() -> None:
+    """A shared two-wire bus has no arbitration above the transaction (the page select is
+    the module's one register): another host's select of a page the module has (B0h)
+    lands between this host's select and its read. The select bytes read with the data
+    show it; this host selects again, and returns only bytes read under its own page.
+    Past OTHER_HOST_ATTEMPTS such selects the error names another host, not the page."""
+    pages = distinct_pages()
+    bus, io = paged(pages)
+    bus.other_host = [(0, B0)] * (OTHER_HOST_ATTEMPTS - 1)
+    assert io.read(0x01, 128, 4) == upper(pages, 0x01, 128, 4)
+    assert not bus.other_host
+    bus.other_host = [(0, B0)] * (OTHER_HOST_ATTEMPTS - 1)
+    io.write(0x02, 200, b"\x07")
+    assert bus.page_bytes(0x02)[200 - 128] == 7 and bus.page_bytes(B0) == pages[B0]
+    bus.other_host = [(0, B0)] * OTHER_HOST_ATTEMPTS
+    with pytest.raises(DeviceRejected, match="another host is using the bus"):
+        io.read(0x01, 200, 4)
+    assert bus.page_bytes(B0) == pages[B0]
 
 
 def test_writes_verify_the_page_before_writing() -> None:
