@@ -220,7 +220,7 @@ def test_protection_span_is_read_from_the_cross_connects(lab: Lab, msoctl: Msoct
     assert code == 0, err
     (link,) = document["links"]
     assert link["span"] == "protection" and link["span_name"] == "span-2"
-    assert link["light"] == "arrives"
+    assert link["light"] == "arrives", [d.get("lost_at") for d in link["directions"]]
     assert document["links"][0]["directions"][0]["hops"][3]["device"] == "amp-2"
 
 
