@@ -68,9 +68,9 @@ def one_line(text: str) -> str:
 
 
 def unsafe_character(text: str) -> str | None:
-    """The first control, formatting or surrogate character of ``text`` as ``U+XXXX``
-    (None when there is none): such characters have no place in a name, an address or a
-    path, and would garble the terminal or the journal that shows them."""
+    """The first control, formatting or surrogate character of ``text``, named by its code
+    point (``U+0007``; None when there is none): such characters have no place in a name,
+    an address or a path, and would garble the terminal or the journal that shows them."""
     for character in text:
         if unicodedata.category(character) in _UNSAFE_CATEGORIES:
             return f"U+{ord(character):04X}"

@@ -29,6 +29,7 @@ import socket
 import struct
 import termios
 import tty
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Protocol
 
@@ -62,7 +63,7 @@ class LineInterpreter(Protocol):
         """The reply to a line longer than the server buffers, or ``None``."""
 
 
-class ReopensAfterPowerLoss:
+class ReopensAfterPowerLoss(ABC):
     """A TCP server that a power loss of its device takes down: every client dropped and
     the listening socket closed at once, as a unit losing power does; it listens again
     (on the same port) once the device is up. A subclass gives ``_listen`` and
@@ -78,14 +79,17 @@ class ReopensAfterPowerLoss:
         self._reopen = None
         self.device.power_listeners.append(self._on_power)
 
+    @abstractmethod
     async def _listen(self) -> None:
-        raise NotImplementedError
+        """Listen on ``self.port`` (its own again after a power loss)."""
 
+    @abstractmethod
     def _drop_everything(self) -> None:
-        raise NotImplementedError
+        """Close the listening socket and drop every client at once."""
 
     def _reopened(self) -> None:
-        """What to do once listening again (nothing by default)."""
+        """What to do once listening again: nothing, unless a server says otherwise."""
+        return None
 
     def _on_power(self, up: bool) -> None:  # from the device's thread
         if not up and self._loop is not None and not self._loop.is_closed():

@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drivers.errors import DeviceError
 from msoctl import safety
@@ -84,18 +84,15 @@ class Acting:
     _link_tx: dict[str, dict[int, str]]
     _link_rx: dict[str, dict[int, str]]
 
-    def wall(self, monotonic: float | None) -> str | None:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # the controller's own methods, declared for the type checker only
+        def wall(self, monotonic: float | None) -> str | None: ...
 
-    def _emit(self, kind: str, link: str | None, message: str,
-              **extra: Any) -> ProtectionEvent:
-        raise NotImplementedError
+        def _emit(self, kind: str, link: str | None, message: str,
+                  **extra: Any) -> ProtectionEvent: ...
 
-    def _progress(self, link: str) -> LinkProgress:
-        raise NotImplementedError
+        def _progress(self, link: str) -> LinkProgress: ...
 
-    def _moved(self, link: str, role: str) -> None:
-        raise NotImplementedError
+        def _moved(self, link: str, role: str) -> None: ...
 
     @property
     def ocs(self) -> OcsActions:
