@@ -17,18 +17,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import pytest
 
 from emulators.faults import Fault
-from emulators.lab import Lab
-from msoctl.inventory import Inventory, load_inventory
-from msoctl.journal import Journal
 from msoctl.links import Link
 from msoctl.protect.config import ProtectConfig
-from msoctl.protect.controller import ProtectionController
-from tests.support.protect_fabric import Recorder, connect_working, cut, fabric_topology
+from tests.support.protect_fabric import ProtectedFabric, cut, fabric_topology, protected
 
 ALARMED = ("ocs-a1", "ocs-b1")
 POLLED = ("ocs-a2", "ocs-b2")
@@ -41,32 +36,14 @@ WAIT_SECONDS = 15.0
 """Generous for a loaded 2-core machine: a switch takes tens of milliseconds."""
 
 
-@dataclass
-class Fabric:
-    lab: Lab
-    inventory: Inventory
-    journal: Journal
-    controller: ProtectionController
-    events: Recorder
-
-    def settled(self) -> bool:
-        return all(link["active_span"] == self.inventory.link(link["link"]).working.name
-                   and link["working"]["light"] == "lit"
-                   and link["protection"]["light"] == "lit"
-                   and link["hold_off_running_ms"] is None
-                   for link in self.controller.status())
-
+class Fabric(ProtectedFabric):
     def streams_live(self) -> bool:
         found = self.controller.detection()
         return all(found[name]["detection"] == "alarms" for name in ALARMED)
 
     def until(self, predicate: Callable[[], object], what: str,
               seconds: float = WAIT_SECONDS) -> None:
-        deadline = time.monotonic() + seconds
-        while not predicate():
-            assert time.monotonic() < deadline, f"timed out waiting: {what}: " + "; ".join(
-                f"{e.kind}: {e.message}" for e in self.events.events[-12:])
-            time.sleep(0.01)
+        super().until(predicate, what, seconds)
 
     def rates(self, seconds: float = MEASURE_SECONDS) -> dict[str, float]:
         """Messages a second each OCS received over the next ``seconds`` (device time)."""
@@ -89,21 +66,10 @@ class Fabric:
 def fabric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
     directory = tmp_path_factory.mktemp("alarms")
     topology = fabric_topology(directory, LINKS_PER_PAIR, pairs=2, without_alarms=[2])
-    with Lab(directory / "lab", topology, serial_consoles=False) as lab:
-        inventory = load_inventory(lab.state_dir / "inventory.yaml")
-        connect_working(inventory)
-        assert inventory.journal_path is not None
-        journal = Journal(inventory.journal_path)
-        events = Recorder()
-        controller = ProtectionController(
-            inventory, journal, on_event=events,
-            config=ProtectConfig(wait_to_restore_seconds=0.3, threshold_dbm=THRESHOLD_DBM))
-        with controller.background():
-            found = Fabric(lab, inventory, journal, controller, events)
-            found.until(found.settled, "every link on its working span, both spans lit",
-                        seconds=30)
-            found.until(found.streams_live, "the alarm streams live")
-            yield found
+    config = ProtectConfig(wait_to_restore_seconds=0.3, threshold_dbm=THRESHOLD_DBM)
+    with protected(Fabric, directory, topology, config, settle_seconds=30) as found:
+        found.until(found.streams_live, "the alarm streams live")
+        yield found
 
 
 @pytest.fixture

@@ -12,24 +12,19 @@ spans lit, and leaves the fabric so (repairs, then waits for the reverts).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 
 import pytest
 
-from emulators.lab import Lab
-from msoctl.inventory import Inventory, load_inventory
-from msoctl.journal import Journal
 from msoctl.protect.allocate import CAPACITY, DARK, TAKEN
 from msoctl.protect.config import ProtectConfig
-from msoctl.protect.controller import ProtectionController
 from tests.support.lab import wait_until
 from tests.support.protect_fabric import (
-    Recorder,
-    connect_working,
+    ProtectedFabric,
     cut,
     cut_cable,
     fabric_topology,
+    protected,
     repair_cable,
 )
 
@@ -41,31 +36,9 @@ BUDGET = 50.0
 WTR_SECONDS = 0.3
 
 
-@dataclass
-class Fabric:
-    lab: Lab
-    inventory: Inventory
-    journal: Journal
-    controller: ProtectionController
-    events: Recorder
-
-    def settled(self) -> bool:
-        return all(link["active_span"] == self.inventory.link(link["link"]).working.name
-                   and link["working"]["light"] == "lit"
-                   and link["protection"]["light"] == "lit"
-                   and link["hold_off_running_ms"] is None
-                   for link in self.controller.status())
-
+class Fabric(ProtectedFabric):
     def ops(self, action: str, since: int) -> list[object]:
         return [o for o in self.journal.operations(action=action) if o.order > since]
-
-    def until(self, predicate: Callable[[], object], what: str, seconds: float = 5.0) -> None:
-        """``wait_until``, saying the controller's recent events when it times out."""
-        deadline = time.monotonic() + seconds
-        while not predicate():
-            assert time.monotonic() < deadline, f"timed out waiting: {what}: " + "; ".join(
-                f"{e.kind}: {e.message}" for e in self.events.events[-12:])
-            time.sleep(0.01)
 
     def last_order(self) -> int:
         last = self.journal.last()
@@ -76,21 +49,9 @@ class Fabric:
 def fabric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
     directory = tmp_path_factory.mktemp("scale")
     topology = fabric_topology(directory, LINKS, protection=[*range(1, 9), 9, 9, 10, 10])
-    with Lab(directory / "lab", topology, serial_consoles=False) as lab:
-        inventory = load_inventory(lab.state_dir / "inventory.yaml")
-        connect_working(inventory)
-        assert inventory.journal_path is not None
-        journal = Journal(inventory.journal_path)
-        events = Recorder()
-        controller = ProtectionController(
-            inventory, journal, on_event=events,
-            config=ProtectConfig(wait_to_restore_seconds=WTR_SECONDS,
-                                 ocs_messages_per_second=BUDGET))
-        with controller.background():
-            found = Fabric(lab, inventory, journal, controller, events)
-            wait_until(found.settled, "every link on its working span, both spans lit",
-                       seconds=20)
-            yield found
+    config = ProtectConfig(wait_to_restore_seconds=WTR_SECONDS, ocs_messages_per_second=BUDGET)
+    with protected(Fabric, directory, topology, config, settle_seconds=20) as found:
+        yield found
 
 
 @pytest.fixture

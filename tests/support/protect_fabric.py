@@ -15,10 +15,12 @@ leaving, S+2K+1..S+2K+P protection spans leaving.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -26,8 +28,10 @@ from drivers.ocs.connect import open_ocs
 from emulators.faults import Fault
 from emulators.lab import Lab
 from emulators.lab.topology import Topology, load_topology
-from msoctl.inventory import Inventory
-from msoctl.protect.config import ProtectionEvent
+from msoctl.inventory import Inventory, load_inventory
+from msoctl.journal import Journal
+from msoctl.protect.config import ProtectConfig, ProtectionEvent
+from msoctl.protect.controller import ProtectionController
 
 
 def fabric_document(links: int, *, protection: list[int] | None = None, size: int = 64,
@@ -188,3 +192,54 @@ class Recorder:
     def mark(self) -> int:
         with self.condition:
             return len(self.events)
+
+
+@dataclass
+class ProtectedFabric:
+    """A lab fabric with every link on its working span and a controller protecting it
+    in the background (:func:`protected`)."""
+
+    lab: Lab
+    inventory: Inventory
+    journal: Journal
+    controller: ProtectionController
+    events: Recorder
+
+    def settled(self) -> bool:
+        """Every link on its working span, both spans lit, no hold-off running."""
+        return all(link["active_span"] == self.inventory.link(link["link"]).working.name
+                   and link["working"]["light"] == "lit"
+                   and link["protection"]["light"] == "lit"
+                   and link["hold_off_running_ms"] is None
+                   for link in self.controller.status())
+
+    def until(self, predicate: Callable[[], object], what: str, seconds: float = 5.0) -> None:
+        """``wait_until``, saying the controller's recent events when it times out."""
+        deadline = time.monotonic() + seconds
+        while not predicate():
+            assert time.monotonic() < deadline, f"timed out waiting: {what}: " + "; ".join(
+                f"{e.kind}: {e.message}" for e in self.events.events[-12:])
+            time.sleep(0.01)
+
+
+F = TypeVar("F", bound=ProtectedFabric)
+
+
+@contextmanager
+def protected(kind: type[F], directory: Path, topology: Topology, config: ProtectConfig,
+              *, settle_seconds: float) -> Iterator[F]:
+    """``topology``'s lab in ``directory``, its links connected onto their working spans,
+    and a controller with ``config`` running until the block ends; yields a ``kind``
+    once every link is settled."""
+    with Lab(directory / "lab", topology, serial_consoles=False) as lab:
+        inventory = load_inventory(lab.state_dir / "inventory.yaml")
+        connect_working(inventory)
+        assert inventory.journal_path is not None
+        journal = Journal(inventory.journal_path)
+        events = Recorder()
+        controller = ProtectionController(inventory, journal, on_event=events, config=config)
+        with controller.background():
+            found = kind(lab, inventory, journal, controller, events)
+            found.until(found.settled, "every link on its working span, both spans lit",
+                        seconds=settle_seconds)
+            yield found
