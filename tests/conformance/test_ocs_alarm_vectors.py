@@ -28,17 +28,9 @@ from emulators.ocs.scpi import make_interpreter
 from emulators.optics.model import OpticalModel, Source
 from emulators.scpi.parser import CommandTree
 from tests.support.paths import VECTORS as VECTOR_DIR
+from tests.support.scpi_vectors import HeaderVector, header_vector, vector_lines
 
 VECTORS = VECTOR_DIR / "ocs_alarms.txt"
-
-
-@dataclass(frozen=True)
-class Header:
-    line: int
-    key: str
-    long: str
-    short: str
-    params: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -56,21 +48,14 @@ class Case:
     steps: list[tuple[int, str, str]] = field(default_factory=list)  # (line, kind, text)
 
 
-def _load() -> tuple[list[Header], list[Decode], list[Case]]:
-    headers: list[Header] = []
+def _load() -> tuple[list[HeaderVector], list[Decode], list[Case]]:
+    headers: list[HeaderVector] = []
     decodes: list[Decode] = []
     cases: list[Case] = []
     case: Case | None = None
-    for number, raw in enumerate(VECTORS.read_text(encoding="ascii").splitlines(), start=1):
-        line = raw.rstrip()
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        where = f"{VECTORS.name}:{number}"
+    for number, line, where in vector_lines(VECTORS):
         if line.startswith("header "):
-            fields = line.split()
-            assert len(fields) == 5, f"{where}: header needs KEY LONG SHORT PARAMS"
-            params = () if fields[4] == "-" else tuple(fields[4].split(","))
-            headers.append(Header(number, fields[1], fields[2], fields[3], params))
+            headers.append(header_vector(number, line, where))
             case = None
         elif line.startswith("decode "):
             text, sep, meaning = line[7:].partition(" => ")
@@ -103,7 +88,7 @@ def test_every_alarm_command_has_a_vector() -> None:
 
 
 @pytest.mark.parametrize("vector", HEADERS, ids=lambda v: v.key)
-def test_alarm_command_table_matches_the_reference(vector: Header) -> None:
+def test_alarm_command_table_matches_the_reference(vector: HeaderVector) -> None:
     command = ALARM_COMMANDS[vector.key]
     assert command.header == vector.long, f"vectors line {vector.line}"
     assert command.short() == vector.short, f"vectors line {vector.line}"

@@ -24,21 +24,13 @@ from emulators.ocs.scpi import make_interpreter
 from emulators.optics.model import OpticalModel
 from emulators.scpi.parser import CommandTree, ScpiInterpreter
 from tests.support.paths import VECTORS as VECTOR_DIR
+from tests.support.scpi_vectors import HeaderVector, header_vector, vector_lines
 
 VECTORS = VECTOR_DIR / "ocs_scpi.txt"
 
 # Commands of this project's own :OXC:LC subtree (documented in commands.py);
 # no published manual lists them, so they have no golden vector.
 EXTENSIONS = {"lc_temperature", "lc_switch_time", "insertion_loss"}
-
-
-@dataclass(frozen=True)
-class HeaderVector:
-    line: int
-    key: str
-    long: str
-    short: str
-    params: tuple[str, ...]
 
 
 @dataclass
@@ -63,17 +55,9 @@ def load_vectors(path: Path = VECTORS) -> tuple[list[HeaderVector], list[Case]]:
     headers: list[HeaderVector] = []
     cases: list[Case] = []
     case: Case | None = None
-    for number, raw in enumerate(path.read_text(encoding="ascii").splitlines(), start=1):
-        line = raw.rstrip()
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        where = f"{path.name}:{number}"
+    for number, line, where in vector_lines(path):
         if line.startswith("header "):
-            fields = line.split()
-            if len(fields) != 5:
-                raise ValueError(f"{where}: header needs KEY LONG SHORT PARAMS")
-            params = () if fields[4] == "-" else tuple(fields[4].split(","))
-            headers.append(HeaderVector(number, fields[1], fields[2], fields[3], params))
+            headers.append(header_vector(number, line, where))
             case = None
         elif line.startswith("case "):
             case = Case(number, line[5:].strip())
