@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from drivers.instruments.laser import LaserDriver
 from drivers.instruments.meter import MeterDriver
-from drivers.scpi.session import ScpiSession
+from drivers.scpi.session import ScpiSession, opened
 from drivers.transports.base import StreamTransport
 from drivers.transports.serial import SerialTransport
 from drivers.transports.visa import VisaTransport
@@ -39,22 +39,12 @@ def _session(name: str, transport: str, address: str, timeout_seconds: float) ->
 def open_laser(name: str, transport: str, address: str, *, timeout_seconds: float = 5.0,
                source: int = 1) -> LaserDriver:
     """Connect, clear stale errors, set the power unit to dBm; close it when done."""
-    driver = LaserDriver(_session(name, transport, address, timeout_seconds), source=source)
-    try:
-        driver.open()
-    except BaseException:
-        driver.close()
-        raise
-    return driver
+    return opened(LaserDriver(_session(name, transport, address, timeout_seconds),
+                              source=source))
 
 
 def open_meter(name: str, transport: str, address: str, *, channels: int,
                timeout_seconds: float = 5.0) -> MeterDriver:
     """Connect, clear stale errors, read in watts on every port; close it when done."""
-    driver = MeterDriver(_session(name, transport, address, timeout_seconds), channels=channels)
-    try:
-        driver.open()
-    except BaseException:
-        driver.close()
-        raise
-    return driver
+    return opened(MeterDriver(_session(name, transport, address, timeout_seconds),
+                              channels=channels))

@@ -13,7 +13,7 @@ The serial console runs at 38400 baud, 8N1.
 from __future__ import annotations
 
 from drivers.ocs.driver import OcsDriver
-from drivers.scpi.session import ScpiSession
+from drivers.scpi.session import ScpiSession, opened
 from drivers.transports.base import StreamTransport
 from drivers.transports.serial import SerialTransport
 from drivers.transports.visa import VisaTransport
@@ -38,14 +38,8 @@ def open_ocs(
     ``shared_error_queue``: the unit keeps one error queue for every client
     (see :class:`~drivers.ocs.driver.OcsDriver`); per-client queues by default.
     """
-    driver = OcsDriver(ocs_session(name, transport, address, timeout_seconds=timeout_seconds),
-                       shared_error_queue=shared_error_queue)
-    try:
-        driver.open()
-    except BaseException:
-        driver.close()
-        raise
-    return driver
+    session = ocs_session(name, transport, address, timeout_seconds=timeout_seconds)
+    return opened(OcsDriver(session, shared_error_queue=shared_error_queue))
 
 
 def ocs_session(name: str, transport: str, address: str, *,

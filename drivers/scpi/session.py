@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import TracebackType
+from typing import Protocol, TypeVar
 
 from drivers.errors import DeviceError, DeviceRejected, DeviceTimeout, ProtocolError
 from drivers.scpi.block import BlockScanner
@@ -310,6 +311,26 @@ class ScpiSession:
         if error.device is None:
             error.device = self.device
         return error
+
+
+class _Opens(Protocol):
+    def open(self) -> object: ...
+
+    def close(self) -> None: ...
+
+
+Opened = TypeVar("Opened", bound=_Opens)
+
+
+def opened(driver: Opened) -> Opened:
+    """``driver`` after its ``open()`` (connect, clear stale errors, set it up); closed
+    again, and the error raised, when that fails, so no connection is left behind."""
+    try:
+        driver.open()
+    except BaseException:
+        driver.close()
+        raise
+    return driver
 
 
 def render(command: ScpiCommand, *args: str) -> str:
