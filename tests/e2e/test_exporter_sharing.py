@@ -29,6 +29,7 @@ import yaml
 from emulators.faults import Fault
 from emulators.lab import Lab
 from tests.support.exporter import exporter_process, fetch, serve_exporter, value
+from tests.support.lab import wait_until
 
 TARGETS = (("ocs-a", "ocs"), ("ocs-b", "ocs"), ("amp-1", "amp"), ("sw-a", "switch"),
            ("sw-a", "cpo"))
@@ -247,7 +248,8 @@ def test_an_ocs_connection_is_kept_between_probes_and_dropped_after_an_error(
         relay.drop()
         assert probe(server.url, "ocs-a", "ocs")[0]
         assert relay.connections == connections + 3
-        assert len(server.prober.sessions) == 1
+        # the connection goes back to the pool once the probe's response has gone
+        wait_until(lambda: len(server.prober.sessions) == 1, "the connection kept")
     assert len(server.prober.sessions) == 0  # closed with the exporter
     with serve_exporter(relayed["inventory"], share_seconds=0.0, max_sessions=0) as server:
         connections = relay.connections
