@@ -103,6 +103,8 @@ class Fleet:
             amps = self._start(serve_amplifiers, (counts["amp"],), "amplifier fleet")
             agents = self._start(serve_agents, (counts["cpo"], agent_ports, SNMP_USER, auth,
                                                 priv), "CPO agent fleet")
+            for process in self.processes:  # started side by side, then waited for
+                process.wait()
         except BaseException:
             self.close()
             raise
@@ -136,7 +138,7 @@ class Fleet:
 
     def _start(self, serve: Callable[..., None], args: tuple[Any, ...],
                what: str) -> FleetProcess:
-        started = FleetProcess(serve, args, what=what, start_seconds=600)
+        started = FleetProcess(serve, args, what=what, start_seconds=600, wait=False)
         self.processes.append(started)
         return started
 
@@ -252,7 +254,9 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
             shard_config(k, shards, exporters[k][0], split / f"msoctl-targets-{k}.json",
                          interval), directory / f"prometheus-{k}")) for k in range(shards)]
         sampler.watch("prometheus", [pid for _, pid in servers])
-        warm = min(2 * interval, 60.0)
+        # two intervals, and at least the seconds Prometheus takes to find and first
+        # scrape the targets of its file_sd files
+        warm = min(max(2 * interval, 5.0), 60.0)
         progress(f"fleet: {fleet.targets} targets, {shards} shards, warming up {warm:g} s")
         time.sleep(warm)
         exporter_cpu = [process_cpu_seconds(pid, children=True) for _, pid in exporters]

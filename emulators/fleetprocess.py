@@ -29,25 +29,39 @@ async def answer_until_stopped(stop: Connection) -> None:
 class FleetProcess:
     """Start ``serve(*args, ready, stop, **kwargs)`` in a spawned process and wait, up to
     ``start_seconds``, for its devices (:attr:`devices`); RuntimeError naming ``what``
-    when the process ends first or takes longer."""
+    when the process ends first or takes longer.
+
+    With ``wait=False`` the process is started and :meth:`wait` waits for it, so that
+    several fleets start side by side (each spawn spends a second or two importing)."""
 
     def __init__(self, serve: Callable[..., None], args: Sequence[Any], *, what: str,
-                 kwargs: Mapping[str, Any] | None = None, start_seconds: float = 300.0):
+                 kwargs: Mapping[str, Any] | None = None, start_seconds: float = 300.0,
+                 wait: bool = True):
         context = multiprocessing.get_context("spawn")
+        self._what = what
         self._ready, child_ready = context.Pipe()
         self._stop, child_stop = context.Pipe()
         self._process = context.Process(target=serve, daemon=True,
                                         args=(*args, child_ready, child_stop),
                                         kwargs=dict(kwargs or {}))
         self._process.start()
-        deadline = time.monotonic() + start_seconds
+        self._deadline = time.monotonic() + start_seconds
+        self._start_seconds = start_seconds
+        self.devices: list[tuple[Any, ...]] = []
+        if wait:
+            self.wait()
+
+    def wait(self) -> list[tuple[Any, ...]]:
+        """Wait for the fleet's devices (the deadline counts from the start)."""
         while not self._ready.poll(0.1):
             if not self._process.is_alive():
-                raise RuntimeError(f"{what} did not start (its process ended)")
-            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self._what} did not start (its process ended)")
+            if time.monotonic() > self._deadline:
                 self.close()
-                raise RuntimeError(f"{what} did not start within {start_seconds:g} s")
-        self.devices: list[tuple[Any, ...]] = self._ready.recv()
+                raise RuntimeError(f"{self._what} did not start within "
+                                   f"{self._start_seconds:g} s")
+        self.devices = self._ready.recv()
+        return self.devices
 
     def cpu_seconds(self) -> float:
         """CPU time the fleet's process has used so far."""

@@ -1,6 +1,6 @@
 """The fleet benchmark still runs and reports what it promises: a tiny run (8 emulated
-targets of every kind, 2 shards under 2 real Prometheus servers for a few scrapes, a
-small burst, one CPO/CPC comparison with an 8-port agent), its JSON shape and the
+targets of every kind, 2 shards under 2 real Prometheus servers scraping every second for
+6 s, a small burst, one CPO/CPC comparison with an 8-port agent), its JSON shape and the
 sanity of its figures; nothing here depends on how fast anything is."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def test_fleet_bench_reports_every_part() -> None:
     else:
         cpo_samples = 0
     bench = load_bench(BENCH)
-    result = json.loads(json.dumps(bench.measure(8, 2, 3.0, 0.2, 10, cpo_samples,
+    result = json.loads(json.dumps(bench.measure(8, 2, 1.0, 0.1, 10, cpo_samples,
                                                  lambda _: None, cpo_ports=8)))
     fleet = result["fleet"]
     assert fleet["kinds"] == {"ocs": 5, "switch": 1, "amp": 1, "cpo": 1}

@@ -165,6 +165,11 @@ def light_link_1(lab: Lab, role: str = "working") -> None:
     # pulse's ceiling, a few dB below what the gain gives once ALS sees the input again.
     wait_until(lambda: lab.amps[amp].als_state == NORMAL
                and lab.optics.power_dbm(f"{amp}:out") > 5.0, f"{amp} output", 3.0)
+    # The switches' SNMP agents serve a reading up to a second old (their refresh); the
+    # previous test may have left one taken while the link was dark. Bring both to now,
+    # as the agents would at their next refresh.
+    for switch in ("sw-a", "sw-b"):
+        lab.telemetry[switch].update()
 
 
 def _show(msoctl: Msoctl, *args: str) -> tuple[int, dict[str, Any], str]:
