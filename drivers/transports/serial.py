@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import time
+from typing import Any
 
 import serial
 from serial.urlhandler import protocol_socket
@@ -11,23 +12,24 @@ from serial.urlhandler import protocol_socket
 from drivers.errors import DeviceTimeout, DeviceUnreachable
 
 
-class _SocketPort(protocol_socket.Serial):
+class _SocketPort(protocol_socket.Serial):  # type: ignore[misc]  # pyserial is untyped
     """pyserial's ``socket://`` port, closed without the 0.3 s pyserial sleeps after
     closing (left for servers slow to take a quick reconnect). The bridge's server takes
     a new connection at once, and every command and probe that closes an amplifier's
     line would pay the 0.3 s."""
 
     def close(self) -> None:
-        if not self.is_open:
+        state: Any = self  # pyserial's attributes, untyped
+        if not state.is_open:
             return
-        connection, self._socket = self._socket, None
+        connection, state._socket = state._socket, None
         if connection is not None:
             try:
                 connection.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
             connection.close()
-        self.is_open = False
+        state.is_open = False
 
 
 class SerialTransport:
