@@ -121,11 +121,15 @@ class AlarmFeeds:
         if stream is None:
             return
         with self._lock:
-            if self._closed:
-                stream.close()
-                return
-            self.streams[name] = stream
-            later = self._later.pop(name, {})
+            closed = self._closed
+            if not closed:
+                self.streams[name] = stream
+                later = self._later.pop(name, {})
+        if closed:
+            # Closed outside the lock: the stream's thread may be in a callback waiting
+            # for it (a snapshot), and the close waits for that thread.
+            stream.close()
+            return
         if later:
             self.arm(name, later)
         self.say("alarms", f"{name}: loss-of-light alarms armed on {len(ports)} ports; "

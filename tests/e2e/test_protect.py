@@ -429,6 +429,7 @@ def test_one_controller_per_link_and_a_killed_ones_switch_is_closed(lab: Lab) ->
     finally:
         stop.set()
         thread.join(timeout=10)
+    assert not thread.is_alive(), "the controller did not stop"
 
 
 # ---- the pieces, without a lab ---------------------------------------------------------------

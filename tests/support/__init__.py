@@ -17,29 +17,28 @@ wait_until``); the rest live in modules named for what they serve:
   :mod:`tests.support.inventory`, :mod:`tests.support.paths`.
 """
 
-from tests.support.cli import Msoctl, Result, in_process
-from tests.support.journal import (
-    JOURNAL_TABLES,
-    empty_journal,
-    journal_actions,
-    lab_journal,
-    operation_count,
-    remove_journal,
-)
-from tests.support.lab import (
-    OCS_TRANSPORTS,
-    REPLY_FORMS,
-    dead_pid,
-    ocs_endpoint,
-    reset_ocs,
-    restart_amplifier,
-    subprocess_env,
-    wait_until,
-)
+import importlib
+from typing import Any
 
-__all__ = [
-    "JOURNAL_TABLES", "OCS_TRANSPORTS", "REPLY_FORMS", "Msoctl", "Result", "dead_pid",
-    "empty_journal", "in_process", "journal_actions", "lab_journal", "ocs_endpoint",
-    "operation_count", "remove_journal", "reset_ocs", "restart_amplifier", "subprocess_env",
-    "wait_until",
-]
+# Loaded on first use (PEP 562), not here: a helper process started as
+# ``python -m tests.support.journal_worker`` imports this package first, and should not
+# pay for the lab, the emulators and pytest (about a second of CPU) to write a journal.
+_HOMES = {
+    "Msoctl": "cli", "Result": "cli", "in_process": "cli",
+    "JOURNAL_TABLES": "journal", "empty_journal": "journal", "journal_actions": "journal",
+    "lab_journal": "journal", "operation_count": "journal", "remove_journal": "journal",
+    "OCS_TRANSPORTS": "lab", "REPLY_FORMS": "lab", "dead_pid": "lab", "ocs_endpoint": "lab",
+    "reset_ocs": "lab", "restart_amplifier": "lab", "subprocess_env": "lab",
+    "wait_until": "lab",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
