@@ -228,6 +228,9 @@ class ProtectionController(Acting, KeepingStandby):
         self._changes = ThreadPoolExecutor(max_workers=CHANGES_IN_FLIGHT,
                                            thread_name_prefix="protect-change")
         self._in_flight: dict[str, str] = {}
+        self._devices_looked_at: set[str] = set()
+        """Devices whose interrupted probes and restarts were closed since this instance
+        took them (looked at once, not once per link)."""
         """Link -> the span it is being moved onto, while its change runs."""
         self.counts = {"switch": 0, "revert": 0, "unavailable": 0, "failed": 0, "dip": 0,
                        "fenced": 0}
@@ -395,6 +398,7 @@ class ProtectionController(Acting, KeepingStandby):
                 fast.update(state.link.ocs_names)
                 if not state.owned:
                     state.seen = False  # close what its last owner left open
+                    self._devices_looked_at.difference_update(_devices_of(state.link))
                     state.retry_after = 0.0
             state.owned = owned
         for name, watch in self._watches.items():
@@ -660,6 +664,7 @@ class ProtectionController(Acting, KeepingStandby):
         if not state.seen:
             state.seen = True
             self._close_interrupted(link, role)
+            self._close_interrupted_on_devices(link, maps)
         if role != state.role:
             if role is not None and state.role is not None:
                 self._emit("role", link.name, f"{link.name}: now on {link.span(role).name} "
@@ -738,6 +743,40 @@ class ProtectionController(Acting, KeepingStandby):
                            f"{operation.op} of {operation.started} was interrupted; "
                            f"found {found}")
 
+    def _close_interrupted_on_devices(self, link: Link,
+                                      maps: Mapping[str, Mapping[int, int] | None]) -> None:
+        """Close what a killed controller left open on ``link``'s devices rather than on
+        the link: a probe parked at one of its OCSes (found: which of its connections the
+        OCS holds now), an ALS restart of one of its amplifiers (a pulse either went or
+        did not; the amplifier's watch judges its light from here)."""
+        for device in _devices_of(link):
+            if device in self._devices_looked_at:
+                continue
+            self._devices_looked_at.add(device)
+            for operation in self.journal.operations(device, action_prefix="protection.",
+                                                     open_only=True):
+                if not operation.orphaned:
+                    continue
+                if operation.action == "protection.probe":
+                    held = maps.get(device)
+                    pairs = [c.split(":") for c in operation.intent.get("connections", ())]
+                    found: str = ("the OCS did not answer" if held is None else
+                                  "probe connections in place: " + (", ".join(
+                                      f"{i}:{e}" for i, e in pairs
+                                      if held.get(int(i)) == int(e)) or "none"))
+                elif operation.action == "protection.als_restart":
+                    found = "restart pulse outcome unknown; the amplifier's watch judges it"
+                else:
+                    continue
+                if self.journal.close(operation, {
+                        "device": device, "action": operation.action,
+                        "status": "interrupted",
+                        "resolved_by": self._run_op.op if self._run_op else None,
+                        "found": found}):
+                    self._emit("role", link.name, f"{device}: {operation.action} "
+                               f"{operation.op} of {operation.started} was interrupted; "
+                               f"found {found}")
+
     def _refused(self, refusal: Refusal) -> None:
         """A link that stays down, and why: journaled once per outage, not once per poll
         (the readings change, and so may the words for the standby's darkness: unlit
@@ -814,3 +853,12 @@ class ProtectionController(Acting, KeepingStandby):
                 "poll_interval_ms": round(watch.interval() * 1000, 1),
             }
         return found
+
+
+def _devices_of(link: Link) -> list[str]:
+    """The OCSes and the amplifiers of ``link``'s spans."""
+    spans = [span for span in (link.working, link.protection) if span is not None]
+    amplifiers = sorted({fiber.amplifier for span in spans
+                         for fiber in (span.a_to_b, span.b_to_a)
+                         if fiber.amplifier is not None})
+    return [*link.ocs_names, *amplifiers]

@@ -411,6 +411,14 @@ def test_one_controller_per_link_and_a_killed_ones_switch_is_closed(lab: Lab) ->
     journal.append({"op": "deadbeef0001", "event": "intent", "device": "link-1",
                     "action": "protection.switch", "host": socket.gethostname(),
                     "pid": dead_pid(), "from_span": "span-1", "to_span": "span-2"})
+    # and, on the link's devices rather than the link, a probe it was parking and an ALS
+    # restart it was sending
+    journal.append({"op": "deadbeef0002", "event": "intent", "device": "ocs-a",
+                    "action": "protection.probe", "host": socket.gethostname(),
+                    "pid": dead_pid(), "spans": ["span-2"], "connections": ["9:122"]})
+    journal.append({"op": "deadbeef0003", "event": "intent", "device": "amp-1",
+                    "action": "protection.als_restart", "host": socket.gethostname(),
+                    "pid": dead_pid()})
     first = ProtectionController(inventory, journal)
     stop = threading.Event()
     thread = threading.Thread(target=first.run, args=(stop,), daemon=True)
@@ -424,6 +432,13 @@ def test_one_controller_per_link_and_a_killed_ones_switch_is_closed(lab: Lab) ->
         result = closed()
         assert result is not None and result["status"] == "interrupted"
         assert result["found"] == "not connected on either span"
+        wait_until(lambda: not {"deadbeef0002", "deadbeef0003"} & {
+            o.op for o in journal.operations(open_only=True)}, "the probe and restart closed")
+        probe, restart = (next(o for o in journal.operations() if o.op == op)
+                          for op in ("deadbeef0002", "deadbeef0003"))
+        assert probe.result is not None and probe.result["status"] == "interrupted"
+        assert probe.result["found"] == "probe connections in place: none"
+        assert restart.result is not None and restart.result["status"] == "interrupted"
         with pytest.raises(DeviceBusy, match="already protected"):
             ProtectionController(inventory, journal).run(threading.Event())
     finally:
