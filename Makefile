@@ -58,15 +58,20 @@ typecheck: $(STAMP)
 # PYTEST_WORKERS=0 runs the first pass in this process.
 # pytest exits 5 when no test ran; make treats that as the failure it is.
 PYTEST_WORKERS ?= 3
-PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
+PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
+# The suite starts several hundred Python processes (workers, CLIs, emulators, peers'
+# clients); each would compile again every module it imports if bytecode caching were
+# off, as PYTHONDONTWRITEBYTECODE turns it off in some container images. The tests run
+# with Python's default: __pycache__ written (ignored by git).
+PYTEST = env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 
 pytest: $(STAMP) peers
-	$(BIN)/python -m pytest $(PYTEST_PARALLEL) -m "not serial"
-	$(BIN)/python -m pytest -m serial
+	$(PYTEST) $(PYTEST_PARALLEL) -m "not serial"
+	$(PYTEST) -m serial
 
 # The inner loop: the unit and conformance tests (CI runs everything, through `make test`).
 test-fast: $(STAMP) peers
-	$(BIN)/python -m pytest $(PYTEST_PARALLEL) tests/unit tests/conformance
+	$(PYTEST) $(PYTEST_PARALLEL) tests/unit tests/conformance
 
 bench: $(STAMP)
 	$(BIN)/python bench/ocs_remap.py

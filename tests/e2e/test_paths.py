@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +166,14 @@ def light_link_1(lab: Lab, role: str = "working") -> None:
     # pulse's ceiling, a few dB below what the gain gives once ALS sees the input again.
     wait_until(lambda: lab.amps[amp].als_state == NORMAL
                and lab.optics.power_dbm(f"{amp}:out") > 5.0, f"{amp} output", 3.0)
+
+    def gain_settled() -> bool:  # it climbs from 0 dB with the loop's 20 ms time constant
+        before = lab.amps[amp].gain_db
+        time.sleep(0.05)
+        after = lab.amps[amp].gain_db
+        return before is not None and after is not None and abs(after - before) < 0.05
+
+    wait_until(gain_settled, f"{amp} gain settled", 3.0)
     # The switches' SNMP agents serve a reading up to a second old (their refresh); the
     # previous test may have left one taken while the link was dark. Bring both to now,
     # as the agents would at their next refresh.

@@ -18,6 +18,7 @@ of ``a`` and ``a.b``; those side effects are not counted as dependencies of the 
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,7 +134,11 @@ def _imports(module: str, path: Path) -> Iterator[Import]:
                 yield Import(module, target, getattr(node, "lineno", 0), typing_only)
 
 
-IMPORTS = [found for module, path in MODULES.items() for found in _imports(module, path)]
+@functools.cache
+def imports() -> list[Import]:
+    """Every import of every module, read once, when the first test asks (not while
+    pytest collects: each of the suite's processes collects this module)."""
+    return [found for module, path in MODULES.items() for found in _imports(module, path)]
 
 
 def _top(name: str) -> str:
@@ -147,7 +152,7 @@ def _where(found: Import) -> str:
 def _cycle(prefix: str) -> list[str] | None:
     """A cycle of runtime imports among the modules named ``prefix``..., or None."""
     edges: dict[str, set[str]] = {}
-    for found in IMPORTS:
+    for found in imports():
         if (not found.typing_only and found.source.startswith(prefix)
                 and found.target.startswith(prefix)):
             edges.setdefault(found.source, set()).add(found.target)
@@ -175,7 +180,7 @@ def _cycle(prefix: str) -> list[str] | None:
 def test_the_sources_are_read() -> None:
     """The check sees every package, and the CLI's registry of command modules."""
     assert {_top(name) for name in MODULES} == set(PACKAGES)
-    registry = {f.target for f in IMPORTS if f.source == "msoctl.cli"}
+    registry = {f.target for f in imports() if f.source == "msoctl.cli"}
     assert {"msoctl.cli.ocs", "msoctl.cli.lab", "msoctl.cli.switch"} <= registry
 
 
@@ -186,25 +191,25 @@ def test_no_import_cycle(prefix: str) -> None:
 
 
 def test_drivers_import_neither_msoctl_nor_emulators() -> None:
-    wrong = [_where(f) for f in IMPORTS
+    wrong = [_where(f) for f in imports()
              if _top(f.source) == "drivers" and _top(f.target) in ("msoctl", "emulators")]
     assert not wrong, wrong
 
 
 def test_only_the_lab_client_and_demo_import_emulators() -> None:
-    wrong = [_where(f) for f in IMPORTS if _top(f.source) == "msoctl"
+    wrong = [_where(f) for f in imports() if _top(f.source) == "msoctl"
              and _top(f.target) == "emulators" and not f.source.startswith("msoctl.lab.")]
     assert not wrong, wrong
 
 
 def test_emulators_import_nothing_of_msoctl() -> None:
-    wrong = [_where(f) for f in IMPORTS
+    wrong = [_where(f) for f in imports()
              if _top(f.source) == "emulators" and _top(f.target) == "msoctl"]
     assert not wrong, wrong
 
 
 def test_emulators_import_only_the_drivers_spec_tables() -> None:
-    wrong = [_where(f) for f in IMPORTS if _top(f.source) == "emulators"
+    wrong = [_where(f) for f in imports() if _top(f.source) == "emulators"
              and _top(f.target) == "drivers" and f.target not in SPEC_TABLES]
     assert not wrong, wrong
 
@@ -212,7 +217,7 @@ def test_emulators_import_only_the_drivers_spec_tables() -> None:
 def test_the_spec_tables_are_tables_all_the_way_down() -> None:
     """What a spec table imports of the drivers is a spec table too: no driver logic
     comes in behind one."""
-    wrong = [_where(f) for f in IMPORTS if f.source in SPEC_TABLES
+    wrong = [_where(f) for f in imports() if f.source in SPEC_TABLES
              and _top(f.target) == "drivers" and f.target not in SPEC_TABLES]
     assert not wrong, wrong
     assert set(SPEC_TABLES) <= set(MODULES), set(SPEC_TABLES) - set(MODULES)
