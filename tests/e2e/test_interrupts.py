@@ -45,19 +45,27 @@ def _map_file(path: Path, mapping: dict[int, int]) -> Path:
     return path
 
 
+def _record_count(path: Path) -> int:
+    return Journal(path).store.counts()["records"]
+
+
 def _run_interrupted(lab: Lab, args: list[str], journal_path: Path, *,
-                     after_intent: float | None, after_start: float = 0.0
-                     ) -> subprocess.CompletedProcess[str]:
+                     after_intent: float | None, after_start: float = 0.0,
+                     after_records: int = 1) -> subprocess.CompletedProcess[str]:
     """Run msoctl and send it SIGINT ``after_intent`` seconds after its first intent record
-    reaches the journal, or (``after_intent`` None) ``after_start`` seconds after it starts."""
+    reaches the journal (after its first ``after_records`` records, when more than one),
+    or (``after_intent`` None) ``after_start`` seconds after it starts."""
     size = operation_count(journal_path)
+    records = _record_count(journal_path)
     process = subprocess.Popen([*MSOCTL, *args], env=subprocess_env(lab),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     if after_intent is None:
         time.sleep(after_start)
     else:
-        while process.poll() is None and not operation_count(journal_path) > size:
+        while process.poll() is None and not (
+                operation_count(journal_path) > size
+                and _record_count(journal_path) >= records + after_records):
             assert time.monotonic() < deadline, "no intent was journaled"
             time.sleep(0.001)
         time.sleep(after_intent)
@@ -69,6 +77,14 @@ def _run_interrupted(lab: Lab, args: list[str], journal_path: Path, *,
 
 def _timed(lab: Lab, args: list[str], journal_path: Path) -> tuple[float, float]:
     """Seconds from start to the first intent record, and from it to the end, of a whole run."""
+    intent_at, window, _ = _timed_with_records(lab, args, journal_path)
+    return intent_at, window
+
+
+def _timed_with_records(lab: Lab, args: list[str], journal_path: Path
+                        ) -> tuple[float, float, int]:
+    """:func:`_timed`, and how many journal records the run wrote."""
+    records = _record_count(journal_path)
     size = operation_count(journal_path)
     start = time.monotonic()
     process = subprocess.Popen([*MSOCTL, *args], env=subprocess_env(lab),
@@ -81,7 +97,7 @@ def _timed(lab: Lab, args: list[str], journal_path: Path) -> tuple[float, float]
     assert process.returncode == 0, process.communicate()
     total = time.monotonic() - start
     intent_at = intent_at or total / 2
-    return intent_at, total - intent_at
+    return intent_at, total - intent_at, _record_count(journal_path) - records
 
 
 def _moment(rng: random.Random, intent_at: float, window: float) -> dict[str, Any]:
@@ -89,6 +105,18 @@ def _moment(rng: random.Random, intent_at: float, window: float) -> dict[str, An
     if rng.random() < 0.25:
         return {"after_intent": None, "after_start": rng.uniform(0.0, intent_at)}
     return {"after_intent": rng.uniform(0.0, window)}
+
+
+def _moment_by_progress(rng: random.Random, intent_at: float, records: int
+                        ) -> dict[str, Any]:
+    """Like :func:`_moment`, the moments inside the change placed by its progress rather
+    than by a time measured once: a few milliseconds after one of its records but the
+    last, chosen at random (a run's length varies with the machine's load; the order of
+    its records does not)."""
+    if rng.random() < 0.25:
+        return {"after_intent": None, "after_start": rng.uniform(0.0, intent_at)}
+    return {"after_records": rng.randint(1, max(1, records - 1)),
+            "after_intent": rng.uniform(0.0, 0.02)}
 
 
 def _results_per_op(journal: Journal) -> Counter[str]:
@@ -183,8 +211,8 @@ def test_ctrl_c_during_fabric_apply_is_recorded_as_the_devices_have_it(
         whole = msoctl("fabric", "apply", str(intents[span]))
         assert whole.code == 0, whole.err
         maps[span] = {name: lab.ocs[name].connection_map() for name in ("ocs-a", "ocs-b")}
-    intent_at, window = _timed(lab, ["fabric", "apply", str(intents["working"])],
-                               journal_path)
+    intent_at, _, records = _timed_with_records(
+        lab, ["fabric", "apply", str(intents["working"])], journal_path)
     rng = random.Random(2024)
     outcomes: Counter[str] = Counter()
     for attempt in range(FABRIC_TRIES):
@@ -192,7 +220,7 @@ def test_ctrl_c_during_fabric_apply_is_recorded_as_the_devices_have_it(
         before = {name: lab.ocs[name].connection_map() for name in ("ocs-a", "ocs-b")}
         seen = {o.op for o in journal.operations()}
         done = _run_interrupted(lab, ["fabric", "apply", str(intents[span])], journal_path,
-                                **_moment(rng, intent_at, window))
+                                **_moment_by_progress(rng, intent_at, records))
         # 130: stopped by Ctrl-C; -SIGINT: the signal came as the interpreter was exiting
         assert done.returncode in (0, 130, -signal.SIGINT), done.stderr
         assert "Traceback" not in done.stderr
