@@ -49,6 +49,12 @@ class Number(click.FloatRange):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return super().convert(number, param, ctx)
 
+    def _describe_range(self) -> str:
+        # click describes an unbounded range as "x<=None" in the help
+        if self.min is None and self.max is None:
+            return ""
+        return str(super()._describe_range())
+
 
 class Count(click.IntRange):
     """An integer in ``min``..``max``; both bounds are required, so no option takes a

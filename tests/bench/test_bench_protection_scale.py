@@ -36,7 +36,7 @@ def document() -> dict[str, Any]:
     with contextlib.redirect_stdout(out):
         code = load().main(["--ocs-per-campus", "2", "--ocs-size", "32", "--links", "16",
                             "--spans-per-cable", "8", "--rounds", "1", "--watch-seconds",
-                            "2", "--json"])
+                            "1", "--json"])
     assert code == 0
     doc: dict[str, Any] = json.loads(out.getvalue())
     return doc

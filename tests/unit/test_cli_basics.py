@@ -120,6 +120,34 @@ def test_the_root_help_lists_every_command_with_its_own_help(msoctl: Msoctl) -> 
         assert entry.help[:20] in listed
 
 
+def test_every_commands_help_reads_without_placeholders(msoctl: Msoctl) -> None:
+    """Every command and subcommand's ``--help`` exits 0 and shows no Python placeholder
+    (an unbounded number's range once read "x<=None")."""
+    import click
+
+    from msoctl.cli import COMMANDS, cli
+
+    def walk(command: click.Command, path: list[str]) -> Iterator[list[str]]:
+        yield path
+        if isinstance(command, click.Group):
+            for name in command.list_commands(click.Context(command)):
+                sub = command.get_command(click.Context(command), name)
+                assert sub is not None
+                yield from walk(sub, [*path, name])
+
+    seen = 0
+    for name in COMMANDS:
+        command = cli.get_command(click.Context(cli), name)
+        assert command is not None
+        for path in walk(command, [name]):
+            result = msoctl(*path, "--help")
+            assert result.code == 0, (path, result.err)
+            for placeholder in ("None", "<function", "object at 0x"):
+                assert placeholder not in result.out, (path, placeholder)
+            seen += 1
+    assert seen > len(COMMANDS)
+
+
 def test_version(msoctl: Msoctl) -> None:
     result = msoctl("--version")
     assert result.code == 0
