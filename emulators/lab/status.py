@@ -210,8 +210,11 @@ def _ocs(lab: Lab, name: str) -> dict[str, Any]:
     connections = device.connection_map()
     peers = {**connections, **{egress: ingress for ingress, egress in connections.items()}}
     ports = []
-    for port, (peer, fiber, cable) in sorted(_ocs_key_ports(lab, name, peers).items()):
-        power = lab.optics.power_dbm(f"{name}:{port}")
+    key_ports = sorted(_ocs_key_ports(lab, name, peers).items())
+    powers = lab.optics.powers_dbm(f"{name}:{port}" for port, _ in key_ports)
+    monitors = device.monitor_dbms([port for port, _ in key_ports])
+    for (port, (peer, fiber, cable)), power, monitor in zip(key_ports, powers, monitors,
+                                                            strict=True):
         ports.append({
             "port": port,
             "direction": "ingress" if device.is_ingress(port) else "egress",
@@ -221,7 +224,7 @@ def _ocs(lab: Lab, name: str) -> dict[str, Any]:
             "state": PORT_STATES.get(device.port_state(port), device.port_state(port)),
             "connected_to": peers.get(port),
             "power_dbm": _dbm(power),
-            "monitor_dbm": _dbm(device.monitor_dbm(port)),
+            "monitor_dbm": _dbm(monitor),
             "dark": _dark(power),
         })
     requests = device.requests

@@ -239,9 +239,9 @@ class LosAlarms:
                 chosen = [(p, self.thresholds_dbm[p]) for p in sorted(set(ports))
                           if p in self.thresholds_dbm]
             events: list[AlarmEvent] = []
-            for port, threshold in chosen:
+            swept = self.device.detector_dbms([port for port, _ in chosen])
+            for (port, threshold), reading in zip(chosen, swept, strict=True):
                 self._judged[port] = now
-                reading = self.device.detector_dbm(port)
                 self._power[port] = reading
                 was_lost = self._lost.get(port, False)
                 if reading is None:

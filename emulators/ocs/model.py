@@ -653,25 +653,39 @@ class OcsDevice(ScpiDevice):
 
     def monitor_dbm(self, port: int) -> float | None:
         """What the port's power monitor reads now; ``None`` for a failed port."""
-        return self._reading(port, self._noise)
+        return self._readings([port], self._noise)[0]
+
+    def monitor_dbms(self, ports: list[int]) -> list[float | None]:
+        """:meth:`monitor_dbm` of each of ``ports``, read in one sweep (one instant)."""
+        return self._readings(ports, self._noise)
 
     def detector_dbm(self, port: int) -> float | None:
         """What the loss-of-light detector reads on ``port`` now: the monitor's photodiode,
         with noise of its own; ``None`` for a failed port."""
-        return self._reading(port, self._detector_noise)
+        return self._readings([port], self._detector_noise)[0]
 
-    def _reading(self, port: int, noise: random.Random) -> float | None:
-        self.check_ports([port])
+    def detector_dbms(self, ports: list[int]) -> list[float | None]:
+        """:meth:`detector_dbm` of each of ``ports``, read in one sweep (one instant)."""
+        return self._readings(ports, self._detector_noise)
+
+    def _readings(self, ports: list[int], noise: random.Random) -> list[float | None]:
+        self.check_ports(ports)
         with self.lock:
-            if port in self._failed:
-                return None
             # Ingress monitors tap the fiber before the shutter: they see light
             # arriving even on a disabled port, which the safety rules rely on.
-            true_dbm = self.optics.power_dbm(f"{self.name}:{port}")
-            floor = MONITOR_FLOOR_DBM + noise.gauss(0.0, 0.3)
-            reading = dbm_sum([true_dbm, floor]) + self._monitor_offset[port - 1]
-            reading += noise.gauss(0.0, 0.02)
-            return round(min(reading, MONITOR_MAX_DBM), 2)
+            live = [p for p in ports if p not in self._failed]
+            true = dict(zip(live, self.optics.powers_dbm(f"{self.name}:{p}" for p in live),
+                            strict=True))
+            readings: list[float | None] = []
+            for port in ports:
+                if port in self._failed:
+                    readings.append(None)
+                    continue
+                floor = MONITOR_FLOOR_DBM + noise.gauss(0.0, 0.3)
+                reading = dbm_sum([true[port], floor]) + self._monitor_offset[port - 1]
+                reading += noise.gauss(0.0, 0.02)
+                readings.append(round(min(reading, MONITOR_MAX_DBM), 2))
+            return readings
 
     # ---- the optical element -------------------------------------------------------------
 

@@ -115,7 +115,7 @@ def make_interpreter(device: OcsDevice, status: ClientStatus | None = None) -> S
         limit = device.power_query_max_ports
         if device.reply_form == polatis and len(ports) > limit:
             raise ScpiError(-223, f"at most {limit} ports per power query")
-        readings = ",".join(_format_power(device.monitor_dbm(p)) for p in ports)
+        readings = ",".join(_format_power(power) for power in device.monitor_dbms(list(ports)))
         return f"({readings})" if device.reply_form == polatis else readings
 
     def boot_mode_set(params: list[Param]) -> None:

@@ -7,7 +7,11 @@ power at a port walks upstream and lets each element compute its output from
 its inputs at the current device time. Nothing is cached between questions,
 so a change anywhere (a fiber cut, a new OCS connection, an amplifier's ALS
 shutting its pump) is seen by every device that looks next, and telemetry
-agrees across devices.
+agrees across devices. A device reading many ports at one instant (a power query
+over a channel list, an alarm evaluation) asks :meth:`OpticalModel.powers_dbm`:
+within that one question each port is computed once (an egress port's light is its
+ingress port's, and its neighbours' for crosstalk), which is what a real unit's
+single sweep of its monitors gives.
 
 Darkness is ``-inf`` dBm (:data:`NO_LIGHT_DBM`); monitors add their own noise
 floor. Light that loops back on itself is cut at the loop.
@@ -221,6 +225,7 @@ class OpticalModel:
         self._inputs: dict[str, frozenset[str]] = {}
         self._outputs: dict[str, frozenset[str]] = {}
         self._listeners: list[Listener] = []
+        self._ports: dict[str, tuple[Element, str]] = {}
         self.version = 0
         """Bumped at every notified change (see the module docstring)."""
 
@@ -313,6 +318,14 @@ class OpticalModel:
         with self.lock:
             return self._power(port, self.clock.now(), frozenset())
 
+    def powers_dbm(self, ports: Iterable[str]) -> list[float]:
+        """Power at each of ``ports``, all at one instant (now), in their order: what
+        :meth:`power_dbm` gives for each, every port upstream of them computed once."""
+        with self.lock:
+            now = self.clock.now()
+            sweep = _Sweep()
+            return [self._power(port, now, frozenset(), sweep) for port in ports]
+
     def power_dbm_at(self, port: str, when: float) -> float:
         """Power at ``port`` at device time ``when``, which may lie in the recent past.
 
@@ -333,23 +346,49 @@ class OpticalModel:
         return sorted(t for t in times if start < t <= end)
 
     def _split(self, port: str) -> tuple[Element, str]:
+        known = self._ports.get(port)
+        if known is not None:
+            return known
         name, sep, local = port.partition(":")
         if not sep or not local:
             raise ValueError(f"port {port!r} must be written element:port")
-        return self.element(name), local
+        found = self._ports[port] = (self.element(name), local)  # elements are never removed
+        return found
 
-    def _power(self, port: str, now: float, visiting: frozenset[str]) -> float:
+    def _power(self, port: str, now: float, visiting: frozenset[str],
+               sweep: _Sweep | None = None) -> float:
+        if sweep is not None and port in sweep.known:
+            return sweep.known[port]
         if port in visiting:
+            if sweep is not None:
+                sweep.loops_cut += 1
             return NO_LIGHT_DBM
+        cut_before = 0 if sweep is None else sweep.loops_cut
         visiting = visiting | {port}
         element, local = self._split(port)
         if local in self._inputs[element.name]:
             feeder = self._upstream.get(port)
-            return NO_LIGHT_DBM if feeder is None else self._power(feeder, now, visiting)
-        name = element.name
-        return element.output_power(
-            local, lambda p: self._power(f"{name}:{p}", now, visiting), now
-        )
+            power = (NO_LIGHT_DBM if feeder is None
+                     else self._power(feeder, now, visiting, sweep))
+        else:
+            name = element.name
+            power = element.output_power(
+                local, lambda p: self._power(f"{name}:{p}", now, visiting, sweep), now)
+        # Kept for the rest of the sweep unless a loop was cut below it: then the value
+        # depends on where the walk entered the loop.
+        if sweep is not None and sweep.loops_cut == cut_before:
+            sweep.known[port] = power
+        return power
+
+
+class _Sweep:
+    """The ports computed so far in one :meth:`OpticalModel.powers_dbm` question."""
+
+    __slots__ = ("known", "loops_cut")
+
+    def __init__(self) -> None:
+        self.known: dict[str, float] = {}
+        self.loops_cut = 0
 
 
 class Transceivers(Element):

@@ -197,6 +197,28 @@ def test_light_fed_back_into_an_ocs_is_cut_at_the_loop() -> None:
     assert optics.power_dbm("ocs:9") == pytest.approx(looped, rel=1e-12, abs=0.0)
 
 
+def test_one_sweep_of_many_ports_reads_what_each_port_reads_alone() -> None:
+    """powers_dbm (one instant, each port upstream computed once) agrees with power_dbm
+    port by port, loops and crosstalk included, in any order of the ports asked."""
+    clock = SteppedClock()
+    optics = OpticalModel(clock)
+    device = OcsDevice("ocs", optics, size=8)
+    for n in range(1, 5):
+        optics.add(Source(f"laser{n}", {"out": -float(n)}))
+        optics.patch(f"laser{n}:out", f"ocs:{n}")
+    optics.add(Fiber("loop", 0.0, connector_loss_db=0.0))
+    optics.patch("ocs:9", "loop:in")
+    optics.patch("loop:out", "ocs:5")
+    device.add((1, 2, 3, 5), (9, 10, 11, 12))
+    clock.advance(1.0)
+    ports = [f"ocs:{p}" for p in range(1, 17)] + ["loop:in", "loop:out"]
+    alone = [optics.power_dbm(port) for port in ports]
+    assert any(math.isfinite(p) for p in alone) and any(p == NO_LIGHT_DBM for p in alone)
+    assert optics.powers_dbm(ports) == alone
+    assert optics.powers_dbm(reversed(ports)) == alone[::-1]
+    assert optics.powers_dbm([]) == []
+
+
 # ---- building the graph ----------------------------------------------------------------
 
 
