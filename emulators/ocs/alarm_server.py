@@ -55,6 +55,7 @@ from drivers.ocs.commands import NOT_A_NUMBER
 from emulators.faults import Fault, FaultError
 from emulators.ocs.alarms import AlarmEvent, PortAlarm
 from emulators.ocs.model import OcsDevice
+from emulators.optics.model import ANY_PORT
 from emulators.scpi.server import ReopensAfterPowerLoss
 
 log = logging.getLogger(__name__)
@@ -131,7 +132,7 @@ class AlarmServer(ReopensAfterPowerLoss):
         self._pending_lock = threading.Lock()
         self._feeding: dict[str, int] = {}  # element of one output -> the port it feeds
         self._full_pending = False
-        self._timers: dict[float, asyncio.TimerHandle] = {}
+        self._timers: dict[float, tuple[asyncio.TimerHandle, set[int] | None]] = {}
         self._heartbeat: asyncio.Task[None] | None = None
         self._loop_thread = 0
         for kind in ALARM_FAULTS:
@@ -175,7 +176,7 @@ class AlarmServer(ReopensAfterPowerLoss):
         for task in (self._heartbeat, self._reopen):
             if task is not None:
                 task.cancel()
-        for timer in self._timers.values():
+        for timer, _ in self._timers.values():
             timer.cancel()
         self._timers.clear()
         self._drop_everything()
@@ -276,18 +277,31 @@ class AlarmServer(ReopensAfterPowerLoss):
 
     # ---- when to look ----------------------------------------------------------------------
 
-    def _on_light(self, element: str, at: float | None) -> None:
-        """An optical model change (any thread, maybe with the model's lock held)."""
+    def _on_light(self, element: str, at: float | None,
+                  reached: frozenset[str] | None = None) -> None:
+        """An optical model change (any thread, maybe with the model's lock held).
+
+        When the model says which ports the change reaches, only this unit's among them
+        are read, and a change that reaches none of them is not looked at; otherwise
+        the port a fiber or an amplifier feeds directly is read with the egress ports,
+        and any other change has every armed port read."""
         loop = self._loop
         if element not in self._watched or loop is None or loop.is_closed():
             return
+        ports: set[int] | None
+        if reached is not None:
+            ports = self._own_ports(reached)
+            if ports is not None and not ports:
+                return  # nothing of this unit's light changed
+        else:
+            feeds = self._feeding.get(element)
+            ports = None if feeds is None else {feeds, *self._armed_egress()}
         if at is not None:
-            loop.call_soon_threadsafe(self._evaluate_at, at)
+            loop.call_soon_threadsafe(self._evaluate_at, at, ports)
             return
-        feeds = self._feeding.get(element)
         with self._pending_lock:
-            if feeds is not None:
-                self._pending_ports.add(feeds)
+            if ports is not None:
+                self._pending_ports.update(ports)
             else:
                 self._pending_all = True
             if self._pending:
@@ -295,32 +309,49 @@ class AlarmServer(ReopensAfterPowerLoss):
             self._pending = True
         loop.call_soon_threadsafe(self._evaluate_pending)
 
-    def _evaluate_at(self, at: float) -> None:
+    def _own_ports(self, reached: frozenset[str]) -> set[int] | None:
+        """This unit's ports in a reached set; ``None`` for all of them."""
+        name = self.device.name
+        if f"{name}:{ANY_PORT}" in reached:
+            return None
+        prefix = f"{name}:"
+        return {int(port[len(prefix):]) for port in reached if port.startswith(prefix)}
+
+    def _armed_egress(self) -> set[int]:
+        with self.device.lock:
+            return {p for p in self.device.alarms.thresholds_dbm if p > self.device.size}
+
+    def _evaluate_at(self, at: float, ports: set[int] | None = None) -> None:
+        """Read ``ports`` (every armed port when ``None``) once device time ``at`` has
+        come; the changes due at one moment are read together."""
         key = round(at, 4)
         if key in self._timers:
+            handle, waiting = self._timers[key]
+            if waiting is not None:
+                if ports is None:
+                    self._timers[key] = (handle, None)
+                else:
+                    waiting.update(ports)
             return
         assert self._loop is not None
         delay = max(0.0, at - self.device.clock.now()) + SETTLE_MARGIN_SECONDS
 
         def due() -> None:
-            self._timers.pop(key, None)
-            self._evaluate()
+            _, chosen = self._timers.pop(key, (None, None))
+            self._read(chosen)
 
-        self._timers[key] = self._loop.call_later(delay, due)
+        self._timers[key] = (self._loop.call_later(delay, due),
+                             None if ports is None else set(ports))
 
     def _evaluate_pending(self) -> None:
-        """The ports fed directly by what changed are read at once; a change that may reach
-        any port (anything else joined to this OCS) has every port read next, after what
-        the loop already holds, so that the ports a cut darkens are judged first on every
-        OCS of the loop before any is read whole."""
+        """The ports a change reached are read at once; a change that may reach any port
+        has every port read next, after what the loop already holds, so that the ports a
+        cut darkens are judged first on every OCS of the loop before any is read whole."""
         with self._pending_lock:
             every, ports = self._pending_all, self._pending_ports
             self._pending, self._pending_all, self._pending_ports = False, False, set()
         if ports:
-            # light entering those ports leaves by the egress ports: read the armed ones too
-            with self.device.lock:
-                egress = {p for p in self.device.alarms.thresholds_dbm if p > self.device.size}
-            self._read(ports | egress)
+            self._read(ports)
         if every and not self._full_pending:
             self._full_pending = True
             assert self._loop is not None

@@ -282,10 +282,17 @@ class OcsDevice(ScpiDevice):
         self._engine = _OcsEngine(self)
         optics.add(self._engine)
 
-    def _light_changed(self, at: float | None = None) -> None:
+    def _light_changed(self, at: float | None = None,
+                       egress: Iterable[int] | None = None) -> None:
         """Tell the optical model that the light through the switch changed now (or will
-        at device time ``at``)."""
-        self._engine.changed(at)
+        at device time ``at``): on the ``egress`` ports and their neighbours (crosstalk),
+        or on any port when ``None``."""
+        if egress is None:
+            self._engine.changed(at)
+            return
+        low, high = self.size + 1, 2 * self.size
+        touched = {n for port in egress for n in (port - 1, port, port + 1) if low <= n <= high}
+        self._engine.changed(at, [str(port) for port in sorted(touched)])
 
     # ---- factory data --------------------------------------------------------------
 
@@ -522,6 +529,8 @@ class OcsDevice(ScpiDevice):
         begin = max(now if start is None else start, self.busy_until)
         duration = self.switching_seconds() * self._rng.uniform(0.95, 1.05)
         done = begin + duration
+        touched = {self._paths[i].egress for i in removed | (changed & set(self._paths))}
+        touched.update(wanted[i] for i in changed)
         for ingress in removed | (changed & set(self._paths)):
             self._remember_gone(ingress, self._paths[ingress], now)
         for ingress in removed:
@@ -535,8 +544,8 @@ class OcsDevice(ScpiDevice):
         self._transitions.extend((now, done))
         self._reconfigurations.append((done, duration))
         self._save_nvram()
-        self._light_changed()  # removed and re-pointed beams are dark from now
-        self._light_changed(done)  # the new ones light up then
+        self._light_changed(egress=touched)  # removed and re-pointed beams are dark from now
+        self._light_changed(done, touched)  # the new ones light up then
 
     def _remember_gone(self, ingress: int, path: _Path, removed_at: float) -> None:
         gone = self._gone.setdefault(path.egress, deque())
@@ -822,6 +831,16 @@ class _OcsEngine(Element):
 
     def output_power(self, port: str, input_power: InputPower, now: float) -> float:
         return self.device.egress_power_dbm(int(port), input_power, now)
+
+    def feeds(self, input_port: str) -> Iterable[str]:
+        """The egress port an ingress port is connected to and its two neighbours (the
+        crosstalk reaches them); none while it is not connected."""
+        path = self.device._paths.get(int(input_port))
+        if path is None:
+            return ()
+        low, high = self.device.size + 1, 2 * self.device.size
+        return [str(n) for n in (path.egress - 1, path.egress, path.egress + 1)
+                if low <= n <= high]
 
     def change_times(self, start: float, end: float) -> Iterable[float]:
         return self.device.transition_times(start, end)

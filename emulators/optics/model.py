@@ -41,11 +41,15 @@ from emulators.clock import Clock
 NO_LIGHT_DBM = float("-inf")
 
 InputPower = Callable[[str], float]
-Listener = Callable[[str, "float | None"], None]
-"""Told the name of an element whose light changed, and ``None`` (it changed now) or
-the device time at which it will change by itself (a beam that settles then). Called
-in the changing thread, possibly with the model's lock held: it must be quick and
-must not block."""
+Listener = Callable[[str, "float | None", "frozenset[str] | None"], None]
+"""Told the name of an element whose light changed, ``None`` (it changed now) or the
+device time at which it will change by itself (a beam that settles then), and the
+ports whose light the change can reach (see :meth:`OpticalModel.changed`; ``None``:
+any port joined to that element). Called in the changing thread, possibly with the
+model's lock held: it must be quick and must not block."""
+
+ANY_PORT = "*"
+"""In a reached set, ``element:*`` stands for every port of that element."""
 
 
 def dbm_to_mw(dbm: float) -> float:
@@ -71,11 +75,18 @@ class Element:
         self.model: OpticalModel | None = None
         """The model this element was added to (set by :meth:`OpticalModel.add`)."""
 
-    def changed(self, at: float | None = None) -> None:
+    def changed(self, at: float | None = None, outputs: Iterable[str] | None = None) -> None:
         """Tell the model that what this element emits or passes has just changed, or
-        will change by itself at device time ``at``."""
+        will change by itself at device time ``at``: on ``outputs`` (its output ports'
+        names), or on any of them when ``None``."""
         if self.model is not None:
-            self.model.changed(self.name, at)
+            self.model.changed(self.name, at, outputs)
+
+    def feeds(self, input_port: str) -> Iterable[str] | None:
+        """The output ports the light entering ``input_port`` can leave by now; ``None``
+        when it may be any (the default, unless the element has one output)."""
+        outputs = list(self.output_ports())
+        return outputs if len(outputs) == 1 else None
 
     def input_ports(self) -> Iterable[str]:
         return ()
@@ -173,7 +184,7 @@ class Fiber(Element):
             raise ValueError(f"fiber {self.name}: length and losses must not be negative")
         if getattr(self, attribute) != value:
             setattr(self, attribute, float(value))
-            self.changed()
+            self.changed(outputs=("out",))
 
     @property
     def cut(self) -> bool:
@@ -183,7 +194,7 @@ class Fiber(Element):
     def cut(self, cut: bool) -> None:
         if cut != self._cut:
             self._cut = cut
-            self.changed()
+            self.changed(outputs=("out",))
 
     @property
     def loss_db(self) -> float:
@@ -222,6 +233,7 @@ class OpticalModel:
         self.lock = threading.RLock()
         self._elements: dict[str, Element] = {}
         self._upstream: dict[str, str] = {}  # input port -> the output port feeding it
+        self._downstream: dict[str, str] = {}  # output port -> the input port it feeds
         self._inputs: dict[str, frozenset[str]] = {}
         self._outputs: dict[str, frozenset[str]] = {}
         self._listeners: list[Listener] = []
@@ -242,14 +254,41 @@ class OpticalModel:
 
         return unwatch
 
-    def changed(self, element: str, at: float | None = None) -> None:
+    def changed(self, element: str, at: float | None = None,
+                outputs: Iterable[str] | None = None) -> None:
         """Element ``element``'s light has just changed (or will at device time ``at``):
-        bump :attr:`version`, tell the listeners."""
+        bump :attr:`version`, tell the listeners which ports the change can reach.
+
+        With ``outputs`` (the element's output ports that changed) that is those ports
+        and every port downstream of them: through each patch, and through each element
+        by the outputs its :meth:`Element.feeds` names (``element:*`` where it cannot
+        say). Without, ``None``: anything joined to the element."""
         with self.lock:
             self.version += 1
             listeners = list(self._listeners)
+            reached = None if outputs is None else self._reach(element, outputs)
         for listener in listeners:
-            listener(element, at)
+            listener(element, at, reached)
+
+    def _reach(self, element: str, outputs: Iterable[str]) -> frozenset[str]:
+        found: set[str] = set()
+        frontier = [f"{element}:{port}" for port in outputs]
+        while frontier:
+            port = frontier.pop()
+            if port in found:
+                continue
+            found.add(port)
+            entry = self._downstream.get(port)
+            if entry is None or entry in found:
+                continue
+            found.add(entry)
+            target, local = self._split(entry)
+            passes = target.feeds(local)
+            if passes is None:
+                found.add(f"{target.name}:{ANY_PORT}")
+                continue
+            frontier.extend(f"{target.name}:{out}" for out in passes)
+        return frozenset(found)
 
     def add(self, element: Element) -> Element:
         with self.lock:
@@ -283,6 +322,7 @@ class OpticalModel:
             if to_port in self._upstream:
                 raise ValueError(f"{to_port} is already fed by {self._upstream[to_port]}")
             self._upstream[to_port] = from_port
+            self._downstream[from_port] = to_port
 
     def connected(self, name: str) -> frozenset[str]:
         """Every element joined to element ``name`` by patches, in either direction, itself
@@ -308,10 +348,7 @@ class OpticalModel:
 
     def downstream_of(self, output_port: str) -> str | None:
         with self.lock:
-            for dst, src in self._upstream.items():
-                if src == output_port:
-                    return dst
-            return None
+            return self._downstream.get(output_port)
 
     def power_dbm(self, port: str) -> float:
         """Power at ``element:port`` now (input or output port), in dBm."""

@@ -695,7 +695,7 @@ def test_a_pump_failure_and_its_repair_are_notified_at_once(bench: Bench) -> Non
     behind the amplifier raises its loss-of-light alarm on it), not at the next step of
     whoever drives the module's clock."""
     told: list[str] = []
-    bench.optics.watch(lambda name, at: told.append(name))
+    bench.optics.watch(lambda name, at, reached: told.append(name))
     bench.amp.faults.inject(Fault("pump"))
     assert told == ["amp-t"] and bench.out() == NO_LIGHT_DBM
     bench.amp.faults.clear("pump")

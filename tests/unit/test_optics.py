@@ -118,7 +118,7 @@ def test_a_change_of_a_fibers_loss_is_notified_like_a_cut(optics: OpticalModel) 
     fiber = Fiber("f", 10.0, connector_loss_db=0.5)
     _line(optics, fiber)
     told: list[str] = []
-    optics.watch(lambda name, at: told.append(name))
+    optics.watch(lambda name, at, reached: told.append(name))
     fiber.connector_loss_db = 6.5
     assert told == ["f"]
     assert optics.power_dbm("pd:in") == pytest.approx(-(10 * 0.22 + 6.5))
@@ -217,6 +217,34 @@ def test_one_sweep_of_many_ports_reads_what_each_port_reads_alone() -> None:
     assert optics.powers_dbm(ports) == alone
     assert optics.powers_dbm(reversed(ports)) == alone[::-1]
     assert optics.powers_dbm([]) == []
+
+
+def test_a_change_tells_which_ports_its_light_reaches() -> None:
+    """A reconfiguration of OCS a reaches its re-pointed egress ports and their
+    neighbours, down the fiber into OCS b and on through b's connection; a fiber cut
+    reaches what that fiber feeds; a change an element cannot place reaches any port."""
+    clock = SteppedClock()
+    optics = OpticalModel(clock)
+    a, b = OcsDevice("a", optics, size=8), OcsDevice("b", optics, size=8)
+    optics.add(Source("laser", {"out": 0.0}))
+    optics.add(Fiber("span", 10.0))
+    optics.patch("laser:out", "a:1")
+    optics.patch("a:12", "span:in")
+    optics.patch("span:out", "b:3")
+    b.add((3,), (14,))
+    told: list[tuple[str, float | None, frozenset[str] | None]] = []
+    optics.watch(lambda name, at, reached: told.append((name, at, reached)))
+    a.add((1,), (12,))
+    (_, now_at, now), (_, done_at, done) = told
+    assert now_at is None and done_at is not None and done_at > 0 and now == done
+    assert now == {"a:11", "a:12", "a:13", "span:in", "span:out", "b:3",
+                   "b:13", "b:14", "b:15"}
+    told.clear()
+    optics.element("span").cut = True  # type: ignore[attr-defined]
+    assert told == [("span", None, frozenset({"span:out", "b:3", "b:13", "b:14", "b:15"}))]
+    told.clear()
+    optics.changed("laser")
+    assert told == [("laser", None, None)]
 
 
 # ---- building the graph ----------------------------------------------------------------
