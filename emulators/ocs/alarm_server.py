@@ -55,7 +55,6 @@ from drivers.ocs.commands import NOT_A_NUMBER
 from emulators.faults import Fault, FaultError
 from emulators.ocs.alarms import AlarmEvent, PortAlarm
 from emulators.ocs.model import OcsDevice
-from emulators.optics.model import ANY_PORT
 from emulators.scpi.server import ReopensAfterPowerLoss
 
 log = logging.getLogger(__name__)
@@ -291,7 +290,7 @@ class AlarmServer(ReopensAfterPowerLoss):
         ports: set[int] | None
         if reached is not None:
             ports = self._own_ports(reached)
-            if ports is not None and not ports:
+            if not ports:
                 return  # nothing of this unit's light changed
         else:
             feeds = self._feeding.get(element)
@@ -309,12 +308,9 @@ class AlarmServer(ReopensAfterPowerLoss):
             self._pending = True
         loop.call_soon_threadsafe(self._evaluate_pending)
 
-    def _own_ports(self, reached: frozenset[str]) -> set[int] | None:
-        """This unit's ports in a reached set; ``None`` for all of them."""
-        name = self.device.name
-        if f"{name}:{ANY_PORT}" in reached:
-            return None
-        prefix = f"{name}:"
+    def _own_ports(self, reached: frozenset[str]) -> set[int]:
+        """This unit's ports in a reached set."""
+        prefix = f"{self.device.name}:"
         return {int(port[len(prefix):]) for port in reached if port.startswith(prefix)}
 
     def _armed_egress(self) -> set[int]:

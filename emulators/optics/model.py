@@ -48,9 +48,6 @@ ports whose light the change can reach (see :meth:`OpticalModel.changed`; ``None
 any port joined to that element). Called in the changing thread, possibly with the
 model's lock held: it must be quick and must not block."""
 
-ANY_PORT = "*"
-"""In a reached set, ``element:*`` stands for every port of that element."""
-
 
 def dbm_to_mw(dbm: float) -> float:
     return 0.0 if dbm == NO_LIGHT_DBM else 10.0 ** (dbm / 10.0)
@@ -261,7 +258,7 @@ class OpticalModel:
 
         With ``outputs`` (the element's output ports that changed) that is those ports
         and every port downstream of them: through each patch, and through each element
-        by the outputs its :meth:`Element.feeds` names (``element:*`` where it cannot
+        by the outputs its :meth:`Element.feeds` names (all of them where it cannot
         say). Without, ``None``: anything joined to the element."""
         with self.lock:
             self.version += 1
@@ -284,9 +281,8 @@ class OpticalModel:
             found.add(entry)
             target, local = self._split(entry)
             passes = target.feeds(local)
-            if passes is None:
-                found.add(f"{target.name}:{ANY_PORT}")
-                continue
+            if passes is None:  # it cannot say: any of its outputs
+                passes = self._outputs[target.name]
             frontier.extend(f"{target.name}:{out}" for out in passes)
         return frozenset(found)
 

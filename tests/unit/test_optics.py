@@ -245,6 +245,19 @@ def test_a_change_tells_which_ports_its_light_reaches() -> None:
     told.clear()
     optics.changed("laser")
     assert told == [("laser", None, None)]
+    # through an element that cannot say which output its light leaves by (a 1x2
+    # fan-out): on through all of them
+    from emulators.instruments.fanout import FanOut
+
+    optics.add(Fiber("lead", 1.0))
+    optics.add(FanOut("split", 2))
+    optics.patch("lead:out", "split:in")
+    optics.patch("split:1", "a:5")
+    optics.patch("split:2", "b:6")
+    told.clear()
+    optics.element("lead").cut = True  # type: ignore[attr-defined]
+    assert told == [("lead", None, frozenset({"lead:out", "split:in", "split:1", "split:2",
+                                              "a:5", "b:6"}))]
 
 
 # ---- building the graph ----------------------------------------------------------------
