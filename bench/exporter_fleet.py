@@ -601,23 +601,30 @@ def _ready_plain(url: str) -> bool:
 
 def measure(targets: int, shards: int, interval: float, minutes: float, probes: int,
             cpo_samples: int, progress: Progress, *, cpo_ports: int = 64,
-            options: Sequence[str] = ()) -> dict[str, Any]:
+            options: Sequence[str] = (), keep_logs: Path | None = None) -> dict[str, Any]:
     result: dict[str, Any] = {"cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory(prefix="msoctl-fleet-") as tmp:
         directory = Path(tmp)
-        counts = mix(targets)
-        progress(f"starting {targets} emulated targets: {counts}")
-        fleet = Fleet(counts, directory)
         try:
-            result["fleet"] = fleet_run(fleet, shards, interval, minutes, directory, progress,
-                                        options=options)
-            result["burst"] = burst(fleet, probes, directory, progress) if probes else {
-                "skipped": "--burst 0"}
+            counts = mix(targets)
+            progress(f"starting {targets} emulated targets: {counts}")
+            fleet = Fleet(counts, directory)
+            try:
+                result["fleet"] = fleet_run(fleet, shards, interval, minutes, directory,
+                                            progress, options=options)
+                result["burst"] = burst(fleet, probes, directory, progress) if probes else {
+                    "skipped": "--burst 0"}
+            finally:
+                fleet.close()
+            result["cpo_cpu"] = (against_snmp_exporter(cpo_samples, directory, progress,
+                                                       ports=cpo_ports)
+                                 if cpo_samples else {"skipped": "--cpo-samples 0"})
         finally:
-            fleet.close()
-        result["cpo_cpu"] = (against_snmp_exporter(cpo_samples, directory, progress,
-                                                   ports=cpo_ports)
-                             if cpo_samples else {"skipped": "--cpo-samples 0"})
+            if keep_logs is not None:  # every party's log, before the directory goes
+                for log in directory.rglob("*.log"):
+                    target = keep_logs / log.relative_to(directory)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(log, target)
     return result
 
 
@@ -681,6 +688,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exporter-option", action="append", default=[], metavar="OPT",
                         help="an option for each msoctl exporter (repeat; e.g. "
                              "--exporter-option=--max-sessions=0)")
+    parser.add_argument("--keep-logs", type=Path, metavar="DIR",
+                        help="copy the exporters', Prometheus servers' and snmp_exporter's "
+                             "logs here (with --exporter-option=-v each failed probe is "
+                             "logged with its reason)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.targets < 8 or args.shards < 1 or args.interval < 1 or args.minutes <= 0 \
@@ -691,7 +702,7 @@ def main(argv: list[str] | None = None) -> int:
     result = measure(args.targets, args.shards, args.interval, args.minutes, args.burst,
                      args.cpo_samples, (lambda _: None) if quiet else
                      (lambda text: print(f"  {text}", file=sys.stderr)),
-                     options=args.exporter_option)
+                     options=args.exporter_option, keep_logs=args.keep_logs)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
