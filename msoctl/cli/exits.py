@@ -94,6 +94,25 @@ def invoke(group: click.Group, args: list[str]) -> int:
     except interrupts.Terminated:
         return _fail("terminated", EXIT_TERMINATED, verbose=verbose)
     except Exception as error:
+        # Ctrl-C or SIGTERM while a module was being imported can come out wrapped (a
+        # class body's __set_name__ raises RuntimeError from the KeyboardInterrupt)
+        signalled = _signal_within(error)
+        if isinstance(signalled, KeyboardInterrupt):
+            return _fail("interrupted", EXIT_INTERRUPTED, verbose=verbose)
+        if isinstance(signalled, interrupts.Terminated):
+            return _fail("terminated", EXIT_TERMINATED, verbose=verbose)
         return _failed(error, verbose=verbose, debug=debug)
     finally:
         restore_sigterm()
+
+
+def _signal_within(error: BaseException) -> BaseException | None:
+    """The KeyboardInterrupt or Terminated ``error`` was raised from, if any."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt | interrupts.Terminated):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None

@@ -418,3 +418,37 @@ def test_console_script_prints_no_traceback_on_a_bad_inventory(tmp_path: Path) -
     assert "Traceback" not in done.stderr
     assert done.stderr == (f"error: {bad}:6: device 'ocs-a': field 'timeout_seconds': "
                            "must be a number, got 'soon'\n")
+
+
+@pytest.mark.parametrize(("signalled", "code", "said"), [
+    (KeyboardInterrupt, 130, "error: interrupted"),
+    ("terminated", 143, "error: terminated"),
+    (None, 1, "error: internal error: RuntimeError"),
+])
+def test_a_signal_wrapped_by_an_import_exits_as_the_signal(
+        capsys: pytest.CaptureFixture[str], signalled: Any, code: int, said: str) -> None:
+    """Ctrl-C (or SIGTERM) landing while a module is imported can surface as another
+    exception raised from it (a class body's __set_name__ turns it into RuntimeError): it
+    is still an interruption, exit 130 (143), not an internal error."""
+    import click
+
+    from msoctl import interrupts
+    from msoctl.cli.exits import invoke
+
+    cause = (interrupts.Terminated() if signalled == "terminated"
+             else None if signalled is None else signalled())
+
+    @click.group()
+    def group() -> None:
+        pass
+
+    @group.command()
+    def work() -> None:
+        try:
+            raise cause if cause is not None else ValueError("a bug")
+        except BaseException as error:
+            raise RuntimeError("Error calling __set_name__ on 'cached_property'") from error
+
+    assert invoke(group, ["work"]) == code
+    err = capsys.readouterr().err
+    assert err.startswith(said) and err.count("\n") == 1
