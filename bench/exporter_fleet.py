@@ -143,7 +143,13 @@ class Fleet:
         return started
 
     def cpu_seconds(self) -> float:
-        return sum(process.cpu_seconds() for process in self.processes)
+        return sum(self.cpu_seconds_by_kind().values())
+
+    def cpu_seconds_by_kind(self) -> dict[str, float]:
+        """Each emulator process's CPU so far, by the kind it serves (one process each)."""
+        return {kind: process.cpu_seconds()
+                for kind, process in zip(("ocs", "switch", "amp", "cpo"), self.processes,
+                                         strict=True)}
 
     def close(self) -> None:
         for process in self.processes:
@@ -261,7 +267,7 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
         time.sleep(warm)
         exporter_cpu = [process_cpu_seconds(pid, children=True) for _, pid in exporters]
         prometheus_cpu = [process_cpu_seconds(pid) for _, pid in servers]
-        fleet_cpu = fleet.cpu_seconds()
+        fleet_cpu_by_kind = fleet.cpu_seconds_by_kind()
         started = time.time()
         deadline = time.monotonic() + minutes * 60
         while time.monotonic() < deadline:
@@ -273,7 +279,9 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
                         for (_, pid), before in zip(exporters, exporter_cpu, strict=True)]
         prometheus_cpu = [process_cpu_seconds(pid) - before
                           for (_, pid), before in zip(servers, prometheus_cpu, strict=True)]
-        fleet_cpu = fleet.cpu_seconds() - fleet_cpu
+        fleet_cpu_by_kind = {kind: seconds - fleet_cpu_by_kind[kind]
+                             for kind, seconds in fleet.cpu_seconds_by_kind().items()}
+        fleet_cpu = sum(fleet_cpu_by_kind.values())
         ended = started + window
         counted = [_scrapes(url, _expected(split / f"msoctl-targets-{k}.json"), window,
                             ended, interval) for k, (url, _) in enumerate(servers)]
@@ -304,7 +312,12 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
             "exporter_cpu_ms_per_target_scrape": 1e3 * sum(exporter_cpu) / max(1, made),
             "exporter_cores": sum(exporter_cpu) / window,
             "prometheus_cores": sum(prometheus_cpu) / window,
-            "emulator_cores": fleet_cpu / window, "timeline": timeline}
+            "emulator_cores": fleet_cpu / window,
+            # one process per kind: a process near 1 core is the emulators' limit, not the
+            # exporters' (its devices answer late)
+            "emulator_cores_by_kind": {kind: round(seconds / window, 3)
+                                       for kind, seconds in fleet_cpu_by_kind.items()},
+            "timeline": timeline}
 
 
 JOBS = 'job=~"msoctl|msoctl-cpo"'
@@ -647,7 +660,8 @@ def report(result: dict[str, Any]) -> None:
               f"max {f['probe_max_seconds'] * 1e3:.0f} ms")
     print(f"  exporter CPU {f['exporter_cpu_ms_per_target_scrape']:.2f} ms per target per "
           f"scrape ({f['exporter_cores']:.2f} cores); Prometheus {f['prometheus_cores']:.2f} "
-          f"cores; emulators {f['emulator_cores']:.2f} cores")
+          f"cores; emulators {f['emulator_cores']:.2f} cores "
+          f"({', '.join(f'{k} {v:.2f}' for k, v in f['emulator_cores_by_kind'].items())})")
     print("  timeline from the exporters' start (s: made/failed/down, p50 ms, exporter "
           "cores; * window):")
     cells = [f"{'*' if e['window'] else ' '}{e['t']:4.0f}: {e['made']}/{e['failed']}/"

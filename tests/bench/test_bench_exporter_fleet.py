@@ -43,6 +43,10 @@ def test_fleet_bench_reports_every_part() -> None:
     assert fleet["targets_active"] == 8 and fleet["targets_never_scraped"] == 0
     for key in ("probe_p50_seconds", "probe_p99_seconds", "exporter_cpu_ms_per_target_scrape"):
         assert positive(fleet[key]), key
+    by_kind = fleet["emulator_cores_by_kind"]
+    assert set(by_kind) == {"ocs", "switch", "amp", "cpo"}
+    assert all(cores >= 0 for cores in by_kind.values())
+    assert math.isclose(sum(by_kind.values()), fleet["emulator_cores"], abs_tol=0.01)
     timeline = fleet["timeline"]  # every stored scrape since the exporters started
     assert timeline and [row["t"] for row in timeline] == sorted(row["t"] for row in timeline)
     assert sum(row["made"] for row in timeline) >= fleet["scrapes_made"]
