@@ -84,6 +84,16 @@ def mix(targets: int) -> dict[str, int]:
             "cpo": cpo}
 
 
+AGENTS_PER_PROCESS = 10
+"""Emulated CPO/CPC agents per process (see :class:`Fleet`)."""
+
+
+def _split(total: int, parts: int) -> list[int]:
+    """``total`` in ``parts`` (at least one) shares differing by at most one."""
+    parts = max(1, parts)
+    return [total // parts + (1 if k < total % parts else 0) for k in range(parts)]
+
+
 class Fleet:
     """Every emulator process and the inventory that lists their devices."""
 
@@ -96,13 +106,21 @@ class Fleet:
         self.counts = counts
         password, auth, priv = (secrets.token_urlsafe(16) for _ in range(3))
         self.processes: list[FleetProcess] = []
+        self.kinds: list[str] = []
         try:
-            ocs = self._start(serve_ocs, (counts["ocs"],), "OCS fleet")
+            ocs = self._start(serve_ocs, (counts["ocs"],), "OCS fleet", kind="ocs")
             switches = self._start(serve_switches, (counts["switch"], 0.0, password),
-                                   "switch fleet")
-            amps = self._start(serve_amplifiers, (counts["amp"],), "amplifier fleet")
-            agents = self._start(serve_agents, (counts["cpo"], agent_ports, SNMP_USER, auth,
-                                                priv), "CPO agent fleet")
+                                   "switch fleet", kind="switch")
+            amps = self._start(serve_amplifiers, (counts["amp"],), "amplifier fleet",
+                               kind="amp")
+            # Each emulated agent (pysnmp, USM with privacy) costs a reading about 0.25 s of
+            # CPU, a real switch's agent its own CPU: the agents go AGENTS_PER_PROCESS to a
+            # process, so that one Python process is not the fleet's bottleneck.
+            shares = _split(counts["cpo"], math.ceil(counts["cpo"] / AGENTS_PER_PROCESS))
+            agent_parts = [self._start(serve_agents, (share, agent_ports, SNMP_USER, auth,
+                                                      priv), f"CPO agent fleet {k + 1}",
+                                       kind="cpo", first=sum(shares[:k]))
+                           for k, share in enumerate(shares)]
             for process in self.processes:  # started side by side, then waited for
                 process.wait()
         except BaseException:
@@ -114,6 +132,7 @@ class Fleet:
             (directory / name).chmod(0o600)
         (directory / "known_hosts").write_text("".join(f"{line}\n"
                                                        for _, _, line in switches.devices))
+        agent_ports_of = [port for part in agent_parts for _, port in part.devices]
         devices: list[dict[str, Any]] = [
             {"name": name, "kind": "ocs", "transport": "visa",
              "address": f"TCPIP::127.0.0.1::{port}::SOCKET", "timeout_seconds": 5.0}
@@ -127,29 +146,32 @@ class Fleet:
                 "address": f"127.0.0.1:{port}", "username": "msoctl",
                 "password": "file:switch.password", "known_hosts": "known_hosts",
                 "timeout_seconds": 10.0}
-            if index < len(agents.devices):
-                entry["snmp"] = {"address": f"127.0.0.1:{agents.devices[index][1]}",
+            if index < len(agent_ports_of):
+                entry["snmp"] = {"address": f"127.0.0.1:{agent_ports_of[index]}",
                                  "user": SNMP_USER, "auth_key": "file:snmp.auth",
                                  "priv_key": "file:snmp.priv", "timeout_seconds": 5.0}
             devices.append(entry)
         self.inventory = directory / "inventory.yaml"
         self.inventory.write_text(yaml.safe_dump({"devices": devices}))
-        self.targets = len(devices) + len(agents.devices)
+        self.targets = len(devices) + len(agent_ports_of)
 
-    def _start(self, serve: Callable[..., None], args: tuple[Any, ...],
-               what: str) -> FleetProcess:
-        started = FleetProcess(serve, args, what=what, start_seconds=600, wait=False)
+    def _start(self, serve: Callable[..., None], args: tuple[Any, ...], what: str, *,
+               kind: str, **kwargs: Any) -> FleetProcess:
+        started = FleetProcess(serve, args, what=what, start_seconds=600, wait=False,
+                               kwargs=kwargs)
         self.processes.append(started)
+        self.kinds.append(kind)
         return started
 
     def cpu_seconds(self) -> float:
         return sum(self.cpu_seconds_by_kind().values())
 
     def cpu_seconds_by_kind(self) -> dict[str, float]:
-        """Each emulator process's CPU so far, by the kind it serves (one process each)."""
-        return {kind: process.cpu_seconds()
-                for kind, process in zip(("ocs", "switch", "amp", "cpo"), self.processes,
-                                         strict=True)}
+        """The emulator processes' CPU so far, by the kind they serve."""
+        found = dict.fromkeys(("ocs", "switch", "amp", "cpo"), 0.0)
+        for kind, process in zip(self.kinds, self.processes, strict=True):
+            found[kind] += process.cpu_seconds()
+        return found
 
     def close(self) -> None:
         for process in self.processes:

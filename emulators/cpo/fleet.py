@@ -3,8 +3,9 @@
 SHA-256 and AES-128), controlled over two multiprocessing pipes
 (:mod:`emulators.fleetprocess`).
 
-Run :func:`serve_fleet` as the target of a (spawned) process. It sends on ``ready``
-one ``(index, port)`` per agent once all listen, then answers ``"cpu"`` on ``stop``
+Run :func:`serve_fleet` as the target of a (spawned) process: ``count`` agents numbered
+from ``first`` (several processes serve one fleet). It sends on ``ready`` one
+``(index, port)`` per agent once all listen, then answers ``"cpu"`` on ``stop``
 with the process's CPU seconds so far, and stops every agent on anything else. Each
 agent has ``ports`` ports (``EthernetN``) of 8 optical and 8 electrical lanes.
 """
@@ -25,7 +26,7 @@ PORT_SPEED_BPS = 1.6e12  # 8 electrical lanes of 200G
 
 
 def serve_fleet(count: int, ports: int, user: str, auth_key: str, priv_key: str,
-                ready: Connection, stop: Connection) -> None:
+                ready: Connection, stop: Connection, *, first: int = 0) -> None:
     async def main() -> None:
         clock = RealClock()
         spec = TelemetrySpec(ports=tuple(range(1, ports + 1)),
@@ -33,14 +34,14 @@ def serve_fleet(count: int, ports: int, user: str, auth_key: str, priv_key: str,
                              electrical_lanes_per_port=LANES_PER_PORT, lanes_per_engine=16,
                              lanes_per_laser=LANES_PER_PORT, lasers_per_els_module=4)
         agents = []
-        for index in range(count):
+        for index in range(first, first + count):  # names (and engine IDs) fleet-wide
             telemetry = SwitchTelemetry(f"cpo-{index:04d}", clock, spec, seed=index)
             agent = CpoAgent(telemetry, UsmCredentials(user, auth_key, priv_key),
                              interfaces=[Interface(port, f"Ethernet{port}", PORT_SPEED_BPS)
                                          for port in spec.ports])
             await agent.start()
             agents.append(agent)
-        ready.send([(index, agent.port) for index, agent in enumerate(agents)])
+        ready.send([(first + index, agent.port) for index, agent in enumerate(agents)])
         await answer_until_stopped(stop)
         for agent in agents:
             await agent.stop()

@@ -130,7 +130,9 @@ def test_cpc_with_an_interval_shows_rates_cer_and_flr(msoctl: Msoctl) -> None:
 def test_rising_ber_shows_in_pre_fec_ber_cer_and_flr(telemetry_lab: Lab,
                                                      msoctl: Msoctl) -> None:
     telemetry_lab.inject("sw-a", Fault("rising_ber", target="2", seconds=0))
-    result = msoctl("telemetry", "cpc", "sw-a", "--interval", "1", "-o", "wide")
+    # 1.5 s: the agent refreshes its counters once a second, so two readings 1 s apart may
+    # meet one snapshot and give Ethernet2 no rate at all
+    result = msoctl("telemetry", "cpc", "sw-a", "--interval", "1.5", "-o", "wide")
     assert result.code == 0, result.err
     assert "CORRECTED/S" in result.out and "CER" in result.out and "FLR" in result.out
     rows = [line.split() for line in result.out.splitlines() if line.startswith("Ethernet")]
