@@ -66,6 +66,9 @@ WRITE_BUFFER_BYTES = 64 * 1024
 """Above this much unsent, lines wait for the writer task, which waits for the client."""
 SETTLE_MARGIN_SECONDS = 0.0005
 """A reading announced for a moment is made this much after it, so that it is past."""
+ARMED_EGRESS = 0
+"""Among the ports to read, stands for every armed egress port: the set is looked up on
+the serving loop when it reads, never in the changing thread (under a lock of its own)."""
 ALARM_FAULTS = ("alarm_drop", "alarm_delay", "alarm_freeze")
 DROP_RETRIES = 100
 """Milliseconds an injected drop waits for its fault to be active before it gives up."""
@@ -294,7 +297,7 @@ class AlarmServer(ReopensAfterPowerLoss):
                 return  # nothing of this unit's light changed
         else:
             feeds = self._feeding.get(element)
-            ports = None if feeds is None else {feeds, *self._armed_egress()}
+            ports = None if feeds is None else {feeds, ARMED_EGRESS}
         if at is not None:
             loop.call_soon_threadsafe(self._evaluate_at, at, ports)
             return
@@ -312,10 +315,6 @@ class AlarmServer(ReopensAfterPowerLoss):
         """This unit's ports in a reached set."""
         prefix = f"{self.device.name}:"
         return {int(port[len(prefix):]) for port in reached if port.startswith(prefix)}
-
-    def _armed_egress(self) -> set[int]:
-        with self.device.lock:
-            return {p for p in self.device.alarms.thresholds_dbm if p > self.device.size}
 
     def _evaluate_at(self, at: float, ports: set[int] | None = None) -> None:
         """Read ``ports`` (every armed port when ``None``) once device time ``at`` has
@@ -359,6 +358,11 @@ class AlarmServer(ReopensAfterPowerLoss):
 
     def _read(self, ports: set[int] | None) -> None:
         try:
+            if ports is not None and ARMED_EGRESS in ports:
+                with self.device.lock:
+                    egress = {p for p in self.device.alarms.thresholds_dbm
+                              if p > self.device.size}
+                ports = (ports - {ARMED_EGRESS}) | egress
             self.device.alarms.evaluate(ports)
         except Exception:  # one bad reading must not stop the alarms
             log.exception("%s: loss-of-light evaluation failed", self.device.name)
