@@ -290,9 +290,14 @@ class OcsDevice(ScpiDevice):
         if egress is None:
             self._engine.changed(at)
             return
-        low, high = self.size + 1, 2 * self.size
-        touched = {n for port in egress for n in (port - 1, port, port + 1) if low <= n <= high}
+        touched = {n for port in egress for n in self.lit_by_beam_at(port)}
         self._engine.changed(at, [str(port) for port in sorted(touched)])
+
+    def lit_by_beam_at(self, egress: int) -> list[int]:
+        """The egress ports a beam landing on ``egress`` lights: it and its two
+        neighbours (crosstalk), within the egress range."""
+        low, high = self.size + 1, 2 * self.size
+        return [n for n in (egress - 1, egress, egress + 1) if low <= n <= high]
 
     # ---- factory data --------------------------------------------------------------
 
@@ -838,9 +843,7 @@ class _OcsEngine(Element):
         path = self.device._paths.get(int(input_port))
         if path is None:
             return ()
-        low, high = self.device.size + 1, 2 * self.device.size
-        return [str(n) for n in (path.egress - 1, path.egress, path.egress + 1)
-                if low <= n <= high]
+        return [str(n) for n in self.device.lit_by_beam_at(path.egress)]
 
     def change_times(self, start: float, end: float) -> Iterable[float]:
         return self.device.transition_times(start, end)
