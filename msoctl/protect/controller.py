@@ -63,7 +63,7 @@ from typing import Any
 from drivers.errors import ValidationError
 from msoctl.access import Devices
 from msoctl.inventory import Inventory
-from msoctl.journal import Change, DeviceBusy, DeviceLock, Journal, JournalError
+from msoctl.journal import Change, DeviceBusy, DeviceLock, Journal, JournalError, Operation
 from msoctl.links import Link
 from msoctl.linkstate import LinkStates
 from msoctl.protect.acting import Acting, LinkProgress
@@ -735,13 +735,8 @@ class ProtectionController(Acting, KeepingStandby):
                  else f"{link.name} on {link.span(role).name} ({role})")
         for operation in self.journal.operations(mentions=link.name,
                                                  action_prefix="protection.", open_only=True):
-            if operation.orphaned and self.journal.close(operation, {
-                    "device": operation.device, "action": operation.action,
-                    "status": "interrupted",
-                    "resolved_by": self._run_op.op if self._run_op else None, "found": found}):
-                self._emit("role", link.name, f"{link.name}: {operation.action} "
-                           f"{operation.op} of {operation.started} was interrupted; "
-                           f"found {found}")
+            if operation.orphaned:
+                self._close_orphan(operation, link, link.name, found)
 
     def _close_interrupted_on_devices(self, link: Link,
                                       maps: Mapping[str, Mapping[int, int] | None]) -> None:
@@ -768,14 +763,18 @@ class ProtectionController(Acting, KeepingStandby):
                     found = "restart pulse outcome unknown; the amplifier's watch judges it"
                 else:
                     continue
-                if self.journal.close(operation, {
-                        "device": device, "action": operation.action,
-                        "status": "interrupted",
-                        "resolved_by": self._run_op.op if self._run_op else None,
-                        "found": found}):
-                    self._emit("role", link.name, f"{device}: {operation.action} "
-                               f"{operation.op} of {operation.started} was interrupted; "
-                               f"found {found}")
+                self._close_orphan(operation, link, device, found)
+
+    def _close_orphan(self, operation: Operation, link: Link, subject: str,
+                      found: str) -> None:
+        """Close ``operation``, which a killed controller left open, as interrupted by
+        this run, with what was ``found``; said once, as an event of ``link``."""
+        if self.journal.close(operation, {
+                "device": operation.device, "action": operation.action,
+                "status": "interrupted",
+                "resolved_by": self._run_op.op if self._run_op else None, "found": found}):
+            self._emit("role", link.name, f"{subject}: {operation.action} {operation.op} "
+                       f"of {operation.started} was interrupted; found {found}")
 
     def _refused(self, refusal: Refusal) -> None:
         """A link that stays down, and why: journaled once per outage, not once per poll
