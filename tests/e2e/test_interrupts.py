@@ -24,6 +24,7 @@ import yaml
 from emulators.lab import Lab
 from msoctl.journal import Journal, Operation
 from tests.support import Msoctl, operation_count, subprocess_env
+from tests.support.journal import record_count
 
 MSOCTL = [sys.executable, "-m", "msoctl"]
 OCS_TRIES = 14
@@ -45,10 +46,6 @@ def _map_file(path: Path, mapping: dict[int, int]) -> Path:
     return path
 
 
-def _record_count(path: Path) -> int:
-    return Journal(path).store.counts()["records"]
-
-
 def _run_interrupted(lab: Lab, args: list[str], journal_path: Path, *,
                      after_intent: float | None, after_start: float = 0.0,
                      after_records: int = 1) -> subprocess.CompletedProcess[str]:
@@ -56,7 +53,7 @@ def _run_interrupted(lab: Lab, args: list[str], journal_path: Path, *,
     reaches the journal (after its first ``after_records`` records, when more than one),
     or (``after_intent`` None) ``after_start`` seconds after it starts."""
     size = operation_count(journal_path)
-    records = _record_count(journal_path)
+    records = record_count(journal_path)
     process = subprocess.Popen([*MSOCTL, *args], env=subprocess_env(lab),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
@@ -65,7 +62,7 @@ def _run_interrupted(lab: Lab, args: list[str], journal_path: Path, *,
     else:
         while process.poll() is None and not (
                 operation_count(journal_path) > size
-                and _record_count(journal_path) >= records + after_records):
+                and record_count(journal_path) >= records + after_records):
             assert time.monotonic() < deadline, "no intent was journaled"
             time.sleep(0.001)
         time.sleep(after_intent)
@@ -84,7 +81,7 @@ def _timed(lab: Lab, args: list[str], journal_path: Path) -> tuple[float, float]
 def _timed_with_records(lab: Lab, args: list[str], journal_path: Path
                         ) -> tuple[float, float, int]:
     """:func:`_timed`, and how many journal records the run wrote."""
-    records = _record_count(journal_path)
+    records = record_count(journal_path)
     size = operation_count(journal_path)
     start = time.monotonic()
     process = subprocess.Popen([*MSOCTL, *args], env=subprocess_env(lab),
@@ -97,7 +94,7 @@ def _timed_with_records(lab: Lab, args: list[str], journal_path: Path
     assert process.returncode == 0, process.communicate()
     total = time.monotonic() - start
     intent_at = intent_at or total / 2
-    return intent_at, total - intent_at, _record_count(journal_path) - records
+    return intent_at, total - intent_at, record_count(journal_path) - records
 
 
 def _moment(rng: random.Random, intent_at: float, window: float) -> dict[str, Any]:

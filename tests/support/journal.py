@@ -37,6 +37,12 @@ def operation_count(path: Path) -> int:
     return Journal(path).store.counts()["operations"]
 
 
+def record_count(path: Path) -> int:
+    """How many records the SQLite journal at ``path`` holds, read as
+    :func:`operation_count` reads."""
+    return Journal(path).store.counts()["records"]
+
+
 def remove_journal(path: Path) -> None:
     """Delete an SQLite journal with its WAL files, this process's connection closed first
     (so that closing it later cannot remove a newer journal's WAL)."""
