@@ -163,9 +163,6 @@ class Fleet:
         self.kinds.append(kind)
         return started
 
-    def cpu_seconds(self) -> float:
-        return sum(self.cpu_seconds_by_kind().values())
-
     def cpu_seconds_by_kind(self) -> dict[str, float]:
         """The emulator processes' CPU so far, by the kind they serve."""
         found = dict.fromkeys(("ocs", "switch", "amp", "cpo"), 0.0)
@@ -335,8 +332,8 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
             "exporter_cores": sum(exporter_cpu) / window,
             "prometheus_cores": sum(prometheus_cpu) / window,
             "emulator_cores": fleet_cpu / window,
-            # one process per kind: a process near 1 core is the emulators' limit, not the
-            # exporters' (its devices answer late)
+            # a kind near a core per process is the emulators' limit, not the exporters'
+            # (its devices answer late)
             "emulator_cores_by_kind": {kind: round(seconds / window, 3)
                                        for kind, seconds in fleet_cpu_by_kind.items()},
             "timeline": timeline}
