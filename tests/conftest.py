@@ -7,10 +7,8 @@ import pytest
 
 pytest_plugins = ["tests.support.fixtures"]
 
-KINDS = ("unit", "conformance", "interop", "e2e", "bench")
-
-FIRST_TO_LAST = ("bench", "interop", "e2e", "conformance", "unit")
-"""The order the kinds run in: the kinds whose modules are few long tests (real
+KINDS = ("bench", "interop", "e2e", "conformance", "unit")
+"""The kinds, in the order they run: the kinds whose modules are few long tests (real
 servers, labs in processes, a wheel built) first, the many short unit tests last, so
 that the workers of the parallel pass (which take whole modules, in this order: make
 test passes --no-loadscope-reorder) end together instead of one finishing a long
@@ -19,13 +17,12 @@ module alone."""
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test is of exactly one kind: it lives in one of the kinds' folders. The
-    kinds run in the order of FIRST_TO_LAST (a stable sort: each module's own order
-    kept)."""
+    kinds run in the order of KINDS (a stable sort: each module's own order kept)."""
     stray = [item.nodeid for item in items
              if sum(1 for kind in KINDS if item.get_closest_marker(kind)) != 1]
     if stray:
         raise pytest.UsageError(
             "tests outside the kinds' folders (tests/unit, conformance, interop, e2e, bench): "
             + ", ".join(stray[:5]) + (" ..." if len(stray) > 5 else ""))
-    items.sort(key=lambda item: next(FIRST_TO_LAST.index(kind) for kind in FIRST_TO_LAST
+    items.sort(key=lambda item: next(KINDS.index(kind) for kind in KINDS
                                      if item.get_closest_marker(kind)))
