@@ -23,6 +23,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -92,13 +93,36 @@ class SqliteStore(SqlStore):
         except sqlite3.Error as error:
             raise JournalError(f"cannot open journal {self.path}: {error}") from None
         try:
-            self._configure(connection)
+            self._configure_when_free(connection)
         except sqlite3.Error as error:
             connection.close()
             raise JournalError(f"cannot open journal {self.path}: {error}") from None
         self._connection = connection
         self._owner = (os.getpid(), self._identity() or (0, 0))
         return connection
+
+    def _configure_when_free(self, connection: sqlite3.Connection) -> None:
+        """Configure, waiting out another process that configures the same new file.
+
+        A journal just created is still in rollback mode, and turning it to WAL takes
+        its exclusive lock. Two processes that open it at once (an apply creating it, a
+        ``history`` reading it) both hold a shared lock and both want that one, and
+        SQLite answers one of them "database is locked" at once rather than deadlock,
+        without calling the busy handler. Nothing is held after that answer, so the
+        loser tries again, within the same busy timeout as any other wait.
+        """
+        deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+        pause = 0.002
+        while True:
+            try:
+                self._configure(connection)
+                return
+            except sqlite3.OperationalError as error:
+                busy = getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY
+                if not busy or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
     def _configure(self, connection: sqlite3.Connection) -> None:
         connection.execute("PRAGMA journal_mode=WAL")

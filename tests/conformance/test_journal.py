@@ -435,6 +435,35 @@ def test_sqlite_creates_missing_directories_and_reading_creates_nothing(
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
+def test_processes_opening_a_new_journal_at_once_all_get_in(tmp_path: Path) -> None:
+    """Turning a new file to WAL takes its exclusive lock, and SQLite refuses one of two
+    processes asking at once ("database is locked") without waiting: an apply creating the
+    journal while ``history`` read it failed so. Each opener must wait its turn instead."""
+    import multiprocessing
+
+    from tests.support.journal import open_new_journals
+
+    rounds, openers = 60, 4  # about one round in ten collided before the fix
+    context = multiprocessing.get_context("spawn")
+    start, errors = context.Barrier(openers), context.Queue()
+    processes = [context.Process(target=open_new_journals,
+                                 args=(str(tmp_path), start, rounds, index, errors))
+                 for index in range(openers)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=120)
+    assert [p.exitcode for p in processes] == [0] * openers
+    refused = []
+    while not errors.empty():
+        refused.append(errors.get())
+    assert refused == []
+    for n in range(rounds):
+        journal = Journal(tmp_path / f"journal-{n}.sqlite")
+        assert sorted(o.op for o in journal.operations()) == [f"op-{n}-0", f"op-{n}-2"]
+        assert_consistent(journal)
+
+
 def test_sqlite_unwritable_or_unreadable_is_a_journal_error(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the journal directory should be")

@@ -113,3 +113,21 @@ def assert_consistent(journal: Journal) -> dict[str, Any]:
     return {"records": len(bodies), "operations": len(operations),
             "open": sum(o.is_open for o in operations),
             "hosts": Counter(str(o.intent.get("host")) for o in operations)}
+
+
+def open_new_journals(directory: str, start: Any, rounds: int, index: int, errors: Any) -> None:
+    """One of several processes that, ``rounds`` times, wait at the barrier ``start`` and then
+    open the same new SQLite journal at once: the even ones write to it, the odd ones read.
+    What refuses them goes to the queue ``errors``."""
+    from msoctl.journal import JournalError
+
+    for n in range(rounds):
+        start.wait(timeout=30)  # a dead peer breaks the barrier instead of hanging it
+        journal = Journal(Path(directory) / f"journal-{n}.sqlite")
+        try:
+            if index % 2 == 0:
+                journal.append({"op": f"op-{n}-{index}", "event": "intent"})
+            else:
+                list(journal.records())
+        except JournalError as error:
+            errors.put(str(error))
