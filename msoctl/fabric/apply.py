@@ -102,9 +102,12 @@ def _close_interrupted(journal: Journal, device: str, change: Change, found: str
 # ---- apply ---------------------------------------------------------------------------------
 
 
-def _steps_found(report: ApplyReport) -> dict[str, Any]:
-    """How far an interrupted or failed apply got; each device's own operation records
-    what that device holds (its own read-back)."""
+def _steps_found(report: ApplyReport | None) -> dict[str, Any]:
+    """How far an interrupted or failed apply got (``report`` None: stopped before it was
+    planned); each device's own operation records what that device holds (its own
+    read-back)."""
+    if report is None:
+        return {"state": "not applied", "steps_done": [], "steps_left": None}
     planned = report.plan.step_ids()
     done = [s.step for s in report.steps if s.status == "done"]
     settled = {s.step for s in report.steps if s.status in ("done", "in place")}
@@ -369,9 +372,13 @@ def _apply(devices: Devices, journal: Journal, intent: FabricIntent, say: Report
            force: bool, allow_delete: bool) -> tuple[ApplyReport, str | None]:
     with DeviceLock(journal, FABRIC):
         resume = find_resume(journal, intent)
+        # The read-back goes with the intent (a signal may come the moment it is written);
+        # it reads the report as far as it has got, none before the first step.
+        report: ApplyReport | None = None
         with journal.change(device=FABRIC, action=ACTION, file=str(intent.path),
                             intent_sha256=intent.sha256,
-                            resumes=None if resume is None else resume.op) as change:
+                            resumes=None if resume is None else resume.op,
+                            read_back=lambda: _steps_found(report)) as change:
             if resume is not None:
                 say(f"resuming fabric operation {resume.op} ({resume.status}"
                     + (f" at step {resume.failed_step}" if resume.failed_step else "")
@@ -385,7 +392,6 @@ def _apply(devices: Devices, journal: Journal, intent: FabricIntent, say: Report
                                                        f"{', '.join(resume.done) or 'none'}"})
             leftovers = switch_leftovers(journal, intent, resume)
             report = ApplyReport(change.op, FabricPlan(intent, resume=resume))
-            change.read_back = lambda: _steps_found(report)
             fleet = Fleet(journal, devices.switch_target)
             for device, token in leftovers.items():
                 with suppress(ValidationError):  # already gone: confirmed, or timed out

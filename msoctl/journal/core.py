@@ -182,12 +182,13 @@ class Journal:
         """Journal a change: the intent now, the result when the block ends (either way).
 
         When the block ends by an exception (the device failed, or SIGINT/SIGTERM
-        interrupted it), ``read_back`` (or :attr:`Change.read_back`, set inside the
-        block once the wanted state is known) is asked what the device really holds,
-        and its answer goes into the result as ``found``: the record then says whether
-        the change was applied, partly applied or not applied, not just that the
-        program stopped. The read-back and the result are written with SIGINT and
-        SIGTERM held, so a second Ctrl-C cannot leave the operation open.
+        interrupted it), ``read_back`` is asked what the device really holds, and its
+        answer goes into the result as ``found``: the record then says whether the
+        change was applied, partly applied or not applied, not just that the program
+        stopped. The read-back and the result are written with SIGINT and SIGTERM held,
+        so a second Ctrl-C cannot leave the operation open. A signal held while the
+        intent is written is raised the moment it is on disk, before the block's first
+        statement: the read-back is given here, never set inside the block.
         """
         change = Change(self, new_id(), device, action, read_back=read_back)
         started = time.monotonic()

@@ -288,8 +288,8 @@ def apply_plan(
             wanted={str(k): v for k, v in plan.wanted.items()},
             changes=plan.rows(), impact=[i.as_dict() for i in impacts],
             power_unchecked_ports=unchecked or None,
-        ) as change:
-            change.read_back = lambda: map_found(driver, plan)
+            read_back=lambda: map_found(driver, plan),  # given with the intent: a signal
+        ) as change:                                    # may come the moment it is written
             result = ApplyResult(plan, plan.current, 0.0, impacts=list(impacts),
                                  unchecked_ports=unchecked)
             result.recovered = close_interrupted(journal, device.name, plan.current, change)

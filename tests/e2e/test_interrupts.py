@@ -251,3 +251,49 @@ def test_ctrl_c_during_fabric_apply_is_recorded_as_the_devices_have_it(
         _check_closed_once(journal)
         assert all(not o.orphaned for o in journal.operations())
     assert outcomes["interrupted"] >= FABRIC_TRIES // 3, outcomes
+
+
+@pytest.mark.parametrize(("command", "device"), [
+    ("ocs", "ocs-a"), ("fabric", "fabric"), ("fabric", "ocs-a")])
+def test_a_ctrl_c_the_moment_an_intent_is_on_disk_still_records_what_the_device_holds(
+        lab: Lab, msoctl: Msoctl, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        command: str, device: str) -> None:
+    """A Ctrl-C that comes while an intent is written is held, and raised as soon as the
+    intent is on disk: before the change's first statement. The result must still say what
+    the device holds (a fabric apply's OCS step once recorded none, as ``found`` was set
+    only inside the change)."""
+    journal_path = lab.state_dir / "journal.sqlite"
+    journal = Journal(journal_path)
+    if command == "ocs":
+        args = ["ocs", "apply", "ocs-a", str(_map_file(tmp_path / "map.yaml", _permutation(3)))]
+    else:
+        args = ["fabric", "apply", str(_intent(lab, "working"))]
+    before = lab.ocs["ocs-a"].connection_map()
+    append, signalled = Journal.append, []
+
+    def append_then_signal(self: Journal, record: dict[str, Any]) -> dict[str, Any]:
+        written = append(self, record)
+        if record.get("event") == "intent" and record.get("device") == device \
+                and not signalled:
+            signalled.append(record["op"])
+            signal.raise_signal(signal.SIGINT)  # held by the journal until the intent is in
+        return written
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Journal, "append", append_then_signal)
+        stopped = msoctl(*args)
+    assert stopped.code == 130, stopped.err
+    assert lab.ocs["ocs-a"].connection_map() == before  # stopped before a command was sent
+    operation = journal.operation(signalled[0])
+    assert operation is not None and operation.result is not None
+    assert operation.result["status"] == "interrupted" and operation.result["signal"] == "SIGINT"
+    found = operation.result["found"]
+    assert found["state"] == "not applied", found
+    if device == "fabric":
+        assert found["steps_done"] == []
+    else:
+        assert {int(k): v for k, v in found["map"].items()} == before
+    others = [o for o in journal.operations() if o.result is None]
+    assert others == []  # every operation the run began is closed
+    again = msoctl(*args)
+    assert again.code == 0, again.err
