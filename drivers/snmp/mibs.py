@@ -425,7 +425,7 @@ def compiled_directory(source: Path | None = None) -> Path:
     for root in cache_roots():
         target = root / digest[:32]
         try:
-            _check_root(root)
+            check_root(root)
             if (target / _MANIFEST).is_file():
                 return target
             return _compile_into(source, digest, target)
@@ -434,7 +434,7 @@ def compiled_directory(source: Path | None = None) -> Path:
     raise MibError("no usable directory for the compiled MIBs: " + "; ".join(problems))
 
 
-def _check_root(root: Path) -> None:
+def check_root(root: Path) -> None:
     """Create ``root``; in the shared temporary directory, trust it only if it is ours alone.
 
     Anyone can create a name in /tmp first, and compiled MIBs decide which OIDs we read.

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pysnmp.carrier.asyncio.dgram import udp, udp6
-from pysnmp.entity import config, engine
+from pysnmp.entity import config
 from pysnmp.entity.rfc3413 import cmdgen
 from pysnmp.proto import errind, rfc1905
 from pysnmp.proto.api import v2c
@@ -60,6 +60,7 @@ from pysnmp.proto.rfc1902 import Null, ObjectName
 from drivers.errors import DeviceError, DeviceRejected, DeviceTimeout, ProtocolError
 from drivers.snmp import fastber
 from drivers.snmp.mibs import Oid
+from drivers.snmp.mibsource import new_engine
 
 DEFAULT_MAX_REPETITIONS = 50
 """Rows asked for per GETBULK and walked subtree."""
@@ -191,7 +192,7 @@ class _Engine:
     """One SnmpEngine with what has been configured in it."""
 
     def __init__(self, max_message_size: int):
-        self.engine = engine.SnmpEngine(maxMessageSize=max_message_size)
+        self.engine = new_engine(max_message_size=max_message_size)
         self.users: dict[str, str] = {}  # user name -> fingerprint of its keys
         self.names: dict[tuple[Any, ...], str] = {}  # configuration key -> name in the engine
         self.domains: set[tuple[int, ...]] = set()

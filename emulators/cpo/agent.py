@@ -63,6 +63,7 @@ from pysnmp.entity.rfc3413 import cmdrsp, context
 from pysnmp.proto import rfc1902
 
 from drivers.snmp import mibs
+from drivers.snmp.mibsource import new_engine
 from emulators.cpo import snmpengine
 from emulators.cpo.interfaces import Interface, check_covers, default_interfaces
 from emulators.cpo.mibview import (
@@ -204,7 +205,7 @@ class CpoAgent:
             raise
         self._socket = sock
         self.port = sock.getsockname()[1]
-        snmp_engine = engine.SnmpEngine(maxMessageSize=snmpengine.MAX_MESSAGE_SIZE)
+        snmp_engine = new_engine(max_message_size=snmpengine.MAX_MESSAGE_SIZE)
         snmpengine.install(snmp_engine, self.engine_id, self._boots, self.engine_seconds)
         self._boots_on_engine = self._boots
         transport = _FaultyUdpTransport(self, loop=asyncio.get_running_loop())

@@ -22,7 +22,6 @@ from pysnmp.hlapi.v3arch.asyncio import (
     ContextData,
     ObjectIdentity,
     ObjectType,
-    SnmpEngine,
     UdpTransportTarget,
     UsmUserData,
     bulk_cmd,
@@ -38,6 +37,7 @@ from pysnmp.smi.view import MibViewController
 
 from drivers.snmp import mibs
 from drivers.snmp.mibs import Oid
+from drivers.snmp.mibsource import new_engine
 from drivers.snmp.session import SnmpTarget
 from emulators.clock import SteppedClock
 from emulators.cpo.agent import CpoAgent, UsmCredentials
@@ -129,7 +129,7 @@ class Client:
         self.auth = auth or v3()
         self.timeout = timeout
         self.retries = retries
-        self.engine = SnmpEngine(maxMessageSize=max_message_size)
+        self.engine = new_engine(max_message_size=max_message_size)
         # pysnmp resolves every OID it sends through a MIB view, and sets up pysmi's
         # compiler in each new one (about 0.3 s): share one view between the clients.
         self.engine.cache["mibViewController"] = _shared_view()

@@ -47,6 +47,8 @@ SPEC_TABLES: dict[str, str] = {
     "drivers.amp.vendor_page": "the amplifier's vendor page fields (the project's dialect)",
     "drivers.snmp.mibs": "OIDs and objects of the project's MIBs (mibs/, compiled)",
     "drivers.snmp.mibcompile": "compiles mibs/ into what drivers.snmp.mibs reads",
+    "drivers.snmp.mibsource": "pysnmp's own MIB modules compiled once, not twice per engine "
+                              "(plumbing of the SNMP library, no device logic)",
     "drivers.switch.schema": "the switch's data model from yang/ (namespace, nodes)",
     "drivers.switch.link": "facts of long Ethernet links (pause quanta, port speeds)",
     "drivers.yamlfile": "not a device table but no device logic either: the one bounded "
