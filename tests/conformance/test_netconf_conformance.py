@@ -32,8 +32,8 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from contextlib import ExitStack, contextmanager, suppress
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ import ncclient.transport.session
 import pytest
 from lxml import etree
 from lxml.etree import _Element
+from ncclient import NCClientError
 from ncclient.manager import Manager
 from ncclient.operations.rpc import RPCError
 from ncclient.transport.session import NetconfBase
@@ -82,6 +83,8 @@ class Server:
 
     name: str
     options: dict[str, Any]
+    _resets: ExitStack = field(default_factory=ExitStack)
+    _reset_session: Manager | None = None
 
     @contextmanager
     def session(self) -> Iterator[Manager]:
@@ -90,18 +93,41 @@ class Server:
             yield session
 
     def reset(self) -> None:
-        """Empty running and candidate of the module's data; no confirmed commit pending."""
-        with self.session() as session:
-            try:
-                session.cancel_commit(persist_id=PERSIST)
-            except RPCError:
-                pass  # none was pending: the usual case
-            session.discard_changes()
-            session.edit_config(target="candidate", config=(
-                f'<config {NC}><switch {NS} nc:operation="remove"/></config>'))
-            session.commit()
-            assert switch_of(session, "running") is None
-            assert switch_of(session, "candidate") is None
+        """Empty running and candidate of the module's data; no confirmed commit pending.
+
+        Over one session kept open for the resets (a new SSH session for each of the
+        suite's tests cost netconfd an sshd and a subsystem process each, about a third
+        of the module's time); it holds no lock and issues no commit a test could see,
+        and a test that ends it (kill-session) gets a new one for the next reset."""
+        try:
+            self._reset_over(self._kept())
+        except (NCClientError, OSError):
+            self.close()
+            self._reset_over(self._kept())
+
+    def _kept(self) -> Manager:
+        if self._reset_session is None or not self._reset_session.connected:
+            self.close()
+            self._reset_session = self._resets.enter_context(self.session())
+        return self._reset_session
+
+    def close(self) -> None:
+        self._reset_session = None
+        with suppress(NCClientError, OSError):
+            self._resets.close()
+
+    @staticmethod
+    def _reset_over(session: Manager) -> None:
+        try:
+            session.cancel_commit(persist_id=PERSIST)
+        except RPCError:
+            pass  # none was pending: the usual case
+        session.discard_changes()
+        session.edit_config(target="candidate", config=(
+            f'<config {NC}><switch {NS} nc:operation="remove"/></config>'))
+        session.commit()
+        assert switch_of(session, "running") is None
+        assert switch_of(session, "candidate") is None
 
 
 def _known_hosts_options(directory: Path, known_hosts_line: str) -> dict[str, str]:
@@ -127,9 +153,11 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         **_known_hosts_options(tmp_path_factory.mktemp("emulator"),
                                server.known_hosts_line()),
     }
+    served = Server("emulator", options)
     try:
-        yield Server("emulator", options)
+        yield served
     finally:
+        served.close()
         loop.run(server.stop())
         loop.loop.call_soon_threadsafe(datastores.close)
         loop.close()
@@ -139,7 +167,11 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 def netconfd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """Debian's netconfd with the module, behind a private sshd (tests/netconfd_peer.py)."""
     with running_netconfd(tmp_path_factory.mktemp("netconfd")) as peer:
-        yield Server("netconfd", peer.ncclient_options())
+        served = Server("netconfd", peer.ncclient_options())
+        try:
+            yield served
+        finally:
+            served.close()
 
 
 @pytest.fixture(params=SERVERS)
