@@ -57,7 +57,7 @@ typecheck: $(STAMP)
 # peer it shares starts once); then the serial ones, alone on the machine.
 # PYTEST_WORKERS=0 runs the first pass in this process.
 # pytest exits 5 when no test ran; make treats that as the failure it is.
-PYTEST_WORKERS ?= 4
+PYTEST_WORKERS ?= 6
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 # The suite starts several hundred Python processes (workers, CLIs, emulators, peers'
 # clients); each would compile again every module it imports if bytecode caching were
