@@ -68,11 +68,17 @@ def scraped(server: Prometheus) -> set[Target]:
 
 
 def up_everywhere(server: Prometheus, expected: set[Target]) -> bool:
-    """Every expected target scraped at least twice, its last scrape up."""
-    found = {(s["metric"]["instance"], s["metric"]["kind"]): float(s["value"][1])
-             for s in server.query('count_over_time(up{job=~"msoctl|msoctl-cpo"}[5m]) >= 2 '
-                                   'and up == 1')}
-    return set(found) == expected
+    """Every expected target scraped at least twice, its last scrape up, and its device
+    read at least once: a scrape whose reading ran out of its budget (a loaded machine) is
+    up, with ``msoctl_up 0`` and none of the device's series, so that a shard that only
+    had such scrapes of a switch's CPO/CPC would lack its lanes beside the single server."""
+    scraped = {(s["metric"]["instance"], s["metric"]["kind"])
+               for s in server.query('count_over_time(up{job=~"msoctl|msoctl-cpo"}[5m]) >= 2 '
+                                     'and up == 1')}
+    read = {(s["metric"]["instance"], s["metric"]["kind"])
+            for s in server.query('max_over_time(msoctl_up{job=~"msoctl|msoctl-cpo"}[10m])'
+                                  ' == 1')}
+    return scraped == expected and read >= expected
 
 
 @pytest.fixture(scope="module")
@@ -163,8 +169,18 @@ def test_two_prometheus_shards_split_like_msoctl_and_cover_one_server(
             match = '{job=~"msoctl|msoctl-cpo"}'
             union = shard0.series(match) | shard1.series(match)
             alone = single.series(match)
-            assert union == alone, (sorted(union - alone)[:5], sorted(alone - union)[:5])
+            # the differences, not the sets: pytest's diff of two sets of thousands of
+            # series takes minutes
+            only_shards, only_single = union - alone, alone - union
+            assert not only_shards and not only_single, (
+                _described(only_shards), _described(only_single))
             assert len(alone) > 1000  # the lab's devices, CPO/CPC lanes, FEC bins
+
+
+def _described(series: set[frozenset[tuple[str, str]]]) -> list[str]:
+    """A few series, each as its labels, sorted (for an assertion's message)."""
+    return [f"{len(series)} series:", *sorted(
+        ",".join(f"{k}={v}" for k, v in sorted(labels)) for labels in series)[:8]]
 
 
 def _inventory(path: Path) -> Any:
