@@ -63,6 +63,7 @@ class CompiledMibSource(builder.DirMibSource):  # type: ignore[misc]  # pysnmp i
         super().__init__(directory)
         self._cache: Path | None = None
         self._cache_known = False
+        self._served: set[str] = set()  # the modules this source gave from its bytecode
 
     def _compiled(self, name: str) -> Path | None:
         if not self._cache_known:
@@ -88,6 +89,7 @@ class CompiledMibSource(builder.DirMibSource):  # type: ignore[misc]  # pysnmp i
                 except (OSError, py_compile.PyCompileError):
                     return self._as_pysnmp_reads(f)
                 _codes[key] = code
+        self._served.add(f)
         return code, _BYTECODE
 
     def _as_pysnmp_reads(self, f: str) -> tuple[Any, str]:
@@ -96,7 +98,7 @@ class CompiledMibSource(builder.DirMibSource):  # type: ignore[misc]  # pysnmp i
 
     def full_path(self, f: str = "", sfx: str = "") -> str:
         # What pysnmp hands to runpy: the bytecode file, so that runpy does not compile.
-        if f and sfx == _BYTECODE:
+        if f in self._served and sfx == _BYTECODE:
             compiled = self._compiled(f)
             if compiled is not None:
                 return str(compiled)
