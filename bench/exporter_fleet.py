@@ -163,6 +163,13 @@ class Fleet:
         self.kinds.append(kind)
         return started
 
+    def pids_by_kind(self) -> dict[str, list[int]]:
+        """The emulator processes by the kind they serve."""
+        found: dict[str, list[int]] = {}
+        for kind, process in zip(self.kinds, self.processes, strict=True):
+            found.setdefault(kind, []).append(process.pid)
+        return found
+
     def cpu_seconds_by_kind(self) -> dict[str, float]:
         """The emulator processes' CPU so far, by the kind they serve."""
         found = dict.fromkeys(("ocs", "switch", "amp", "cpo"), 0.0)
@@ -273,8 +280,11 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
                                                   options=options))
                      for k in range(shards)]
         begun = time.time()
+        # the emulators by kind too, to tell which of them an episode of misses is
         sampler = stack.enter_context(_CpuSampler(
-            {"exporters": [pid for _, pid in exporters]}, begun, bucket_seconds))
+            {"exporters": [pid for _, pid in exporters],
+             **{f"{kind}_emulators": pids for kind, pids in fleet.pids_by_kind().items()}},
+            begun, bucket_seconds))
         servers = [stack.enter_context(prometheus(
             shard_config(k, shards, exporters[k][0], split / f"msoctl-targets-{k}.json",
                          interval), directory / f"prometheus-{k}")) for k in range(shards)]
@@ -398,10 +408,24 @@ def _scrapes(url: str, expected: set[str], window: float, ended: float,
             "interval_p99": max([v for v in intervals if math.isfinite(v)], default=0.0)}
 
 
+def host_cpu_seconds() -> dict[str, float]:
+    """The whole machine's CPU seconds so far (/proc/stat): ``host_busy`` (every process
+    and the kernel) and ``host_steal`` (taken by the hypervisor for other guests: a
+    virtual machine's cores lent away, which no process here can show)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return {}
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (
+        int(value) / CLOCK_TICKS for value in [*fields, "0", "0", "0", "0"][:8])
+    return {"host_busy": user + nice + system + irq + softirq, "host_steal": steal}
+
+
 class _CpuSampler:
     """The CPU the parties' processes use, sampled every ``bucket`` seconds from ``begun``
     (a ``time.time()``) in a thread: :meth:`cores` gives each party's cores over the
-    bucket starting at ``t`` seconds. The exporters' SNMP workers count with them."""
+    bucket starting at ``t`` seconds, and the host's busy and stolen cores
+    (:func:`host_cpu_seconds`). The exporters' SNMP workers count with them."""
 
     def __init__(self, parties: dict[str, list[int]], begun: float, bucket: float):
         self.parties = dict(parties)
@@ -415,8 +439,9 @@ class _CpuSampler:
 
     def _sample(self) -> None:
         self.samples.append((time.time(), {
-            party: sum(process_cpu_seconds(pid, children=True) for pid in pids)
-            for party, pids in list(self.parties.items())}))
+            **{party: sum(process_cpu_seconds(pid, children=True) for pid in pids)
+               for party, pids in list(self.parties.items())},
+            **host_cpu_seconds()}))
 
     def _run(self) -> None:
         self._sample()
@@ -682,12 +707,13 @@ def report(result: dict[str, Any]) -> None:
           f"cores; emulators {f['emulator_cores']:.2f} cores "
           f"({', '.join(f'{k} {v:.2f}' for k, v in f['emulator_cores_by_kind'].items())})")
     print("  timeline from the exporters' start (s: made/failed/down, p50 ms, exporter "
-          "cores; * window):")
+          "cores, CPO agents' cores, host's stolen cores; * window):")
     cells = [f"{'*' if e['window'] else ' '}{e['t']:4.0f}: {e['made']}/{e['failed']}/"
              f"{e['down']} {1e3 * (e['p50_seconds'] or 0):.0f} "
-             f"{e.get('exporters_cores') or 0:.2f}" for e in f["timeline"]]
-    for start in range(0, len(cells), 4):
-        print("   " + "  ".join(f"{cell:<30}" for cell in cells[start:start + 4]))
+             f"{e.get('exporters_cores') or 0:.2f} {e.get('cpo_emulators_cores') or 0:.2f} "
+             f"{e.get('host_steal_cores') or 0:.2f}" for e in f["timeline"]]
+    for start in range(0, len(cells), 3):
+        print("   " + "  ".join(f"{cell:<38}" for cell in cells[start:start + 3]))
     b = result["burst"]
     if "skipped" not in b:
         print(f"\nburst: {b['probes']} probes of {b['targets']} targets at once: "

@@ -63,6 +63,13 @@ class FleetProcess:
         self.devices = self._ready.recv()
         return self.devices
 
+    @property
+    def pid(self) -> int:
+        """The fleet's process (to sample its CPU from outside, as /proc shows it)."""
+        pid = self._process.pid
+        assert pid is not None  # started in __init__
+        return pid
+
     def cpu_seconds(self) -> float:
         """CPU time the fleet's process has used so far."""
         self._stop.send("cpu")

@@ -52,6 +52,11 @@ def test_fleet_bench_reports_every_part() -> None:
     assert sum(row["made"] for row in timeline) >= fleet["scrapes_made"]
     assert any(row["window"] for row in timeline) and not timeline[0]["window"]
     assert all(row["failed"] <= row["made"] for row in timeline)
+    sampled = [row for row in timeline if row.get("host_busy_cores") is not None]
+    assert sampled and all(row["host_busy_cores"] > 0 and row["host_steal_cores"] >= 0
+                           for row in sampled)  # the whole machine's, beside each party's
+    for kind in ("ocs", "switch", "amp", "cpo"):
+        assert all(row[f"{kind}_emulators_cores"] >= 0 for row in sampled)
     burst = result["burst"]
     assert burst["probes"] == 10 and burst["up"] == 10
     assert 1 <= burst["readings"] <= 10 and burst["shared"] + burst["readings"] == 10
