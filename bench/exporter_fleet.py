@@ -707,13 +707,14 @@ def report(result: dict[str, Any]) -> None:
           f"cores; emulators {f['emulator_cores']:.2f} cores "
           f"({', '.join(f'{k} {v:.2f}' for k, v in f['emulator_cores_by_kind'].items())})")
     print("  timeline from the exporters' start (s: made/failed/down, p50 ms, exporter "
-          "cores, CPO agents' cores, host's stolen cores; * window):")
+          "cores, CPO agents' cores, host's busy/stolen cores; * window):")
     cells = [f"{'*' if e['window'] else ' '}{e['t']:4.0f}: {e['made']}/{e['failed']}/"
              f"{e['down']} {1e3 * (e['p50_seconds'] or 0):.0f} "
              f"{e.get('exporters_cores') or 0:.2f} {e.get('cpo_emulators_cores') or 0:.2f} "
-             f"{e.get('host_steal_cores') or 0:.2f}" for e in f["timeline"]]
+             f"{e.get('host_busy_cores') or 0:.2f}/{e.get('host_steal_cores') or 0:.2f}"
+             for e in f["timeline"]]
     for start in range(0, len(cells), 3):
-        print("   " + "  ".join(f"{cell:<38}" for cell in cells[start:start + 3]))
+        print("   " + "  ".join(f"{cell:<42}" for cell in cells[start:start + 3]))
     b = result["burst"]
     if "skipped" not in b:
         print(f"\nburst: {b['probes']} probes of {b['targets']} targets at once: "
