@@ -534,9 +534,9 @@ class OcsDevice(ScpiDevice):
         begin = max(now if start is None else start, self.busy_until)
         duration = self.switching_seconds() * self._rng.uniform(0.95, 1.05)
         done = begin + duration
-        touched = {self._paths[i].egress for i in removed | (changed & set(self._paths))}
-        touched.update(wanted[i] for i in changed)
-        for ingress in removed | (changed & set(self._paths)):
+        leaving = removed | (changed & set(self._paths))  # beams removed or re-pointed
+        touched = {self._paths[i].egress for i in leaving} | {wanted[i] for i in changed}
+        for ingress in leaving:
             self._remember_gone(ingress, self._paths[ingress], now)
         for ingress in removed:
             del self._paths[ingress]
