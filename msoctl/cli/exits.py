@@ -29,7 +29,7 @@ def _fail(message: str, code: int, detail: str | None = None, *, verbose: bool) 
     return code
 
 
-def _failed(error: Exception, *, verbose: bool, debug: bool) -> int:
+def _failed(error: BaseException, *, verbose: bool, debug: bool) -> int:
     """The exit code of a command that raised ``error``, its one line printed."""
     # Imported here, once something failed: --help and the root need none of them.
     from drivers.errors import DeviceError, SafetyInterlock, ValidationError
@@ -89,13 +89,9 @@ def invoke(group: click.Group, args: list[str]) -> int:
         return _fail(f"{message}{hint}", EXIT_USAGE, verbose=verbose)
     except click.ClickException as error:
         return _fail(error.format_message(), error.exit_code, verbose=verbose)
-    except KeyboardInterrupt:
-        return _fail("interrupted", EXIT_INTERRUPTED, verbose=verbose)
-    except interrupts.Terminated:
-        return _fail("terminated", EXIT_TERMINATED, verbose=verbose)
-    except Exception as error:
-        # Ctrl-C or SIGTERM while a module was being imported can come out wrapped (a
-        # class body's __set_name__ raises RuntimeError from the KeyboardInterrupt)
+    except (KeyboardInterrupt, interrupts.Terminated, Exception) as error:
+        # Ctrl-C or SIGTERM, as itself or wrapped: while a module was being imported, a
+        # class body's __set_name__ raises RuntimeError from the KeyboardInterrupt
         signalled = _signal_within(error)
         if isinstance(signalled, KeyboardInterrupt):
             return _fail("interrupted", EXIT_INTERRUPTED, verbose=verbose)
@@ -107,7 +103,7 @@ def invoke(group: click.Group, args: list[str]) -> int:
 
 
 def _signal_within(error: BaseException) -> BaseException | None:
-    """The KeyboardInterrupt or Terminated ``error`` was raised from, if any."""
+    """The KeyboardInterrupt or Terminated that ``error`` is or was raised from, if any."""
     seen: set[int] = set()
     cause: BaseException | None = error
     while cause is not None and id(cause) not in seen:
