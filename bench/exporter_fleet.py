@@ -171,11 +171,10 @@ class Fleet:
         return found
 
     def cpu_seconds_by_kind(self) -> dict[str, float]:
-        """The emulator processes' CPU so far, by the kind they serve."""
-        found = dict.fromkeys(("ocs", "switch", "amp", "cpo"), 0.0)
-        for kind, process in zip(self.kinds, self.processes, strict=True):
-            found[kind] += process.cpu_seconds()
-        return found
+        """The emulator processes' CPU so far, by the kind they serve (read from /proc,
+        as the timeline's sampler reads it, so that the two agree)."""
+        return {kind: sum(process_cpu_seconds(pid) for pid in pids)
+                for kind, pids in self.pids_by_kind().items()}
 
     def close(self) -> None:
         for process in self.processes:
