@@ -64,7 +64,7 @@ from pysnmp.proto import rfc1902
 
 from drivers.snmp import mibs
 from drivers.snmp.mibsource import new_engine
-from emulators.cpo import snmpengine
+from emulators.cpo import snmpengine, wire
 from emulators.cpo.interfaces import Interface, check_covers, default_interfaces
 from emulators.cpo.mibview import (
     TICKS_PER_SECOND,
@@ -75,7 +75,7 @@ from emulators.cpo.mibview import (
     Value,
 )
 from emulators.cpo.model import SwitchTelemetry
-from emulators.cpo.responders import BulkResponder, Instrumentation, SetResponder, encoded_size
+from emulators.cpo.responders import BulkResponder, Instrumentation, SetResponder
 from emulators.faults import Fault, FaultError
 
 log = logging.getLogger(__name__)
@@ -165,7 +165,8 @@ class CpoAgent:
         self._snapshot: Snapshot | None = None
         self._wire: dict[int, Any] = {}
         self._names: dict[int, rfc1902.ObjectName] = {}
-        self._sizes: dict[int, int] = {}
+        self._encoded: dict[int, bytes] = {}  # the BER of a binding, for this snapshot
+        self._encoded_names: dict[int, bytes] = {}
         self._drop_rng = random.Random(f"{seed}:drop")
         self._garbage_rng = random.Random(f"{seed}:garbage")
         self.requests_received = 0
@@ -266,7 +267,7 @@ class CpoAgent:
         self._reset_counters_when_up()
         self._snapshot = None
         self._wire.clear()
-        self._sizes.clear()
+        self._encoded.clear()
 
     @property
     def engine_boots(self) -> int | None:
@@ -320,7 +321,7 @@ class CpoAgent:
                 current = Snapshot(self.view, reading, self._boot_time, self._engine_state())
                 self._snapshot = current
                 self._wire.clear()
-                self._sizes.clear()
+                self._encoded.clear()
             current.uptime_ticks = self.uptime_ticks()
             current.engine = self._engine_state()
             return current
@@ -339,13 +340,23 @@ class CpoAgent:
                 self._wire[position] = cached
         return cached
 
-    def encoded_size(self, position: int, value: Any) -> int:
-        """The BER size of instance ``position`` with ``value`` in a response."""
-        size = self._sizes.get(position)
-        if size is None or self.view.nodes[position].base_type == "Counter64" \
-                or position in self.view.per_request:
-            size = self._sizes[position] = encoded_size(self.view.oids[position], value)
-        return size
+    def encoded_binding(self, position: int, snapshot: Snapshot) -> bytes | None:
+        """The BER of instance ``position``'s variable binding in ``snapshot``
+        (:mod:`.wire`), ``None`` if the instance is absent."""
+        per_request = position in self.view.per_request
+        encoded = None if per_request else self._encoded.get(position)
+        if encoded is None:
+            raw: Value | None = self.view.getters[position](snapshot)
+            if raw is None:
+                return None
+            name = self._encoded_names.get(position)
+            if name is None:
+                name = self._encoded_names[position] = wire.name(self.view.oids[position])
+            encoded = wire.binding(name, wire.value(self.view.nodes[position].base_type or "",
+                                                    raw))
+            if not per_request:
+                self._encoded[position] = encoded
+        return encoded
 
     def object_name(self, position: int) -> rfc1902.ObjectName:
         name = self._names.get(position)

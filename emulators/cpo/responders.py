@@ -6,7 +6,9 @@
 - :class:`BulkResponder` fills a GETBULK response up to the size the manager accepts
   and stops after the first repetition in which every variable is endOfMibView
   (RFC 3416 section 4.2.3 allows it; the stock responder repeats endOfMibView to
-  the end of max-repetitions and caps a response at 64 variables).
+  the end of max-repetitions and caps a response at 64 variables). Each binding is
+  written in BER by :mod:`.wire`, which sizes it exactly and, for an authPriv
+  request, is what is sent.
 - :class:`SetResponder` answers every SET with an authenticated Response that
   refuses it, by RFC 3416 section 4.2.5's checks in order, the error-index naming
   the first variable binding that fails (every one does: nothing here is
@@ -23,6 +25,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pysnmp.entity import engine
@@ -33,6 +36,7 @@ from pysnmp.smi import error as smi_error
 from pysnmp.smi.instrum import AbstractMibInstrumController
 
 from drivers.snmp.mibs import MibObject
+from emulators.cpo import wire
 from emulators.cpo.mibview import Snapshot
 
 if TYPE_CHECKING:
@@ -41,6 +45,18 @@ if TYPE_CHECKING:
 MAX_REPETITIONS = 1000  # however large the response may be
 RESPONSE_MARGIN = 64  # bytes kept free in a response for the PDU's own header
 DEFAULT_RESPONSE_SIZE = 1472  # a manager that states no size: one Ethernet frame of UDP
+USM_SECURITY_MODEL = 3  # RFC 3411 SnmpSecurityModel
+AUTH_PRIV = 3  # RFC 3411 SnmpSecurityLevel
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a GETNEXT found for the name ``asked``: the instance at ``position`` of the
+    view (None: endOfMibView), and the BER of its variable binding."""
+
+    position: int | None
+    asked: tuple[int, ...]
+    encoded: bytes
 
 # error-status values (RFC 3416 section 3)
 GEN_ERR = 5
@@ -62,6 +78,8 @@ class Instrumentation(AbstractMibInstrumController):  # type: ignore[misc]
         self.agent = agent
 
     def _allowed(self, position: int, value: Any, index: int, ctx: dict[str, Any]) -> bool:
+        """VACM's verdict on reading instance ``position``; ``value`` is its pysnmp value,
+        or a callable giving it, should VACM have to be asked."""
         access = ctx.get("acFun")
         if access is None:
             return True
@@ -70,9 +88,15 @@ class Instrumentation(AbstractMibInstrumController):  # type: ignore[misc]
         verdict = verdicts.get(node)
         if verdict is None:
             ctx["idx"] = index
+            if callable(value):
+                value = value()
             verdict = verdicts[node] = not access("read", (self.agent.view.oids[position],
                                                            value), **ctx)
         return verdict
+
+    def snapshot_of(self, ctx: dict[str, Any]) -> Snapshot:
+        """The snapshot of the request whose context is ``ctx``."""
+        return self._snapshot(self.agent, ctx)
 
     @staticmethod
     def _snapshot(agent: CpoAgent, ctx: dict[str, Any]) -> Snapshot:
@@ -121,48 +145,64 @@ class Instrumentation(AbstractMibInstrumController):  # type: ignore[misc]
         return ERROR_STATUS[self.agent.view.write_refusal(tuple(name))], 1
 
     def read_next_variables(self, *var_binds: Any, **ctx: Any) -> list[tuple[Any, Any]]:
-        return [answer for answer, _ in self.read_next_sized(var_binds, ctx)]
+        snapshot = self._snapshot(self.agent, ctx)
+        return [self.pysnmp_binding(found, snapshot)
+                for found in self.read_next_encoded(var_binds, ctx)]
 
-    def read_next_sized(self, var_binds: Sequence[Any],
-                        ctx: dict[str, Any]) -> list[tuple[tuple[Any, Any], int]]:
-        """GETNEXT of each variable: ((name, value), encoded size) for each."""
+    def read_next_encoded(self, var_binds: Sequence[Any], ctx: dict[str, Any]) -> list[Found]:
+        """GETNEXT of each variable: what was found for each, with its BER."""
         agent, view = self.agent, self.agent.view
         snapshot = self._snapshot(agent, ctx)
-        answers: list[tuple[tuple[Any, Any], int]] = []
+        answers: list[Found] = []
         end = len(view)
         for index, (name, _) in enumerate(var_binds):
-            position = view.position_after(tuple(name))
+            asked = tuple(name)
+            position = view.position_after(asked)
             while position < end:
-                value = agent.wire_value(position, snapshot)
-                if value is not None and self._allowed(position, value, index, ctx):
-                    answers.append(((agent.object_name(position), value),
-                                    agent.encoded_size(position, value)))
+                encoded = agent.encoded_binding(position, snapshot)
+                if encoded is not None and self._allowed(
+                        position, lambda p=position: agent.wire_value(p, snapshot), index, ctx):
+                    answers.append(Found(position, asked, encoded))
                     break
                 position += 1
             else:
-                answers.append(((name, rfc1905.endOfMibView), encoded_size(name, None)))
+                answers.append(Found(None, asked, wire.binding(wire.name(asked),
+                                                               wire.END_OF_MIB_VIEW)))
         return answers
+
+    def pysnmp_binding(self, found: Found, snapshot: Snapshot) -> tuple[Any, Any]:
+        """What was found, as pysnmp's (name, value)."""
+        if found.position is None:
+            return rfc1902.ObjectName(found.asked), rfc1905.endOfMibView
+        return (self.agent.object_name(found.position),
+                self.agent.wire_value(found.position, snapshot))
 
 
 class BulkResponder(cmdrsp.BulkCommandResponder):  # type: ignore[misc]
-    """GETBULK filled up to the manager's size limit, ended by a row of endOfMibView."""
+    """GETBULK filled up to the manager's size limit, ended by a row of endOfMibView.
+
+    The bindings are sized and, for an authPriv request, sent as their own BER
+    (:mod:`.wire`); any other request's go as pysnmp values.
+    """
 
     def __init__(self, snmp_engine: engine.SnmpEngine, snmp_context: context.SnmpContext):
         super().__init__(snmp_engine, snmp_context)
-        self._size_limits: dict[Any, int] = {}
+        self._requests: dict[Any, tuple[int, bool]] = {}
 
     def process_pdu(self, snmpEngine: Any, messageProcessingModel: Any,
                     securityModel: Any, securityName: Any, securityLevel: Any,
                     contextEngineId: Any, contextName: Any, pduVersion: Any,
                     PDU: Any, maxSizeResponseScopedPDU: Any,
                     stateReference: Any) -> None:
-        self._size_limits[stateReference] = int(maxSizeResponseScopedPDU)
+        self._requests[stateReference] = (
+            int(maxSizeResponseScopedPDU),
+            int(securityModel) == USM_SECURITY_MODEL and int(securityLevel) == AUTH_PRIV)
         try:
             super().process_pdu(snmpEngine, messageProcessingModel, securityModel,
                                 securityName, securityLevel, contextEngineId, contextName,
                                 pduVersion, PDU, maxSizeResponseScopedPDU, stateReference)
         finally:
-            self._size_limits.pop(stateReference, None)
+            self._requests.pop(stateReference, None)
 
     def handle_management_operation(self, snmpEngine: Any, stateReference: Any,
                                     contextName: Any, PDU: Any) -> None:
@@ -175,24 +215,36 @@ class BulkResponder(cmdrsp.BulkCommandResponder):  # type: ignore[misc]
         if not isinstance(instrumentation, Instrumentation):
             raise smi_error.GenError()
         ctx = {"snmpEngine": snmpEngine, "acFun": self.verify_access, "cbCtx": self.cbCtx}
-        budget = (self._size_limits.get(stateReference, DEFAULT_RESPONSE_SIZE)
-                  - RESPONSE_MARGIN)
-        first = instrumentation.read_next_sized(requested[:non_repeaters], ctx)
-        answers = [answer for answer, _ in first]
-        used = sum(size for _, size in first)
-        repeating = requested[non_repeaters:]
+        size_limit, encoded_here = self._requests.get(stateReference,
+                                                      (DEFAULT_RESPONSE_SIZE, False))
+        budget = size_limit - RESPONSE_MARGIN
+        answers = instrumentation.read_next_encoded(requested[:non_repeaters], ctx)
+        used = sum(len(found.encoded) for found in answers)
+        repeating: Sequence[Any] = requested[non_repeaters:]
         while repeating and repetitions > 0:
-            row = instrumentation.read_next_sized(repeating, ctx)
-            size = sum(size for _, size in row)
+            row = instrumentation.read_next_encoded(repeating, ctx)
+            size = sum(len(found.encoded) for found in row)
             if used + size > budget and answers:
                 break  # RFC 3416 4.2.3: fewer repetitions rather than tooBig
-            repeating = [answer for answer, _ in row]
-            answers.extend(repeating)
+            answers.extend(row)
             used += size
             repetitions -= 1
-            if all(value is rfc1905.endOfMibView for _, value in repeating):
+            if all(found.position is None for found in row):
                 break
-        self.send_varbinds(snmpEngine, stateReference, 0, 0, answers)
+            repeating = [(found.asked if found.position is None
+                          else instrumentation.agent.view.oids[found.position], None)
+                         for found in row]
+
+        def as_pysnmp() -> list[tuple[Any, Any]]:
+            snapshot = instrumentation.snapshot_of(ctx)
+            return [instrumentation.pysnmp_binding(found, snapshot) for found in answers]
+
+        if encoded_here:
+            with wire.sending(int(v2c.apiPDU.get_request_id(PDU)),
+                              [found.encoded for found in answers], as_pysnmp):
+                self.send_varbinds(snmpEngine, stateReference, 0, 0, [])
+        else:
+            self.send_varbinds(snmpEngine, stateReference, 0, 0, as_pysnmp())
         self.release_state_information(stateReference)
 
 
@@ -209,28 +261,3 @@ class SetResponder(cmdrsp.SetCommandResponder):  # type: ignore[misc]
         # RFC 3416 4.2.5: the Response carries the request's variable bindings unchanged
         self.send_varbinds(snmpEngine, stateReference, status, index, var_binds)
         self.release_state_information(stateReference)
-
-
-def _length_octets(length: int) -> int:
-    return 1 if length < 128 else 1 + (length.bit_length() + 7) // 8
-
-
-def _tlv(content: int) -> int:
-    return 1 + _length_octets(content) + content
-
-
-def _oid_content(arcs: Sequence[int]) -> int:
-    return 1 + sum(max(1, (int(arc).bit_length() + 6) // 7) for arc in arcs[2:])
-
-
-def encoded_size(name: Sequence[int], value: Any) -> int:
-    """The BER size of one variable binding, closely enough to fill a response."""
-    if value is None:  # endOfMibView, noSuchObject, noSuchInstance
-        content = 0
-    elif isinstance(value, rfc1902.ObjectIdentifier):
-        content = _oid_content(tuple(value))
-    elif isinstance(value, rfc1902.OctetString):
-        content = len(value.asOctets())
-    else:
-        content = int(value).bit_length() // 8 + 1
-    return _tlv(_tlv(_oid_content(tuple(name))) + _tlv(content))

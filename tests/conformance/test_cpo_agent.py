@@ -29,7 +29,7 @@ from pysnmp.proto import errind, rfc1905
 from drivers.snmp import mibs
 from drivers.snmp.mibs import MibObject, Oid
 from emulators.cpo import columns as served_columns
-from emulators.cpo import physics
+from emulators.cpo import physics, wire
 from emulators.faults import Fault, FaultError
 from tests.support.snmp_agents import (
     SPEC,
@@ -241,6 +241,44 @@ def test_a_large_getbulk_is_cut_to_what_the_manager_accepts(shared: AgentUnderTe
     roomy, small = run(both())
     assert roomy == 200  # the stock responder would stop at 64
     assert 10 < small < 60  # fewer repetitions, not tooBig and not a silent drop
+
+
+def test_a_getbulk_answers_the_same_over_v2c_and_over_v3_where_the_agent_writes_its_ber(
+        shared: AgentUnderTest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An authPriv GETBULK's bindings are the agent's own BER spliced into the scopedPDU
+    (emulators/cpo/wire.py); a v2c one's are pysnmp's values, encoded by pyasn1. Both
+    answer with the same names and values, of every type the agent serves (from the
+    system group on: a thousand instances of IF-MIB and both telemetry MIBs), decoded
+    here by pysnmp's own decoder."""
+    spliced: list[int] = []
+    original = wire.splice
+
+    def counting(scoped_pdu: bytes, bindings: bytes) -> bytes | None:
+        result = original(scoped_pdu, bindings)
+        spliced.append(result is not None)
+        return result
+
+    monkeypatch.setattr(wire, "splice", counting)
+    start = mibs.oid("SNMPv2-MIB", "sysDescr")[:-1]  # the system group
+    community = CommunityData("public-test", mpModel=1)
+
+    async def both() -> tuple[list[tuple[Oid, Any]], list[tuple[Oid, Any]]]:
+        return (await Client(shared).bulk(1000, start),
+                await Client(shared, community).bulk(1000, start))
+
+    over_v3, over_v2c = run(both())
+    assert spliced == [True]  # the v3 response, and only it
+    assert len(over_v3) > 100
+    # sysUpTime and snmpEngineTime are the agent's at each request
+    moving = {(*mibs.oid("SNMPv2-MIB", "sysUpTime"), 0),
+              (*mibs.oid("SNMP-FRAMEWORK-MIB", "snmpEngineTime"), 0)}
+    assert [name for name, _ in over_v3] == [name for name, _ in over_v2c]
+    assert [(name, value.tagSet, value.prettyPrint()) for name, value in over_v3
+            if name not in moving] == [(name, value.tagSet, value.prettyPrint())
+                                       for name, value in over_v2c if name not in moving]
+    kinds = {type(value).__name__ for _, value in over_v3}
+    assert {"Integer", "Gauge32", "Counter64", "OctetString", "TimeTicks",
+            "ObjectIdentifier"} <= kinds, kinds
 
 
 def test_v2c_is_served_only_where_a_community_is_configured(shared: AgentUnderTest,
