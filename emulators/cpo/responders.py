@@ -25,8 +25,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pysnmp.entity import engine
 from pysnmp.entity.rfc3413 import cmdrsp, context
@@ -49,8 +48,7 @@ USM_SECURITY_MODEL = 3  # RFC 3411 SnmpSecurityModel
 AUTH_PRIV = 3  # RFC 3411 SnmpSecurityLevel
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(NamedTuple):
     """What a GETNEXT found for the name ``asked``: the instance at ``position`` of the
     view (None: endOfMibView), and the BER of its variable binding."""
 
@@ -78,8 +76,6 @@ class Instrumentation(AbstractMibInstrumController):  # type: ignore[misc]
         self.agent = agent
 
     def _allowed(self, position: int, value: Any, index: int, ctx: dict[str, Any]) -> bool:
-        """VACM's verdict on reading instance ``position``; ``value`` is its pysnmp value,
-        or a callable giving it, should VACM have to be asked."""
         access = ctx.get("acFun")
         if access is None:
             return True
@@ -88,8 +84,6 @@ class Instrumentation(AbstractMibInstrumController):  # type: ignore[misc]
         verdict = verdicts.get(node)
         if verdict is None:
             ctx["idx"] = index
-            if callable(value):
-                value = value()
             verdict = verdicts[node] = not access("read", (self.agent.view.oids[position],
                                                            value), **ctx)
         return verdict
@@ -151,19 +145,40 @@ class Instrumentation(AbstractMibInstrumController):  # type: ignore[misc]
 
     def read_next_encoded(self, var_binds: Sequence[Any], ctx: dict[str, Any]) -> list[Found]:
         """GETNEXT of each variable: what was found for each, with its BER."""
+        view = self.agent.view
+        asked = [tuple(name) for name, _ in var_binds]
+        return self._scan([(name, view.position_after(name)) for name in asked], ctx)
+
+    def read_on(self, row: Sequence[Found], ctx: dict[str, Any]) -> list[Found]:
+        """GETNEXT of what each of ``row`` found (GETBULK's next repetition), from where
+        it was found rather than by its name."""
+        view = self.agent.view
+        end = len(view)
+        return self._scan([(found.asked, end) if found.position is None
+                           else (view.oids[found.position], found.position + 1)
+                           for found in row], ctx)
+
+    def _scan(self, starts: Sequence[tuple[tuple[int, ...], int]],
+              ctx: dict[str, Any]) -> list[Found]:
+        """For each (name asked, first position after it): the first instance there or
+        after that exists and VACM lets the requester read; endOfMibView past the end."""
         agent, view = self.agent, self.agent.view
         snapshot = self._snapshot(agent, ctx)
+        nodes = view.nodes
+        verdicts: dict[MibObject, bool] = ctx.setdefault("msoVerdicts", {})
         answers: list[Found] = []
         end = len(view)
-        for index, (name, _) in enumerate(var_binds):
-            asked = tuple(name)
-            position = view.position_after(asked)
+        for index, (asked, position) in enumerate(starts):
             while position < end:
                 encoded = agent.encoded_binding(position, snapshot)
-                if encoded is not None and self._allowed(
-                        position, lambda p=position: agent.wire_value(p, snapshot), index, ctx):
-                    answers.append(Found(position, asked, encoded))
-                    break
+                if encoded is not None:
+                    allowed = verdicts.get(nodes[position])
+                    if allowed is None:
+                        allowed = self._allowed(position, agent.wire_value(position, snapshot),
+                                                index, ctx)
+                    if allowed:
+                        answers.append(Found(position, view.oids[position], encoded))
+                        break
                 position += 1
             else:
                 answers.append(Found(None, asked, wire.binding(wire.name(asked),
@@ -220,9 +235,10 @@ class BulkResponder(cmdrsp.BulkCommandResponder):  # type: ignore[misc]
         budget = size_limit - RESPONSE_MARGIN
         answers = instrumentation.read_next_encoded(requested[:non_repeaters], ctx)
         used = sum(len(found.encoded) for found in answers)
-        repeating: Sequence[Any] = requested[non_repeaters:]
-        while repeating and repetitions > 0:
-            row = instrumentation.read_next_encoded(repeating, ctx)
+        row: list[Found] | None = None
+        while len(requested) > non_repeaters and repetitions > 0:
+            row = (instrumentation.read_next_encoded(requested[non_repeaters:], ctx)
+                   if row is None else instrumentation.read_on(row, ctx))
             size = sum(len(found.encoded) for found in row)
             if used + size > budget and answers:
                 break  # RFC 3416 4.2.3: fewer repetitions rather than tooBig
@@ -231,9 +247,6 @@ class BulkResponder(cmdrsp.BulkCommandResponder):  # type: ignore[misc]
             repetitions -= 1
             if all(found.position is None for found in row):
                 break
-            repeating = [(found.asked if found.position is None
-                          else instrumentation.agent.view.oids[found.position], None)
-                         for found in row]
 
         def as_pysnmp() -> list[tuple[Any, Any]]:
             snapshot = instrumentation.snapshot_of(ctx)
