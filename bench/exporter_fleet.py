@@ -245,6 +245,11 @@ def query(url: str, expression: str, *, at: float | None = None) -> list[dict[st
     return list(document["data"]["result"])
 
 
+def scrape_timeout(interval: float) -> float:
+    """Prometheus's scrape timeout here: 10 s, or the interval if shorter."""
+    return min(10.0, interval)
+
+
 def shard_config(shard: int, shards: int, exporter_address: str, targets: Path,
                  interval: float) -> dict[str, Any]:
     from msoctl.exporter import sd
@@ -252,7 +257,7 @@ def shard_config(shard: int, shards: int, exporter_address: str, targets: Path,
     base = yaml.safe_load((ROOT / "deploy" / "prometheus-sharded.yml").read_text())
     config = sd.shard_config(base, shard, shards, exporter=exporter_address,
                              targets=str(targets))
-    timeout = f"{min(10.0, interval):g}s"
+    timeout = f"{scrape_timeout(interval):g}s"
     config["global"].update(scrape_interval=f"{interval:g}s", scrape_timeout=timeout,
                             evaluation_interval=f"{interval:g}s")
     config["rule_files"] = []
@@ -311,6 +316,9 @@ def fleet_run(fleet: Fleet, shards: int, interval: float, minutes: float, direct
                              for kind, seconds in fleet.cpu_seconds_by_kind().items()}
         fleet_cpu = sum(fleet_cpu_by_kind.values())
         ended = started + window
+        # a scrape begun before the end is stored when it ends, up to a scrape timeout
+        # later: queried sooner, one query of the window could see it and the next not
+        time.sleep(max(0.0, ended + scrape_timeout(interval) + 1.0 - time.time()))
         counted = [_scrapes(url, _expected(split / f"msoctl-targets-{k}.json"), window,
                             ended, interval) for k, (url, _) in enumerate(servers)]
         timeline = _timeline([url for url, _ in servers], begun, ended, started,

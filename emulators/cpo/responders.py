@@ -49,12 +49,14 @@ AUTH_PRIV = 3  # RFC 3411 SnmpSecurityLevel
 
 
 class Found(NamedTuple):
-    """What a GETNEXT found for the name ``asked``: the instance at ``position`` of the
-    view (None: endOfMibView), and the BER of its variable binding."""
+    """What a GETNEXT found: the instance at ``position`` of the view (None:
+    endOfMibView), the binding's name (that instance's, or for endOfMibView the name
+    asked) and the BER of the binding."""
 
     position: int | None
-    asked: tuple[int, ...]
+    name: tuple[int, ...]
     encoded: bytes
+
 
 # error-status values (RFC 3416 section 3)
 GEN_ERR = 5
@@ -154,7 +156,7 @@ class Instrumentation(AbstractMibInstrumController):  # type: ignore[misc]
         it was found rather than by its name."""
         view = self.agent.view
         end = len(view)
-        return self._scan([(found.asked, end) if found.position is None
+        return self._scan([(found.name, end) if found.position is None
                            else (view.oids[found.position], found.position + 1)
                            for found in row], ctx)
 
@@ -188,7 +190,7 @@ class Instrumentation(AbstractMibInstrumController):  # type: ignore[misc]
     def pysnmp_binding(self, found: Found, snapshot: Snapshot) -> tuple[Any, Any]:
         """What was found, as pysnmp's (name, value)."""
         if found.position is None:
-            return rfc1902.ObjectName(found.asked), rfc1905.endOfMibView
+            return rfc1902.ObjectName(found.name), rfc1905.endOfMibView
         return (self.agent.object_name(found.position),
                 self.agent.wire_value(found.position, snapshot))
 
