@@ -113,9 +113,10 @@ class Fleet:
                                    "switch fleet", kind="switch")
             amps = self._start(serve_amplifiers, (counts["amp"],), "amplifier fleet",
                                kind="amp")
-            # Each emulated agent (pysnmp, USM with privacy) costs a reading about 0.25 s of
-            # CPU, a real switch's agent its own CPU: the agents go AGENTS_PER_PROCESS to a
-            # process, so that one Python process is not the fleet's bottleneck.
+            # Each emulated agent (pysnmp, USM with privacy) costs an 8-port reading about
+            # 45 ms of CPU, a real switch's agent its own CPU: the agents go
+            # AGENTS_PER_PROCESS to a process, so that one Python process is not the
+            # fleet's bottleneck.
             shares = _split(counts["cpo"], math.ceil(counts["cpo"] / AGENTS_PER_PROCESS))
             agent_parts = [self._start(serve_agents, (share, agent_ports, SNMP_USER, auth,
                                                       priv), f"CPO agent fleet {k + 1}",
