@@ -349,7 +349,7 @@ class OpticalModel:
     def power_dbm(self, port: str) -> float:
         """Power at ``element:port`` now (input or output port), in dBm."""
         with self.lock:
-            return self._power(port, self.clock.now(), frozenset())
+            return self._walk(port, self.clock.now(), set(), None)
 
     def powers_dbm(self, ports: Iterable[str]) -> list[float]:
         """Power at each of ``ports``, all at one instant (now), in their order: what
@@ -357,7 +357,7 @@ class OpticalModel:
         with self.lock:
             now = self.clock.now()
             sweep = _Sweep()
-            return [self._power(port, now, frozenset(), sweep) for port in ports]
+            return [self._walk(port, now, set(), sweep) for port in ports]
 
     def power_dbm_at(self, port: str, when: float) -> float:
         """Power at ``port`` at device time ``when``, which may lie in the recent past.
@@ -368,7 +368,7 @@ class OpticalModel:
         state is not remembered and counts as if it had always been so.
         """
         with self.lock:
-            return self._power(port, when, frozenset())
+            return self._walk(port, when, set(), None)
 
     def change_times(self, start: float, end: float) -> list[float]:
         """Sorted device times in ``(start, end]`` at which some element's output changed
@@ -388,25 +388,31 @@ class OpticalModel:
         found = self._ports[port] = (self.element(name), local)  # elements are never removed
         return found
 
-    def _power(self, port: str, now: float, visiting: frozenset[str],
-               sweep: _Sweep | None = None) -> float:
-        if sweep is not None and port in sweep.known:
-            return sweep.known[port]
+    def _walk(self, port: str, now: float, visiting: set[str], sweep: _Sweep | None) -> float:
+        """The power at ``port``: ``visiting`` holds the ports on the way here (a loop is
+        cut where the walk meets one of them again), and is as it was on return."""
+        if sweep is not None:
+            known = sweep.known.get(port)
+            if known is not None:
+                return known
         if port in visiting:
             if sweep is not None:
                 sweep.loops_cut += 1
             return NO_LIGHT_DBM
         cut_before = 0 if sweep is None else sweep.loops_cut
-        visiting = visiting | {port}
-        element, local = self._split(port)
-        if local in self._inputs[element.name]:
-            feeder = self._upstream.get(port)
-            power = (NO_LIGHT_DBM if feeder is None
-                     else self._power(feeder, now, visiting, sweep))
-        else:
-            name = element.name
-            power = element.output_power(
-                local, lambda p: self._power(f"{name}:{p}", now, visiting, sweep), now)
+        visiting.add(port)
+        try:
+            element, local = self._split(port)
+            if local in self._inputs[element.name]:
+                feeder = self._upstream.get(port)
+                power = (NO_LIGHT_DBM if feeder is None
+                         else self._walk(feeder, now, visiting, sweep))
+            else:
+                prefix = element.name + ":"
+                power = element.output_power(
+                    local, lambda p: self._walk(prefix + p, now, visiting, sweep), now)
+        finally:
+            visiting.discard(port)
         # Kept for the rest of the sweep unless a loop was cut below it: then the value
         # depends on where the walk entered the loop.
         if sweep is not None and sweep.loops_cut == cut_before:
