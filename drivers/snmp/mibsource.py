@@ -34,6 +34,8 @@ from pysnmp.entity import engine
 from pysnmp.proto.rfc3412 import MsgAndPduDispatcher
 from pysnmp.smi import builder, instrum
 
+from drivers.snmp import usmkey
+
 _BYTECODE = ".pyc"
 _HEADER = struct.Struct("<4sIII")  # magic, flags, source mtime, source size (PEP 552)
 _codes: dict[tuple[str, int, int], CodeType] = {}
@@ -148,7 +150,8 @@ def new_builder() -> builder.MibBuilder:
 
 def new_engine(*, max_message_size: int = 65507, engine_id: Any = None) -> engine.SnmpEngine:
     """``SnmpEngine(snmpEngineID=engine_id, maxMessageSize=max_message_size)``, on a
-    builder from :func:`new_builder`."""
+    builder from :func:`new_builder`, with USM's master keys from :mod:`.usmkey`."""
+    usmkey.install()
     dispatcher = MsgAndPduDispatcher(instrum.MibInstrumController(new_builder()))
     return engine.SnmpEngine(snmpEngineID=engine_id, maxMessageSize=max_message_size,
                              msgAndPduDsp=dispatcher)

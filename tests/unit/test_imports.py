@@ -49,6 +49,8 @@ SPEC_TABLES: dict[str, str] = {
     "drivers.snmp.mibcompile": "compiles mibs/ into what drivers.snmp.mibs reads",
     "drivers.snmp.mibsource": "pysnmp's own MIB modules compiled once, not twice per engine "
                               "(plumbing of the SNMP library, no device logic)",
+    "drivers.snmp.usmkey": "RFC 3414's password-to-key for pysnmp in one hash call "
+                           "(plumbing of the SNMP library, no device logic)",
     "drivers.switch.schema": "the switch's data model from yang/ (namespace, nodes)",
     "drivers.switch.link": "facts of long Ethernet links (pause quanta, port speeds)",
     "drivers.yamlfile": "not a device table but no device logic either: the one bounded "
