@@ -5,6 +5,7 @@ edited module compiled afresh, and pysnmp's own reading where no cache is usable
 from __future__ import annotations
 
 import builtins
+import marshal
 import os
 from pathlib import Path
 from typing import Any
@@ -50,8 +51,22 @@ def test_an_engine_has_pysnmps_modules_and_later_ones_compile_nothing(
     assert int(size.syntax) == 1500
     assert "SNMPv2-MIB.pyc" in {p.name for p in cache.rglob("*.pyc")}
     compiled = _compiles(monkeypatch)
+    unmarshalled: list[str] = []
+
+    def counted(name: str) -> Any:
+        original = getattr(marshal, name)
+
+        def counting(data: Any, *args: Any) -> Any:
+            unmarshalled.append(name)
+            return original(data, *args)
+
+        return counting
+
+    for name in ("load", "loads"):  # runpy reads a bytecode file with marshal.load
+        monkeypatch.setattr(marshal, name, counted(name))
     again = mibsource.new_engine()
     assert compiled == []  # pysnmp's own compiles every module twice for every engine
+    assert unmarshalled == []  # and runpy would read each bytecode file again
     assert _symbols(again) == _symbols(theirs)
     assert again.snmpEngineID != ours.snmpEngineID  # its own engine, its own MIB objects
 
