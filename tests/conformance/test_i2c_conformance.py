@@ -85,12 +85,15 @@ def optoe_layout(lower_memory: bytes, page_of: Callable[[int], bytes]) -> bytes:
     file offset n < 128 is lower memory byte n; n >= 128 is page n // 128 - 1,
     byte 128 + n % 128 (``page_of(p)`` is bytes 128..255 of page p)."""
     image = bytearray()
+    pages: dict[int, bytes] = {}  # each page asked for once, not once per byte
     for n in range((OPTOE_PAGES + 1) * PAGE_SIZE):
         if n < PAGE_SIZE:
             image.append(lower_memory[n])
         else:
             page, byte = n // PAGE_SIZE - 1, PAGE_SIZE + n % PAGE_SIZE
-            image.append(page_of(page)[byte - PAGE_SIZE])
+            if page not in pages:
+                pages[page] = page_of(page)
+            image.append(pages[page][byte - PAGE_SIZE])
     return bytes(image)
 
 
