@@ -203,6 +203,17 @@ class _GonePath:
     removed_at: float
 
 
+
+def _factory_losses(rng: random.Random, size: int) -> list[list[float]]:
+    """The factory's insertion loss table, dB, by [ingress - 1][egress - size - 1]: 1.5
+    to 2.0 dB, beams steered far from the optical axis losing a little more, plus a
+    unit's spread (``rng``, drawn row by row)."""
+    scale = max(size - 1, 1)
+    off_axis = [(n / scale - 0.5) ** 2 for n in range(size)]
+    draw = rng.random
+    return [[round(min(2.0, max(1.5, 1.56 + 0.5 * (row + column) + 0.15 * draw())), 3)
+             for column in off_axis] for row in off_axis]
+
 class OcsDevice(ScpiDevice):
     """One OCS: state, physics and the optical element it adds to the model."""
 
@@ -256,9 +267,7 @@ class OcsDevice(ScpiDevice):
                                                               maxlen=256)
         self._rng = random.Random(f"{self.serial}/repeat")
         table_rng = random.Random(f"{self.serial}/factory")
-        self._factory_il = [
-            [self._factory_loss(table_rng, i, e) for e in range(size)] for i in range(size)
-        ]
+        self._factory_il = _factory_losses(table_rng, size)
         self._crosstalk = [crosstalk_db - 3.0 * table_rng.random() for _ in range(size)]
         self._monitor_offset = [table_rng.uniform(-0.5, 0.5) for _ in range(2 * size)]
         self._noise = random.Random(f"{self.serial}/noise")
@@ -300,12 +309,6 @@ class OcsDevice(ScpiDevice):
         return [n for n in (egress - 1, egress, egress + 1) if low <= n <= high]
 
     # ---- factory data --------------------------------------------------------------
-
-    def _factory_loss(self, rng: random.Random, ingress: int, egress: int) -> float:
-        # Beams steered far from the optical axis lose a little more.
-        edge = ((ingress / max(self.size - 1, 1) - 0.5) ** 2
-                + (egress / max(self.size - 1, 1) - 0.5) ** 2)
-        return round(min(2.0, max(1.5, 1.56 + 0.5 * edge + rng.uniform(0.0, 0.15))), 3)
 
     def factory_loss_db(self, ingress: int, egress: int) -> float:
         loss: float = self._factory_il[ingress - 1][egress - self.size - 1]
