@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import ssl
 import subprocess
 import sys
@@ -9,10 +10,11 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -91,13 +93,15 @@ def fetch(url: str, *, scrape_timeout: float | None = None,
 Labels = frozenset[tuple[str, str]]
 
 
-def samples(text: str) -> dict[str, dict[Labels, float]]:
-    """Sample name -> {labels: value} of an exposition."""
+@functools.lru_cache(maxsize=4)
+def samples(text: str) -> Mapping[str, Mapping[Labels, float]]:
+    """Sample name -> {labels: value} of an exposition (parsed once for the few
+    expositions asked about last: a test asks one many questions)."""
     found: dict[str, dict[Labels, float]] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             found.setdefault(sample.name, {})[frozenset(sample.labels.items())] = sample.value
-    return found
+    return MappingProxyType({name: MappingProxyType(values) for name, values in found.items()})
 
 
 def value(text: str, name: str, **labels: str) -> float | None:
