@@ -88,6 +88,19 @@ class _Plan:
     runs: list[tuple[int, list[tuple[int, float]]]]  # (repeat, [(stretch, weight)])
 
 
+
+def _ending_by(start: float, interval: float, k: int, count: int, limit: float) -> int:
+    """The last sample index from ``k`` (which ends by ``limit``) to ``count - 1`` whose
+    end, ``start + (j + 1) * interval`` as the samples compute it, is still <= ``limit``."""
+    if interval <= 0.0:
+        return k
+    j = min(count - 1, max(k, int((limit - start) / interval) - 1))
+    while j + 1 < count and start + (j + 2) * interval <= limit:
+        j += 1
+    while j > k and start + (j + 1) * interval > limit:
+        j -= 1
+    return j
+
 class PowerMeter(ScpiDevice):
     """One meter: port settings, readings, logging, and its receiver in the optical model."""
 
@@ -263,16 +276,22 @@ class PowerMeter(ScpiDevice):
         runs: list[tuple[int, list[tuple[int, float]]]] = []
         stretch = 0
         last_stretch = len(bounds) - 2
-        for k in range(count):
+        k = 0
+        while k < count:
             first, last = start + k * interval, start + (k + 1) * interval
             while stretch < last_stretch and bounds[stretch + 1] <= first:
                 stretch += 1
             if stretch == last_stretch or bounds[stretch + 1] >= last:
+                # this sample and those after it that end by the stretch's end, at once
+                whole = count - k if stretch == last_stretch else \
+                    _ending_by(start, interval, k, count, bounds[stretch + 1]) - k + 1
                 if runs and runs[-1][1] == [(stretch, 1.0)]:
-                    runs[-1] = (runs[-1][0] + 1, runs[-1][1])
+                    runs[-1] = (runs[-1][0] + whole, runs[-1][1])
                 else:
-                    runs.append((1, [(stretch, 1.0)]))
+                    runs.append((whole, [(stretch, 1.0)]))
+                k += whole
                 continue
+            k += 1
             weights = []  # a sample that straddles a change: weighted by overlap
             for j in range(stretch, last_stretch + 1):
                 if bounds[j] >= last:
