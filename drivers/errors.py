@@ -50,7 +50,10 @@ class ProtocolError(DeviceError):
 
 
 class DeviceRejected(DeviceError):
-    """The device refused the request: an SCPI error, an rpc-error, an I2C NACK."""
+    """The device refused the request: an SCPI error, an rpc-error, an I2C NACK.
+
+    ``read_back`` is the reply of a query sent with the request to read back what it
+    changed (an SCPI change's read-back), when there was one."""
 
     def __init__(
         self,
@@ -59,9 +62,11 @@ class DeviceRejected(DeviceError):
         device: str | None = None,
         detail: str | None = None,
         errors: tuple[str, ...] = (),
+        read_back: str | None = None,
     ):
         super().__init__(message, device=device, detail=detail)
         self.errors = errors
+        self.read_back = read_back
 
 
 class VerificationFailed(DeviceError):

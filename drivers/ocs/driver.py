@@ -1,7 +1,10 @@
 """The OCS driver: the device's meaning on top of an SCPI session.
 
 Every change is followed by a completion fence (``*OPC?``), an error-queue
-check, and a read-back: a change that returns has been verified on the device.
+check, and a read-back: a change that returns has been verified on the device. A
+change to the map sends all four as program messages of one write (one round trip;
+the read-back last, after the error query, so that a refused change still ends the
+exchange in step); other changes read back in a second exchange.
 
 Replies are read in both forms that units of the family send (see
 :mod:`drivers.ocs.commands`): ``:OXC:SWIT:CONN:PORT?`` quoted (``"65"``) or bare
@@ -141,7 +144,9 @@ class OcsDriver:
     # ---- the map --------------------------------------------------------------------------
 
     def port_map(self) -> PortMap:
-        reply = self._query("connect_state")
+        return self._parse_map(self._query("connect_state"))
+
+    def _parse_map(self, reply: str) -> PortMap:
         ingress_text, sep, egress_text = reply.partition("),(")
         if not sep:
             raise ProtocolError(f"bad map reply {reply!r}", device=self.name)
@@ -195,13 +200,40 @@ class OcsDriver:
         except DeviceRejected as refused:
             if not self.shared_error_queue or problem() is not None:
                 raise
-            log.warning("%s: %s reported %s, yet the device holds what was asked: taken "
-                        "for another client's error (the unit has one error queue)",
-                        self.name, what, "; ".join(refused.errors))
+            self._taken_for_another_clients(what, refused)
             return
         wrong = problem()
         if wrong is not None:
             raise VerificationFailed(wrong, device=self.name)
+
+    def _apply_to_map(self, command: str, what: str,
+                      problem: Callable[[PortMap], str | None]) -> PortMap:
+        """:meth:`_apply` of a change to the map, the map read back in the change's own
+        write (its fourth message: one round trip for the change and its read-back);
+        ``problem(map)`` says what is wrong with it. Returns the map read back."""
+        query = render(COMMANDS["connect_state"])
+        try:
+            reply = self.session.change(command, what, read_back=query)
+        except DeviceRejected as refused:
+            if not self.shared_error_queue or refused.read_back is None:
+                raise
+            found = self._parse_map(refused.read_back)
+            if problem(found) is not None:
+                raise
+            self._taken_for_another_clients(what, refused)
+            return found
+        if reply is None:
+            raise ProtocolError(f"no reply to {query} after {what}", device=self.name)
+        found = self._parse_map(reply)
+        wrong = problem(found)
+        if wrong is not None:
+            raise VerificationFailed(wrong, device=self.name)
+        return found
+
+    def _taken_for_another_clients(self, what: str, refused: DeviceRejected) -> None:
+        log.warning("%s: %s reported %s, yet the device holds what was asked: taken "
+                    "for another client's error (the unit has one error queue)",
+                    self.name, what, "; ".join(refused.errors))
 
     def wait_settled(self) -> None:
         """Wait until every reconfiguration the switch has accepted is complete.
@@ -216,16 +248,14 @@ class OcsDriver:
         wanted = PortMap(pairs, self.size)
         if not wanted:
             return self.port_map()
-        result = [PortMap({}, self.size)]  # filled by the read-back
 
-        def problem() -> str | None:
-            result[0] = self.port_map()
-            missing = {i: e for i, e in wanted.items() if result[0].get(i) != e}
+        def problem(found: PortMap) -> str | None:
+            missing = {i: e for i, e in wanted.items() if found.get(i) != e}
             return f"connections {_pairs(missing)} absent after connect" if missing else None
 
-        self._apply(render(COMMANDS["connect_add"], channel_list(list(wanted)),
-                           channel_list(list(wanted.values()))), "connect", problem)
-        return result[0]
+        return self._apply_to_map(render(COMMANDS["connect_add"], channel_list(list(wanted)),
+                                         channel_list(list(wanted.values()))),
+                                  "connect", problem)
 
     def disconnect(self, ports: Iterable[int]) -> PortMap:
         """Remove every connection that involves one of ``ports``."""
@@ -233,31 +263,26 @@ class OcsDriver:
         if not ports:
             return self.port_map()
         named = set(ports)
-        result = [PortMap({}, self.size)]  # filled by the read-back
 
-        def problem() -> str | None:
-            result[0] = self.port_map()
-            left = {i: e for i, e in result[0].items() if i in named or e in named}
+        def problem(found: PortMap) -> str | None:
+            left = {i: e for i, e in found.items() if i in named or e in named}
             return f"connections {_pairs(left)} remain after disconnect" if left else None
 
-        self._apply(render(COMMANDS["connect_subtract"], channel_list(ports), "(@)"),
-                    "disconnect", problem)
-        return result[0]
+        return self._apply_to_map(render(COMMANDS["connect_subtract"], channel_list(ports),
+                                         "(@)"), "disconnect", problem)
 
     def replace_map(self, wanted: Mapping[int, int]) -> PortMap:
         """Make the map exactly ``wanted`` in one command; unchanged paths stay lit."""
         target = PortMap(wanted, self.size)
-        result = [target]  # filled by the read-back
 
-        def problem() -> str | None:
-            result[0] = self.port_map()
-            if result[0] != target:
-                return f"map after replace differs: {target.diff(result[0])}"
+        def problem(found: PortMap) -> str | None:
+            if found != target:
+                return f"map after replace differs: {target.diff(found)}"
             return None
 
-        self._apply(render(COMMANDS["connect_only"], channel_list(list(target)),
-                           channel_list(list(target.values()))), "replace map", problem)
-        return result[0]
+        return self._apply_to_map(render(COMMANDS["connect_only"], channel_list(list(target)),
+                                         channel_list(list(target.values()))),
+                                  "replace map", problem)
 
     def disconnect_all(self) -> None:
         def problem() -> str | None:

@@ -244,7 +244,8 @@ class ScpiSession:
         if reply.strip() != "1":
             raise ProtocolError(f"unexpected reply {reply!r} to {self.fence_query}")
 
-    def change(self, command: str, context: str, *, wait: bool = True) -> None:
+    def change(self, command: str, context: str, *, wait: bool = True,
+               read_back: str | None = None) -> str | None:
         """Send a change, wait for it to complete, and raise if the device refused it.
 
         The change, the fence and the error-queue query leave in one write, as
@@ -254,26 +255,36 @@ class ScpiSession:
         message starts with ``*CLS`` (see the module's docstring). With ``wait``
         false there is no fence: for starting an overlapped operation (a
         logging) that ``*OPC?`` would wait for.
+
+        ``read_back``, a query that always answers (the state the change set), goes
+        as a fourth message of the same write, after the error query: its reply is
+        returned, and read even when the change was refused, so that the exchange
+        ends in step.
         """
         # *CLS in the change's own message: what was queued before (by anybody, on a
         # unit with one shared queue) is not read as this change's error.
         cleared = f"{CLEAR_STATUS};{command}"
+        after = () if read_back is None else (read_back,)
         with self._exchange():
             if wait:
-                self._send(cleared, self.fence_query, self.error_query)
+                self._send(cleared, self.fence_query, self.error_query, *after)
                 self._expect_done(self._read_line(self.fence_query))
             else:
-                self._send(cleared, self.error_query)
+                self._send(cleared, self.error_query, *after)
             entries = parse_error_queue(self._read_line(self.error_query))
+            reply = None if read_back is None else self._read_line(read_back)
         if entries:
-            raise self._rejected(context, entries)
+            raise self._rejected(context, entries, reply)
+        return reply
 
-    def _rejected(self, context: str, entries: list[tuple[int, str]]) -> DeviceRejected:
+    def _rejected(self, context: str, entries: list[tuple[int, str]],
+                  read_back: str | None = None) -> DeviceRejected:
         text = "; ".join(f"{code} {message}" for code, message in entries)
         return DeviceRejected(
             f"{context} refused: {text}",
             device=self.device,
             errors=tuple(f"{code},{message}" for code, message in entries),
+            read_back=read_back,
         )
 
     # ---- recovery -----------------------------------------------------------------------

@@ -245,6 +245,34 @@ def test_a_shared_queue_our_own_refusal_is_still_ours() -> None:
             driver.close()
 
 
+def test_a_map_change_and_its_read_back_are_one_write_and_a_refusal_stays_in_step() -> None:
+    """The change, its fence, its error query and the map query leave in one write (one
+    round trip); a refused change's read-back is read all the same, so the next
+    exchange gets its own reply."""
+    with served() as unit:
+        driver = unit.driver()
+        assert driver.size == 64  # asked once, before the change
+        writes: list[bytes] = []
+        transport = driver.session.transport
+        original = transport.write
+
+        def counting(data: bytes) -> None:
+            writes.append(data)
+            original(data)
+
+        transport.write = counting  # type: ignore[method-assign]
+        try:
+            assert dict(driver.replace_map({1: 65, 2: 66})) == {1: 65, 2: 66}
+            assert len(writes) == 1 and writes[0].count(b"\n") == 4, writes
+            assert writes[0].endswith(b":OXC:SWIT:CONN:STAT?\n")
+            with pytest.raises(DeviceRejected, match="202"):
+                driver.connect({3: 65})  # 65 is in use
+            assert dict(driver.port_map()) == {1: 65, 2: 66}
+            assert driver.connected_port(2) == 66
+        finally:
+            driver.close()
+
+
 def _inventory_of(unit: Unit, directory: Path, shared: bool | None) -> Inventory:
     """An inventory naming the served unit, with ``shared_error_queue`` as given (absent
     when None)."""
