@@ -52,7 +52,7 @@ import logging
 import random
 import socket
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -328,35 +328,37 @@ class CpoAgent:
 
     def wire_value(self, position: int, snapshot: Snapshot) -> Any:
         """The pysnmp value of instance ``position`` in ``snapshot``, ``None`` if absent."""
-        node = self.view.nodes[position]
-        per_request = position in self.view.per_request
-        cached = None if per_request else self._wire.get(position)
-        if cached is None:
-            raw: Value | None = self.view.getters[position](snapshot)
-            if raw is None:
-                return None
-            cached = _WIRE_TYPES[node.base_type or ""](raw)
-            if not per_request:
-                self._wire[position] = cached
-        return cached
+        return self._per_snapshot(self._wire, position, snapshot,
+                                  _WIRE_TYPES[self.view.nodes[position].base_type or ""])
 
     def encoded_binding(self, position: int, snapshot: Snapshot) -> bytes | None:
         """The BER of instance ``position``'s variable binding in ``snapshot``
         (:mod:`.wire`), ``None`` if the instance is absent."""
-        per_request = position in self.view.per_request
-        encoded = None if per_request else self._encoded.get(position)
-        if encoded is None:
-            raw: Value | None = self.view.getters[position](snapshot)
-            if raw is None:
-                return None
+        base_type = self.view.nodes[position].base_type or ""
+
+        def encode(raw: Value) -> bytes:
             name = self._encoded_names.get(position)
             if name is None:
                 name = self._encoded_names[position] = wire.name(self.view.oids[position])
-            encoded = wire.binding(name, wire.value(self.view.nodes[position].base_type or "",
-                                                    raw))
-            if not per_request:
-                self._encoded[position] = encoded
+            return wire.binding(name, wire.value(base_type, raw))
+
+        encoded: bytes | None = self._per_snapshot(self._encoded, position, snapshot, encode)
         return encoded
+
+    def _per_snapshot(self, cache: dict[int, Any], position: int, snapshot: Snapshot,
+                      make: Callable[[Value], Any]) -> Any:
+        """``make`` of instance ``position``'s raw value in ``snapshot`` (``None`` if it is
+        absent), kept in ``cache`` for the snapshot unless it changes at every request."""
+        per_request = position in self.view.per_request
+        found = None if per_request else cache.get(position)
+        if found is None:
+            raw: Value | None = self.view.getters[position](snapshot)
+            if raw is None:
+                return None
+            found = make(raw)
+            if not per_request:
+                cache[position] = found
+        return found
 
     def object_name(self, position: int) -> rfc1902.ObjectName:
         name = self._names.get(position)
