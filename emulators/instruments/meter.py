@@ -88,7 +88,6 @@ class _Plan:
     runs: list[tuple[int, list[tuple[int, float]]]]  # (repeat, [(stretch, weight)])
 
 
-
 def _ending_by(start: float, interval: float, k: int, count: int, limit: float) -> int:
     """The last sample index from ``k`` (which ends by ``limit``) to ``count - 1`` whose
     end, ``start + (j + 1) * interval`` as the samples compute it, is still <= ``limit``."""
@@ -100,6 +99,7 @@ def _ending_by(start: float, interval: float, k: int, count: int, limit: float) 
     while j > k and start + (j + 1) * interval > limit:
         j -= 1
     return j
+
 
 class PowerMeter(ScpiDevice):
     """One meter: port settings, readings, logging, and its receiver in the optical model."""

@@ -203,7 +203,6 @@ class _GonePath:
     removed_at: float
 
 
-
 def _factory_losses(rng: random.Random, size: int) -> list[list[float]]:
     """The factory's insertion loss table, dB, by [ingress - 1][egress - size - 1]: 1.5
     to 2.0 dB, beams steered far from the optical axis losing a little more, plus a
@@ -213,6 +212,7 @@ def _factory_losses(rng: random.Random, size: int) -> list[list[float]]:
     draw = rng.random
     return [[round(min(2.0, max(1.5, 1.56 + 0.5 * (row + column) + 0.15 * draw())), 3)
              for column in off_axis] for row in off_axis]
+
 
 class OcsDevice(ScpiDevice):
     """One OCS: state, physics and the optical element it adds to the model."""
