@@ -445,6 +445,11 @@ class Transceivers(Element):
     def output_ports(self) -> Iterable[str]:
         return [f"tx{n}" for n in range(1, self.count + 1)]
 
+    def feeds(self, input_port: str) -> Iterable[str]:
+        """No output: what a receiver takes in never leaves by a transmitter (each
+        ``txN`` sends its own light, whatever arrives at ``rxN``)."""
+        return ()
+
     def set_enabled(self, lane: int, enabled: bool) -> None:
         if self._enabled[lane - 1] != enabled:
             self._enabled[lane - 1] = enabled

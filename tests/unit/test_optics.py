@@ -260,6 +260,28 @@ def test_a_change_tells_which_ports_its_light_reaches() -> None:
                                               "a:5", "b:6"}))]
 
 
+def test_a_change_stops_at_a_transceivers_receivers() -> None:
+    """A switch's transmitters send their own light, whatever reaches its receivers: a
+    cut of the fiber into one receiver reaches that receiver and not, through the
+    switch, every transmitter and all they feed (which had every OCS of a fabric
+    evaluate its alarms at every change)."""
+    optics = OpticalModel(SteppedClock())
+    optics.add(Source("laser", {"out": 0.0}))
+    optics.add(Fiber("into-switch", 1.0))
+    optics.add(Transceivers("sw", 4))
+    optics.add(Fiber("out-of-switch", 1.0))
+    optics.add(Receiver("far", ["in"]))
+    optics.patch("laser:out", "into-switch:in")
+    optics.patch("into-switch:out", "sw:rx1")
+    optics.patch("sw:tx1", "out-of-switch:in")
+    optics.patch("out-of-switch:out", "far:in")
+    told: list[frozenset[str] | None] = []
+    optics.watch(lambda name, at, reached: told.append(reached))
+    optics.element("into-switch").cut = True  # type: ignore[attr-defined]
+    assert told == [frozenset({"into-switch:out", "sw:rx1"})]
+    assert optics.power_dbm("far:in") > -10.0  # its transmitter is still lit
+
+
 # ---- building the graph ----------------------------------------------------------------
 
 
