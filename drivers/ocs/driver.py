@@ -285,11 +285,10 @@ class OcsDriver:
                                   "replace map", problem)
 
     def disconnect_all(self) -> None:
-        def problem() -> str | None:
-            left = self.port_map()
+        def problem(left: PortMap) -> str | None:
             return f"{len(left)} connections remain" if left else None
 
-        self._apply(COMMANDS["disconnect_all"].short(), "disconnect all", problem)
+        self._apply_to_map(COMMANDS["disconnect_all"].short(), "disconnect all", problem)
 
     # ---- ports ----------------------------------------------------------------------------
 
