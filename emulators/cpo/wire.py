@@ -195,14 +195,11 @@ class _SplicingEncoder:
 
     def encode(self, value: Any, **options: Any) -> bytes:
         pending: _Pending | None = getattr(self.local, "pending", None)
-        if pending is None:
-            return bytes(self.inner.encode(value, **options))
-        found = _response_pdu(value)
-        if found is None:
+        found = None if pending is None else _response_pdu(value)
+        if pending is None or found is None \
+                or int(v2c.apiPDU.get_request_id(found[1])) != pending.request_id:
             return bytes(self.inner.encode(value, **options))
         scoped, pdu = found
-        if int(v2c.apiPDU.get_request_id(pdu)) != pending.request_id:
-            return bytes(self.inner.encode(value, **options))
         self.local.pending = None
         if scoped and not len(v2c.apiPDU.get_varbinds(pdu)):
             spliced = splice(bytes(self.inner.encode(value, **options)), pending.bindings)
