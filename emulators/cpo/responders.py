@@ -91,19 +91,15 @@ class Instrumentation(AbstractMibInstrumController):  # type: ignore[misc]
         return verdict
 
     def snapshot_of(self, ctx: dict[str, Any]) -> Snapshot:
-        """The snapshot of the request whose context is ``ctx``."""
-        return self._snapshot(self.agent, ctx)
-
-    @staticmethod
-    def _snapshot(agent: CpoAgent, ctx: dict[str, Any]) -> Snapshot:
+        """The snapshot of the request whose context is ``ctx`` (taken at its first read)."""
         snapshot: Snapshot | None = ctx.get("msoSnapshot")
         if snapshot is None:
-            snapshot = ctx["msoSnapshot"] = agent.snapshot()
+            snapshot = ctx["msoSnapshot"] = self.agent.snapshot()
         return snapshot
 
     def read_variables(self, *var_binds: Any, **ctx: Any) -> list[tuple[Any, Any]]:
         agent, view = self.agent, self.agent.view
-        snapshot = self._snapshot(agent, ctx)
+        snapshot = self.snapshot_of(ctx)
         answers: list[tuple[Any, Any]] = []
         for index, (name, _) in enumerate(var_binds):
             oid = tuple(name)
@@ -141,7 +137,7 @@ class Instrumentation(AbstractMibInstrumController):  # type: ignore[misc]
         return ERROR_STATUS[self.agent.view.write_refusal(tuple(name))], 1
 
     def read_next_variables(self, *var_binds: Any, **ctx: Any) -> list[tuple[Any, Any]]:
-        snapshot = self._snapshot(self.agent, ctx)
+        snapshot = self.snapshot_of(ctx)
         return [self.pysnmp_binding(found, snapshot)
                 for found in self.read_next_encoded(var_binds, ctx)]
 
@@ -165,7 +161,7 @@ class Instrumentation(AbstractMibInstrumController):  # type: ignore[misc]
         """For each (name asked, first position after it): the first instance there or
         after that exists and VACM lets the requester read; endOfMibView past the end."""
         agent, view = self.agent, self.agent.view
-        snapshot = self._snapshot(agent, ctx)
+        snapshot = self.snapshot_of(ctx)
         nodes = view.nodes
         verdicts: dict[MibObject, bool] = ctx.setdefault("msoVerdicts", {})
         answers: list[Found] = []
