@@ -188,21 +188,26 @@ class OcsDriver:
         except ValueError:
             raise ProtocolError(f"bad port reply {reply!r}", device=self.name) from None
 
-    def _apply(self, command: str, what: str, problem: Callable[[], str | None]) -> None:
-        """Send a change and verify it: ``problem()`` reads back and says what is wrong.
+    def _apply(self, command: str, what: str, problem: Callable[[str | None], str | None],
+               *, read_back: str | None = None) -> None:
+        """Send a change and verify it: ``problem(reply)`` says what is wrong, from the
+        reply of ``read_back`` (a query sent in the change's own write) or, without one
+        (``reply`` None), from what it reads back itself.
 
         Raises :class:`DeviceRejected` when the device refused it (on a unit with a
         shared error queue, only when the read-back shows it short of what was
         asked) and :class:`VerificationFailed` when the read-back disagrees.
         """
         try:
-            self.session.change(command, what)
+            reply = self.session.change(command, what, read_back=read_back)
         except DeviceRejected as refused:
-            if not self.shared_error_queue or problem() is not None:
+            if not self.shared_error_queue or problem(refused.read_back) is not None:
                 raise
-            self._taken_for_another_clients(what, refused)
+            log.warning("%s: %s reported %s, yet the device holds what was asked: taken "
+                        "for another client's error (the unit has one error queue)",
+                        self.name, what, "; ".join(refused.errors))
             return
-        wrong = problem()
+        wrong = problem(reply)
         if wrong is not None:
             raise VerificationFailed(wrong, device=self.name)
 
@@ -212,28 +217,16 @@ class OcsDriver:
         write (its fourth message: one round trip for the change and its read-back);
         ``problem(map)`` says what is wrong with it. Returns the map read back."""
         query = render(COMMANDS["connect_state"])
-        try:
-            reply = self.session.change(command, what, read_back=query)
-        except DeviceRejected as refused:
-            if not self.shared_error_queue or refused.read_back is None:
-                raise
-            found = self._parse_map(refused.read_back)
-            if problem(found) is not None:
-                raise
-            self._taken_for_another_clients(what, refused)
-            return found
-        if reply is None:
-            raise ProtocolError(f"no reply to {query} after {what}", device=self.name)
-        found = self._parse_map(reply)
-        wrong = problem(found)
-        if wrong is not None:
-            raise VerificationFailed(wrong, device=self.name)
-        return found
+        found: list[PortMap] = []
 
-    def _taken_for_another_clients(self, what: str, refused: DeviceRejected) -> None:
-        log.warning("%s: %s reported %s, yet the device holds what was asked: taken "
-                    "for another client's error (the unit has one error queue)",
-                    self.name, what, "; ".join(refused.errors))
+        def read(reply: str | None) -> str | None:
+            if reply is None:
+                raise ProtocolError(f"no reply to {query} after {what}", device=self.name)
+            found.append(self._parse_map(reply))
+            return problem(found[-1])
+
+        self._apply(command, what, read, read_back=query)
+        return found[-1]
 
     def wait_settled(self) -> None:
         """Wait until every reconfiguration the switch has accepted is complete.
@@ -315,7 +308,7 @@ class OcsDriver:
         want = PortState.ENABLED if enabled else PortState.DISABLED
         states: dict[int, PortState] = {}
 
-        def problem() -> str | None:
+        def problem(_: str | None) -> str | None:
             states.update(self.port_states(chosen))
             wrong = [p for p, s in states.items() if s != want]
             return f"ports {wrong} are not {want.value}" if wrong else None
@@ -371,7 +364,7 @@ class OcsDriver:
     def set_boot_mode(self, mode: BootMode) -> None:
         short = next(s for s, name in BOOT_MODES.items() if name == mode.value)
 
-        def problem() -> str | None:
+        def problem(_: str | None) -> str | None:
             return None if self.boot_mode() == mode else f"boot mode did not change to {mode.value}"
 
         self._apply(render(COMMANDS["boot_mode_set"], short), "set boot mode", problem)
