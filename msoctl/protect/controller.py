@@ -130,6 +130,8 @@ class _LinkState(LinkProgress):
     cause: str | None = None
     wtr_since: float | None = None
     lights: dict[str, list[DirectionLight]] = field(default_factory=dict)
+    judged_on: tuple[object, ...] = ()  # the readings ``lights`` were judged from
+    mapped_role: str | None = None  # the span those readings' maps put it on
     seen: bool = False  # the maps have been read once
     owned: bool = False  # this instance acts for it (the shard is ours)
     drained: bool = False  # out of service (msoctl link drain): watched, never moved
@@ -187,11 +189,10 @@ class ProtectionController(Acting, KeepingStandby):
                         self._amp_links.setdefault(fiber.amplifier, []).append(link)
         self._amps = sorted(self._amp_links)
         self._ownership_changed = threading.Event()
-        self._devices_of: dict[str, set[str]] = {
-            link.name: {*link.ocs_names, *(f.amplifier for span in (link.working,
-                                                                   link.protection)
-                                           if span for f in (span.a_to_b, span.b_to_a)
-                                           if f.amplifier)} for link in chosen}
+        self._devices_of: dict[str, set[str]] = {link.name: set(_devices_of(link))
+                                                 for link in chosen}
+        self._amps_of: dict[str, tuple[str, ...]] = {
+            link.name: tuple(_devices_of(link)[len(link.ocs_names):]) for link in chosen}
         self._polls_seen: dict[str, int] = {}
         self._judged_all = 0.0
         self._judge_all = True
@@ -650,17 +651,27 @@ class ProtectionController(Acting, KeepingStandby):
             # evaluation of a cable cut, would cost the loop what the next change needs).
             return None
         reachable = all(maps.get(name) is not None for name in link.ocs_names)
-        readings = {"powers": powers, "maps": maps, "amps": amps}
-        lights = {"working": self.judge.span(link.working, **readings),
-                  "protection": self.judge.span(link.protection, **readings)}
-        with self._lock:
-            state.lights = lights
+        # The same readings give the same lights and the same role (a level detector fed
+        # the same power twice keeps its state): a link in an outage or a wait-to-restore
+        # is looked at at every evaluation, but judged again only when one of its devices
+        # has a new sample (each is a new object; an unchanged one is the same object).
+        judged_on = (*(powers.get(name) for name in link.ocs_names),
+                     *(maps.get(name) for name in link.ocs_names),
+                     *(amps.get(name) for name in self._amps_of[link.name]))
+        if len(judged_on) != len(state.judged_on) or any(
+                new is not old for new, old in zip(judged_on, state.judged_on, strict=True)):
+            readings = {"powers": powers, "maps": maps, "amps": amps}
+            lights = {"working": self.judge.span(link.working, **readings),
+                      "protection": self.judge.span(link.protection, **readings)}
+            with self._lock:
+                state.lights, state.judged_on = lights, judged_on
+            state.mapped_role = link_role(link, maps)
+        lights, role = state.lights, state.mapped_role
         if state.drained:  # out of service: its darkness is work in progress, not a failure
             return None
         if not reachable or arming:
             state.loss_since = state.wtr_since = None
             return None
-        role = link_role(link, maps)
         if not state.seen:
             state.seen = True
             self._close_interrupted(link, role)

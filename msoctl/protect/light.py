@@ -25,11 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from drivers.errors import ValidationError
 from drivers.ocs.types import PortMap
-from msoctl.links import Link, OcsPort, Span, SpanFiber
+from msoctl.links import Link, Span, SpanFiber
 
 LIT, LOST, UNLIT, UNKNOWN = "lit", "lost", "unlit", "unknown"
 ROLES = ("working", "protection")
@@ -85,9 +85,10 @@ class AmpReading:
         return ", ".join(parts)
 
 
-@dataclass(frozen=True)
-class DirectionLight:
-    """One direction of a span, as seen now."""
+class DirectionLight(NamedTuple):
+    """One direction of a span, as seen now (a named tuple: the controller makes four
+    for every link at each new reading of its OCSes, and a frozen dataclass costs six
+    times as much to make)."""
 
     span: str
     direction: str  # "a_to_b" or "b_to_a"
@@ -99,7 +100,27 @@ class DirectionLight:
     far_end_threshold_dbm: float
     amplifier: str | None
     amp: AmpReading | None
-    reason: str
+    silent: str | None = None  # UNKNOWN: the OCS that is not answering
+
+    @property
+    def reason(self) -> str:
+        """Why it is in its state, in words. Put into words only when asked: the
+        controller judges every direction of every link at each new reading, and reads
+        the words of the few that change."""
+        start, end = self.fiber.start, self.fiber.end
+        if self.state == UNKNOWN:
+            return f"{self.silent} is not answering"
+        if self.state == UNLIT:
+            if self.feeder is None:
+                return f"nothing feeds {start}"
+            return f"its source {start.ocs}:{self.feeder} is dark ({_dbm(self.source_dbm)})"
+        if self.state == LIT:
+            return f"{end} {_dbm(self.far_end_dbm)}"
+        behind = f" behind {self.amplifier}" if self.amplifier else ""
+        reason = f"{end} {_dbm(self.far_end_dbm)} < {_dbm(self.far_end_threshold_dbm)}{behind}"
+        if self.amp is not None:
+            reason += f" ({self.amplifier}: {self.amp.describe()})"
+        return reason
 
     def as_dict(self) -> dict[str, Any]:
         amp = self.amp
@@ -145,8 +166,8 @@ class LightJudge:
     _gains: dict[str, float] = field(default_factory=dict)
     _feeders: dict[str, tuple[Mapping[int, int], dict[int, int]]] = field(default_factory=dict)
 
-    def detector(self, kind: str, point: OcsPort) -> LevelDetector:
-        key = (kind, point.ocs, point.port)
+    def detector(self, kind: str, ocs: str, port: int) -> LevelDetector:
+        key = (kind, ocs, port)
         found = self._detectors.get(key)
         if found is None:
             found = self._detectors[key] = LevelDetector(self.hysteresis_db)
@@ -187,27 +208,21 @@ class LightJudge:
         source = None if start_powers is None or feeder is None else start_powers.get(feeder)
         far = None if end_powers is None else end_powers.get(end.port)
 
-        def light(state: str, reason: str) -> DirectionLight:
+        def light(state: str, silent: str | None = None) -> DirectionLight:
             return DirectionLight(span.name, direction, fiber, state, feeder, source, far,
-                                  threshold, fiber.amplifier, amp, reason)
+                                  threshold, fiber.amplifier, amp, silent)
 
         if end_powers is None or start_powers is None or start_map is None:
-            silent = start.ocs if start_powers is None or start_map is None else end.ocs
-            return light(UNKNOWN, f"{silent} is not answering")
-        far_lit = self.detector("far", end).update(far, threshold)
+            return light(UNKNOWN, start.ocs if start_powers is None or start_map is None
+                         else end.ocs)
+        far_lit = self.detector("far", end.ocs, end.port).update(far, threshold)
         if feeder is None:
-            return light(UNLIT, f"nothing feeds {start}")
-        source_lit = self.detector("source", OcsPort(start.ocs, feeder)).update(
+            return light(UNLIT)
+        source_lit = self.detector("source", start.ocs, feeder).update(
             source, self.threshold_dbm)
         if not source_lit:
-            return light(UNLIT, f"its source {start.ocs}:{feeder} is dark ({_dbm(source)})")
-        if far_lit:
-            return light(LIT, f"{end} {_dbm(far)}")
-        behind = f" behind {fiber.amplifier}" if fiber.amplifier else ""
-        reason = f"{end} {_dbm(far)} < {_dbm(threshold)}{behind}"
-        if amp is not None:
-            reason += f" ({fiber.amplifier}: {amp.describe()})"
-        return light(LOST, reason)
+            return light(UNLIT)
+        return light(LIT if far_lit else LOST)
 
     def span(self, span: Span, **readings: Any) -> list[DirectionLight]:
         return [self.direction(span, d, **readings) for d in DIRECTIONS]

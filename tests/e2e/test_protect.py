@@ -28,7 +28,14 @@ from msoctl.inventory import Inventory, load_inventory
 from msoctl.journal import DeviceBusy, Journal
 from msoctl.links import LinkEnd, OcsPort, Span, SpanFiber
 from msoctl.protect.controller import ProtectConfig, ProtectionController, ProtectionEvent
-from msoctl.protect.light import LevelDetector, Move, MoveConflict, link_role, plan_move
+from msoctl.protect.light import (
+    LevelDetector,
+    LightJudge,
+    Move,
+    MoveConflict,
+    link_role,
+    plan_move,
+)
 from tests.support import Msoctl, dead_pid, subprocess_env, wait_until
 
 # The controller's switching, hold-off and wait-to-restore are timed in real time, and so
@@ -462,6 +469,29 @@ def test_hysteresis_keeps_a_wandering_level_from_flapping() -> None:
             last[key] = lit
     assert flips == {"with": 3, "without": 7}
     assert LevelDetector(2.0).update(None, -20.0) is False
+
+
+def test_each_state_of_a_span_direction_is_told_in_words() -> None:
+    """The words of a direction's state (put into words only when asked) for each state:
+    lit, lost, a dark source, nothing feeding it, an OCS not answering."""
+    link = _link()
+    judge = LightJudge(-20.0, 1.0)
+    maps = {"ocs-a": {1: 121}, "ocs-b": {1: 121}}
+
+    def said(powers: dict[str, Any], port_map: dict[str, Any] = maps) -> list[tuple[str, str]]:
+        return [(d.state, d.reason)
+                for d in judge.span(link.working, powers=powers, maps=port_map, amps={})]
+
+    powers = {"ocs-a": {1: -2.0, 61: -9.96}, "ocs-b": {1: -3.0, 61: -10.04}}
+    assert said(powers) == [("lit", "ocs-b:61 -10.0 dBm"), ("lit", "ocs-a:61 -10.0 dBm")]
+    powers = {"ocs-a": {1: -2.0, 61: -35.0}, "ocs-b": {1: -31.0, 61: None}}
+    assert said(powers) == [("lost", "ocs-b:61 no reading < -20.0 dBm"),
+                            ("unlit", "its source ocs-b:1 is dark (-31.0 dBm)")]
+    assert said(powers, {"ocs-a": {}, "ocs-b": {1: 121}})[0] == ("unlit",
+                                                                  "nothing feeds ocs-a:121")
+    assert said({"ocs-a": None, "ocs-b": {}}) == [("unknown", "ocs-a is not answering")] * 2
+    assert said(powers, {"ocs-a": {1: 121}, "ocs-b": None})[1] == (
+        "unknown", "ocs-b is not answering")
 
 
 def _link() -> Any:
