@@ -21,6 +21,8 @@ EXCESS_LOSS_DB = (0.3, 1.2)
 class FanOut(Element):
     """Input ``in``; outputs ``1``..``N``."""
 
+    steady = True  # fixed losses
+
     def __init__(self, name: str, outputs: int, *, serial: str | None = None):
         super().__init__(name)
         if outputs < 1:

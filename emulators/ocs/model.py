@@ -356,6 +356,7 @@ class OcsDevice(ScpiDevice):
             if power_loss:
                 self._paths.clear()
             self._light_changed()
+            self._light_changed(self._down_until)  # the boot ends then
         for listener in list(self.power_listeners):
             listener(False)
 
@@ -367,7 +368,6 @@ class OcsDevice(ScpiDevice):
         self._note_faults(boot_at)
         self.power_on_status()
         self.alarms.power_on()  # the controller that judges them has restarted
-        self._light_changed()
         if self._pending_boot_power_loss:
             self._pending_boot_power_loss = False
             self._powered_since = boot_at
@@ -381,6 +381,7 @@ class OcsDevice(ScpiDevice):
             else:
                 self._paths.clear()
                 self._save_nvram()
+        self._light_changed()  # powered again, its ports as its memory keeps them
 
     def _fault_reboot(self, fault: Fault) -> None:
         self.reboot(power_loss=fault.power_loss, seconds=fault.seconds)
@@ -822,7 +823,11 @@ class _Questionable:
 
 
 class _OcsEngine(Element):
-    """The switch as the optical model sees it: inputs ``1..N``, outputs ``N+1..2N``."""
+    """The switch as the optical model sees it: inputs ``1..N``, outputs ``N+1..2N``.
+    Steady: every change of its paths, ports and power is announced (a beam's light at
+    the time it settles, a boot's end at the time it is due)."""
+
+    steady = True
 
     def __init__(self, device: OcsDevice):
         super().__init__(device.name)

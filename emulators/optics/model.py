@@ -1,37 +1,43 @@
 """A graph of optical elements through which power propagates, in dBm.
 
-Elements (light sources, fibers, OCS engines, amplifiers, receivers) own named
-ports; a port is written ``element:port``. Patches join one element's output
-port to another's input port. Power is pulled, not pushed: asking for the
-power at a port walks upstream and lets each element compute its output from
-its inputs at the current device time. Nothing is cached between questions,
-so a change anywhere (a fiber cut, a new OCS connection, an amplifier's ALS
-shutting its pump) is seen by every device that looks next, and telemetry
-agrees across devices. A device reading many ports at one instant (a power query
-over a channel list, an alarm evaluation) asks :meth:`OpticalModel.powers_dbm`:
-within that one question each port is computed once (an egress port's light is its
-ingress port's, and its neighbours' for crosstalk), which is what a real unit's
-single sweep of its monitors gives.
+Elements (light sources, fibers, OCS engines, amplifiers, receivers) own named ports; a
+port is written ``element:port``. Patches join one element's output port to another's
+input port. Power is pulled, not pushed: asking for the power at a port walks upstream
+and lets each element compute its output from its inputs at the current device time, so
+a change anywhere (a fiber cut, a new OCS connection, an amplifier's ALS shutting its
+pump) is seen by every device that looks next, and telemetry agrees across devices. A
+device reading many ports at one instant (a power query over a channel list, an alarm
+evaluation) asks :meth:`OpticalModel.powers_dbm`: within that one question each port is
+computed once (an egress port's light is its ingress port's, and its neighbours' for
+crosstalk), which is what a real unit's single sweep of its monitors gives.
 
-Darkness is ``-inf`` dBm (:data:`NO_LIGHT_DBM`); monitors add their own noise
-floor. Light that loops back on itself is cut at the loop.
+Between changes a port's power stays what it was, so the model keeps, across questions,
+the power of every port that only *steady* elements feed (:attr:`Element.steady`: its
+output follows only its inputs and what it announces), and forgets it when a change can
+reach the port (below): at once, and again at the device time a change announced ahead
+is due. An element that follows time in ways it does not announce (an amplifier) is not
+steady, and no power it took part in is kept.
 
-Change notification. Nothing is cached, so nothing needs invalidating; but a device
-that reacts to light on its own (an OCS raising a loss-of-light alarm) must learn
-*when* to look again, without polling every port. So every element that changes
-what it emits or passes at once (a fiber cut or mended or its loss changed, a
-transmitter switched or its power set, an OCS re-pointing or closing a port) says so with
-:meth:`Element.changed`; the model bumps :attr:`OpticalModel.version` and calls
-every listener given to :meth:`OpticalModel.watch` with the element's name.
-A change an element will make by itself (a beam that settles when its
-reconfiguration completes) is announced ahead, with the device time it is due, so
-a watcher can look again then. An element whose output follows time in ways it
-does not announce (an amplifier's gain loop and ALS) is notified by whoever steps
-it (the lab's amplifier tick).
+Darkness is ``-inf`` dBm (:data:`NO_LIGHT_DBM`); monitors add their own noise floor.
+Light that loops back on itself is cut at the loop.
+
+Change notification. The powers kept between questions are forgotten by the same notices
+that tell the devices; and a device that reacts to light on its own (an OCS raising a
+loss-of-light alarm) must learn *when* to look again, without polling every port. So
+every element that changes what it emits or passes at once (a fiber cut or mended or its
+loss changed, a transmitter switched or its power set, an OCS re-pointing or closing a
+port) says so with :meth:`Element.changed`; the model bumps :attr:`OpticalModel.version`
+and calls every listener given to :meth:`OpticalModel.watch` with the element's name. A
+change an element will make by itself (a beam that settles when its reconfiguration
+completes) is announced ahead, with the device time it is due, so a watcher can look
+again then. An element whose output follows time in ways it does not announce (an
+amplifier's gain loop and ALS) is notified by whoever steps it (the lab's amplifier
+tick).
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import threading
 from collections.abc import Callable, Iterable
@@ -64,6 +70,12 @@ def dbm_sum(powers_dbm: Iterable[float]) -> float:
 
 class Element:
     """Something light passes through. Subclasses name their ports and their physics."""
+
+    steady = False
+    """Its outputs follow only its inputs and its own state, and every change of that
+    state is announced with :meth:`changed` (now, or ahead with the time it is due): the
+    model may keep the power of a port only such elements feed until a change reaches
+    it. An element that is not steady (the default) is asked at every question."""
 
     def __init__(self, name: str):
         if ":" in name:
@@ -105,6 +117,8 @@ class Element:
 class Source(Element):
     """Transmitters: each output port emits a set power while enabled."""
 
+    steady = True
+
     def __init__(self, name: str, ports: dict[str, float]):
         super().__init__(name)
         self._power_dbm = dict(ports)
@@ -133,6 +147,8 @@ class Fiber(Element):
 
     ``cut`` darkens it (the fiber-cut fault).
     """
+
+    steady = True
 
     def __init__(
         self,
@@ -214,6 +230,8 @@ class Fiber(Element):
 class Receiver(Element):
     """Photodiodes at the end of the line: input ports only."""
 
+    steady = True
+
     def __init__(self, name: str, ports: Iterable[str]):
         super().__init__(name)
         self._ports = list(ports)
@@ -237,6 +255,8 @@ class OpticalModel:
         self._ports: dict[str, tuple[Element, str]] = {}
         self.version = 0
         """Bumped at every notified change (see the module docstring)."""
+        self._kept: dict[str, float] = {}  # port -> its power now, fed by steady elements
+        self._due: list[tuple[float, int, frozenset[str] | None]] = []  # changes ahead
 
     def watch(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(element_name, at)`` at every notified change (``at``: ``None``
@@ -264,8 +284,26 @@ class OpticalModel:
             self.version += 1
             listeners = list(self._listeners)
             reached = None if outputs is None else self._reach(element, outputs)
+            self._forget(reached)
+            if at is not None:
+                heapq.heappush(self._due, (at, self.version, reached))
         for listener in listeners:
             listener(element, at, reached)
+
+    def _forget(self, ports: frozenset[str] | None) -> None:
+        """Drop the kept powers of ``ports`` (``None``: of every port)."""
+        if ports is None:
+            self._kept.clear()
+        elif len(ports) < len(self._kept):
+            for port in ports:
+                self._kept.pop(port, None)
+        else:
+            self._kept = {p: v for p, v in self._kept.items() if p not in ports}
+
+    def _forget_due(self, now: float) -> None:
+        """Forget what the changes announced for ``now`` or earlier reach."""
+        while self._due and self._due[0][0] <= now:
+            self._forget(heapq.heappop(self._due)[2])
 
     def _reach(self, element: str, outputs: Iterable[str]) -> frozenset[str]:
         found: set[str] = set()
@@ -319,6 +357,7 @@ class OpticalModel:
                 raise ValueError(f"{to_port} is already fed by {self._upstream[to_port]}")
             self._upstream[to_port] = from_port
             self._downstream[from_port] = to_port
+            self._kept.clear()
 
     def connected(self, name: str) -> frozenset[str]:
         """Every element joined to element ``name`` by patches, in either direction, itself
@@ -348,16 +387,24 @@ class OpticalModel:
 
     def power_dbm(self, port: str) -> float:
         """Power at ``element:port`` now (input or output port), in dBm."""
-        with self.lock:
-            return self._walk(port, self.clock.now(), set(), None)
+        return self.powers_dbm((port,))[0]
 
     def powers_dbm(self, ports: Iterable[str]) -> list[float]:
         """Power at each of ``ports``, all at one instant (now), in their order: what
-        :meth:`power_dbm` gives for each, every port upstream of them computed once."""
+        :meth:`power_dbm` gives for each, every port upstream of them computed once,
+        and a port kept from an earlier question (see the module docstring) not
+        computed again."""
         with self.lock:
             now = self.clock.now()
-            sweep = _Sweep()
-            return [self._walk(port, now, set(), sweep) for port in ports]
+            self._forget_due(now)
+            version = self.version
+            sweep = _Sweep(self._kept)
+            found = [self._walk(port, now, set(), sweep) for port in ports]
+            # An element may notify a change while it is asked (an OCS whose boot was
+            # due): then what this question computed before it is not kept.
+            if self.version == version:
+                self._kept.update(sweep.steady)
+            return found
 
     def power_dbm_at(self, port: str, when: float) -> float:
         """Power at ``port`` at device time ``when``, which may lie in the recent past.
@@ -392,14 +439,20 @@ class OpticalModel:
         """The power at ``port``: ``visiting`` holds the ports on the way here (a loop is
         cut where the walk meets one of them again), and is as it was on return."""
         if sweep is not None:
+            kept = sweep.kept.get(port)
+            if kept is not None:
+                return kept
             known = sweep.known.get(port)
             if known is not None:
+                if port not in sweep.steady:
+                    sweep.unsteady += 1
                 return known
         if port in visiting:
             if sweep is not None:
                 sweep.loops_cut += 1
             return NO_LIGHT_DBM
-        cut_before = 0 if sweep is None else sweep.loops_cut
+        cut_before, unsteady_before = (0, 0) if sweep is None else (sweep.loops_cut,
+                                                                    sweep.unsteady)
         visiting.add(port)
         try:
             element, local = self._split(port)
@@ -411,27 +464,38 @@ class OpticalModel:
                 prefix = element.name + ":"
                 power = element.output_power(
                     local, lambda p: self._walk(prefix + p, now, visiting, sweep), now)
+                if sweep is not None and not element.steady:
+                    sweep.unsteady += 1
         finally:
             visiting.discard(port)
         # Kept for the rest of the sweep unless a loop was cut below it: then the value
-        # depends on where the walk entered the loop.
+        # depends on where the walk entered the loop. Kept beyond it only if every element
+        # below is steady.
         if sweep is not None and sweep.loops_cut == cut_before:
             sweep.known[port] = power
+            if sweep.unsteady == unsteady_before:
+                sweep.steady[port] = power
         return power
 
 
 class _Sweep:
-    """The ports computed so far in one :meth:`OpticalModel.powers_dbm` question."""
+    """The ports computed so far in one :meth:`OpticalModel.powers_dbm` question, those
+    of them only steady elements feed, and those kept from earlier questions."""
 
-    __slots__ = ("known", "loops_cut")
+    __slots__ = ("kept", "known", "loops_cut", "steady", "unsteady")
 
-    def __init__(self) -> None:
+    def __init__(self, kept: dict[str, float]) -> None:
+        self.kept = kept
         self.known: dict[str, float] = {}
+        self.steady: dict[str, float] = {}
         self.loops_cut = 0
+        self.unsteady = 0
 
 
 class Transceivers(Element):
     """A bank of optical transceivers (a switch's ports): ``txN`` outputs, ``rxN`` inputs."""
+
+    steady = True
 
     def __init__(self, name: str, count: int, *, power_dbm: float = 1.0):
         super().__init__(name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Iterable
 
 import pytest
 
@@ -13,6 +14,7 @@ from emulators.optics.model import (
     NO_LIGHT_DBM,
     Element,
     Fiber,
+    InputPower,
     OpticalModel,
     Receiver,
     Source,
@@ -21,6 +23,7 @@ from emulators.optics.model import (
     dbm_to_mw,
     mw_to_dbm,
 )
+from emulators.scpi.parser import ScpiError
 
 
 @pytest.fixture
@@ -280,6 +283,171 @@ def test_a_change_stops_at_a_transceivers_receivers() -> None:
     optics.element("into-switch").cut = True  # type: ignore[attr-defined]
     assert told == [frozenset({"into-switch:out", "sw:rx1"})]
     assert optics.power_dbm("far:in") > -10.0  # its transmitter is still lit
+
+
+# ---- powers kept between questions -------------------------------------------------------
+
+
+class _CountingFiber(Fiber):
+    asked = 0
+
+    def output_power(self, port: str, input_power: InputPower, now: float) -> float:
+        _CountingFiber.asked += 1
+        return super().output_power(port, input_power, now)
+
+
+class _Drifting(Element):
+    """An element whose output follows time without announcing it (as an amplifier's gain
+    loop does): not steady."""
+
+    def input_ports(self) -> Iterable[str]:
+        return ("in",)
+
+    def output_ports(self) -> Iterable[str]:
+        return ("out",)
+
+    def output_power(self, port: str, input_power: InputPower, now: float) -> float:
+        return input_power("in") - 0.5 * now
+
+
+def test_a_power_is_kept_until_a_change_reaches_it(optics: OpticalModel) -> None:
+    """Asked again with nothing changed, a port's power is not computed again; a change
+    that cannot reach it keeps it; one that can is seen at the next question."""
+    _CountingFiber.asked = 0
+    _line(optics, _CountingFiber("a", 10.0), _CountingFiber("b", 10.0))
+    optics.add(Source("other", {"out": 0.0}))
+    optics.add(_CountingFiber("c", 1.0))
+    optics.patch("other:out", "c:in")
+    first = optics.power_dbm("pd:in")
+    asked = _CountingFiber.asked
+    assert asked == 2
+    assert optics.power_dbm("pd:in") == first and _CountingFiber.asked == asked
+    optics.element("c").cut = True  # type: ignore[attr-defined]  # not upstream of pd
+    assert optics.power_dbm("pd:in") == first and _CountingFiber.asked == asked
+    optics.element("b").loss_db_per_km = 0.3  # type: ignore[attr-defined]
+    assert optics.power_dbm("pd:in") == pytest.approx(first - 10.0 * (0.3 - 0.22))
+    assert _CountingFiber.asked == asked + 1  # b again; a's output was kept
+    optics.element("a").cut = True  # type: ignore[attr-defined]
+    assert optics.power_dbm("pd:in") == NO_LIGHT_DBM
+    optics.changed("laser")  # a change it cannot place forgets everything
+    asked = _CountingFiber.asked
+    optics.power_dbm("pd:in")
+    assert _CountingFiber.asked == asked + 2
+
+
+def test_light_through_an_element_that_is_not_steady_is_asked_every_time() -> None:
+    clock = SteppedClock()
+    optics = OpticalModel(clock)
+    optics.add(Source("laser", {"out": 0.0}))
+    optics.add(_Drifting("amp"))
+    optics.add(Fiber("f", 0.0, connector_loss_db=0.0))
+    optics.add(Receiver("pd", ["in", "direct"]))
+    optics.add(Fiber("g", 0.0, connector_loss_db=1.0))
+    optics.patch("laser:out", "amp:in")
+    optics.patch("amp:out", "f:in")
+    optics.patch("f:out", "pd:in")
+    assert optics.powers_dbm(["pd:in", "laser:out"]) == [0.0, 0.0]
+    clock.advance(2.0)
+    assert optics.powers_dbm(["pd:in", "laser:out"]) == [-1.0, 0.0]
+    clock.advance(2.0)
+    assert optics.power_dbm("f:out") == -2.0
+
+
+def test_a_change_announced_ahead_is_seen_when_it_is_due() -> None:
+    """An OCS connection lights its egress when the reconfiguration completes: the dark
+    power kept meanwhile is forgotten then, though nothing is notified at that time."""
+    clock = SteppedClock()
+    optics = OpticalModel(clock)
+    device = OcsDevice("ocs", optics, size=8)
+    optics.add(Source("laser", {"out": 0.0}))
+    optics.patch("laser:out", "ocs:1")
+    device.add((1,), (9,))
+    assert optics.power_dbm("ocs:9") == NO_LIGHT_DBM  # settling
+    clock.advance(device.switching_seconds() * 1.1)
+    assert optics.power_dbm("ocs:9") == pytest.approx(-device.factory_loss_db(1, 9), abs=0.11)
+
+
+def test_an_ocs_lit_again_at_the_end_of_its_boot_without_being_asked_anything_else() -> None:
+    clock = SteppedClock()
+    optics = OpticalModel(clock)
+    device = OcsDevice("ocs", optics, size=8, boot_seconds=2.0)
+    optics.add(Source("laser", {"out": 0.0}))
+    optics.patch("laser:out", "ocs:1")
+    device.add((1,), (9,))
+    clock.advance(1.0)
+    lit = optics.power_dbm("ocs:9")
+    assert math.isfinite(lit)
+    device.reboot(power_loss=True)
+    assert optics.power_dbm("ocs:9") == NO_LIGHT_DBM
+    seen = []
+    for _ in range(100):  # the boot, then the map restored (the cell cold: slower)
+        clock.advance(0.05)
+        seen.append(optics.power_dbm("ocs:9"))  # nothing else asked: no walk ends the boot
+    assert seen[0] == NO_LIGHT_DBM and seen[-1] == pytest.approx(lit, abs=0.21)
+    assert seen[-1] == optics.power_dbm_at("ocs:9", clock.now())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_kept_powers_are_what_a_walk_from_scratch_gives_after_any_change(seed: int) -> None:
+    """Random changes of every kind to two OCSes joined by spans (connections, ports
+    shut, reboots, fiber cuts and losses, sources, time passing through the settling of
+    beams and the end of boots), each followed by questions: every port's power is what
+    an uncached walk at that instant gives (``power_dbm_at(port, now)``)."""
+    import random
+
+    rng = random.Random(seed)
+    clock = SteppedClock()
+    optics = OpticalModel(clock)
+    a = OcsDevice("a", optics, size=8, boot_seconds=0.3)
+    b = OcsDevice("b", optics, size=8, boot_seconds=0.3)
+    lasers = Source("tx", {f"{n}": -float(n) for n in range(1, 5)})
+    optics.add(lasers)
+    optics.add(Transceivers("sw", 4))
+    optics.add(_Drifting("amp"))
+    fibers = [Fiber(f"span{n}", rng.uniform(1.0, 40.0)) for n in range(1, 5)]
+    for n, fiber in enumerate(fibers, start=1):
+        optics.add(fiber)
+        optics.patch(f"tx:{n}", f"a:{n}")
+        optics.patch(f"a:{8 + n}", f"{fiber.name}:in")
+        optics.patch(f"{fiber.name}:out", f"b:{n}" if n < 4 else "amp:in")
+        optics.patch(f"b:{8 + n}", f"sw:rx{n}")
+    optics.patch("amp:out", "b:4")
+    optics.patch("sw:tx1", "a:5")
+    optics.patch("sw:tx2", "b:5")
+    ports = [f"{ocs}:{p}" for ocs in ("a", "b") for p in range(1, 17)] + \
+        [f"{f.name}:out" for f in fibers] + [f"sw:rx{n}" for n in range(1, 5)]
+
+    def connect(device: OcsDevice) -> None:
+        ingress = rng.sample(range(1, 9), rng.randint(0, 5))
+        egress = rng.sample(range(9, 17), len(ingress))
+        device.only(tuple(ingress), tuple(egress))
+
+    changes = [
+        lambda: connect(rng.choice((a, b))),
+        lambda: rng.choice((a, b)).set_enabled([rng.randint(1, 16)], rng.random() < 0.5),
+        lambda: rng.choice((a, b)).reboot(power_loss=rng.random() < 0.5),
+        lambda: setattr(rng.choice(fibers), "cut", rng.random() < 0.4),
+        lambda: setattr(rng.choice(fibers), "length_km", rng.uniform(1.0, 40.0)),
+        lambda: lasers.set_power(str(rng.randint(1, 4)), rng.uniform(-5.0, 3.0)),
+        lambda: lasers.set_enabled(str(rng.randint(1, 4)), rng.random() < 0.7),
+        lambda: optics.element("sw").set_enabled(rng.randint(1, 4), rng.random() < 0.7),
+        lambda: clock.advance(rng.choice((0.0, 0.001, 0.01, 0.05, 0.2, 0.5))),
+        lambda: clock.advance(rng.choice((0.0, 0.001, 0.01, 0.05, 0.2, 0.5))),
+    ]
+    for _ in range(300):
+        try:
+            rng.choice(changes)()
+        except ScpiError:
+            pass  # refused (the unit booting, a port shut): nothing changed
+        asked = rng.sample(ports, rng.randint(1, len(ports)))
+        version = optics.version
+        first = optics.powers_dbm(asked)
+        again = optics.powers_dbm(asked)
+        now = clock.now()
+        scratch = [optics.power_dbm_at(port, now) for port in asked]
+        assert again == scratch
+        if optics.version == version:  # no boot ended while the first was answered
+            assert first == scratch
 
 
 # ---- building the graph ----------------------------------------------------------------
