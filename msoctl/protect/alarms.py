@@ -11,11 +11,13 @@ docs/dialects/ocs.md):
   hysteresis (behind an amplifier, the threshold raised by the amplifier's gain, armed
   once its gain is known);
 - it follows the unit's alarm stream (``msoctl.access`` opens it from the inventory):
-  every event, lost or back, makes the OCS's watch poll at once, from the budget's
-  reserve; a loss event's own reading (the unit's detector, below the armed
-  threshold) goes into the watch's view at once, so the decision is taken without
-  waiting for the poll's round trip, with the same thresholds, hysteresis and checks
-  as a regular poll, and the poll confirms it; light back is judged on the poll;
+  every event, lost or back, makes the OCS's watch read that port at once, from the
+  budget's reserve (the ports of the events that came meanwhile in one query, not a
+  sweep of every watched port per event); a loss event's own reading (the unit's
+  detector, below the armed threshold) goes into the watch's view at once, so the
+  decision is taken without waiting for the read's round trip, with the same
+  thresholds, hysteresis and checks as a regular poll, and the read confirms it;
+  light back is judged on the read;
 - while the stream is live (its snapshot received, heartbeats arriving), the watch
   polls at the reconciliation rate (once a second) instead of its fast rate; when the
   stream is lost (closed, silent for the stream's timeout, a gap in the event
@@ -160,7 +162,7 @@ class AlarmFeeds:
         # undone on an event alone.
         if event.lost and event.power_dbm is not None:
             watch.note_loss({event.port: event.power_dbm}, time.monotonic())
-        watch.poll_now()
+        watch.confirm([event.port])
 
     def _snapshot(self, watch: OcsWatch, states: Mapping[int, bool]) -> None:
         """A (re)connection: reconcile from a fresh poll, and arm again what the unit

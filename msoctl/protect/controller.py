@@ -172,9 +172,14 @@ class ProtectionController(Acting, KeepingStandby):
         self.judge = LightJudge(self.config.threshold_dbm, self.config.hysteresis_db)
         self._states = {link.name: _LinkState(link=link) for link in chosen}
         ports: dict[str, set[int]] = {}
+        self._related: dict[str, dict[int, set[int]]] = {}
+        """Per OCS, each watched port's and the other ports of its links there."""
         for link in chosen:
             for ocs, used in link_ports(link).items():
                 ports.setdefault(ocs, set()).update(used)
+                related = self._related.setdefault(ocs, {})
+                for port in used:
+                    related.setdefault(port, set()).update(used)
         for probe in self.config.probes:
             inventory.device(probe.ocs, "ocs")
             ports.setdefault(probe.ocs, set()).add(probe.port)
@@ -337,7 +342,8 @@ class ProtectionController(Acting, KeepingStandby):
             self._watches[name] = OcsWatch(name, self._open_ocs, ports,
                                            budget=self._budgets[name],
                                            poll_seconds=self.config.poll_seconds,
-                                           notify=self._changed.set, feeders=len(starts))
+                                           notify=self._changed.set, feeders=len(starts),
+                                           related=self._related.get(name, {}))
         for name in self._amps:
             self._amp_watches[name] = AmpWatch(name, self._open_amp,
                                                poll_seconds=AMP_POLL_SECONDS,

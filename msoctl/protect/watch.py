@@ -170,12 +170,17 @@ class _Watch(threading.Thread, Generic[D]):
             self.down_since = self.error = None
             self._backoff = RECONNECT_MIN_SECONDS
             self.notify()
-            self._sleep(max(0.0, started + self.interval() - time.monotonic()))
+            self._sleep(max(0.0, self.next_poll(started) - time.monotonic()))
         self.session.drop()
 
     def interval(self) -> float:
         """Seconds from one poll's start to the next."""
         return self.poll_seconds
+
+    def next_poll(self, started: float) -> float:
+        """When the next poll is due (monotonic), the last one having started at
+        ``started``."""
+        return started + self.interval()
 
     def _sleep(self, seconds: float) -> None:
         """Until the next poll is due, :meth:`poll_now` is called, or the watch stops."""
@@ -201,12 +206,20 @@ class OcsWatch(_Watch[OcsDriver]):
 
     def __init__(self, name: str, opener: OcsOpener, ports: Iterable[int], *,
                  budget: QueryBudget, poll_seconds: float, notify: Callable[[], None],
-                 feeders: int = 0):
+                 feeders: int = 0, related: Mapping[int, Iterable[int]] | None = None):
         """``feeders``: how many more ports a poll may read (the probes feeding the
-        watched spans), for the poll's cost."""
+        watched spans), for the poll's cost. ``related[port]``: the ports read with
+        ``port`` when an alarm asks for it (those of the links through it: see
+        :meth:`confirm`)."""
+        self.related = {port: frozenset(more) for port, more in (related or {}).items()}
         self.budget = budget
-        self._asked = False  # the next poll was asked for (a move's light check)
-        super().__init__(name, budgeted_opener(opener, budget, urgent=lambda: self._asked),
+        # A read was asked for (a move's light check, an alarm) and has not begun; one so
+        # asked is being read. Both take the budget's reserve; a request made while a read
+        # is on the way is kept for the next one.
+        self._asked = False
+        self._answering = False
+        super().__init__(name, budgeted_opener(opener, budget,
+                                               urgent=lambda: self._asked or self._answering),
                          poll_seconds=poll_seconds, notify=notify)
         self.ports = sorted(set(ports))
         self.sample: OcsSample | None = None
@@ -221,6 +234,9 @@ class OcsWatch(_Watch[OcsDriver]):
                                             fastest_seconds=poll_seconds)
         self._samples = threading.Condition()
         self.polls = 0
+        self._confirming: set[int] = set()  # ports an alarm asked to read (confirm())
+        self._whole = True  # the next poll reads every port (poll_now())
+        self._next_whole = 0.0  # when the next whole poll is due
 
     def interval(self) -> float:
         if self.fast and not self.alarms_live:
@@ -233,8 +249,27 @@ class OcsWatch(_Watch[OcsDriver]):
         if was and not live:
             self.poll_now()
 
+    def next_poll(self, started: float) -> float:
+        return self._next_whole  # a confirming read does not put the next poll off
+
     def poll_now(self) -> None:
-        """Poll at once, from the budget's reserve (a move's light check, a takeover)."""
+        """Poll every port at once, from the budget's reserve (a move's light check, a
+        takeover, a reconnected alarm stream)."""
+        self._whole = True
+        self._asked = True
+        super().poll_now()
+
+    def confirm(self, ports: Iterable[int]) -> None:
+        """Read ``ports`` at once, from the budget's reserve, with every port of the
+        links through them (:attr:`related`) and what feeds those: an alarm's port, to
+        confirm (or correct) what the event said, and the light of the other span those
+        links would move to, fresh for the decision. One query for the ports of all
+        the events that came meanwhile: each event of a cable cut asks for one, and a
+        sweep of every watched port per event would load the unit for nothing. The
+        next whole poll is not put off."""
+        with self._samples:
+            for port in ports:
+                self._confirming.update(self.related.get(port, (port,)))
         self._asked = True
         super().poll_now()
 
@@ -242,7 +277,7 @@ class OcsWatch(_Watch[OcsDriver]):
     def poll_pending(self) -> bool:
         """A poll was asked for (an alarm, a change) and its reading has not come yet;
         never while the device is not answering (nothing will come)."""
-        return self._asked and self.down_since is None
+        return (self._asked or self._answering) and self.down_since is None
 
     def set_fast(self, fast: bool) -> None:
         """Poll fast (this instance acts on what it sees) or slow (a reconciliation)."""
@@ -260,9 +295,32 @@ class OcsWatch(_Watch[OcsDriver]):
 
     def poll(self, driver: OcsDriver) -> None:
         self.size = driver.size
-        port_map, map_taken = ((None, None) if self.sample is None
-                               else (self.sample.port_map, self.sample.map_taken))
         now = time.monotonic()
+        with self._samples:
+            confirming, self._confirming = self._confirming, set()
+            whole, self._whole = self._whole or now >= self._next_whole, False
+            asked, self._asked = self._asked, False
+            self._answering = asked
+            current = self.sample
+        try:
+            if not whole and confirming and current is not None \
+                    and current.port_map is not None:
+                feeding = {i for i, e in current.port_map.items() if e in confirming}
+                self._confirm(driver, sorted(confirming | feeding))
+            else:
+                self._next_whole = now + self.interval()
+                self._read_whole(driver, current)
+        except BaseException:
+            self._whole = True  # after a failure every port is read again
+            self._asked = self._asked or asked
+            raise
+        finally:
+            self._answering = False
+
+    def _read_whole(self, driver: OcsDriver, current: OcsSample | None) -> None:
+        now = time.monotonic()
+        port_map, map_taken = ((None, None) if current is None
+                               else (current.port_map, current.map_taken))
         if now >= self._map_due or port_map is None:
             port_map, map_taken = dict(driver.port_map()), time.monotonic()
             slow = not self.fast or self.alarms_live
@@ -275,7 +333,6 @@ class OcsWatch(_Watch[OcsDriver]):
         transport = driver.session.transport
         asked = (transport.last_sent if isinstance(transport, BudgetedTransport)
                  else time.monotonic())
-        self._asked = False
         with self._samples:
             current = self.sample
             if current is not None and current.map_taken is not None and (
@@ -283,6 +340,17 @@ class OcsWatch(_Watch[OcsDriver]):
                 # a change of ours was adopted while this poll ran: its map is newer
                 port_map, map_taken = current.port_map, current.map_taken
             self.sample = OcsSample(time.monotonic(), powers, port_map, map_taken, asked)
+            self.polls += 1
+            self._samples.notify_all()
+
+    def _confirm(self, driver: OcsDriver, ports: list[int]) -> None:
+        """One reading of ``ports``, taken into the sample over its earlier readings."""
+        powers = driver.power(ports)
+        with self._samples:
+            if self.sample is not None:
+                merged = dict(self.sample.powers)
+                merged.update(powers)
+                self.sample = replace(self.sample, taken=time.monotonic(), powers=merged)
             self.polls += 1
             self._samples.notify_all()
 

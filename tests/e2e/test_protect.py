@@ -14,9 +14,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -492,6 +493,55 @@ def test_each_state_of_a_span_direction_is_told_in_words() -> None:
     assert said({"ocs-a": None, "ocs-b": {}}) == [("unknown", "ocs-a is not answering")] * 2
     assert said(powers, {"ocs-a": {1: 121}, "ocs-b": None})[1] == (
         "unknown", "ocs-b is not answering")
+
+
+class _FakeOcs:
+    """What an OCS watch asks of its driver, with each power query's ports kept; a
+    hook runs while a query is on its way."""
+
+    size = 16
+
+    def __init__(self) -> None:
+        self.session = SimpleNamespace(transport=None)
+        self.port_map = lambda: {1: 9, 5: 12}
+        self.asked: list[list[int]] = []
+        self.during: Callable[[], None] = lambda: None
+
+    def power(self, ports: list[int]) -> dict[int, float | None]:
+        self.asked.append(list(ports))
+        self.during()
+        return dict.fromkeys(ports, -3.0)
+
+
+def test_an_alarm_has_its_links_ports_read_and_a_request_made_meanwhile_is_kept() -> None:
+    """An event's port is read with the other ports of its links at that OCS and what
+    feeds them (one query for the events that came meanwhile), not every watched port;
+    a request made while a read is on its way is neither lost nor read without the
+    budget's reserve: the next read has it, and until then a read is still pending."""
+    from msoctl.protect.budget import QueryBudget
+    from msoctl.protect.watch import OcsWatch
+
+    fake = _FakeOcs()
+    watch = OcsWatch("ocs-a", lambda name: fake, [2, 9, 10, 12, 13],  # type: ignore[arg-type]
+                     budget=QueryBudget(50), poll_seconds=0.05, notify=lambda: None,
+                     related={9: {9, 10}, 10: {9, 10}, 12: {12, 13}, 13: {12, 13}})
+    watch.poll(fake)  # type: ignore[arg-type]
+    assert fake.asked == [[1, 2, 5, 9, 10, 12, 13]]  # everything, and what feeds 9 and 12
+    watch.confirm([10])
+    watch.confirm([9])
+    assert watch.poll_pending
+    fake.during = lambda: watch.confirm([13])  # an event while the read is on its way
+    watch.poll(fake)  # type: ignore[arg-type]
+    assert fake.asked[-1] == [1, 9, 10]
+    assert watch.poll_pending  # 13's read is still to come
+    fake.during = lambda: None
+    watch.poll(fake)  # type: ignore[arg-type]
+    assert fake.asked[-1] == [5, 12, 13]
+    assert not watch.poll_pending
+    assert watch.sample is not None and set(watch.sample.powers) == {1, 2, 5, 9, 10, 12, 13}
+    watch.poll_now()  # a whole read when asked for one
+    watch.poll(fake)  # type: ignore[arg-type]
+    assert fake.asked[-1] == [1, 2, 5, 9, 10, 12, 13]
 
 
 def _link() -> Any:
