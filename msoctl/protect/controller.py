@@ -657,15 +657,15 @@ class ProtectionController(Acting, KeepingStandby):
             # evaluation of a cable cut, would cost the loop what the next change needs).
             return None
         reachable = all(maps.get(name) is not None for name in link.ocs_names)
-        # The same readings give the same lights and the same role (a level detector fed
-        # the same power twice keeps its state): a link in an outage or a wait-to-restore
-        # is looked at at every evaluation, but judged again only when one of its devices
-        # has a new sample (each is a new object; an unchanged one is the same object).
-        judged_on = (*(powers.get(name) for name in link.ocs_names),
+        # The same readings give the same lights and the same role: a link is judged
+        # again only when a reading it is judged from has changed (a link in an outage
+        # or a wait-to-restore is looked at at every evaluation; an alarm's read brings
+        # a new sample of its OCS whose other ports read as before).
+        judged_on = (self.judge.looked_at(link.working, powers=powers, maps=maps),
+                     self.judge.looked_at(link.protection, powers=powers, maps=maps),
                      *(maps.get(name) for name in link.ocs_names),
                      *(amps.get(name) for name in self._amps_of[link.name]))
-        if len(judged_on) != len(state.judged_on) or any(
-                new is not old for new, old in zip(judged_on, state.judged_on, strict=True)):
+        if judged_on != state.judged_on:
             readings = {"powers": powers, "maps": maps, "amps": amps}
             lights = {"working": self.judge.span(link.working, **readings),
                       "protection": self.judge.span(link.protection, **readings)}

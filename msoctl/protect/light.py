@@ -227,6 +227,26 @@ class LightJudge:
     def span(self, span: Span, **readings: Any) -> list[DirectionLight]:
         return [self.direction(span, d, **readings) for d in DIRECTIONS]
 
+    def looked_at(self, span: Span, *, powers: Mapping[str, Mapping[int, float | None] | None],
+                  maps: Mapping[str, Mapping[int, int] | None]) -> tuple[object, ...]:
+        """What :meth:`span` judges ``span`` from, besides amplifiers: per direction,
+        whether each end's OCS answers, the port feeding the fiber and its reading, and
+        the far end's reading. The same twice, the same judgement (a level detector fed
+        the same power again keeps its state)."""
+        seen: list[object] = []
+        for direction in DIRECTIONS:
+            fiber: SpanFiber = getattr(span, direction)
+            start, end = fiber.start, fiber.end
+            start_powers, end_powers = powers.get(start.ocs), powers.get(end.ocs)
+            start_map = maps.get(start.ocs)
+            feeder = None if start_map is None else self.feeder(start.ocs, start_map,
+                                                               start.port)
+            seen += (start_powers is None, end_powers is None, start_map is None, feeder,
+                     None if start_powers is None or feeder is None
+                     else start_powers.get(feeder),
+                     None if end_powers is None else end_powers.get(end.port))
+        return tuple(seen)
+
 
 def _dbm(value: float | None) -> str:
     return "no reading" if value is None else f"{round(value, 1) + 0.0:.1f} dBm"

@@ -495,6 +495,24 @@ def test_each_state_of_a_span_direction_is_told_in_words() -> None:
         "unknown", "ocs-b is not answering")
 
 
+def test_what_a_span_is_judged_from_changes_only_with_a_reading_it_is_judged_from() -> None:
+    link = _link()
+    judge = LightJudge(-20.0, 1.0)
+    maps = {"ocs-a": {1: 121}, "ocs-b": {1: 121}}
+    powers = {"ocs-a": {1: -2.0, 61: -9.0, 65: -11.0}, "ocs-b": {1: -3.0, 61: -10.0}}
+
+    def seen(powers: dict[str, Any], port_map: dict[str, Any] = maps) -> tuple[object, ...]:
+        return judge.looked_at(link.working, powers=powers, maps=port_map)
+
+    before = seen(powers)
+    assert seen({"ocs-a": {**powers["ocs-a"], 65: -30.0}, "ocs-b": powers["ocs-b"]}) == before
+    assert seen({"ocs-a": powers["ocs-a"], "ocs-b": {**powers["ocs-b"], 61: -40.0}}) != before
+    assert seen({"ocs-a": {**powers["ocs-a"], 1: -2.5}, "ocs-b": powers["ocs-b"]}) != before
+    assert seen(powers, {"ocs-a": {5: 121}, "ocs-b": {1: 121}}) != before  # another feeder
+    assert seen({"ocs-a": None, "ocs-b": powers["ocs-b"]}) != before
+    assert seen(powers, {"ocs-a": None, "ocs-b": {1: 121}}) != before
+
+
 class _FakeOcs:
     """What an OCS watch asks of its driver, with each power query's ports kept; a
     hook runs while a query is on its way."""
