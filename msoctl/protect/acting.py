@@ -278,10 +278,6 @@ class Acting:
                                            + ", ".join(failed))
         for move in moves:
             self._moved(move.link.name, move.to_role)
-        for name in names:
-            # every reading fresh again: the adopted map was judged with the readings of
-            # before the change (one whole poll now, no longer during the light check)
-            self._watches[name].refresh_map()
         for move in moves:
             name = move.link.name
             outcome = per_link[name]

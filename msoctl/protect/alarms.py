@@ -55,17 +55,23 @@ class AlarmFeeds:
 
     ``opener(name, on_event=, on_snapshot=, on_lost=)`` opens a started stream, or
     returns ``None`` for a unit without alarms (``msoctl.access.Devices.alarm_stream``).
-    ``say(kind, message)`` reports what happens.
+    ``say(kind, message)`` reports what happens. ``moving(ocs, port)``: whether every
+    link through that port is being moved now; its events are counted and left to the
+    move, which checks that light itself and has the OCS read whole once it is done
+    (a move's own re-pointed beams go dark while they switch: two events per span end,
+    each of which would otherwise be read).
     """
 
     def __init__(self, watches: Mapping[str, OcsWatch], actions: OcsActions, *,
                  opener: Callable[..., Any] | None, hysteresis_db: float,
-                 say: Callable[[str, str], None]):
+                 say: Callable[[str, str], None],
+                 moving: Callable[[str, int], bool] = lambda ocs, port: False):
         self.watches = watches
         self.actions = actions
         self.opener = opener
         self.hysteresis_db = min(hysteresis_db, LOS_HYSTERESIS_MAX_DB)
         self.say = say
+        self.moving = moving
         self.streams: dict[str, Any] = {}
         self.armed: dict[str, dict[int, float]] = {}
         self.events: dict[str, int] = {}
@@ -157,6 +163,8 @@ class AlarmFeeds:
     def _event(self, watch: OcsWatch, event: Any) -> None:
         with self._lock:
             self.events[watch.device] = self.events.get(watch.device, 0) + 1
+        if self.moving(watch.device, event.port):
+            return
         # A loss the unit measured (its reading below the armed threshold) is judged at
         # once; the poll confirms it. Light back waits for the poll: a move is never
         # undone on an event alone.

@@ -174,12 +174,16 @@ class ProtectionController(Acting, KeepingStandby):
         ports: dict[str, set[int]] = {}
         self._related: dict[str, dict[int, set[int]]] = {}
         """Per OCS, each watched port's and the other ports of its links there."""
+        self._links_at: dict[str, dict[int, set[str]]] = {}
+        """Per OCS, the links through each watched port."""
         for link in chosen:
             for ocs, used in link_ports(link).items():
                 ports.setdefault(ocs, set()).update(used)
                 related = self._related.setdefault(ocs, {})
+                links_at = self._links_at.setdefault(ocs, {})
                 for port in used:
                     related.setdefault(port, set()).update(used)
+                    links_at.setdefault(port, set()).add(link.name)
         for probe in self.config.probes:
             inventory.device(probe.ocs, "ocs")
             ports.setdefault(probe.ocs, set()).add(probe.port)
@@ -356,7 +360,7 @@ class ProtectionController(Acting, KeepingStandby):
                                   opener=(self._devices.alarm_stream if self.config.use_alarms
                                           else None),
                                   hysteresis_db=self.config.hysteresis_db,
-                                  say=self._say)
+                                  say=self._say, moving=self._moving)
         self._alarms.start(self._alarm_ports(amplified=False))
         self.ownership.start(self.links, self._on_ownership)
         self._follow_ownership()
@@ -573,6 +577,13 @@ class ProtectionController(Acting, KeepingStandby):
         if self.config.use_probes and not moves and not self._in_flight:
             self._keep_probes(now, maps)
 
+    def _moving(self, ocs: str, port: int) -> bool:
+        """Whether every link through ``port`` of ``ocs`` is in a change now (its light
+        flickers as the change re-points beams, and the change checks it itself)."""
+        links = self._links_at.get(ocs, {}).get(port, set())
+        with self._lock:
+            return bool(links) and all(name in self._in_flight for name in links)
+
     def _start_change(self, moves: list[Candidate], powers: dict[str, Any]) -> None:
         """Carry out ``moves`` in a worker (acting.py); their links are left alone by the
         decision loop, and their target spans reserved, until it ends."""
@@ -590,6 +601,11 @@ class ProtectionController(Acting, KeepingStandby):
                 with self._lock:
                     for move in moves:
                         self._in_flight.pop(move.link.name, None)
+                # Every reading of the OCSes touched fresh again, asked for once the links
+                # are judged again (their alarms were left to the change meanwhile): the
+                # adopted map was judged with the readings of before the change.
+                for name in sorted({n for move in moves for n in move.link.ocs_names}):
+                    self._watches[name].refresh_map()
                 self._changed.set()
 
         self._changes.submit(change)
