@@ -255,8 +255,8 @@ class OcsWatch(_Watch[OcsDriver]):
     def poll_now(self) -> None:
         """Poll every port at once, from the budget's reserve (a move's light check, a
         takeover, a reconnected alarm stream)."""
-        self._whole = True
-        self._asked = True
+        with self._samples:
+            self._whole = self._asked = True
         super().poll_now()
 
     def confirm(self, ports: Iterable[int]) -> None:
@@ -270,7 +270,7 @@ class OcsWatch(_Watch[OcsDriver]):
         with self._samples:
             for port in ports:
                 self._confirming.update(self.related.get(port, (port,)))
-        self._asked = True
+            self._asked = True
         super().poll_now()
 
     @property
@@ -311,8 +311,9 @@ class OcsWatch(_Watch[OcsDriver]):
                 self._next_whole = now + self.interval()
                 self._read_whole(driver, current)
         except BaseException:
-            self._whole = True  # after a failure every port is read again
-            self._asked = self._asked or asked
+            with self._samples:
+                self._whole = True  # after a failure every port is read again
+                self._asked = self._asked or asked
             raise
         finally:
             self._answering = False
