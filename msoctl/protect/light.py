@@ -202,18 +202,15 @@ class LightJudge:
         if fiber.amplifier:
             gain = self.amp_gain_db(fiber.amplifier, amp)
             threshold += gain or 0.0
-        start_powers, end_powers = powers.get(start.ocs), powers.get(end.ocs)
-        start_map = maps.get(start.ocs)
-        feeder = None if start_map is None else self.feeder(start.ocs, start_map, start.port)
-        source = None if start_powers is None or feeder is None else start_powers.get(feeder)
-        far = None if end_powers is None else end_powers.get(end.port)
+        seen = self._readings(fiber, powers, maps)
+        feeder, source, far = seen.feeder, seen.source_dbm, seen.far_end_dbm
 
         def light(state: str, silent: str | None = None) -> DirectionLight:
             return DirectionLight(span.name, direction, fiber, state, feeder, source, far,
                                   threshold, fiber.amplifier, amp, silent)
 
-        if end_powers is None or start_powers is None or start_map is None:
-            return light(UNKNOWN, start.ocs if start_powers is None or start_map is None
+        if seen.end_silent or seen.start_silent or seen.start_unmapped:
+            return light(UNKNOWN, start.ocs if seen.start_silent or seen.start_unmapped
                          else end.ocs)
         far_lit = self.detector("far", end.ocs, end.port).update(far, threshold)
         if feeder is None:
@@ -229,23 +226,35 @@ class LightJudge:
 
     def looked_at(self, span: Span, *, powers: Mapping[str, Mapping[int, float | None] | None],
                   maps: Mapping[str, Mapping[int, int] | None]) -> tuple[object, ...]:
-        """What :meth:`span` judges ``span`` from, besides amplifiers: per direction,
-        whether each end's OCS answers, the port feeding the fiber and its reading, and
-        the far end's reading. The same twice, the same judgement (a level detector fed
-        the same power again keeps its state)."""
-        seen: list[object] = []
-        for direction in DIRECTIONS:
-            fiber: SpanFiber = getattr(span, direction)
-            start, end = fiber.start, fiber.end
-            start_powers, end_powers = powers.get(start.ocs), powers.get(end.ocs)
-            start_map = maps.get(start.ocs)
-            feeder = None if start_map is None else self.feeder(start.ocs, start_map,
-                                                               start.port)
-            seen += (start_powers is None, end_powers is None, start_map is None, feeder,
-                     None if start_powers is None or feeder is None
-                     else start_powers.get(feeder),
-                     None if end_powers is None else end_powers.get(end.port))
-        return tuple(seen)
+        """What :meth:`span` judges ``span`` from, besides amplifiers: per direction, the
+        readings :meth:`direction` takes (whether each end's OCS answers, the port
+        feeding the fiber and its reading, the far end's reading). The same twice, the
+        same judgement (a level detector fed the same power again keeps its state)."""
+        return (*self._readings(span.a_to_b, powers, maps),
+                *self._readings(span.b_to_a, powers, maps))
+
+    def _readings(self, fiber: SpanFiber,
+                  powers: Mapping[str, Mapping[int, float | None] | None],
+                  maps: Mapping[str, Mapping[int, int] | None]) -> _Readings:
+        start, end = fiber.start, fiber.end
+        start_powers, end_powers = powers.get(start.ocs), powers.get(end.ocs)
+        start_map = maps.get(start.ocs)
+        feeder = None if start_map is None else self.feeder(start.ocs, start_map, start.port)
+        return _Readings(
+            start_powers is None, end_powers is None, start_map is None, feeder,
+            None if start_powers is None or feeder is None else start_powers.get(feeder),
+            None if end_powers is None else end_powers.get(end.port))
+
+
+class _Readings(NamedTuple):
+    """What a span direction is judged from (:meth:`LightJudge.direction`)."""
+
+    start_silent: bool  # no fresh reading of the OCS where the fiber starts
+    end_silent: bool  # nor of the one where it ends
+    start_unmapped: bool  # no fresh map of the start OCS
+    feeder: int | None  # the ingress port feeding the fiber there
+    source_dbm: float | None
+    far_end_dbm: float | None
 
 
 def _dbm(value: float | None) -> str:
