@@ -348,12 +348,19 @@ class OcsWatch(_Watch[OcsDriver]):
         """One reading of ``ports``, taken into the sample over its earlier readings."""
         powers = driver.power(ports)
         with self._samples:
-            if self.sample is not None:
-                merged = dict(self.sample.powers)
-                merged.update(powers)
-                self.sample = replace(self.sample, taken=time.monotonic(), powers=merged)
+            self._take_in(powers, time.monotonic())
             self.polls += 1
             self._samples.notify_all()
+
+    def _take_in(self, readings: Mapping[int, float | None], taken: float) -> bool:
+        """``readings`` over the sample's earlier ones, taken at ``taken`` (the caller
+        holds the sample lock); False when there is no sample to take them into."""
+        if self.sample is None:
+            return False
+        powers = dict(self.sample.powers)
+        powers.update(readings)
+        self.sample = replace(self.sample, taken=taken, powers=powers)
+        return True
 
     def adopt_map(self, port_map: Mapping[int, int], taken: float) -> None:
         """The map a change of ours left (read back by the change at ``taken``): links
@@ -373,11 +380,8 @@ class OcsWatch(_Watch[OcsDriver]):
         other ports keep their last readings: while the alarms are live, a port whose
         light changed past its threshold would have raised its own event."""
         with self._samples:
-            if self.sample is None:
+            if not self._take_in(readings, received):
                 return
-            powers = dict(self.sample.powers)
-            powers.update(readings)
-            self.sample = replace(self.sample, taken=received, powers=powers)
         self.reads += 1
         self.notify()
 
