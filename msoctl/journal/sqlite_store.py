@@ -222,7 +222,7 @@ class SqliteStore(SqlStore):
                 f"since {now_ts()})").encode()
         if len(note) < LOCK_NOTE_BYTES:
             # written over whatever the last holder left, padded (a truncate costs a
-            # metadata update: a change locking sixteen OCSes paid 6 ms for them)
+            # metadata update: sixteen locks took 3.9 ms with it, 0.8 ms without)
             os.pwrite(fd, note.ljust(LOCK_NOTE_BYTES), 0)
         else:
             os.ftruncate(fd, 0)
