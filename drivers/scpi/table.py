@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 _NODE = re.compile(r"^\*?[A-Z][A-Za-z]*\??$")
 _SEGMENTS = re.compile(r"(?:\[:[A-Za-z]+\]|:[A-Za-z]+)+")
@@ -74,10 +75,15 @@ class ScpiCommand:
 
     def short(self) -> str:
         """The short form as sent on the wire, with ``?`` for a query."""
-        suffix = "?" if self.is_query else ""
+        return self._short
+
+    @cached_property
+    def _short(self) -> str:
+        # made once: a controller renders a power query at every alarm of a cable cut
         if self.is_common:
             return self.header
-        return "".join(":" + short_form(node) for node in self.nodes()) + suffix
+        return "".join(":" + short_form(node) for node in self.nodes()) + (
+            "?" if self.is_query else "")
 
     def short_with(self, suffixes: Mapping[str, int]) -> str:
         """The short form with numeric suffixes on the nodes named (long form, any case):
