@@ -11,13 +11,15 @@ docs/dialects/ocs.md):
   hysteresis (behind an amplifier, the threshold raised by the amplifier's gain, armed
   once its gain is known);
 - it follows the unit's alarm stream (``msoctl.access`` opens it from the inventory):
-  every event, lost or back, makes the OCS's watch read that port at once, from the
-  budget's reserve (the ports of the events that came meanwhile in one query, not a
-  sweep of every watched port per event); a loss event's own reading (the unit's
-  detector, below the armed threshold) goes into the watch's view at once, so the
-  decision is taken without waiting for the read's round trip, with the same
-  thresholds, hysteresis and checks as a regular poll, and the read confirms it;
-  light back is judged on the read;
+  a loss event's own reading (the unit's detector, below the armed threshold) goes
+  into the watch's view at once and is judged with the same thresholds, hysteresis
+  and checks as a regular poll's. No read follows it: every armed port that crosses
+  its threshold raises an event of its own, so the view of the other ports stands,
+  and a read per event would load the unit (and delay its other events) just when a
+  cable cut has it report dozens. Light back is judged on a read: the event makes
+  the watch read that port with the other ports of its links at once, from the
+  budget's reserve (the ports of the events that came meanwhile in one query), and a
+  move is never undone on an event alone;
 - while the stream is live (its snapshot received, heartbeats arriving), the watch
   polls at the reconciliation rate (once a second) instead of its fast rate; when the
   stream is lost (closed, silent for the stream's timeout, a gap in the event
@@ -166,10 +168,11 @@ class AlarmFeeds:
         if self.moving(watch.device, event.port):
             return
         # A loss the unit measured (its reading below the armed threshold) is judged at
-        # once; the poll confirms it. Light back waits for the poll: a move is never
-        # undone on an event alone.
+        # once, as a poll's reading would be. Light back waits for a read: a move is
+        # never undone on an event alone.
         if event.lost and event.power_dbm is not None:
             watch.note_loss({event.port: event.power_dbm}, time.monotonic())
+            return
         watch.confirm([event.port])
 
     def _snapshot(self, watch: OcsWatch, states: Mapping[int, bool]) -> None:

@@ -82,6 +82,7 @@ from msoctl.protect.light import (
     link_ports,
     link_role,
     span_state,
+    touched_links,
 )
 from msoctl.protect.moves import OcsActions
 from msoctl.protect.ownership import Ownership, SoleOwner, shard_of
@@ -111,8 +112,8 @@ GATHER_QUIET_SECONDS = 0.006
 GATHER_MAX_SECONDS = 0.03
 """A loss is acted on once the other OCSes have had the time to report theirs: at least
 GATHER_MIN_SECONDS after the first loss of an outage is seen, longer (up to
-GATHER_MAX_SECONDS) while a poll asked for is still outstanding at any OCS (an alarm
-came, its reading has not) or while losses are still arriving (the last one less than
+GATHER_MAX_SECONDS) while a poll asked for is still outstanding at any OCS (light back,
+its reading has not come) or while losses are still arriving (the last one less than
 GATHER_QUIET_SECONDS ago). A cable cut darkens links on many OCSes, whose alarms and
 polls arrive a few milliseconds apart (from other processes, other hosts): acting on
 the first would answer the cut in several changes, each OCS's map written several
@@ -130,7 +131,6 @@ class _LinkState(LinkProgress):
     cause: str | None = None
     wtr_since: float | None = None
     lights: dict[str, list[DirectionLight]] = field(default_factory=dict)
-    judged_on: tuple[object, ...] = ()  # the readings ``lights`` were judged from
     mapped_role: str | None = None  # the span those readings' maps put it on
     seen: bool = False  # the maps have been read once
     owned: bool = False  # this instance acts for it (the shard is ours)
@@ -202,7 +202,16 @@ class ProtectionController(Acting, KeepingStandby):
                                                  for link in chosen}
         self._amps_of: dict[str, tuple[str, ...]] = {
             link.name: tuple(_devices_of(link)[len(link.ocs_names):]) for link in chosen}
-        self._polls_seen: dict[str, int] = {}
+        self._links_of_ocs = {name: set().union(*at.values())
+                              for name, at in self._links_at.items()}
+        self._judged_views: tuple[dict[str, Any], dict[str, Any], dict[str, Any]] = \
+            ({}, {}, {})
+        """The readings of the last evaluation (:meth:`_to_judge` compares the next's)."""
+        self._settling: set[str] = set()
+        """Links whose change has ended, left alone until each of their OCSes has been
+        read since the change was done there, then judged afresh (what was read while
+        the change decided for them went unjudged, and a reading taken while their
+        beams switched shows their light dark)."""
         self._judged_all = 0.0
         self._judge_all = True
         self._arrivals: dict[str, set[int]] = {}  # every span's arrival ports, per OCS
@@ -327,10 +336,8 @@ class ProtectionController(Acting, KeepingStandby):
         if now - latest < GATHER_QUIET_SECONDS and now - first < GATHER_MAX_SECONDS:
             self._gather_until = min(latest + GATHER_QUIET_SECONDS, first + GATHER_MAX_SECONDS)
             return True
-        # Still waiting for a reading asked for (an alarm's confirming poll too: the
-        # events of one cut come from other processes, other hosts, a few ms apart, and
-        # waiting for the first OCS's confirmation gives the others the time to tell
-        # theirs: measured, one change per cable cut instead of two or three)?
+        # Still waiting for a reading asked for (light back somewhere, an OCS read after
+        # a change)? What it brings may take a candidate back.
         if any(watch.poll_pending for watch in self._watches.values()):
             self._gather_until = min(now + 0.002, first + GATHER_MAX_SECONDS)
             return True
@@ -550,8 +557,8 @@ class ProtectionController(Acting, KeepingStandby):
         arming = (now - self._started < ARMING_SECONDS
                   and any(w.sample is None for w in self._amp_watches.values()))
         candidates: list[Candidate] = []
-        for state in self._to_judge(now):
-            candidate = self._judge(state, now, powers, maps, amps, arming)
+        for state, changed in self._to_judge(now, powers, maps, amps):
+            candidate = self._judge(state, now, powers, maps, amps, arming, changed)
             if candidate is not None:
                 candidates.append(candidate)
         moves: list[Candidate] = []
@@ -601,6 +608,7 @@ class ProtectionController(Acting, KeepingStandby):
                 with self._lock:
                     for move in moves:
                         self._in_flight.pop(move.link.name, None)
+                        self._settling.add(move.link.name)
                 # Every reading of the OCSes touched fresh again, asked for once the links
                 # are judged again (their alarms were left to the change meanwhile): the
                 # adopted map was judged with the readings of before the change.
@@ -610,22 +618,65 @@ class ProtectionController(Acting, KeepingStandby):
 
         self._changes.submit(change)
 
-    def _to_judge(self, now: float) -> list[_LinkState]:
-        """The links whose judgement may have changed: those on a device with a new
-        reading, those with a timer or a retry running, and every link once a second
-        (and after a drain or an ownership change). A link of a fabric of many OCS pairs
-        is then judged at its own OCSes' poll rate, not at the sum of all of them."""
-        fresh = {name for name, watch in self._all_watches_named()
-                 if self._polls_seen.get(name) != watch.reads}
-        for name, watch in self._all_watches_named():
-            self._polls_seen[name] = watch.reads
+    def _to_judge(self, now: float, powers: dict[str, Any], maps: dict[str, Any],
+                  amps: dict[str, Any]) -> list[tuple[_LinkState, bool]]:
+        """The links whose judgement may have changed, each with whether a reading it is
+        judged from has (only then are its lights judged again: the same readings give
+        the same lights). Those are the links with a changed reading, those with a timer
+        or a retry running, and every link, judged afresh, once a second (and after a
+        drain or an ownership change). A cable cut's alarm then costs the judging of
+        the few links through its port, not of every link of its OCS."""
+        changed = self._changed_links(powers, maps, amps)
+        with self._lock:
+            for name in list(self._settling):
+                ends = self._states[name].link.ocs_names
+                # the light at one end comes through the other: both read since both
+                # were done
+                done = max(self._map_valid_after.get(ocs, 0.0) for ocs in ends)
+                if all(self._read_since(ocs, done) for ocs in ends):
+                    changed.add(name)
+                    self._settling.discard(name)
+            settling = set(self._settling)
         if now - self._judged_all >= REJUDGE_EVERY_SECONDS or self._judge_all:
             self._judged_all, self._judge_all = now, False
-            return list(self._states.values())
-        return [state for state in self._states.values()
-                if state.loss_since is not None or state.wtr_since is not None
-                or state.pending is not None or not state.seen
-                or not fresh.isdisjoint(self._devices_of[state.link.name])]
+            return [(state, True) for state in self._states.values()
+                    if state.link.name not in settling]
+        return [(state, state.link.name in changed) for state in self._states.values()
+                if state.link.name not in settling and (
+                    state.link.name in changed or state.loss_since is not None
+                    or state.wtr_since is not None or state.pending is not None
+                    or not state.seen)]
+
+    def _read_since(self, ocs: str, done: float) -> bool:
+        """Whether ``ocs`` has been read whole since ``done`` (monotonic), or does not
+        answer (then nothing will come, and its links are judged unknown)."""
+        watch = self._watches[ocs]
+        sample = watch.sample
+        return watch.down_since is not None or (sample is not None and sample.asked >= done)
+
+    def _changed_links(self, powers: dict[str, Any], maps: dict[str, Any],
+                       amps: dict[str, Any]) -> set[str]:
+        """The links a reading they are judged from differs for, from the last
+        evaluation's: every link of an OCS whose map changed or that answers or falls
+        silent; those of the ports whose readings changed (:func:`touched_links`); those
+        behind an amplifier with a new reading."""
+        was_powers, was_maps, was_amps = self._judged_views
+        self._judged_views = (powers, maps, amps)
+        found: set[str] = set()
+        for name, readings in powers.items():
+            before, port_map, map_before = was_powers.get(name), maps[name], was_maps.get(name)
+            if readings is before and port_map is map_before:
+                continue
+            if readings is None or before is None or port_map is None \
+                    or (port_map is not map_before and port_map != map_before):
+                found |= self._links_of_ocs.get(name, set())
+            else:
+                found |= touched_links(self._links_at.get(name, {}), before, readings,
+                                       port_map)
+        for name, reading in amps.items():
+            if reading is not was_amps.get(name) and reading != was_amps.get(name):
+                found.update(link.name for link in self._amp_links.get(name, ()))
+        return found
 
     def _all_watches_named(self) -> list[tuple[str, OcsWatch | AmpWatch]]:
         return [*self._watches.items(), *self._amp_watches.items()]
@@ -662,10 +713,12 @@ class ProtectionController(Acting, KeepingStandby):
     # ---- deciding -------------------------------------------------------------------------
 
     def _judge(self, state: _LinkState, now: float, powers: dict[str, Any],
-               maps: dict[str, Any], amps: dict[str, Any], arming: bool) -> Candidate | None:
+               maps: dict[str, Any], amps: dict[str, Any], arming: bool,
+               changed: bool) -> Candidate | None:
         """What ``state``'s link wants now: a move (a candidate, allocated with the
-        others), or nothing. A link of a shard this instance does not own is followed
-        (its light, its loss) but never decided for."""
+        others), or nothing; its lights judged again if a reading they are judged from
+        has ``changed``. A link of a shard this instance does not own is followed (its
+        light, its loss) but never decided for."""
         link = state.link
         assert link.protection is not None
         if link.name in self._in_flight:
@@ -673,20 +726,12 @@ class ProtectionController(Acting, KeepingStandby):
             # evaluation of a cable cut, would cost the loop what the next change needs).
             return None
         reachable = all(maps.get(name) is not None for name in link.ocs_names)
-        # The same readings give the same lights and the same role: a link is judged
-        # again only when a reading it is judged from has changed (a link in an outage
-        # or a wait-to-restore is looked at at every evaluation; an alarm's read brings
-        # a new sample of its OCS whose other ports read as before).
-        judged_on = (self.judge.looked_at(link.working, powers=powers, maps=maps),
-                     self.judge.looked_at(link.protection, powers=powers, maps=maps),
-                     *(maps.get(name) for name in link.ocs_names),
-                     *(amps.get(name) for name in self._amps_of[link.name]))
-        if judged_on != state.judged_on:
+        if changed or not state.lights:
             readings = {"powers": powers, "maps": maps, "amps": amps}
             lights = {"working": self.judge.span(link.working, **readings),
                       "protection": self.judge.span(link.protection, **readings)}
             with self._lock:
-                state.lights, state.judged_on = lights, judged_on
+                state.lights = lights
             state.mapped_role = link_role(link, maps)
         lights, role = state.lights, state.mapped_role
         if state.drained:  # out of service: its darkness is work in progress, not a failure

@@ -87,8 +87,8 @@ class AmpReading:
 
 class DirectionLight(NamedTuple):
     """One direction of a span, as seen now (a named tuple: the controller makes four
-    for every link at each new reading of its OCSes, and a frozen dataclass costs six
-    times as much to make)."""
+    for every link at each changed reading of its ports, and a frozen dataclass costs
+    six times as much to make)."""
 
     span: str
     direction: str  # "a_to_b" or "b_to_a"
@@ -105,8 +105,8 @@ class DirectionLight(NamedTuple):
     @property
     def reason(self) -> str:
         """Why it is in its state, in words. Put into words only when asked: the
-        controller judges every direction of every link at each new reading, and reads
-        the words of the few that change."""
+        controller judges every direction of a link at each changed reading, and reads
+        the words of the few that change state."""
         start, end = self.fiber.start, self.fiber.end
         if self.state == UNKNOWN:
             return f"{self.silent} is not answering"
@@ -224,15 +224,6 @@ class LightJudge:
     def span(self, span: Span, **readings: Any) -> list[DirectionLight]:
         return [self.direction(span, d, **readings) for d in DIRECTIONS]
 
-    def looked_at(self, span: Span, *, powers: Mapping[str, Mapping[int, float | None] | None],
-                  maps: Mapping[str, Mapping[int, int] | None]) -> tuple[object, ...]:
-        """What :meth:`span` judges ``span`` from, besides amplifiers: per direction, the
-        readings :meth:`direction` takes (whether each end's OCS answers, the port
-        feeding the fiber and its reading, the far end's reading). The same twice, the
-        same judgement (a level detector fed the same power again keeps its state)."""
-        return (*self._readings(span.a_to_b, powers, maps),
-                *self._readings(span.b_to_a, powers, maps))
-
     def _readings(self, fiber: SpanFiber,
                   powers: Mapping[str, Mapping[int, float | None] | None],
                   maps: Mapping[str, Mapping[int, int] | None]) -> _Readings:
@@ -247,7 +238,9 @@ class LightJudge:
 
 
 class _Readings(NamedTuple):
-    """What a span direction is judged from (:meth:`LightJudge.direction`)."""
+    """What a span direction is judged from (:meth:`LightJudge.direction`): the readings
+    of its two ends' OCSes and the map of its start OCS, no more (see
+    :func:`touched_links`)."""
 
     start_silent: bool  # no fresh reading of the OCS where the fiber starts
     end_silent: bool  # nor of the one where it ends
@@ -259,6 +252,28 @@ class _Readings(NamedTuple):
 
 def _dbm(value: float | None) -> str:
     return "no reading" if value is None else f"{round(value, 1) + 0.0:.1f} dBm"
+
+
+def touched_links(links_at: Mapping[int, Iterable[str]],
+                  before: Mapping[int, float | None], after: Mapping[int, float | None],
+                  port_map: Mapping[int, int]) -> set[str]:
+    """The links a new reading of one OCS can judge otherwise (its map unchanged): those
+    through a port whose reading changed from ``before`` to ``after``, and those through
+    the egress port that a changed ingress port feeds in ``port_map`` (a span's source
+    light is read on the port feeding it, a probe's as well as a link's transmitter).
+    ``links_at[port]``: the links through ``port`` of that OCS.
+
+    A direction is judged from its end OCSes' readings and its start OCS's map only
+    (:meth:`LightJudge.direction`), and a level detector fed the same power again
+    keeps its state: a link of none of these ports is judged as it was."""
+    ports = {port for port, _ in after.items() ^ before.items()}
+    found: set[str] = set()
+    for port in ports:
+        found.update(links_at.get(port, ()))
+        fed = port_map.get(port)
+        if fed is not None:
+            found.update(links_at.get(fed, ()))
+    return found
 
 
 # ---- maps -------------------------------------------------------------------------------

@@ -222,6 +222,7 @@ class OcsWatch(_Watch[OcsDriver]):
                                                urgent=lambda: self._asked or self._answering),
                          poll_seconds=poll_seconds, notify=notify)
         self.ports = sorted(set(ports))
+        self._watched = frozenset(self.ports)
         self.sample: OcsSample | None = None
         self._map_due = 0.0
         self.size: int | None = None
@@ -261,12 +262,11 @@ class OcsWatch(_Watch[OcsDriver]):
 
     def confirm(self, ports: Iterable[int]) -> None:
         """Read ``ports`` at once, from the budget's reserve, with every port of the
-        links through them (:attr:`related`) and what feeds those: an alarm's port, to
-        confirm (or correct) what the event said, and the light of the other span those
-        links would move to, fresh for the decision. One query for the ports of all
-        the events that came meanwhile: each event of a cable cut asks for one, and a
-        sweep of every watched port per event would load the unit for nothing. The
-        next whole poll is not put off."""
+        links through them (:attr:`related`) and what feeds those: an alarm's port
+        whose light is back, judged on the reading (and the light of those links' other
+        span with it). One query for the ports of all the events that came meanwhile,
+        not a sweep of every watched port per event. The next whole poll is not put
+        off."""
         with self._samples:
             for port in ports:
                 self._confirming.update(self.related.get(port, (port,)))
@@ -328,8 +328,9 @@ class OcsWatch(_Watch[OcsDriver]):
             self._map_due = now + (SLOW_MAP_EVERY_SECONDS if slow else MAP_EVERY_SECONDS)
         # The ports that feed the watched ones (a probe parked by an earlier run) are
         # sources the controller judges spans by: read them too.
-        feeders = {i for i, e in port_map.items() if e in self.ports}
-        powers = driver.power(sorted(set(self.ports) | feeders))
+        watched = self._watched
+        feeders = {i for i, e in port_map.items() if e in watched}
+        powers = driver.power(sorted(watched | feeders))
         # when the query left (it may have waited for the budget), not when it was asked
         transport = driver.session.transport
         asked = (transport.last_sent if isinstance(transport, BudgetedTransport)
@@ -376,9 +377,9 @@ class OcsWatch(_Watch[OcsDriver]):
     def note_loss(self, readings: Mapping[int, float], received: float) -> None:
         """Loss of light the unit itself reported (an alarm event, with the reading that
         decided it): taken into the sample at once, so the decision does not wait for
-        a poll's round trip; the poll asked for with it confirms (or corrects) it. The
-        other ports keep their last readings: while the alarms are live, a port whose
-        light changed past its threshold would have raised its own event."""
+        a poll's round trip. The other ports keep their last readings: while the alarms
+        are live, a port whose light changed past its threshold would have raised its
+        own event."""
         with self._samples:
             if not self._take_in(readings, received):
                 return

@@ -495,22 +495,70 @@ def test_each_state_of_a_span_direction_is_told_in_words() -> None:
         "unknown", "ocs-b is not answering")
 
 
-def test_what_a_span_is_judged_from_changes_only_with_a_reading_it_is_judged_from() -> None:
-    link = _link()
+def test_a_link_is_judged_again_whenever_a_reading_it_is_judged_from_has_changed() -> None:
+    """Random readings and maps of two OCSes carrying many links: after any change to
+    one OCS's readings (its map as it was), a link that :func:`touched_links` leaves out
+    reads, in every direction of both its spans, what it read before; and leaving
+    out a port a link is judged from is caught (the check can fail)."""
+    import random
+
+    from msoctl.links import Link
+    from msoctl.protect.light import link_ports, touched_links
+
+    def span(name: str, a_port: int, b_port: int) -> Span:
+        return Span(name, 30, 0.2, 0.5,
+                    SpanFiber(OcsPort("ocs-a", a_port + 64), OcsPort("ocs-b", b_port)),
+                    SpanFiber(OcsPort("ocs-b", b_port + 64), OcsPort("ocs-a", a_port)))
+
+    links = [Link(f"link-{n}",
+                  LinkEnd("sw-a", f"Ethernet{n}", OcsPort("ocs-a", n), OcsPort("ocs-a", 64 + n)),
+                  LinkEnd("sw-b", f"Ethernet{n}", OcsPort("ocs-b", n), OcsPort("ocs-b", 64 + n)),
+                  span(f"w-{n}", 20 + n, 20 + n), span(f"p-{n}", 40 + n, 40 + n))
+             for n in range(1, 9)]
+    links_at: dict[str, dict[int, set[str]]] = {"ocs-a": {}, "ocs-b": {}}
+    for link in links:
+        for ocs, ports in link_ports(link).items():
+            for port in ports:
+                links_at[ocs].setdefault(port, set()).add(link.name)
     judge = LightJudge(-20.0, 1.0)
-    maps = {"ocs-a": {1: 121}, "ocs-b": {1: 121}}
-    powers = {"ocs-a": {1: -2.0, 61: -9.0, 65: -11.0}, "ocs-b": {1: -3.0, 61: -10.0}}
+    rng = random.Random(4)
 
-    def seen(powers: dict[str, Any], port_map: dict[str, Any] = maps) -> tuple[object, ...]:
-        return judge.looked_at(link.working, powers=powers, maps=port_map)
+    def seen(link: Link, powers: dict[str, Any], maps: dict[str, Any]) -> list[object]:
+        return [(d.feeder, d.source_dbm, d.far_end_dbm)
+                for span in (link.working, link.protection)
+                for d in judge.span(span, powers=powers, maps=maps, amps={})]
 
-    before = seen(powers)
-    assert seen({"ocs-a": {**powers["ocs-a"], 65: -30.0}, "ocs-b": powers["ocs-b"]}) == before
-    assert seen({"ocs-a": powers["ocs-a"], "ocs-b": {**powers["ocs-b"], 61: -40.0}}) != before
-    assert seen({"ocs-a": {**powers["ocs-a"], 1: -2.5}, "ocs-b": powers["ocs-b"]}) != before
-    assert seen(powers, {"ocs-a": {5: 121}, "ocs-b": {1: 121}}) != before  # another feeder
-    assert seen({"ocs-a": None, "ocs-b": powers["ocs-b"]}) != before
-    assert seen(powers, {"ocs-a": None, "ocs-b": {1: 121}}) != before
+    def random_map() -> dict[int, int]:
+        ingress = rng.sample(range(1, 64), 24)  # transmitters, probes, arrivals
+        egress = rng.sample(range(65, 129), 24)
+        return dict(zip(ingress, egress, strict=True))
+
+    def reading() -> float | None:
+        return rng.choice([None, round(rng.uniform(-40.0, 0.0), 2)])
+
+    missed = 0
+    for _ in range(300):
+        maps = {"ocs-a": random_map(), "ocs-b": random_map()}
+        powers = {name: {p: reading() for p in rng.sample(range(1, 129), 80)}
+                  for name in maps}
+        name = rng.choice(sorted(maps))
+        after = dict(powers[name])
+        for port in rng.sample(range(1, 129), rng.randint(1, 6)):
+            if rng.random() < 0.2:
+                after.pop(port, None)
+            else:
+                after[port] = reading()
+        changed = {**powers, name: after}
+        touched = touched_links(links_at[name], powers[name], after, maps[name])
+        for link in links:
+            if link.name not in touched:
+                assert seen(link, changed, maps) == seen(link, powers, maps), link.name
+        # without the egress fed by a changed ingress (a probe's source), one is missed
+        narrow = {n for p in {p for p, _ in after.items() ^ powers[name].items()}
+                  for n in links_at[name].get(p, ())}
+        missed += any(seen(link, changed, maps) != seen(link, powers, maps)
+                      for link in links if link.name not in narrow)
+    assert missed > 0
 
 
 class _FakeOcs:
