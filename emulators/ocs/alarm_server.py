@@ -127,6 +127,7 @@ class AlarmServer(ReopensAfterPowerLoss):
         self._server: asyncio.Server | None = None
         self._clients: set[_Client] = set()
         self._watched: frozenset[str] = frozenset()
+        self._last_reached: tuple[frozenset[str], frozenset[int]] | None = None
         self._unwatch: list[object] = []
         self._pending = False
         self._pending_all = False
@@ -312,9 +313,15 @@ class AlarmServer(ReopensAfterPowerLoss):
         loop.call_soon_threadsafe(self._evaluate_pending)
 
     def _own_ports(self, reached: frozenset[str]) -> set[int]:
-        """This unit's ports in a reached set."""
+        """This unit's ports in a reached set (the last one's kept: a switch's change
+        comes twice with one set, dark now and lit once settled)."""
+        last = self._last_reached
+        if last is not None and last[0] is reached:
+            return set(last[1])
         prefix = f"{self.device.name}:"
-        return {int(port[len(prefix):]) for port in reached if port.startswith(prefix)}
+        ports = {int(port[len(prefix):]) for port in reached if port.startswith(prefix)}
+        self._last_reached = (reached, frozenset(ports))
+        return ports
 
     def _evaluate_at(self, at: float, ports: set[int] | None = None) -> None:
         """Read ``ports`` (every armed port when ``None``) once device time ``at`` has

@@ -292,15 +292,16 @@ class OcsDevice(ScpiDevice):
         optics.add(self._engine)
 
     def _light_changed(self, at: float | None = None,
-                       egress: Iterable[int] | None = None) -> None:
+                       egress: Iterable[int] | None = None, *,
+                       again_at: float | None = None) -> None:
         """Tell the optical model that the light through the switch changed now (or will
-        at device time ``at``): on the ``egress`` ports and their neighbours (crosstalk),
-        or on any port when ``None``."""
+        at device time ``at``), and again at ``again_at`` if given: on the ``egress``
+        ports and their neighbours (crosstalk), or on any port when ``None``."""
         if egress is None:
-            self._engine.changed(at)
+            self._engine.changed(at, again_at=again_at)
             return
         touched = {n for port in egress for n in self.lit_by_beam_at(port)}
-        self._engine.changed(at, [str(port) for port in sorted(touched)])
+        self._engine.changed(at, [str(port) for port in sorted(touched)], again_at=again_at)
 
     def lit_by_beam_at(self, egress: int) -> list[int]:
         """The egress ports a beam landing on ``egress`` lights: it and its two
@@ -553,8 +554,8 @@ class OcsDevice(ScpiDevice):
         self._transitions.extend((now, done))
         self._reconfigurations.append((done, duration))
         self._save_nvram()
-        self._light_changed(egress=touched)  # removed and re-pointed beams are dark from now
-        self._light_changed(done, touched)  # the new ones light up then
+        # removed and re-pointed beams are dark from now, the new ones light up at done
+        self._light_changed(egress=touched, again_at=done)
 
     def _remember_gone(self, ingress: int, path: _Path, removed_at: float) -> None:
         gone = self._gone.setdefault(path.egress, deque())

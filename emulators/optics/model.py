@@ -84,12 +84,15 @@ class Element:
         self.model: OpticalModel | None = None
         """The model this element was added to (set by :meth:`OpticalModel.add`)."""
 
-    def changed(self, at: float | None = None, outputs: Iterable[str] | None = None) -> None:
+    def changed(self, at: float | None = None, outputs: Iterable[str] | None = None, *,
+                again_at: float | None = None) -> None:
         """Tell the model that what this element emits or passes has just changed, or
         will change by itself at device time ``at``: on ``outputs`` (its output ports'
-        names), or on any of them when ``None``."""
+        names), or on any of them when ``None``; and, with ``again_at``, that the same
+        outputs change by themselves once more then (a beam dark now, lit once it has
+        settled)."""
         if self.model is not None:
-            self.model.changed(self.name, at, outputs)
+            self.model.changed(self.name, at, outputs, again_at=again_at)
 
     def feeds(self, input_port: str) -> Iterable[str] | None:
         """The output ports the light entering ``input_port`` can leave by now; ``None``
@@ -272,23 +275,28 @@ class OpticalModel:
         return unwatch
 
     def changed(self, element: str, at: float | None = None,
-                outputs: Iterable[str] | None = None) -> None:
+                outputs: Iterable[str] | None = None, *,
+                again_at: float | None = None) -> None:
         """Element ``element``'s light has just changed (or will at device time ``at``):
-        bump :attr:`version`, tell the listeners which ports the change can reach.
+        bump :attr:`version`, tell the listeners which ports the change can reach; with
+        ``again_at``, the same again for that later time (one walk for both).
 
         With ``outputs`` (the element's output ports that changed) that is those ports
         and every port downstream of them: through each patch, and through each element
         by the outputs its :meth:`Element.feeds` names (all of them where it cannot
         say). Without, ``None``: anything joined to the element."""
+        times = (at,) if again_at is None else (at, again_at)
         with self.lock:
             self.version += 1
             listeners = list(self._listeners)
             reached = None if outputs is None else self._reach(element, outputs)
             self._forget(reached)
-            if at is not None:
-                heapq.heappush(self._due, (at, self.version, reached))
-        for listener in listeners:
-            listener(element, at, reached)
+            for when in times:
+                if when is not None:
+                    heapq.heappush(self._due, (when, self.version, reached))
+        for when in times:
+            for listener in listeners:
+                listener(element, when, reached)
 
     def _forget(self, ports: frozenset[str] | None) -> None:
         """Drop the kept powers of ``ports`` (``None``: of every port)."""
