@@ -5,7 +5,7 @@ makes one journaled change (action ``protection.switch``, or ``protection.revert
 every move is a revert) naming every link, and:
 
 1. reads the map of every OCS touched, in parallel, while the intent is written;
-2. plans each OCS's whole new map with every move on it (light.py's ``plan_move``);
+2. plans each OCS's whole new map with every move on it (light.py's ``plan_moves``);
 3. confirms ownership (msoctl/protect/ownership.py): the database is asked whether this
    instance still owns the links' shards with its terms; the terms go into the
    journal; then, in each OCS's worker just before the command leaves, the instance's
@@ -47,7 +47,7 @@ from msoctl.inventory import Inventory
 from msoctl.journal import DeviceBusy, DeviceLock, Journal, JournalError
 from msoctl.protect.allocate import Candidate
 from msoctl.protect.config import ProtectConfig, ProtectionEvent
-from msoctl.protect.light import LightJudge, Move, MoveConflict, link_ports, map_changes, plan_move
+from msoctl.protect.light import LightJudge, Move, MoveConflict, link_ports, map_changes, plan_moves
 from msoctl.protect.moves import LightPoint, OcsActions, verify
 from msoctl.protect.ownership import Fenced, Ownership
 from msoctl.protect.watch import AmpWatch, OcsWatch
@@ -198,19 +198,15 @@ class Acting:
         ) as change:
             journaled = time.monotonic()
             current = {name: future.result() for name, future in maps_read.items()}
-            wanted: dict[str, dict[int, int]] = {name: dict(m) for name, (m, _) in
-                                                 current.items()}
+            wanted: dict[str, dict[int, int]] = {}
             try:
-                for move in moves:
-                    link = move.link
-                    for name in link.ocs_names:
-                        other_tx = [p for p, owner in self._link_tx.get(name, {}).items()
-                                    if owner != link.name]
-                        other_rx = [p for p, owner in self._link_rx.get(name, {}).items()
-                                    if owner != link.name]
-                        wanted[name] = dict(plan_move(
-                            Move(link, move.from_role, move.to_role), name, wanted[name],
-                            current[name][1], other_tx=other_tx, other_rx=other_rx))
+                for name in names:
+                    wanted[name] = dict(plan_moves(
+                        [Move(m.link, m.from_role, m.to_role) for m in moves
+                         if name in m.link.ocs_names],
+                        name, current[name][0], current[name][1],
+                        tx_owner=self._link_tx.get(name, {}),
+                        rx_owner=self._link_rx.get(name, {})))
             except MoveConflict as error:
                 for move in moves:
                     self._progress(move.link.name).unavailable = error.message

@@ -279,10 +279,6 @@ def touched_links(links_at: Mapping[int, Iterable[str]],
 # ---- maps -------------------------------------------------------------------------------
 
 
-def feeder_of(port_map: Mapping[int, int], egress: int) -> int | None:
-    return next((i for i, e in port_map.items() if e == egress), None)
-
-
 def link_role(link: Link, maps: Mapping[str, Mapping[int, int] | None]) -> str | None:
     """``working`` or ``protection`` when every cross-connect of that span is in place at
     both ends; ``None`` otherwise (not connected, half-moved, or a map unknown)."""
@@ -333,45 +329,69 @@ class Move:
         return self.link.span(self.to_role)
 
 
-def plan_move(move: Move, ocs: str, current: Mapping[int, int], size: int, *,
-              other_tx: Iterable[int] = (), other_rx: Iterable[int] = ()) -> PortMap:
-    """The whole map of ``ocs`` once ``move`` is made: the link's cross-connects re-pointed
-    from one span to the other, and whatever idle light fed the new span (a probe) moved
-    onto the span the link leaves, so that span stays lit and can be watched.
+def plan_moves(moves: Iterable[Move], ocs: str, current: Mapping[int, int], size: int, *,
+               tx_owner: Mapping[int, str] | None = None,
+               rx_owner: Mapping[int, str] | None = None) -> PortMap:
+    """The whole map of ``ocs`` once ``moves`` are made, one after the other: each link's
+    cross-connects re-pointed from one span to the other, and whatever idle light fed
+    its new span (a probe) moved onto the span it leaves, so that span stays lit and
+    can be watched. One copy of the map for all of them, with its reverse kept beside
+    it (a cable cut moves dozens of links on one OCS).
 
-    Raises :class:`MoveConflict` when the new span carries another link (its start port
-    is fed by another link's transmitter, or its end port feeds another receiver).
+    ``tx_owner[port]`` / ``rx_owner[port]``: the link whose transmitter / receiver is on
+    that port of ``ocs``. Raises :class:`MoveConflict` when a new span carries another
+    link (its start port is fed by another link's transmitter, or its end port feeds
+    another receiver), or when the map would not be one.
     """
-    link, source, target = move.link, move.from_span, move.to_span
     wanted = dict(current)
-    old = link.connections(move.from_role).get(ocs, [])
-    new = link.connections(move.to_role).get(ocs, [])
-    for ingress, egress in old:
-        if wanted.get(ingress) == egress:
-            del wanted[ingress]
-    target_start = _fiber_leaving(target, ocs).start.port
-    source_start = _fiber_leaving(source, ocs).start.port
-    target_end = _fiber_arriving(target, ocs).end.port
-    idle = feeder_of(wanted, target_start)
-    if idle is not None:
-        if idle in set(other_tx):
-            raise MoveConflict(f"{target.name} carries another link ({ocs}:{idle} feeds "
-                               f"{ocs}:{target_start})", device=ocs)
-        del wanted[idle]
-    arriving = wanted.get(target_end)
-    if arriving is not None:
-        if arriving in set(other_rx):
-            raise MoveConflict(f"{target.name} carries another link ({ocs}:{target_end} feeds "
-                               f"{ocs}:{arriving})", device=ocs)
-        del wanted[target_end]
-    wanted.update(new)
-    if idle is not None and feeder_of(wanted, source_start) is None and idle not in wanted:
-        wanted[idle] = source_start
+    feeding = {e: i for i, e in wanted.items()}  # egress -> the ingress feeding it
+    moves = list(moves)
+    for move in moves:
+        _plan_one(move, ocs, wanted, feeding, tx_owner or {}, rx_owner or {})
     try:
         return PortMap(wanted, size)
     except ValidationError as error:
-        raise MoveConflict(f"cannot move {link.name} at {ocs}: {error.message}",
+        names = ", ".join(m.link.name for m in moves)
+        raise MoveConflict(f"cannot move {names} at {ocs}: {error.message}",
                            device=ocs) from None
+
+
+def _plan_one(move: Move, ocs: str, wanted: dict[int, int], feeding: dict[int, int],
+              tx_owner: Mapping[int, str], rx_owner: Mapping[int, str]) -> None:
+    """:func:`plan_moves` for one move, on ``wanted`` and its reverse ``feeding``."""
+    link, source, target = move.link, move.from_span, move.to_span
+
+    def drop(ingress: int) -> None:
+        egress = wanted.pop(ingress)
+        if feeding.get(egress) == ingress:
+            del feeding[egress]
+
+    for ingress, egress in link.connections(move.from_role).get(ocs, []):
+        if wanted.get(ingress) == egress:
+            drop(ingress)
+    target_start = _fiber_leaving(target, ocs).start.port
+    source_start = _fiber_leaving(source, ocs).start.port
+    target_end = _fiber_arriving(target, ocs).end.port
+    idle = feeding.get(target_start)
+    if idle is not None:
+        if tx_owner.get(idle, link.name) != link.name:
+            raise MoveConflict(f"{target.name} carries another link ({ocs}:{idle} feeds "
+                               f"{ocs}:{target_start})", device=ocs)
+        drop(idle)
+    arriving = wanted.get(target_end)
+    if arriving is not None:
+        if rx_owner.get(arriving, link.name) != link.name:
+            raise MoveConflict(f"{target.name} carries another link ({ocs}:{target_end} feeds "
+                               f"{ocs}:{arriving})", device=ocs)
+        drop(target_end)
+    for ingress, egress in link.connections(move.to_role).get(ocs, []):
+        if ingress in wanted:
+            drop(ingress)
+        wanted[ingress] = egress
+        feeding[egress] = ingress  # a second ingress on one egress: PortMap refuses it
+    if idle is not None and source_start not in feeding and idle not in wanted:
+        wanted[idle] = source_start
+        feeding[source_start] = idle
 
 
 def _fiber_leaving(span: Span, ocs: str) -> SpanFiber:

@@ -35,7 +35,7 @@ from msoctl.protect.light import (
     Move,
     MoveConflict,
     link_role,
-    plan_move,
+    plan_moves,
 )
 from tests.support import Msoctl, dead_pid, subprocess_env, wait_until
 
@@ -561,6 +561,57 @@ def test_a_link_is_judged_again_whenever_a_reading_it_is_judged_from_has_changed
     assert missed > 0
 
 
+def test_the_moves_of_many_links_planned_together_are_those_planned_one_by_one() -> None:
+    """A cable cut moves many links on one OCS: planned in one pass (one copy of the map,
+    its reverse kept beside it) they give the map that planning them one after the
+    other gives, probes swapped, whichever way each link goes; and a link whose new span
+    is fed by another link's transmitter is refused, named."""
+    import random
+
+    from msoctl.links import Link
+
+    def span(name: str, a_port: int, b_port: int) -> Span:
+        return Span(name, 30, 0.2, 0.5,
+                    SpanFiber(OcsPort("ocs-a", a_port + 64), OcsPort("ocs-b", b_port)),
+                    SpanFiber(OcsPort("ocs-b", b_port + 64), OcsPort("ocs-a", a_port)))
+
+    links = [Link(f"link-{n}",
+                  LinkEnd("sw-a", f"Ethernet{n}", OcsPort("ocs-a", n), OcsPort("ocs-a", 64 + n)),
+                  LinkEnd("sw-b", f"Ethernet{n}", OcsPort("ocs-b", n), OcsPort("ocs-b", 64 + n)),
+                  span(f"w-{n}", 20 + n, 20 + n), span(f"p-{n}", 40 + n, 40 + n))
+             for n in range(1, 11)]
+    tx_owner = {n: f"link-{n}" for n in range(1, 11)}
+    rng = random.Random(2)
+    for _ in range(50):
+        port_map: dict[int, int] = {}
+        moves = []
+        for n, link in enumerate(links, start=1):
+            role = rng.choice(["working", "protection"])
+            port_map.update(link.connections(role).get("ocs-a", []))
+            other = "protection" if role == "working" else "working"
+            if rng.random() < 0.7:  # a probe parked on the other span
+                port_map[50 + n] = 64 + (40 if other == "protection" else 20) + n
+            if rng.random() < 0.6:
+                moves.append(Move(link, role, other))
+        rng.shuffle(moves)
+        one_by_one = dict(port_map)
+        for move in moves:
+            one_by_one = dict(plan_moves([move], "ocs-a", one_by_one, 64, tx_owner=tx_owner))
+        assert dict(plan_moves(moves, "ocs-a", port_map, 64, tx_owner=tx_owner)) == one_by_one
+        for move in moves:
+            assert link_role(move.link, {"ocs-a": one_by_one, "ocs-b": {
+                i: e for i, e in move.link.connections(move.to_role)["ocs-b"]}}) == move.to_role
+            n = int(move.link.name.split("-")[1])
+            if 50 + n in port_map:  # its probe, now on the span it left
+                left = 64 + (20 if move.from_role == "working" else 40) + n
+                assert one_by_one.get(50 + n) == left, (move, one_by_one)
+    link = links[0]
+    taken = {**dict(link.connections("working")["ocs-a"]), 2: 64 + 41}  # link-2's tx on p-1
+    with pytest.raises(MoveConflict, match="p-1 carries another link"):
+        plan_moves([Move(link, "working", "protection")], "ocs-a", taken, 64,
+                   tx_owner=tx_owner)
+
+
 class _FakeOcs:
     """What an OCS watch asks of its driver, with each power query's ports kept; a
     hook runs while a query is on its way."""
@@ -627,16 +678,16 @@ def _link() -> Any:
 def test_a_move_swaps_the_probe_onto_the_span_the_link_leaves() -> None:
     link = _link()
     working_a = {1: 121, 61: 65, 8: 122}  # 8: the probe on span-2
-    moved = plan_move(Move(link, "working", "protection"), "ocs-a", working_a, 64)
+    moved = plan_moves([Move(link, "working", "protection")], "ocs-a", working_a, 64)
     assert dict(moved) == {1: 122, 62: 65, 8: 121}
-    back = plan_move(Move(link, "protection", "working"), "ocs-a", dict(moved), 64)
+    back = plan_moves([Move(link, "protection", "working")], "ocs-a", dict(moved), 64)
     assert dict(back) == working_a
     # doing it twice changes nothing (a retry after a half-done move)
-    assert dict(plan_move(Move(link, "working", "protection"), "ocs-a", dict(moved), 64)) \
+    assert dict(plan_moves([Move(link, "working", "protection")], "ocs-a", dict(moved), 64)) \
         == dict(moved)
     assert link_role(link, {"ocs-a": moved, "ocs-b": {1: 122, 62: 65}}) == "protection"
     assert link_role(link, {"ocs-a": moved, "ocs-b": {1: 121, 61: 65}}) is None
     with pytest.raises(MoveConflict, match="carries another link"):
-        plan_move(Move(link, "working", "protection"), "ocs-a", {1: 121, 61: 65, 2: 122}, 64,
-                  other_tx=[2])
+        plan_moves([Move(link, "working", "protection")], "ocs-a", {1: 121, 61: 65, 2: 122},
+                   64, tx_owner={1: "link-1", 2: "link-2"})
 
