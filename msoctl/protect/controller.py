@@ -623,9 +623,9 @@ class ProtectionController(Acting, KeepingStandby):
         """The links whose judgement may have changed, each with whether a reading it is
         judged from has (only then are its lights judged again: the same readings give
         the same lights). Those are the links with a changed reading, those with a timer
-        or a retry running, and every link, judged afresh, once a second (and after a
-        drain or an ownership change). A cable cut's alarm then costs the judging of
-        the few links through its port, not of every link of its OCS."""
+        or a retry running, and every link once a second (and after a drain or an
+        ownership change). A cable cut's alarm then costs the judging of the few links
+        through its port, not of every link of its OCS."""
         changed = self._changed_links(powers, maps, amps)
         with self._lock:
             for name in list(self._settling):
@@ -639,7 +639,7 @@ class ProtectionController(Acting, KeepingStandby):
             settling = set(self._settling)
         if now - self._judged_all >= REJUDGE_EVERY_SECONDS or self._judge_all:
             self._judged_all, self._judge_all = now, False
-            return [(state, True) for state in self._states.values()
+            return [(state, state.link.name in changed) for state in self._states.values()
                     if state.link.name not in settling]
         return [(state, state.link.name in changed) for state in self._states.values()
                 if state.link.name not in settling and (
@@ -657,9 +657,11 @@ class ProtectionController(Acting, KeepingStandby):
     def _changed_links(self, powers: dict[str, Any], maps: dict[str, Any],
                        amps: dict[str, Any]) -> set[str]:
         """The links a reading they are judged from differs for, from the last
-        evaluation's: every link of an OCS whose map changed or that answers or falls
-        silent; those of the ports whose readings changed (:func:`touched_links`); those
-        behind an amplifier with a new reading."""
+        evaluation's: every link of an OCS that answers or falls silent, or whose map is
+        read or lost; those of the ports whose readings or cross-connects changed
+        (:func:`touched_links`: a move's adopted map touches the links it moved and
+        their probes, not every link of the OCS); those behind an amplifier with a new
+        reading."""
         was_powers, was_maps, was_amps = self._judged_views
         self._judged_views = (powers, maps, amps)
         found: set[str] = set()
@@ -667,12 +669,11 @@ class ProtectionController(Acting, KeepingStandby):
             before, port_map, map_before = was_powers.get(name), maps[name], was_maps.get(name)
             if readings is before and port_map is map_before:
                 continue
-            if readings is None or before is None or port_map is None \
-                    or (port_map is not map_before and port_map != map_before):
+            if readings is None or before is None or port_map is None or map_before is None:
                 found |= self._links_of_ocs.get(name, set())
             else:
                 found |= touched_links(self._links_at.get(name, {}), before, readings,
-                                       port_map)
+                                       map_before, port_map)
         for name, reading in amps.items():
             if reading is not was_amps.get(name) and reading != was_amps.get(name):
                 found.update(link.name for link in self._amp_links.get(name, ()))

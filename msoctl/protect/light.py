@@ -195,59 +195,38 @@ class LightJudge:
                   powers: Mapping[str, Mapping[int, float | None] | None],
                   maps: Mapping[str, Mapping[int, int] | None],
                   amps: Mapping[str, AmpReading | None]) -> DirectionLight:
+        """One direction of ``span``, judged from the readings of its two ends' OCSes
+        and the map of its start OCS, no more (:func:`touched_links` relies on it), and
+        from its amplifier's reading."""
         fiber: SpanFiber = getattr(span, direction)
         start, end = fiber.start, fiber.end
-        amp = amps.get(fiber.amplifier) if fiber.amplifier else None
+        amplifier = fiber.amplifier
+        amp = amps.get(amplifier) if amplifier else None
         threshold = self.threshold_dbm
-        if fiber.amplifier:
-            gain = self.amp_gain_db(fiber.amplifier, amp)
-            threshold += gain or 0.0
-        seen = self._readings(fiber, powers, maps)
-        feeder, source, far = seen.feeder, seen.source_dbm, seen.far_end_dbm
-
-        def light(state: str, silent: str | None = None) -> DirectionLight:
-            return DirectionLight(span.name, direction, fiber, state, feeder, source, far,
-                                  threshold, fiber.amplifier, amp, silent)
-
-        if seen.end_silent or seen.start_silent or seen.start_unmapped:
-            return light(UNKNOWN, start.ocs if seen.start_silent or seen.start_unmapped
-                         else end.ocs)
-        far_lit = self.detector("far", end.ocs, end.port).update(far, threshold)
-        if feeder is None:
-            return light(UNLIT)
-        source_lit = self.detector("source", start.ocs, feeder).update(
-            source, self.threshold_dbm)
-        if not source_lit:
-            return light(UNLIT)
-        return light(LIT if far_lit else LOST)
-
-    def span(self, span: Span, **readings: Any) -> list[DirectionLight]:
-        return [self.direction(span, d, **readings) for d in DIRECTIONS]
-
-    def _readings(self, fiber: SpanFiber,
-                  powers: Mapping[str, Mapping[int, float | None] | None],
-                  maps: Mapping[str, Mapping[int, int] | None]) -> _Readings:
-        start, end = fiber.start, fiber.end
+        if amplifier:
+            threshold += self.amp_gain_db(amplifier, amp) or 0.0
         start_powers, end_powers = powers.get(start.ocs), powers.get(end.ocs)
         start_map = maps.get(start.ocs)
         feeder = None if start_map is None else self.feeder(start.ocs, start_map, start.port)
-        return _Readings(
-            start_powers is None, end_powers is None, start_map is None, feeder,
-            None if start_powers is None or feeder is None else start_powers.get(feeder),
-            None if end_powers is None else end_powers.get(end.port))
+        source = None if start_powers is None or feeder is None else start_powers.get(feeder)
+        far = None if end_powers is None else end_powers.get(end.port)
+        silent = None
+        if start_powers is None or start_map is None:
+            state, silent = UNKNOWN, start.ocs
+        elif end_powers is None:
+            state, silent = UNKNOWN, end.ocs
+        else:
+            far_lit = self.detector("far", end.ocs, end.port).update(far, threshold)
+            if feeder is None or not self.detector("source", start.ocs, feeder).update(
+                    source, self.threshold_dbm):
+                state = UNLIT
+            else:
+                state = LIT if far_lit else LOST
+        return DirectionLight(span.name, direction, fiber, state, feeder, source, far,
+                              threshold, amplifier, amp, silent)
 
-
-class _Readings(NamedTuple):
-    """What a span direction is judged from (:meth:`LightJudge.direction`): the readings
-    of its two ends' OCSes and the map of its start OCS, no more (see
-    :func:`touched_links`)."""
-
-    start_silent: bool  # no fresh reading of the OCS where the fiber starts
-    end_silent: bool  # nor of the one where it ends
-    start_unmapped: bool  # no fresh map of the start OCS
-    feeder: int | None  # the ingress port feeding the fiber there
-    source_dbm: float | None
-    far_end_dbm: float | None
+    def span(self, span: Span, **readings: Any) -> list[DirectionLight]:
+        return [self.direction(span, d, **readings) for d in DIRECTIONS]
 
 
 def _dbm(value: float | None) -> str:
@@ -256,23 +235,28 @@ def _dbm(value: float | None) -> str:
 
 def touched_links(links_at: Mapping[int, Iterable[str]],
                   before: Mapping[int, float | None], after: Mapping[int, float | None],
-                  port_map: Mapping[int, int]) -> set[str]:
-    """The links a new reading of one OCS can judge otherwise (its map unchanged): those
-    through a port whose reading changed from ``before`` to ``after``, and those through
-    the egress port that a changed ingress port feeds in ``port_map`` (a span's source
-    light is read on the port feeding it, a probe's as well as a link's transmitter).
-    ``links_at[port]``: the links through ``port`` of that OCS.
+                  map_before: Mapping[int, int], map_after: Mapping[int, int]) -> set[str]:
+    """The links a new reading of one OCS can judge otherwise: those through a port whose
+    reading changed from ``before`` to ``after``, those through the egress port that a
+    changed ingress port feeds (a span's source light is read on the port feeding it,
+    a probe's as well as a link's transmitter), and those through either port of a
+    cross-connect that ``map_after`` has and ``map_before`` has not, or the other way
+    round (where a link is connected, and what feeds its spans). ``links_at[port]``:
+    the links through ``port`` of that OCS.
 
     A direction is judged from its end OCSes' readings and its start OCS's map only
-    (:meth:`LightJudge.direction`), and a level detector fed the same power again
-    keeps its state: a link of none of these ports is judged as it was."""
+    (:meth:`LightJudge.direction`), a link's span from its maps (:func:`link_role`),
+    and a level detector fed the same power again keeps its state: a link of none of
+    these ports is judged as it was."""
     ports = {port for port, _ in after.items() ^ before.items()}
+    fed = {map_after.get(port) for port in ports}
+    if map_after is not map_before:
+        for ingress, egress in map_after.items() ^ map_before.items():
+            ports.update((ingress, egress))
     found: set[str] = set()
-    for port in ports:
-        found.update(links_at.get(port, ()))
-        fed = port_map.get(port)
-        if fed is not None:
-            found.update(links_at.get(fed, ()))
+    for port in ports | fed:
+        if port is not None:
+            found.update(links_at.get(port, ()))
     return found
 
 

@@ -497,9 +497,10 @@ def test_each_state_of_a_span_direction_is_told_in_words() -> None:
 
 def test_a_link_is_judged_again_whenever_a_reading_it_is_judged_from_has_changed() -> None:
     """Random readings and maps of two OCSes carrying many links: after any change to
-    one OCS's readings (its map as it was), a link that :func:`touched_links` leaves out
-    reads, in every direction of both its spans, what it read before; and leaving
-    out a port a link is judged from is caught (the check can fail)."""
+    one OCS's readings and cross-connects, a link that :func:`touched_links` leaves out
+    reads, in every direction of both its spans, what it read before, and is on the
+    span it was on; and leaving out a port a link is judged from is caught (the check
+    can fail)."""
     import random
 
     from msoctl.links import Link
@@ -524,40 +525,57 @@ def test_a_link_is_judged_again_whenever_a_reading_it_is_judged_from_has_changed
     rng = random.Random(4)
 
     def seen(link: Link, powers: dict[str, Any], maps: dict[str, Any]) -> list[object]:
-        return [(d.feeder, d.source_dbm, d.far_end_dbm)
-                for span in (link.working, link.protection)
-                for d in judge.span(span, powers=powers, maps=maps, amps={})]
+        return [link_role(link, maps), *((d.feeder, d.source_dbm, d.far_end_dbm)
+                                         for span in (link.working, link.protection)
+                                         for d in judge.span(span, powers=powers, maps=maps,
+                                                             amps={}))]
 
-    def random_map() -> dict[int, int]:
-        ingress = rng.sample(range(1, 64), 24)  # transmitters, probes, arrivals
-        egress = rng.sample(range(65, 129), 24)
-        return dict(zip(ingress, egress, strict=True))
+    def random_map(ocs: str) -> dict[int, int]:
+        port_map: dict[int, int] = {}
+        for link in links:  # some links connected, on either span
+            if rng.random() < 0.6:
+                role = rng.choice(["working", "protection"])
+                port_map.update(link.connections(role).get(ocs, []))
+        ingress = rng.sample(sorted(set(range(1, 64)) - set(port_map)), 12)  # probes...
+        egress = rng.sample(sorted(set(range(65, 129)) - set(port_map.values())), 12)
+        return {**port_map, **dict(zip(ingress, egress, strict=True))}
 
     def reading() -> float | None:
         return rng.choice([None, round(rng.uniform(-40.0, 0.0), 2)])
 
+    def rewired(port_map: dict[int, int]) -> dict[int, int]:
+        changed = dict(port_map)
+        for ingress in rng.sample(sorted(changed), rng.randint(0, 3)):
+            del changed[ingress]
+        for _ in range(rng.randint(0, 3)):
+            free = sorted(set(range(65, 129)) - set(changed.values()))
+            changed[rng.randint(1, 63)] = rng.choice(free)  # a new or re-pointed beam
+        return changed
+
     missed = 0
-    for _ in range(300):
-        maps = {"ocs-a": random_map(), "ocs-b": random_map()}
+    for _ in range(400):
+        maps = {"ocs-a": random_map("ocs-a"), "ocs-b": random_map("ocs-b")}
         powers = {name: {p: reading() for p in rng.sample(range(1, 129), 80)}
                   for name in maps}
         name = rng.choice(sorted(maps))
         after = dict(powers[name])
-        for port in rng.sample(range(1, 129), rng.randint(1, 6)):
+        for port in rng.sample(range(1, 129), rng.randint(0, 6)):
             if rng.random() < 0.2:
                 after.pop(port, None)
             else:
                 after[port] = reading()
-        changed = {**powers, name: after}
-        touched = touched_links(links_at[name], powers[name], after, maps[name])
+        new_map = rewired(maps[name]) if rng.random() < 0.5 else maps[name]
+        changed, new_maps = {**powers, name: after}, {**maps, name: new_map}
+        touched = touched_links(links_at[name], powers[name], after, maps[name], new_map)
         for link in links:
             if link.name not in touched:
-                assert seen(link, changed, maps) == seen(link, powers, maps), link.name
+                assert seen(link, changed, new_maps) == seen(link, powers, maps), link.name
         # without the egress fed by a changed ingress (a probe's source), one is missed
         narrow = {n for p in {p for p, _ in after.items() ^ powers[name].items()}
                   for n in links_at[name].get(p, ())}
-        missed += any(seen(link, changed, maps) != seen(link, powers, maps)
-                      for link in links if link.name not in narrow)
+        missed += new_map is maps[name] and any(
+            seen(link, changed, maps) != seen(link, powers, maps)
+            for link in links if link.name not in narrow)
     assert missed > 0
 
 
