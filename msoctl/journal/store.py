@@ -37,6 +37,7 @@ class HeldLock(Protocol):
 
 class Cursor(Protocol):
     def execute(self, sql: str, params: Any = ..., /) -> Any: ...
+    def executemany(self, sql: str, params: Any, /) -> Any: ...
     def fetchone(self) -> Any: ...
     def fetchall(self) -> list[Any]: ...
 
@@ -207,8 +208,10 @@ class SqlStore(ABC):
         cursor.execute(self.sql(_INSERT_RECORD), row)
         cursor.execute(self.sql(_UPSERT_OPERATION), row)
         if row["event"] != "" and row["event"] in ("intent", *CLOSING_EVENTS):
-            for name in _names(row["device"]):
-                cursor.execute(self.sql(_INSERT_DEVICE), {"name": name, "op": row["op"]})
+            # one batch for every device of the change (a cable cut names dozens of
+            # links): one call, and with PostgreSQL one round trip (a pipeline)
+            cursor.executemany(self.sql(_INSERT_DEVICE), [
+                {"name": name, "op": row["op"]} for name in _names(row["device"])])
 
     def _exists(self, cursor: Cursor, rid: str) -> bool:
         cursor.execute(self.sql("SELECT 1 FROM records WHERE rid = %s"), (rid,))
