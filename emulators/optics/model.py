@@ -254,6 +254,9 @@ class OpticalModel:
         self._downstream: dict[str, str] = {}  # output port -> the input port it feeds
         self._inputs: dict[str, frozenset[str]] = {}
         self._outputs: dict[str, frozenset[str]] = {}
+        self._passes: dict[str, tuple[str, ...]] = {}
+        """Per element that does not override :meth:`Element.feeds`: the ports (named
+        ``element:port``) a change entering it reaches, whatever the input."""
         self._listeners: list[Listener] = []
         self._ports: dict[str, tuple[Element, str]] = {}
         self.version = 0
@@ -326,6 +329,10 @@ class OpticalModel:
                 continue
             found.add(entry)
             target, local = self._split(entry)
+            fixed = self._passes.get(target.name)
+            if fixed is not None:  # the same whatever it carries (a fiber's one output)
+                frontier.extend(fixed)
+                continue
             passes = target.feeds(local)
             if passes is None:  # it cannot say: any of its outputs
                 passes = self._outputs[target.name]
@@ -340,6 +347,10 @@ class OpticalModel:
             self._elements[element.name] = element
             self._inputs[element.name] = frozenset(element.input_ports())
             self._outputs[element.name] = frozenset(element.output_ports())
+            if type(element).feeds is Element.feeds:
+                # the default: its one output, or any of them; never what it carries
+                self._passes[element.name] = tuple(
+                    f"{element.name}:{out}" for out in sorted(self._outputs[element.name]))
             return element
 
     def element(self, name: str) -> Element:
