@@ -155,8 +155,13 @@ _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _MNEMONIC = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
+_PARENTHESES = re.compile(r"([()])")
+
+
 def split_outside(text: str, separator: str) -> list[str]:
     """Split on ``separator`` where it is not inside parentheses or quotes."""
+    if '"' not in text and "'" not in text:
+        return _split_outside_parentheses(text, separator)
     parts: list[str] = []
     current: list[str] = []
     depth, quote = 0, ""
@@ -183,12 +188,47 @@ def split_outside(text: str, separator: str) -> list[str]:
     return parts
 
 
+def _split_outside_parentheses(text: str, separator: str) -> list[str]:
+    """:func:`split_outside` of a text without quotes, a stretch between parentheses at a
+    time (a whole-map command is a thousand characters and a few parentheses)."""
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for token in _PARENTHESES.split(text):
+        if token == "(":
+            depth += 1
+        elif token == ")":
+            depth -= 1
+            if depth < 0:
+                raise ScpiError(-102, "unbalanced parenthesis")
+        elif depth == 0 and separator in token:
+            first, *more = token.split(separator)
+            current.append(first)
+            for piece in more:
+                parts.append("".join(current))
+                current = [piece]
+            continue
+        current.append(token)
+    if depth:
+        raise ScpiError(-102, "unterminated list or string")
+    parts.append("".join(current))
+    return parts
+
+
 def parse_channel_list(text: str) -> ChannelList:
     inner = text.strip()
     if not (inner.startswith("(@") and inner.endswith(")")):
         raise ScpiError(-104, f"expected a channel list, got {text.strip()!r}")
     body = inner[2:-1].strip()
     channels: list[int] = []
+    if body and ":" not in body:  # a plain list of ports: split once, convert at once
+        items = [item.strip() for item in body.split(",")]
+        for index, item in enumerate(items):
+            if not _digits(item):
+                raise ScpiError(-104, f"bad channel {item!r}")
+            if index >= MAX_CHANNELS:
+                raise ScpiError(-223, f"a channel list holds at most {MAX_CHANNELS} channels")
+        return ChannelList(tuple(int(item) for item in items))
     if body:
         for item in body.split(","):
             first, sep, last = item.strip().partition(":")
@@ -276,7 +316,7 @@ class ScpiInterpreter:
         """Run every unit of ``line``; the joined query replies, or ``None``."""
         replies: list[str | bytes] = []
         try:
-            if any(ord(ch) > 126 or ch == "\n" for ch in line):
+            if "\n" in line or "\x7f" in line or not line.isascii():  # a byte above 126
                 raise ScpiError(-101)
             message = normalise_white_space(line)
             if not message.strip():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -334,3 +335,51 @@ def test_a_query_after_idn_in_one_message_is_a_query_error(ocs: Ocs) -> None:
     assert ocs.send("*IDN?;:OXC:SWIT:PORT:DIS (@4)") is not None
     assert ocs.device.port_state(4) == "D"
     assert ocs.error_codes() == []
+
+
+def test_splitting_and_channel_lists_follow_their_rules_on_random_text() -> None:
+    """split_outside splits at a separator outside parentheses and quotes (an unbalanced
+    parenthesis or an open quote is -102), and a channel list of plain ports is what the
+    rule for ranges gives too: random text of the characters that matter, against the
+    rules written out here one character at a time."""
+    import random
+
+    def rule(text: str, separator: str) -> list[str] | int:
+        parts, current, depth, quote = [], "", 0, ""
+        for ch in text:
+            if quote:
+                quote = "" if ch == quote else quote
+            elif ch in "\"'":
+                quote = ch
+            elif ch in "()":
+                depth += 1 if ch == "(" else -1
+                if depth < 0:
+                    return -102
+            elif ch == separator and depth == 0:
+                parts.append(current)
+                current = ""
+                continue
+            current += ch
+        return -102 if quote or depth else [*parts, current]
+
+    def outcome(call: Callable[..., object], *args: object) -> object:
+        try:
+            return call(*args)
+        except ScpiError as error:
+            return error.code
+
+    rng = random.Random(8)
+    for _ in range(3000):
+        text = "".join(rng.choice("(),;a1 :\"'") for _ in range(rng.randint(0, 14)))
+        for separator in ",;":
+            assert outcome(split_outside, text, separator) == rule(text, separator), \
+                (text, separator)
+    for _ in range(500):
+        ports = [rng.randint(1, 300) for _ in range(rng.randint(1, 40))]
+        plain = "(@" + ",".join(f" {p}" if rng.random() < 0.1 else str(p) for p in ports) + ")"
+        ranged = "(@" + ",".join(f"{p}:{p}" for p in ports) + ")"
+        assert parse_channel_list(plain).channels == tuple(ports) == \
+            parse_channel_list(ranged).channels
+    for bad in ("(@1,,2)", "(@1,x)", "(@1,²)", "(@" + ",".join(["1"] * 4097) + ")"):
+        assert outcome(parse_channel_list, bad) in (-104, -223), bad
+    assert outcome(parse_channel_list, "(@" + ",".join(["1"] * 4097) + ")") == -223
