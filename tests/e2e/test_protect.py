@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -628,6 +629,49 @@ def test_the_moves_of_many_links_planned_together_are_those_planned_one_by_one()
     with pytest.raises(MoveConflict, match="p-1 carries another link"):
         plan_moves([Move(link, "working", "protection")], "ocs-a", taken, 64,
                    tx_owner=tx_owner)
+
+
+def test_a_link_whose_change_ended_waits_for_readings_taken_once_both_ends_were_done(
+        lab: Lab, tmp_path: Path) -> None:
+    """A reading taken while a change's beams switched shows its links dark: after the
+    change, a link is left alone until each of its OCSes has been read since the later
+    of the two was done (the light at one end comes through the other), then judged
+    afresh; an OCS that does not answer does not hold it back (its links are judged
+    unknown)."""
+    from msoctl.protect.watch import OcsSample
+
+    inventory = load_inventory(lab.state_dir / "inventory.yaml")
+    controller = ProtectionController(inventory, Journal(tmp_path / "journal.db"))
+    link = inventory.link("link-1")
+    first, second = link.ocs_names
+    watches = {name: SimpleNamespace(sample=OcsSample(1.0, {}, {}, 1.0, asked=1.0),
+                                     down_since=None, reads=1)
+               for name in controller._ports}
+    controller._watches = watches  # type: ignore[assignment]
+    controller._map_valid_after = {first: 5.0, second: 6.0}
+    controller._settling = {link.name}
+    views: tuple[dict[str, Any], dict[str, Any]] = (
+        {name: {} for name in watches}, {name: {} for name in watches})
+    controller._judged_views = (*views, {})
+    controller._judged_all, controller._judge_all = 100.0, False
+
+    def judged() -> dict[str, bool]:
+        return {state.link.name: changed
+                for state, changed in controller._to_judge(100.5, *views, {})}
+
+    assert link.name not in judged()
+    watches[first].sample = OcsSample(7.0, {}, {}, 1.0, asked=5.5)  # after its own done
+    watches[second].sample = OcsSample(7.0, {}, {}, 1.0, asked=6.5)
+    assert link.name not in judged()  # the first was read before the second was done
+    watches[first].sample = OcsSample(8.0, {}, {}, 1.0, asked=6.2)
+    assert judged().get(link.name) is True
+    assert link.name not in controller._settling
+    controller._settling = {link.name}
+    controller._map_valid_after = {first: 9.0, second: 9.0}
+    watches[second].down_since = 8.5
+    assert link.name not in judged()  # the first is still to be read
+    watches[first].down_since = 8.5
+    assert judged().get(link.name) is True
 
 
 class _FakeOcs:
