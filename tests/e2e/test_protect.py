@@ -28,7 +28,7 @@ from emulators.faults import Fault
 from emulators.lab import Lab
 from msoctl.inventory import Inventory, load_inventory
 from msoctl.journal import DeviceBusy, Journal
-from msoctl.links import LinkEnd, OcsPort, Span, SpanFiber
+from msoctl.links import Link, LinkEnd, OcsPort, Span, SpanFiber
 from msoctl.protect.controller import ProtectConfig, ProtectionController, ProtectionEvent
 from msoctl.protect.light import (
     LevelDetector,
@@ -496,6 +496,23 @@ def test_each_state_of_a_span_direction_is_told_in_words() -> None:
         "unknown", "ocs-b is not answering")
 
 
+def _many_links(count: int) -> list[Link]:
+    """``count`` links between ocs-a and ocs-b of 64x64: link-N's transmitters and
+    receivers on ports N and 64+N, its working span w-N on ports 20+N (and 84+N), its
+    protection span p-N on 40+N (and 104+N)."""
+
+    def span(name: str, a_port: int, b_port: int) -> Span:
+        return Span(name, 30, 0.2, 0.5,
+                    SpanFiber(OcsPort("ocs-a", a_port + 64), OcsPort("ocs-b", b_port)),
+                    SpanFiber(OcsPort("ocs-b", b_port + 64), OcsPort("ocs-a", a_port)))
+
+    return [Link(f"link-{n}",
+                 LinkEnd("sw-a", f"Ethernet{n}", OcsPort("ocs-a", n), OcsPort("ocs-a", 64 + n)),
+                 LinkEnd("sw-b", f"Ethernet{n}", OcsPort("ocs-b", n), OcsPort("ocs-b", 64 + n)),
+                 span(f"w-{n}", 20 + n, 20 + n), span(f"p-{n}", 40 + n, 40 + n))
+            for n in range(1, count + 1)]
+
+
 def test_a_link_is_judged_again_whenever_a_reading_it_is_judged_from_has_changed() -> None:
     """Random readings and maps of two OCSes carrying many links: after any change to
     one OCS's readings and cross-connects, a link that :func:`touched_links` leaves out
@@ -504,19 +521,9 @@ def test_a_link_is_judged_again_whenever_a_reading_it_is_judged_from_has_changed
     can fail)."""
     import random
 
-    from msoctl.links import Link
     from msoctl.protect.light import link_ports, touched_links
 
-    def span(name: str, a_port: int, b_port: int) -> Span:
-        return Span(name, 30, 0.2, 0.5,
-                    SpanFiber(OcsPort("ocs-a", a_port + 64), OcsPort("ocs-b", b_port)),
-                    SpanFiber(OcsPort("ocs-b", b_port + 64), OcsPort("ocs-a", a_port)))
-
-    links = [Link(f"link-{n}",
-                  LinkEnd("sw-a", f"Ethernet{n}", OcsPort("ocs-a", n), OcsPort("ocs-a", 64 + n)),
-                  LinkEnd("sw-b", f"Ethernet{n}", OcsPort("ocs-b", n), OcsPort("ocs-b", 64 + n)),
-                  span(f"w-{n}", 20 + n, 20 + n), span(f"p-{n}", 40 + n, 40 + n))
-             for n in range(1, 9)]
+    links = _many_links(8)
     links_at: dict[str, dict[int, set[str]]] = {"ocs-a": {}, "ocs-b": {}}
     for link in links:
         for ocs, ports in link_ports(link).items():
@@ -587,18 +594,7 @@ def test_the_moves_of_many_links_planned_together_are_those_planned_one_by_one()
     is fed by another link's transmitter is refused, named."""
     import random
 
-    from msoctl.links import Link
-
-    def span(name: str, a_port: int, b_port: int) -> Span:
-        return Span(name, 30, 0.2, 0.5,
-                    SpanFiber(OcsPort("ocs-a", a_port + 64), OcsPort("ocs-b", b_port)),
-                    SpanFiber(OcsPort("ocs-b", b_port + 64), OcsPort("ocs-a", a_port)))
-
-    links = [Link(f"link-{n}",
-                  LinkEnd("sw-a", f"Ethernet{n}", OcsPort("ocs-a", n), OcsPort("ocs-a", 64 + n)),
-                  LinkEnd("sw-b", f"Ethernet{n}", OcsPort("ocs-b", n), OcsPort("ocs-b", 64 + n)),
-                  span(f"w-{n}", 20 + n, 20 + n), span(f"p-{n}", 40 + n, 40 + n))
-             for n in range(1, 11)]
+    links = _many_links(10)
     tx_owner = {n: f"link-{n}" for n in range(1, 11)}
     rng = random.Random(2)
     for _ in range(50):
