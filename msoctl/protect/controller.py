@@ -198,10 +198,6 @@ class ProtectionController(Acting, KeepingStandby):
                         self._amp_links.setdefault(fiber.amplifier, []).append(link)
         self._amps = sorted(self._amp_links)
         self._ownership_changed = threading.Event()
-        self._devices_of: dict[str, set[str]] = {link.name: set(_devices_of(link))
-                                                 for link in chosen}
-        self._amps_of: dict[str, tuple[str, ...]] = {
-            link.name: tuple(_devices_of(link)[len(link.ocs_names):]) for link in chosen}
         self._links_of_ocs = {name: set().union(*at.values())
                               for name, at in self._links_at.items()}
         self._judged_views: tuple[dict[str, Any], dict[str, Any], dict[str, Any]] = \
@@ -678,9 +674,6 @@ class ProtectionController(Acting, KeepingStandby):
             if reading is not was_amps.get(name) and reading != was_amps.get(name):
                 found.update(link.name for link in self._amp_links.get(name, ()))
         return found
-
-    def _all_watches_named(self) -> list[tuple[str, OcsWatch | AmpWatch]]:
-        return [*self._watches.items(), *self._amp_watches.items()]
 
     def _report_devices(self, now: float) -> None:
         for watch in self._all_watches():

@@ -142,7 +142,6 @@ class _Watch(threading.Thread, Generic[D]):
         self._wake = threading.Event()
         self.error: str | None = None
         self.down_since: float | None = None
-        self.reads = 0
         self._backoff = RECONNECT_MIN_SECONDS
 
     def run(self) -> None:
@@ -166,7 +165,6 @@ class _Watch(threading.Thread, Generic[D]):
                 self.notify()
                 self._sleep(RECONNECT_MAX_SECONDS)
                 continue
-            self.reads += 1
             self.down_since = self.error = None
             self._backoff = RECONNECT_MIN_SECONDS
             self.notify()
@@ -383,7 +381,6 @@ class OcsWatch(_Watch[OcsDriver]):
         with self._samples:
             if not self._take_in(readings, received):
                 return
-        self.reads += 1
         self.notify()
 
     def wait_sample(self, asked_after: float, deadline: float) -> OcsSample | None:
