@@ -202,7 +202,8 @@ class ProtectionController(Acting, KeepingStandby):
                               for name, at in self._links_at.items()}
         self._judged_views: tuple[dict[str, Any], dict[str, Any], dict[str, Any]] = \
             ({}, {}, {})
-        """The readings of the last evaluation (:meth:`_to_judge` compares the next's)."""
+        """The readings the last evaluation judged (:meth:`_to_judge` compares the
+        next's with them)."""
         self._settling: set[str] = set()
         """Links whose change has ended, left alone until each of their OCSes has been
         read since the change was done there, then judged afresh (what was read while
@@ -553,10 +554,16 @@ class ProtectionController(Acting, KeepingStandby):
         arming = (now - self._started < ARMING_SECONDS
                   and any(w.sample is None for w in self._amp_watches.values()))
         candidates: list[Candidate] = []
-        for state, changed in self._to_judge(now, powers, maps, amps):
+        to_judge, settled = self._to_judge(now, powers, maps, amps)
+        for state, changed in to_judge:
             candidate = self._judge(state, now, powers, maps, amps, arming, changed)
             if candidate is not None:
                 candidates.append(candidate)
+        # Only now are these readings judged: after a failure in the loop above, the next
+        # evaluation compares its readings with the last ones judged, not with these.
+        self._judged_views = (powers, maps, amps)
+        with self._lock:
+            self._settling -= settled
         moves: list[Candidate] = []
         if self._gathering(candidates, now):
             return
@@ -615,33 +622,36 @@ class ProtectionController(Acting, KeepingStandby):
         self._changes.submit(change)
 
     def _to_judge(self, now: float, powers: dict[str, Any], maps: dict[str, Any],
-                  amps: dict[str, Any]) -> list[tuple[_LinkState, bool]]:
+                  amps: dict[str, Any]) -> tuple[list[tuple[_LinkState, bool]], set[str]]:
         """The links whose judgement may have changed, each with whether a reading it is
         judged from has (only then are its lights judged again: the same readings give
         the same lights). Those are the links with a changed reading, those with a timer
         or a retry running, and every link once a second (and after a drain or an
         ownership change). A cable cut's alarm then costs the judging of the few links
-        through its port, not of every link of its OCS."""
+        through its port, not of every link of its OCS. Also the links done settling
+        after their change (judged afresh now), for the caller to take out of
+        ``_settling`` once they are judged."""
         changed = self._changed_links(powers, maps, amps)
         with self._lock:
-            for name in list(self._settling):
+            settled = set()
+            for name in self._settling:
                 ends = self._states[name].link.ocs_names
                 # the light at one end comes through the other: both read since both
                 # were done
                 done = max(self._map_valid_after.get(ocs, 0.0) for ocs in ends)
                 if all(self._read_since(ocs, done) for ocs in ends):
-                    changed.add(name)
-                    self._settling.discard(name)
-            settling = set(self._settling)
+                    settled.add(name)
+            waiting = self._settling - settled
+        changed |= settled
         if now - self._judged_all >= REJUDGE_EVERY_SECONDS or self._judge_all:
             self._judged_all, self._judge_all = now, False
             return [(state, state.link.name in changed) for state in self._states.values()
-                    if state.link.name not in settling]
+                    if state.link.name not in waiting], settled
         return [(state, state.link.name in changed) for state in self._states.values()
-                if state.link.name not in settling and (
+                if state.link.name not in waiting and (
                     state.link.name in changed or state.loss_since is not None
                     or state.wtr_since is not None or state.pending is not None
-                    or not state.seen)]
+                    or not state.seen)], settled
 
     def _read_since(self, ocs: str, done: float) -> bool:
         """Whether ``ocs`` has been read whole since ``done`` (monotonic), or does not
@@ -652,14 +662,13 @@ class ProtectionController(Acting, KeepingStandby):
 
     def _changed_links(self, powers: dict[str, Any], maps: dict[str, Any],
                        amps: dict[str, Any]) -> set[str]:
-        """The links a reading they are judged from differs for, from the last
+        """The links a reading they are judged from differs for, from the last judged
         evaluation's: every link of an OCS that answers or falls silent, or whose map is
         read or lost; those of the ports whose readings or cross-connects changed
         (:func:`touched_links`: a move's adopted map touches the links it moved and
         their probes, not every link of the OCS); those behind an amplifier with a new
         reading."""
         was_powers, was_maps, was_amps = self._judged_views
-        self._judged_views = (powers, maps, amps)
         found: set[str] = set()
         for name, readings in powers.items():
             before, port_map, map_before = was_powers.get(name), maps[name], was_maps.get(name)

@@ -652,8 +652,9 @@ def test_a_link_whose_change_ended_waits_for_readings_taken_once_both_ends_were_
     controller._judged_all, controller._judge_all = 100.0, False
 
     def judged() -> dict[str, bool]:
-        return {state.link.name: changed
-                for state, changed in controller._to_judge(100.5, *views, {})}
+        to_judge, settled = controller._to_judge(100.5, *views, {})
+        controller._settling -= settled  # as the evaluation does once it has judged them
+        return {state.link.name: changed for state, changed in to_judge}
 
     assert link.name not in judged()
     watches[first].sample = OcsSample(7.0, {}, {}, 1.0, asked=5.5)  # after its own done
