@@ -28,11 +28,28 @@ def main() -> None:
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
+    code = 130
     try:
         code = run()
     except KeyboardInterrupt:  # Ctrl-C after the command ended: its work is done and recorded
-        code = 130
+        pass
+    finally:
+        _signals_end_the_process()
     sys.exit(code)
+
+
+def _signals_end_the_process() -> None:
+    """From here on (the interpreter closing the sessions left open at exit: a VISA
+    resource's finalizer talks to its device) a Ctrl-C or SIGTERM ends the process at
+    once, by the signal, instead of raising inside a finalizer, whose traceback Python
+    would print. What the command wrote is flushed first."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed pipe, a closed stream: nothing more to write there
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 if __name__ == "__main__":
