@@ -155,47 +155,23 @@ _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _MNEMONIC = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
-_PARENTHESES = re.compile(r"([()])")
+_SPECIAL = re.compile(r"""([()"'])""")
 
 
 def split_outside(text: str, separator: str) -> list[str]:
-    """Split on ``separator`` where it is not inside parentheses or quotes."""
-    if '"' not in text and "'" not in text:
-        return _split_outside_parentheses(text, separator)
+    """Split on ``separator`` where it is not inside parentheses or quotes. The text is
+    taken a stretch between parentheses and quotes at a time (a whole-map command is a
+    thousand characters and a few parentheses)."""
     parts: list[str] = []
     current: list[str] = []
     depth, quote = 0, ""
-    for ch in text:
+    for token in _SPECIAL.split(text):
         if quote:
-            if ch == quote:
+            if token == quote:
                 quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth < 0:
-                raise ScpiError(-102, "unbalanced parenthesis")
-        elif ch == separator and depth == 0:
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(ch)
-    if quote or depth:
-        raise ScpiError(-102, "unterminated list or string")
-    parts.append("".join(current))
-    return parts
-
-
-def _split_outside_parentheses(text: str, separator: str) -> list[str]:
-    """:func:`split_outside` of a text without quotes, a stretch between parentheses at a
-    time (a whole-map command is a thousand characters and a few parentheses)."""
-    parts: list[str] = []
-    current: list[str] = []
-    depth = 0
-    for token in _PARENTHESES.split(text):
-        if token == "(":
+        elif token in ("\"", "'"):
+            quote = token
+        elif token == "(":
             depth += 1
         elif token == ")":
             depth -= 1
@@ -209,7 +185,7 @@ def _split_outside_parentheses(text: str, separator: str) -> list[str]:
                 current = [piece]
             continue
         current.append(token)
-    if depth:
+    if quote or depth:
         raise ScpiError(-102, "unterminated list or string")
     parts.append("".join(current))
     return parts
