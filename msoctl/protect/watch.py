@@ -303,8 +303,8 @@ class OcsWatch(_Watch[OcsDriver]):
         try:
             if not whole and confirming and current is not None \
                     and current.port_map is not None:
-                feeding = {i for i, e in current.port_map.items() if e in confirming}
-                self._confirm(driver, sorted(confirming | feeding))
+                self._confirm(driver, sorted(confirming
+                                             | _feeding(current.port_map, confirming)))
             else:
                 self._next_whole = now + self.interval()
                 self._read_whole(driver, current)
@@ -326,9 +326,7 @@ class OcsWatch(_Watch[OcsDriver]):
             self._map_due = now + (SLOW_MAP_EVERY_SECONDS if slow else MAP_EVERY_SECONDS)
         # The ports that feed the watched ones (a probe parked by an earlier run) are
         # sources the controller judges spans by: read them too.
-        watched = self._watched
-        feeders = {i for i, e in port_map.items() if e in watched}
-        powers = driver.power(sorted(watched | feeders))
+        powers = driver.power(sorted(self._watched | _feeding(port_map, self._watched)))
         # when the query left (it may have waited for the budget), not when it was asked
         transport = driver.session.transport
         asked = (transport.last_sent if isinstance(transport, BudgetedTransport)
@@ -395,6 +393,11 @@ class OcsWatch(_Watch[OcsDriver]):
                 if left <= 0 or self.stopping.is_set():
                     return None
                 self._samples.wait(min(left, 0.05))
+
+
+def _feeding(port_map: Mapping[int, int], egress: set[int] | frozenset[int]) -> set[int]:
+    """The ingress ports that feed any of ``egress`` in ``port_map``."""
+    return {i for i, e in port_map.items() if e in egress}
 
 
 class AmpWatch(_Watch[AmpDriver]):
