@@ -417,7 +417,9 @@ def test_the_clock_alone_rolls_back(switch: Switch) -> None:
     switch.clock.advance(11)
 
     async def rolled_back() -> None:
-        while switch.datastores.pending is not None:
+        # Read in the worker thread, after the expiry queued there: a rollback is not
+        # atomic to another thread (pending is cleared before running is stored).
+        while await switch.server.in_worker(lambda: switch.datastores.pending) is not None:
             await asyncio.sleep(0.005)
     switch.loop.run(rolled_back())
     assert switch.commits[-1] == {}

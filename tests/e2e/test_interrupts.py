@@ -73,7 +73,9 @@ def _run_interrupted(lab: Lab, args: list[str], journal_path: Path, *,
 
 
 def _timed(lab: Lab, args: list[str], journal_path: Path) -> tuple[float, float]:
-    """Seconds from start to the first intent record, and from it to the end, of a whole run."""
+    """Seconds from start to the first intent record, and from it to the moment the run's
+    operations are closed again (the change itself: not the interpreter's exit after it,
+    which under load can be longer than the change)."""
     intent_at, window, _ = _timed_with_records(lab, args, journal_path)
     return intent_at, window
 
@@ -81,20 +83,25 @@ def _timed(lab: Lab, args: list[str], journal_path: Path) -> tuple[float, float]
 def _timed_with_records(lab: Lab, args: list[str], journal_path: Path
                         ) -> tuple[float, float, int]:
     """:func:`_timed`, and how many journal records the run wrote."""
-    records = record_count(journal_path)
-    size = operation_count(journal_path)
+    store = Journal(journal_path).store
+    before = store.counts()
     start = time.monotonic()
     process = subprocess.Popen([*MSOCTL, *args], env=subprocess_env(lab),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    intent_at = None
-    while process.poll() is None:
-        if intent_at is None and operation_count(journal_path) > size:
+    intent_at = closed_at = None
+    while process.poll() is None and closed_at is None:
+        now = store.counts()
+        if intent_at is None and now["operations"] > before["operations"]:
             intent_at = time.monotonic() - start
+        if intent_at is not None and now["open_operations"] == before["open_operations"]:
+            closed_at = time.monotonic() - start
         time.sleep(0.001)
-    assert process.returncode == 0, process.communicate()
+    process.communicate(timeout=60)
+    assert process.returncode == 0
     total = time.monotonic() - start
     intent_at = intent_at or total / 2
-    return intent_at, total - intent_at, record_count(journal_path) - records
+    closed_at = closed_at or total
+    return intent_at, closed_at - intent_at, store.counts()["records"] - before["records"]
 
 
 def _moment(rng: random.Random, intent_at: float, window: float) -> dict[str, Any]:
