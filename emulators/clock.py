@@ -12,9 +12,20 @@ use real time, because the driver's timeout they exercise is real time.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 import time
 from typing import Protocol
+
+COMMAND_READY_AT: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "command_ready_at", default=None)
+"""While a transport has a command carried out: the device time from which the unit
+could have carried it out: the moment the whole command had reached it, or the one its
+previous command on that connection was done, whichever is later (``None``: now). An
+emulated unit starts timed work (a reconfiguration) then rather than when the
+emulator's interpreter got round to it: the lab runs several units in one process, one
+command at a time, where each real unit has its own processor and does not wait for
+the others' commands."""
 
 
 class Clock(Protocol):

@@ -95,6 +95,7 @@ from drivers.ocs.commands import (
     QUESTIONABLE_TEMPERATURE,
     SELF_TEST_FAULTS,
 )
+from emulators.clock import COMMAND_READY_AT
 from emulators.faults import Fault, FaultError
 from emulators.ocs.alarms import LosAlarms
 from emulators.optics.model import NO_LIGHT_DBM, Element, InputPower, OpticalModel, dbm_sum
@@ -536,7 +537,10 @@ class OcsDevice(ScpiDevice):
         removed = set(self._paths) - set(wanted)
         if not changed and not removed:
             return
-        begin = max(now if start is None else start, self.busy_until)
+        if start is None:  # from when the command reached the unit (emulators/clock.py)
+            ready = COMMAND_READY_AT.get()
+            start = now if ready is None else min(now, ready)
+        begin = max(start, self.busy_until)
         duration = self.switching_seconds() * self._rng.uniform(0.95, 1.05)
         done = begin + duration
         leaving = removed | (changed & set(self._paths))  # beams removed or re-pointed

@@ -30,10 +30,10 @@ import struct
 import termios
 import tty
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Iterable
+from typing import Protocol, SupportsIndex
 
-from emulators.clock import Clock
+from emulators.clock import COMMAND_READY_AT, Clock
 from emulators.faults import TRANSPORT_FAULTS, FaultInjector
 
 log = logging.getLogger(__name__)
@@ -165,9 +165,13 @@ class _Session:
         self.buffer = bytearray()
         self.overflowed = False
         self.garbage = random.Random(f"{device.name}/garbage")
+        self.last_done: float | None = None  # device time the last line was carried out
 
-    async def feed(self, data: bytes) -> None:
+    async def feed(self, data: bytes, received_at: float | None = None) -> None:
+        """Carry out the lines ``data`` completes; ``received_at``: the device time it
+        arrived (:data:`~emulators.clock.COMMAND_READY_AT`), now if not given."""
         self.buffer.extend(data)
+        arrived = self.device.clock.now() if received_at is None else received_at
         lines = self.split(self.buffer)
         if len(self.buffer) > MAX_LINE_BYTES:
             self.buffer.clear()
@@ -179,7 +183,13 @@ class _Session:
                 if reply is not None:
                     self.send(reply.encode("ascii", "replace") + self.terminator)
                 continue
-            await self.handle(line)
+            ready = arrived if self.last_done is None else max(arrived, self.last_done)
+            token = COMMAND_READY_AT.set(ready)
+            try:
+                await self.handle(line)
+            finally:
+                COMMAND_READY_AT.reset(token)
+                self.last_done = self.device.clock.now()
 
     def _fault(self, kind: str) -> bool:
         return kind in self.transport_faults and self.device.faults.consume(kind) is not None
@@ -241,9 +251,14 @@ class ScpiTcpServer(ReopensAfterPowerLoss):
         await self._listen()
 
     async def _listen(self) -> None:
-        self._server = await asyncio.start_server(
-            self._client, self.host, self.port, reuse_address=True
-        )
+        loop = asyncio.get_running_loop()
+        clock = self.device.clock
+
+        def protocol() -> asyncio.StreamReaderProtocol:
+            return asyncio.StreamReaderProtocol(_StampedReader(clock), self._client)
+
+        self._server = await loop.create_server(protocol, self.host, self.port,
+                                                reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
@@ -268,12 +283,13 @@ class ScpiTcpServer(ReopensAfterPowerLoss):
             self.device, self.new_interpreter(), b"\n", writer.write, lambda: _abort(writer),
             transport_faults=self.transport_faults, split=self.split,
         )
+        stamped = reader if isinstance(reader, _StampedReader) else None
         try:
             while not writer.is_closing():
                 data = await reader.read(4096)
                 if not data:
                     break
-                await session.feed(data)
+                await session.feed(data, None if stamped is None else stamped.received_at)
                 if not writer.is_closing():
                     await writer.drain()
         except (ConnectionError, OSError):
@@ -282,6 +298,21 @@ class ScpiTcpServer(ReopensAfterPowerLoss):
             self._writers.discard(writer)
             if not writer.is_closing():
                 writer.close()
+
+
+class _StampedReader(asyncio.StreamReader):
+    """A stream that notes the device time its newest bytes arrived. The loop reads
+    every ready socket in one turn and runs the sessions they wake in the next, so this
+    is when the kernel had them give or take one turn's work, and never earlier."""
+
+    def __init__(self, clock: Clock):
+        super().__init__()
+        self.clock = clock
+        self.received_at: float | None = None
+
+    def feed_data(self, data: Iterable[SupportsIndex]) -> None:
+        self.received_at = self.clock.now()
+        super().feed_data(data)
 
 
 def _abort(writer: asyncio.StreamWriter) -> None:
