@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from emulators.clock import SteppedClock
+from emulators.clock import COMMAND_READY_AT, SteppedClock
 from emulators.faults import Fault
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
@@ -151,6 +151,32 @@ def test_a_command_after_the_engine_is_idle_starts_at_once(bench: Bench) -> None
     bench.clock.advance(1.0)
     bench.device.add((2,), (18,))
     assert bench.device.pending_until() - 1.0 == pytest.approx(WARM_SWITCH_SECONDS, rel=JITTER)
+
+
+def test_a_command_starts_from_when_it_reached_the_unit(bench: Bench) -> None:
+    """A transport that says when the command had reached the unit (COMMAND_READY_AT) has
+    it start then: the unit was not waiting for the emulator's interpreter."""
+    bench.clock.advance(1.0)
+    token = COMMAND_READY_AT.set(0.98)
+    try:
+        bench.device.add((1,), (17,))
+    finally:
+        COMMAND_READY_AT.reset(token)
+    assert bench.device.pending_until() - 0.98 == pytest.approx(WARM_SWITCH_SECONDS, rel=JITTER)
+    bench.clock.advance(bench.device.pending_until() - bench.clock.now() + 0.0001)
+    assert bench.lit(17)
+
+
+def test_a_command_that_reached_the_unit_while_it_was_busy_queues_behind(bench: Bench) -> None:
+    bench.device.add((1,), (17,))
+    busy = bench.device.pending_until()
+    bench.clock.advance(0.005)
+    token = COMMAND_READY_AT.set(0.001)  # reached it during the first reconfiguration
+    try:
+        bench.device.add((2,), (18,))
+    finally:
+        COMMAND_READY_AT.reset(token)
+    assert bench.device.pending_until() - busy == pytest.approx(WARM_SWITCH_SECONDS, rel=JITTER)
 
 
 def test_only_keeps_unchanged_paths_lit_and_darkens_changed_ones(bench: Bench) -> None:
