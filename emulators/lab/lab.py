@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import json
 import logging
 import math
@@ -137,6 +138,16 @@ TELEMETRY_FAULTS = ("els", "rising_ber", "engine", "overheat", "lane_reset")
 SWITCH_LANES_PER_PORT = 8
 SWITCH_OPTICAL_LANES_PER_ENGINE = 16
 SWITCH_LASERS_PER_ELS_MODULE = 4
+
+
+def freeze_heap() -> None:
+    """For a process that serves a lab until it ends (``msoctl lab up``, a lab worker):
+    what the lab built at its start lives as long as the process, so it is kept out of
+    the collector's full passes, which would otherwise scan it all each time (20-30 ms
+    with every device of the process stopped, measured with eight OCSes per process: on
+    a protection's recovery path whenever one fell in a cut)."""
+    gc.collect()
+    gc.freeze()
 
 
 class Lab:

@@ -30,7 +30,7 @@ from typing import Any
 
 from emulators.faults import FaultError
 from emulators.lab.backend import LocalBackend
-from emulators.lab.lab import Lab
+from emulators.lab.lab import Lab, freeze_heap
 from emulators.lab.topology import Topology
 
 log = logging.getLogger(__name__)
@@ -48,6 +48,7 @@ def serve_part(state_dir: str, pipe: Connection) -> None:
     try:
         lab = Lab(Path(state_dir), topology, worker=True)
         lab.start()
+        freeze_heap()
     except BaseException as error:  # the parent reports it; nothing here to clean up
         pipe.send(("failed", f"{type(error).__name__}: {error}"))
         return

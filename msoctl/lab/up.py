@@ -21,6 +21,7 @@ import click
 from drivers.errors import DeviceError
 from emulators.lab import Lab, load_topology
 from emulators.lab.constants import ENDPOINT_FILE, SECRETS_DIR, TOKEN_FILE
+from emulators.lab.lab import freeze_heap
 from emulators.lab.spread import SpreadLab, WorkerFailed, lab_for
 from emulators.lab.statelock import StateDirBusy
 
@@ -65,6 +66,7 @@ def run_lab(state_dir: Path, topology: Path | None, *, processes: int | None = N
                 inventory = emulated.start()
             except WorkerFailed as failed:
                 raise LabFailed(str(failed)) from None
+            freeze_heap()  # this process serves the lab until it ends
             if isinstance(emulated, SpreadLab):
                 _print_spread(emulated)
             else:

@@ -9,7 +9,9 @@ open for the whole run, and one thread per device reads it.
   :data:`MAP_EVERY_SECONDS`, or when asked. How often it polls follows from the OCS's
   message budget (msoctl/protect/budget.py): fast while it watches for this
   instance's links, slow (:data:`SLOW_POLL_SECONDS`, a reconciliation) while it only
-  keeps a standby warm or while the OCS's alarms do the detecting. It has a second
+  keeps a standby warm or while the OCS's alarms do the detecting. Each watch's
+  whole polls keep to a phase of their own within the interval, so an instance's
+  OCSes are read one after another, not in one burst. It has a second
   persistent session, :class:`OcsControl`, for changes, so a protection move never
   queues behind a monitor read; both take their messages from the same budget.
 - :class:`AmpWatch` reads an amplifier's monitors and ALS state (two I2C block reads
@@ -24,6 +26,7 @@ its view is; ``down_since`` and ``error`` say what went wrong.
 
 from __future__ import annotations
 
+import math
 import queue
 import threading
 import time
@@ -204,11 +207,14 @@ class OcsWatch(_Watch[OcsDriver]):
 
     def __init__(self, name: str, opener: OcsOpener, ports: Iterable[int], *,
                  budget: QueryBudget, poll_seconds: float, notify: Callable[[], None],
-                 feeders: int = 0, related: Mapping[int, Iterable[int]] | None = None):
+                 feeders: int = 0, related: Mapping[int, Iterable[int]] | None = None,
+                 phase: float = 0.0):
         """``feeders``: how many more ports a poll may read (the probes feeding the
         watched spans), for the poll's cost. ``related[port]``: the ports read with
         ``port`` when an alarm asks for it (those of the links through it: see
-        :meth:`confirm`)."""
+        :meth:`confirm`). ``phase``: where in each interval this watch's whole polls
+        fall, a fraction (see :meth:`_next_slot`)."""
+        self.phase = phase % 1.0
         self.related = {port: frozenset(more) for port, more in (related or {}).items()}
         self.budget = budget
         # A read was asked for (a move's light check, an alarm) and has not begun; one so
@@ -306,7 +312,7 @@ class OcsWatch(_Watch[OcsDriver]):
                 self._confirm(driver, sorted(confirming
                                              | _feeding(current.port_map, confirming)))
             else:
-                self._next_whole = now + self.interval()
+                self._next_whole = self._next_slot(now)
                 self._read_whole(driver, current)
         except BaseException:
             with self._samples:
@@ -315,6 +321,15 @@ class OcsWatch(_Watch[OcsDriver]):
             raise
         finally:
             self._answering = False
+
+    def _next_slot(self, now: float) -> float:
+        """When the whole poll after one at ``now`` is due: on this watch's own grid of
+        intervals (offset by its phase), so that an instance's OCSes are not all read at
+        the same moment, and at least half an interval away, so that the polls asked of
+        every OCS of a change at once do not bring their watches back into step."""
+        interval = self.interval()
+        offset = self.phase * interval
+        return offset + math.ceil((now + interval / 2 - offset) / interval) * interval
 
     def _read_whole(self, driver: OcsDriver, current: OcsSample | None) -> None:
         now = time.monotonic()

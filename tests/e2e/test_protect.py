@@ -720,6 +720,28 @@ def test_an_alarm_has_its_links_ports_read_and_a_request_made_meanwhile_is_kept(
     assert fake.asked[-1] == [1, 2, 5, 9, 10, 12, 13]
 
 
+def test_the_whole_polls_of_an_instances_ocses_keep_apart() -> None:
+    """Each watch's whole polls fall on its own phase of the interval, whenever the last
+    one was made: the polls every OCS of a change gets at once do not put them back in
+    step, and none comes sooner than half an interval after the last."""
+    from msoctl.protect.budget import QueryBudget
+    from msoctl.protect.watch import OcsWatch
+
+    watches = [OcsWatch(f"ocs-{n}", lambda name: _FakeOcs(), [2],  # type: ignore[arg-type]
+                        budget=QueryBudget(50), poll_seconds=0.05, notify=lambda: None,
+                        phase=n / 4) for n in range(4)]
+    for watch in watches:
+        watch.set_alarms_live(True)  # a reconciliation every second
+        assert watch.interval() == 1.0
+    now = 1000.37  # every OCS polled at this moment (a change asked for it)
+    slots = [watch._next_slot(now) for watch in watches]
+    assert sorted(round(slot % 1.0, 6) for slot in slots) == [0.0, 0.25, 0.5, 0.75]
+    assert all(now + 0.5 <= slot <= now + 1.5 for slot in slots)
+    # on its grid, a watch polls once an interval
+    assert watches[1]._next_slot(slots[1]) == pytest.approx(slots[1] + 1.0)
+    assert watches[1]._next_slot(slots[1] + 0.1) == pytest.approx(slots[1] + 1.0)
+
+
 def _link() -> Any:
     from msoctl.links import Link
 
