@@ -224,12 +224,12 @@ def _cuts(state: Path, inventory: Inventory, count: int) -> dict[str, Any]:
     events: list[tuple[float, LosEvent]] = []
     arrived = threading.Condition()
 
-    def on_event(event: LosEvent) -> None:
+    def on_events(burst: list[LosEvent]) -> None:
         with arrived:
-            events.append((time.monotonic(), event))
+            events.extend((time.monotonic(), event) for event in burst)
             arrived.notify_all()
 
-    streams = [open_alarm_stream(d, on_event=on_event, on_snapshot=lambda *_: None,
+    streams = [open_alarm_stream(d, on_events=on_events, on_snapshot=lambda *_: None,
                                  on_lost=lambda *_: None)
                for d in inventory.devices.values() if d.kind == "ocs"]
     if any(s is None for s in streams) or not all(s.wait_live(30) for s in streams if s):

@@ -81,7 +81,8 @@ def ocs_host(device: Device) -> str:
     return match["host"]
 
 
-def open_alarm_stream(device: Device, *, on_event: EventCallback, on_snapshot: SnapshotCallback,
+def open_alarm_stream(device: Device, *, on_events: EventCallback,
+                      on_snapshot: SnapshotCallback,
                       on_lost: LostCallback, timeout_seconds: float | None = None,
                       at_most_seconds: float | None = None) -> OcsAlarmStream | None:
     """The loss-of-light alarm stream of OCS ``device``, started (close it when done);
@@ -104,7 +105,7 @@ def open_alarm_stream(device: Device, *, on_event: EventCallback, on_snapshot: S
             driver.close()
         if port is None:
             return None
-    stream = OcsAlarmStream(device.name, host, port, on_event=on_event,
+    stream = OcsAlarmStream(device.name, host, port, on_events=on_events,
                             on_snapshot=on_snapshot, on_lost=on_lost,
                             timeout_seconds=timeout_seconds or DEFAULT_TIMEOUT_SECONDS)
     return stream.start()
@@ -204,11 +205,11 @@ class Devices:
         return open_ocs(self.inventory.device(name, "ocs"), console=console,
                         at_most_seconds=self.at_most_seconds)
 
-    def alarm_stream(self, name: str, *, on_event: EventCallback,
+    def alarm_stream(self, name: str, *, on_events: EventCallback,
                      on_snapshot: SnapshotCallback, on_lost: LostCallback,
                      timeout_seconds: float | None = None) -> OcsAlarmStream | None:
         """:func:`open_alarm_stream` for the inventory's OCS ``name``."""
-        return open_alarm_stream(self.inventory.device(name, "ocs"), on_event=on_event,
+        return open_alarm_stream(self.inventory.device(name, "ocs"), on_events=on_events,
                                  on_snapshot=on_snapshot, on_lost=on_lost,
                                  timeout_seconds=timeout_seconds,
                                  at_most_seconds=self.at_most_seconds)

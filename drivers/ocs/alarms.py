@@ -15,8 +15,10 @@ reads the state of armed ports now.
 - on every (re)connection the unit first sends a snapshot of every armed port
   (``on_snapshot(device, {port: lost})``), so a client that was away reconciles
   instead of trusting events it may have missed;
-- then one ``on_event(LosEvent)`` per change, in the unit's order, each numbered one
-  more than the last;
+- then ``on_events([LosEvent, ...])`` for the changes, in the unit's order, each
+  numbered one more than the last: every event already received when the first was
+  read comes in the same call (a cable cut's fibers, one burst), so a consumer takes
+  a burst in once instead of once per port;
 - a heartbeat every half second carries the last number, so silence, a gap in the
   numbers or a closed connection each mean the stream is lost: ``on_lost(device,
   reason)`` once per loss (the caller falls back to polling), then reconnection
@@ -66,7 +68,7 @@ NOT_AVAILABLE = "loss-of-light alarms are not available on this unit"
 SETTING_TOLERANCE = 0.005
 """Read-back slack: the unit answers with two decimals."""
 
-EventCallback = Callable[[LosEvent], None]
+EventCallback = Callable[[list[LosEvent]], None]
 SnapshotCallback = Callable[[str, dict[int, bool]], None]
 LostCallback = Callable[[str, str], None]
 
@@ -298,7 +300,7 @@ class OcsAlarmStream:
     thread (see the module docstring). ``timeout_seconds``: connecting, and the longest
     silence before the stream counts as lost."""
 
-    def __init__(self, name: str, host: str, port: int, *, on_event: EventCallback,
+    def __init__(self, name: str, host: str, port: int, *, on_events: EventCallback,
                  on_snapshot: SnapshotCallback, on_lost: LostCallback,
                  timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
                  backoff_seconds: tuple[float, float] = BACKOFF_SECONDS):
@@ -310,7 +312,7 @@ class OcsAlarmStream:
         self.port = port
         self.timeout_seconds = timeout_seconds
         self.backoff_seconds = backoff_seconds
-        self._on_event = on_event
+        self._on_events = on_events
         self._on_snapshot = on_snapshot
         self._on_lost = on_lost
         self._stop = threading.Event()
@@ -413,18 +415,32 @@ class OcsAlarmStream:
         self._live.set()
         self._call(self._on_snapshot, self.name, states)
         while not self._stop.is_set():
-            line = self._line(transport)
+            events: list[LosEvent] = []
+            try:
+                self._burst(transport, events)
+            finally:  # those before a broken line were received in order
+                if events:
+                    self._call(self._on_events, events)
+
+    def _burst(self, transport: TcpTransport, events: list[LosEvent]) -> None:
+        """Read a line, and every whole line that came with it, the events into
+        ``events``."""
+        line = self._line(transport)
+        while True:
             if isinstance(line, LosEvent):
                 if line.sequence != self.sequence + 1:
                     raise ProtocolError(f"event {line.sequence} after event {self.sequence}: "
                                         "events were lost")
                 self.sequence = line.sequence
-                self._call(self._on_event, line)
+                events.append(line)
             elif isinstance(line, Heartbeat) and line.sequence != self.sequence:
                 raise ProtocolError(f"the unit is at event {line.sequence}, the last received "
                                     f"is {self.sequence}: events were lost")
             elif isinstance(line, Snapshot | PortLine):
                 raise ProtocolError(f"{line!r} outside a snapshot")
+            if not transport.has_line(b"\n"):
+                return
+            line = self._line(transport)
 
     def _call(self, callback: Callable[..., None], *args: object) -> None:
         try:

@@ -99,5 +99,9 @@ class TcpTransport:
         del self._pending[:end]
         return line
 
+    def has_line(self, terminator: bytes) -> bool:
+        """Whether a whole line is buffered already: :meth:`read_until` would not wait."""
+        return terminator in self._pending
+
     def discard_input(self) -> None:
         self._pending.clear()

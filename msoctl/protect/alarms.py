@@ -55,7 +55,7 @@ LOS_THRESHOLD_RANGE_DBM = (-60.0, 10.0)
 class AlarmFeeds:
     """The alarm streams of the OCSes the controller watches.
 
-    ``opener(name, on_event=, on_snapshot=, on_lost=)`` opens a started stream, or
+    ``opener(name, on_events=, on_snapshot=, on_lost=)`` opens a started stream, or
     returns ``None`` for a unit without alarms (``msoctl.access.Devices.alarm_stream``).
     ``say(kind, message)`` reports what happens. ``moving(ocs, port)``: whether every
     link through that port is being moved now; its events are counted and left to the
@@ -122,7 +122,7 @@ class AlarmFeeds:
         watch = self.watches[name]
         try:
             stream = self.opener(  # type: ignore[misc]
-                name, on_event=lambda event: self._event(watch, event),
+                name, on_events=lambda events: self._events(watch, events),
                 on_snapshot=lambda device, states: self._snapshot(watch, states),
                 on_lost=lambda device, reason: self._lost(watch, reason))
         except (DeviceError, ValidationError) as error:
@@ -162,18 +162,30 @@ class AlarmFeeds:
         self.armed.setdefault(name, {}).update(ports)
         return True
 
-    def _event(self, watch: OcsWatch, event: Any) -> None:
+    def _events(self, watch: OcsWatch, events: list[Any]) -> None:
+        """The events that came together on one OCS's stream, taken in at once."""
+        received = time.monotonic()
         with self._lock:
-            self.events[watch.device] = self.events.get(watch.device, 0) + 1
-        if self.moving(watch.device, event.port):
-            return
-        # A loss the unit measured (its reading below the armed threshold) is judged at
-        # once, as a poll's reading would be. Light back waits for a read: a move is
-        # never undone on an event alone.
-        if event.lost and event.power_dbm is not None:
-            watch.note_loss({event.port: event.power_dbm}, time.monotonic())
-            return
-        watch.confirm([event.port])
+            self.events[watch.device] = self.events.get(watch.device, 0) + len(events)
+        losses: dict[int, float] = {}
+        back: list[int] = []
+        for event in events:  # in the unit's order: a port's last event stands
+            if self.moving(watch.device, event.port):
+                continue
+            # A loss the unit measured (its reading below the armed threshold) is judged
+            # at once, as a poll's reading would be. Light back waits for a read: a move
+            # is never undone on an event alone.
+            if event.lost and event.power_dbm is not None:
+                losses[event.port] = event.power_dbm
+                if event.port in back:
+                    back.remove(event.port)
+            else:
+                losses.pop(event.port, None)
+                back.append(event.port)
+        if losses:
+            watch.note_loss(losses, received)
+        if back:
+            watch.confirm(back)
 
     def _snapshot(self, watch: OcsWatch, states: Mapping[int, bool]) -> None:
         """A (re)connection: reconcile from a fresh poll, and arm again what the unit

@@ -9,6 +9,7 @@ every fault and lights link-1 on span-1, and checks over SCPI that it did.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -42,13 +43,15 @@ class Collector:
     """What an alarm stream told us, in order, with the time each came."""
 
     events: list[tuple[float, LosEvent]] = field(default_factory=list)
+    calls: list[int] = field(default_factory=list)  # how many events each call brought
     snapshots: list[dict[int, bool]] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
     changed: threading.Condition = field(default_factory=threading.Condition)
 
-    def on_event(self, event: LosEvent) -> None:
+    def on_events(self, events: list[LosEvent]) -> None:
         with self.changed:
-            self.events.append((time.monotonic(), event))
+            self.events.extend((time.monotonic(), event) for event in events)
+            self.calls.append(len(events))
             self.changed.notify_all()
 
     def on_snapshot(self, device: str, states: dict[int, bool]) -> None:
@@ -110,7 +113,7 @@ def _fresh(lab: Lab) -> None:
 def _stream(lab: Lab, collector: Collector, *, timeout_seconds: float | None = None
             ) -> OcsAlarmStream:
     inventory = load_inventory(lab.state_dir / "inventory.yaml")
-    stream = open_alarm_stream(inventory.device("ocs-a"), on_event=collector.on_event,
+    stream = open_alarm_stream(inventory.device("ocs-a"), on_events=collector.on_events,
                                on_snapshot=collector.on_snapshot, on_lost=collector.on_lost,
                                timeout_seconds=timeout_seconds)
     assert stream is not None
@@ -296,6 +299,40 @@ ocs:
 """
 
 
+def test_the_events_that_came_together_are_taken_in_one_call() -> None:
+    """A burst (a cable's fibers, written by the unit at once) reaches the consumer in one
+    call, in the unit's order; an event that comes later, in a call of its own. A unit
+    on a socket of this test, writing the dialect's lines."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+    served = threading.Thread(target=lambda: accepted.append(listener.accept()[0]),
+                              daemon=True)
+    served.start()
+    collector = Collector()
+    stream = OcsAlarmStream("ocs-t", "127.0.0.1", listener.getsockname()[1],
+                            on_events=collector.on_events, on_snapshot=collector.on_snapshot,
+                            on_lost=collector.on_lost).start()
+    try:
+        served.join(5)
+        unit = accepted[0]
+        unit.sendall(b"SNAPSHOT 0,3\nPORT 61,OK,-3.00,0.0\nPORT 62,OK,-3.10,0.0\n"
+                     b"PORT 63,OK,-3.20,0.0\n")
+        assert stream.wait_live(5.0)
+        unit.sendall(b"EVENT 1,61,SET,-45.00,1.0\nEVENT 2,62,SET,-46.00,1.0\n"
+                     b"EVENT 3,63,SET,-47.00,1.0\n")
+        collector.wait(lambda: len(collector.events) == 3, "the burst")
+        time.sleep(0.05)
+        unit.sendall(b"EVENT 4,61,CLEAR,-3.00,2.0\n")
+        collector.wait(lambda: len(collector.events) == 4, "the later event")
+        assert collector.calls == [3, 1]
+        assert [(e.port, e.lost, e.sequence) for _, e in collector.events] == [
+            (61, True, 1), (62, True, 2), (63, True, 3), (61, False, 4)]
+        unit.close()
+    finally:
+        stream.close()
+        listener.close()
+
+
 def test_a_unit_without_alarms_reports_them_not_available(tmp_path: Path) -> None:
     """Dialect: a unit without the extension answers its headers -113 (SCPI-99 vol. 2
     §21.8, "Undefined header"); the driver reports alarms as not available and
@@ -315,13 +352,13 @@ def test_a_unit_without_alarms_reports_them_not_available(tmp_path: Path) -> Non
             assert reply is None and [code for code, _ in errors] == [-113]
             assert old.power([1]) == {1: pytest.approx(-60, abs=2)}  # polling still works
         collector = Collector()
-        assert open_alarm_stream(inventory.device("ocs-old"), on_event=collector.on_event,
+        assert open_alarm_stream(inventory.device("ocs-old"), on_events=collector.on_events,
                                  on_snapshot=collector.on_snapshot,
                                  on_lost=collector.on_lost) is None
         # Without alarm_port in the inventory, the port is asked of the unit.
         entry = inventory.device("ocs-new")
         asked = type(entry)(**{**entry.__dict__, "alarm_port": None})
-        stream = open_alarm_stream(asked, on_event=collector.on_event,
+        stream = open_alarm_stream(asked, on_events=collector.on_events,
                                    on_snapshot=collector.on_snapshot, on_lost=collector.on_lost)
         assert stream is not None
         with stream:

@@ -303,7 +303,8 @@ def test_one_cut_raises_every_alarm_of_its_links_on_every_ocs(fabric: SpreadLab)
             assert not any(driver.arm_los(armed[name], -30.0, 2.0).values())
         for name in drivers:
             stream = open_alarm_stream(
-                inventory.device(name), on_event=lambda e: events.append((time.monotonic(), e)),
+                inventory.device(name),
+                on_events=lambda burst: events.extend((time.monotonic(), e) for e in burst),
                 on_snapshot=lambda device, states: None, on_lost=lambda device, why: None)
             assert stream is not None
             streams.append(stream)
