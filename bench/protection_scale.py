@@ -78,7 +78,6 @@ CPU_PER_INSTANCE = 0.5
 TARGET_LINKS = 10_000
 WAIT_SECONDS = 60.0
 WTR_SECONDS = 0.5
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def percentile(values: Sequence[float], fraction: float) -> float | None:
@@ -98,18 +97,24 @@ def summary(values: Sequence[float]) -> dict[str, float | None]:
 
 
 def process_cpu_seconds(pid: int) -> float:
-    """User + system CPU of process ``pid`` (all its threads)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+    """Time the threads of process ``pid`` have run on a core, in nanoseconds' precision
+    (the kernel's schedstat, first field; /proc/PID/stat counts 10 ms ticks, too coarse
+    for a small fabric watched for a second). Summed over the threads alive now: a
+    controller's threads live as long as it does."""
+    return _schedstat_seconds(pid, 0)
 
 
 def run_delay_seconds(pid: int) -> float:
     """Time the threads of process ``pid`` have spent runnable but waiting for a core
     (the kernel's schedstat, second field, summed over the threads alive now)."""
+    return _schedstat_seconds(pid, 1)
+
+
+def _schedstat_seconds(pid: int, field: int) -> float:
     total = 0
     for task in Path(f"/proc/{pid}/task").iterdir():
         with contextlib.suppress(OSError, IndexError, ValueError):
-            total += int((task / "schedstat").read_text().split()[1])
+            total += int((task / "schedstat").read_text().split()[field])
     return total / 1e9
 
 

@@ -13,8 +13,9 @@ every move is a revert) naming every link, and:
 4. sends one whole-map command per OCS, all OCSes in parallel, holding every OCS's
    device lock (an operator's change and the controller's exclude each other) and its
    turn (below);
-5. verifies the light link by link (moves.py's ``verify``), each link as soon as its
-   own two OCSes show it, and journals each link's timeline.
+5. verifies the light link by link (moves.py's ``apply_and_verify``): each OCS is read
+   as soon as it and the OCSes at its links' other ends are done, each link verified
+   as soon as its own two OCSes show it; and journals each link's timeline.
 
 Changes are pipelined: each runs in a worker of its own, so the decision loop goes on
 judging while it runs, and the next change (the links whose losses arrived meanwhile)
@@ -48,7 +49,7 @@ from msoctl.journal import DeviceBusy, DeviceLock, Journal, JournalError
 from msoctl.protect.allocate import Candidate
 from msoctl.protect.config import ProtectConfig, ProtectionEvent
 from msoctl.protect.light import LightJudge, Move, MoveConflict, link_ports, map_changes, plan_moves
-from msoctl.protect.moves import LightPoint, OcsActions, verify
+from msoctl.protect.moves import Applied, LightPoint, OcsActions, apply_and_verify
 from msoctl.protect.ownership import Fenced, Ownership
 from msoctl.protect.watch import AmpWatch, OcsWatch
 
@@ -219,19 +220,19 @@ class Acting:
                 raise
             if terms:
                 change.note("fence", instance=self.ownership.instance, terms=terms)
-            applied = self.ocs.apply({name: wanted[name] for name in names},
-                                     check=partial(self.ownership.check,
-                                                   [m.link for m in moves]))
+            def commands_done(results: dict[str, Applied]) -> None:
+                for name in names:
+                    self._map_valid_after[name] = results[name].done
+                    self._watches[name].adopt_map(results[name].final, results[name].done)
+                held.close()
+
+            applied, verified = apply_and_verify(
+                self.ocs, {name: wanted[name] for name in names}, self._light_points(moves),
+                check=partial(self.ownership.check, [m.link for m in moves]),
+                applied=commands_done, timeout_seconds=self.config.verify_timeout_seconds,
+                pause_seconds=self.config.poll_seconds)
             sent = max(a.sent for a in applied.values())
             done = max(a.done for a in applied.values())
-            for name in names:
-                self._map_valid_after[name] = applied[name].done
-                self._watches[name].adopt_map(applied[name].final, applied[name].done)
-            held.close()
-            verified = verify(self.ocs, self._light_points(moves),
-                              {name: applied[name].done for name in names},
-                              deadline=done + self.config.verify_timeout_seconds,
-                              pause_seconds=self.config.poll_seconds)
             switching = self.ocs.switching_ms(names)
             per_link: dict[str, dict[str, Any]] = {}
             for move in moves:

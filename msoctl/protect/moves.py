@@ -7,16 +7,17 @@ which is what lets a call that fails on a broken connection be made once more on
 fresh one. Every message a change session sends is taken from its OCS's budget
 (msoctl/protect/budget.py), from the reserve a move may use.
 
-The light check asks every OCS touched, in parallel, for the monitors of the moved
-links' points only (one query per OCS, however many links), and judges link by link,
-so that each link's light is verified as soon as its own two OCSes show it.
+The light check asks each OCS touched for the monitors of the moved links' points
+only (one query per OCS, however many links) as soon as it and the OCSes at the other
+ends of its links are done, while the others are still switching, and judges link by
+link, so that each link's light is verified as soon as its own two OCSes show it.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
@@ -80,15 +81,6 @@ class OcsActions:
         """Each OCS's map and size, read in parallel."""
         return {name: self.submit(name, _map_and_size) for name in names}
 
-    def apply(self, wanted: Mapping[str, dict[int, int]], *,
-              check: Callable[[], None]) -> dict[str, Applied]:
-        """Make each OCS's map exactly ``wanted[name]``: one command each, all at once.
-        ``check()`` runs in each worker just before its command leaves (the lease
-        deadline): when it raises, that OCS is not changed and the error is raised."""
-        futures = {name: self.submit(name, partial(_replace, wanted=port_map, check=check))
-                   for name, port_map in wanted.items()}
-        return {name: future.result() for name, future in futures.items()}
-
     def switching_ms(self, names: Iterable[str]) -> dict[str, float | None]:
         """The switching time each OCS reports for its last reconfiguration, ms."""
         futures = {name: self.submit(name, _last_switching) for name in names}
@@ -104,42 +96,112 @@ class OcsActions:
 
 LinkPoints = Mapping[str, Mapping[int, LightPoint]]
 """A link's light points, per OCS and port."""
+Verified = dict[str, tuple[float | None, dict[str, Any]]]
+"""Per link: when its light was verified (monotonic; ``None``: not in time) and the
+readings it was judged on."""
 
 
-def verify(actions: OcsActions, points: Mapping[str, LinkPoints],
-           done: Mapping[str, float], *, deadline: float, pause_seconds: float
-           ) -> dict[str, tuple[float | None, dict[str, Any]]]:
-    """Per link (``points[link][ocs][port]``), when its light was verified (monotonic;
-    ``None`` if not by ``deadline``) and the readings it was judged on.
+def apply_and_verify(actions: OcsActions, wanted: Mapping[str, dict[int, int]],
+                     points: Mapping[str, LinkPoints], *, check: Callable[[], None],
+                     applied: Callable[[dict[str, Applied]], None], timeout_seconds: float,
+                     pause_seconds: float) -> tuple[dict[str, Applied], Verified]:
+    """Make each OCS's map exactly ``wanted[name]`` (one command each, all at once;
+    ``check()`` runs in each worker just before its command leaves: the lease deadline,
+    and when it raises that OCS is not changed) and check the light of every link
+    (``points[link][ocs][port]``): each OCS is asked, in its worker, for the monitors
+    of its points (one power query per 256 ports, however many links) as soon as it
+    and every OCS at the other end of its links are done, while the others are still
+    switching. ``applied(results)`` is called once every command is done (the OCSes'
+    turns can go back then).
 
-    Every OCS is asked, in its worker, for the monitors of every point on it, all OCSes
-    at once: one power query each (per 256 ports), however many links moved. A link
-    is verified as soon as both its OCSes show its light; the OCSes of the links still
-    dark are asked again after ``pause_seconds``. A point with an ``upstream`` port must
-    also read no less than that port minus an OCS's insertion loss and the monitors'
-    tolerance (the light went through)."""
-    found: dict[str, tuple[float | None, dict[str, Any]]] = {}
-    pending = dict(points)
-    while pending:
-        wanted: dict[str, set[int]] = {}
-        for per_ocs in pending.values():
-            for name, ports in per_ocs.items():
-                wanted.setdefault(name, set()).update(ports)
-                for point in ports.values():
-                    if point.upstream is not None:
-                        wanted[name].add(point.upstream)
-        futures = {name: actions.submit(name, partial(_powers, ports=sorted(ports)))
-                   for name, ports in wanted.items()}
-        readings = {name: future.result() for name, future in futures.items()}
+    A link is verified once each of its OCSes, read after they were all done, shows
+    its light (a point with an ``upstream`` port must also read no less than that
+    port minus an OCS's insertion loss and the monitors' tolerance: the light went
+    through); the OCSes of a link still dark are read again after ``pause_seconds``,
+    until ``timeout_seconds`` after its OCSes were done. A command that fails is
+    raised once every command has ended (none is left running)."""
+    commands = {name: actions.submit(name, partial(_replace, wanted=port_map, check=check))
+                for name, port_map in wanted.items()}
+    results: dict[str, Applied] = {}
+    failures: list[BaseException] = []
+    pending = {link: per_ocs for link, per_ocs in points.items()}
+    partners: dict[str, set[str]] = {}
+    for per_ocs in pending.values():
+        for name in per_ocs:
+            partners.setdefault(name, set()).update(per_ocs)
+    done_at: dict[str, float] = {}
+    reads: dict[Future[dict[int, float | None]], str] = {}
+    fresh: dict[str, dict[int, float | None]] = {}  # read after it and its partners were done
+    not_before: dict[str, float] = {}
+    found: Verified = {}
+    told = False
+    while commands or pending:
         now = time.monotonic()
+        reading = set(reads.values())
+        for name, others in partners.items():
+            if (name not in fresh and name not in reading and not failures
+                    and not_before.get(name, 0.0) <= now
+                    and all(o in done_at or o not in wanted for o in others | {name})):
+                ports = _points_on(pending, name)
+                if ports:
+                    reads[actions.submit(name, partial(_powers, ports=sorted(ports)))] = name
+        if not commands and not told:
+            told = True
+            if failures:
+                raise failures[0]
+            applied(dict(results))
+        if not commands and not reads and (not pending or failures):
+            break
+        waiting: list[Future[Any]] = [*commands.values(), *reads]
+        later = [t - now for t in not_before.values() if t > now]
+        timeout = min(later) if later else None
+        finished, _ = wait(waiting, timeout=timeout, return_when=FIRST_COMPLETED)
+        for name, command in list(commands.items()):
+            if command in finished:
+                del commands[name]
+                try:
+                    results[name] = command.result()
+                    done_at[name] = results[name].done
+                except BaseException as error:  # raised once every command has ended
+                    failures.append(error)
+        for read in [f for f in reads if f in finished]:
+            name = reads.pop(read)
+            try:
+                fresh[name] = read.result()
+            except BaseException as error:
+                failures.append(error)
+        if failures:
+            pending.clear()  # nothing to verify: the change failed
+            continue
+        now = time.monotonic()
+        dark: set[str] = set()
         for link, per_ocs in list(pending.items()):
-            lit, light = _judge_points(per_ocs, readings)
-            if lit or now >= deadline:
+            if not all(name in fresh for name in per_ocs):
+                continue
+            lit, light = _judge_points(per_ocs, fresh)
+            ends = max(done_at.get(name, now) for name in per_ocs)
+            if lit or now >= ends + timeout_seconds:
                 found[link] = (now if lit else None, light)
                 del pending[link]
-        if pending:
-            time.sleep(pause_seconds)
-    return found
+            else:
+                dark.update(per_ocs)
+        for name in dark:  # read again, after a pause
+            fresh.pop(name, None)
+            not_before[name] = now + pause_seconds
+    if failures:  # a light check that failed once every command was done
+        raise failures[0]
+    return results, found
+
+
+def _points_on(pending: Mapping[str, LinkPoints], name: str) -> set[int]:
+    """The ports OCS ``name`` is read on for the links still to verify."""
+    ports: set[int] = set()
+    for per_ocs in pending.values():
+        for port, point in per_ocs.get(name, {}).items():
+            ports.add(port)
+            if point.upstream is not None:
+                ports.add(point.upstream)
+    return ports
 
 
 def _judge_points(points: Mapping[str, Mapping[int, LightPoint]],
