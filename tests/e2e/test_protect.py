@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from drivers.errors import DeviceRejected
 from drivers.ocs.connect import open_ocs
 from emulators.faults import Fault
 from emulators.lab import Lab
@@ -740,6 +742,93 @@ def test_the_whole_polls_of_an_instances_ocses_keep_apart() -> None:
     # on its grid, a watch polls once an interval
     assert watches[1]._next_slot(slots[1]) == pytest.approx(slots[1] + 1.0)
     assert watches[1]._next_slot(slots[1] + 0.1) == pytest.approx(slots[1] + 1.0)
+
+
+class _SwitchingOcs:
+    """An OCS that takes ``seconds`` to carry out a whole-map change, or refuses it;
+    its monitors read ``power`` on every port, and the moments it was read are kept."""
+
+    def __init__(self, seconds: float, *, refuses: bool = False, power: float = -3.0):
+        self.seconds, self.refuses, self.reading = seconds, refuses, power
+        self.read_at: list[float] = []
+
+    def replace_map(self, wanted: dict[int, int]) -> dict[int, int]:
+        time.sleep(self.seconds)
+        if self.refuses:
+            raise DeviceRejected("-222,\"Data out of range\"", device="refusing")
+        return dict(wanted)
+
+    def power(self, ports: list[int]) -> dict[int, float | None]:
+        self.read_at.append(time.monotonic())
+        return dict.fromkeys(ports, self.reading)
+
+
+class _Actions:
+    """OcsActions' submit over fake units, each in a worker."""
+
+    def __init__(self, units: dict[str, _SwitchingOcs]):
+        self.units = units
+        self.pool = ThreadPoolExecutor(max_workers=len(units))
+
+    def submit(self, name: str, action: Callable[[Any], Any]) -> Any:
+        return self.pool.submit(action, self.units[name])
+
+
+def _maps(units: dict[str, _SwitchingOcs]) -> dict[str, dict[int, int]]:
+    return {name: {1: 65} for name in units}
+
+
+def _points(*pairs: tuple[str, str]) -> dict[str, Any]:
+    from msoctl.protect.moves import LightPoint
+
+    return {f"link-{n}": {a: {61: LightPoint("far end", -20.0)},
+                          b: {61: LightPoint("far end", -20.0)}}
+            for n, (a, b) in enumerate(pairs, 1)}
+
+
+def test_a_link_is_verified_once_its_own_ocses_are_done_not_the_slowest() -> None:
+    """The light check of each OCS begins once it and the OCSes at its links' other
+    ends are done: link-1 (two quick units) is verified while link-2's units still
+    switch; the commands-done hook runs once, after the last."""
+    from msoctl.protect.moves import apply_and_verify
+
+    units = {"a1": _SwitchingOcs(0.01), "b1": _SwitchingOcs(0.01),
+             "a2": _SwitchingOcs(0.3), "b2": _SwitchingOcs(0.3)}
+    told: list[float] = []
+    applied, verified = apply_and_verify(
+        _Actions(units), _maps(units),  # type: ignore[arg-type]
+        _points(("a1", "b1"), ("a2", "b2")), check=lambda: None,
+        applied=lambda results: told.append(time.monotonic()),
+        timeout_seconds=1.0, pause_seconds=0.01)
+    last_done = max(a.done for a in applied.values())
+    assert len(told) == 1 and told[0] >= last_done
+    first, second = verified["link-1"][0], verified["link-2"][0]
+    assert first is not None and second is not None
+    assert first < applied["a2"].done and first < applied["b2"].done
+    assert second >= max(applied["a2"].done, applied["b2"].done)
+    assert all(t >= max(applied["a1"].done, applied["b1"].done)
+               for t in units["a1"].read_at + units["b1"].read_at)
+
+
+def test_a_dark_link_is_read_again_and_a_refused_command_waits_for_the_others() -> None:
+    from msoctl.protect.moves import apply_and_verify
+
+    dark = {"a1": _SwitchingOcs(0.01, power=-40.0), "b1": _SwitchingOcs(0.01)}
+    _, verified = apply_and_verify(
+        _Actions(dark), _maps(dark),  # type: ignore[arg-type]
+        _points(("a1", "b1")), check=lambda: None, applied=lambda results: None,
+        timeout_seconds=0.1, pause_seconds=0.02)
+    assert verified["link-1"][0] is None  # never lit: given up after the timeout
+    assert 2 <= len(dark["a1"].read_at) <= 10  # read again every pause meanwhile
+    units = {"a1": _SwitchingOcs(0.01, refuses=True), "b1": _SwitchingOcs(0.2)}
+    started = time.monotonic()
+    with pytest.raises(DeviceRejected):
+        apply_and_verify(_Actions(units), _maps(units),  # type: ignore[arg-type]
+                         _points(("a1", "b1")), check=lambda: None,
+                         applied=lambda results: pytest.fail("the change failed"),
+                         timeout_seconds=1.0, pause_seconds=0.01)
+    assert time.monotonic() - started >= 0.2  # raised once b1's command had ended too
+    assert units["b1"].read_at == []  # nothing checked on a failed change
 
 
 def _link() -> Any:
