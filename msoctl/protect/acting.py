@@ -220,16 +220,11 @@ class Acting:
                 raise
             if terms:
                 change.note("fence", instance=self.ownership.instance, terms=terms)
-            def commands_done(results: dict[str, Applied]) -> None:
-                for name in names:
-                    self._map_valid_after[name] = results[name].done
-                    self._watches[name].adopt_map(results[name].final, results[name].done)
-                held.close()
-
             applied, verified = apply_and_verify(
                 self.ocs, {name: wanted[name] for name in names}, self._light_points(moves),
                 check=partial(self.ownership.check, [m.link for m in moves]),
-                applied=commands_done, timeout_seconds=self.config.verify_timeout_seconds,
+                applied=partial(self._commands_done, names, held),
+                timeout_seconds=self.config.verify_timeout_seconds,
                 pause_seconds=self.config.poll_seconds)
             sent = max(a.sent for a in applied.values())
             done = max(a.done for a in applied.values())
@@ -293,6 +288,16 @@ class Acting:
                                                  move.link.ocs_names},
                                 "detected": move.detected, "light": outcome["light"],
                                 "links_in_change": len(moves)})
+
+    def _commands_done(self, names: list[str], held: ExitStack,
+                       results: dict[str, Applied]) -> None:
+        """Every command of a change is done: the maps they read back are the watches'
+        at once, and the OCSes' turns and device locks go to the next change while
+        this one's light is still being checked."""
+        for name in names:
+            self._map_valid_after[name] = results[name].done
+            self._watches[name].adopt_map(results[name].final, results[name].done)
+        held.close()
 
     def _light_points(self, moves: list[Candidate]) -> dict[str, dict[str, dict[int, LightPoint]]]:
         """Per link, where light must arrive after its move: the new span's far ends

@@ -10,8 +10,8 @@ open for the whole run, and one thread per device reads it.
   message budget (msoctl/protect/budget.py): fast while it watches for this
   instance's links, slow (:data:`SLOW_POLL_SECONDS`, a reconciliation) while it only
   keeps a standby warm or while the OCS's alarms do the detecting. Each watch's
-  whole polls keep to a phase of their own within the interval, so an instance's
-  OCSes are read one after another, not in one burst. It has a second
+  reconciliation polls keep to a phase of their own within the interval, so an
+  instance's OCSes are read one after another, not in one burst. It has a second
   persistent session, :class:`OcsControl`, for changes, so a protection move never
   queues behind a monitor read; both take their messages from the same budget.
 - :class:`AmpWatch` reads an amplifier's monitors and ALS state (two I2C block reads
@@ -323,11 +323,14 @@ class OcsWatch(_Watch[OcsDriver]):
             self._answering = False
 
     def _next_slot(self, now: float) -> float:
-        """When the whole poll after one at ``now`` is due: on this watch's own grid of
-        intervals (offset by its phase), so that an instance's OCSes are not all read at
-        the same moment, and at least half an interval away, so that the polls asked of
-        every OCS of a change at once do not bring their watches back into step."""
+        """When the whole poll after one at ``now`` is due. A reconciliation's: on this
+        watch's own grid of intervals (offset by its phase), so that an instance's OCSes
+        are not all read at the same moment, and at least half an interval away, so that
+        the polls asked of every OCS of a change at once do not bring their watches back
+        into step. A detecting poll's (no alarms): one interval on, never later."""
         interval = self.interval()
+        if self.fast and not self.alarms_live:
+            return now + interval
         offset = self.phase * interval
         return offset + math.ceil((now + interval / 2 - offset) / interval) * interval
 

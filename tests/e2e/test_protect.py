@@ -723,9 +723,10 @@ def test_an_alarm_has_its_links_ports_read_and_a_request_made_meanwhile_is_kept(
 
 
 def test_the_whole_polls_of_an_instances_ocses_keep_apart() -> None:
-    """Each watch's whole polls fall on its own phase of the interval, whenever the last
-    one was made: the polls every OCS of a change gets at once do not put them back in
-    step, and none comes sooner than half an interval after the last."""
+    """Each watch's reconciliation polls fall on its own phase of the interval, whenever
+    the last one was made: the polls every OCS of a change gets at once do not put them
+    back in step, and none comes sooner than half an interval after the last. A watch
+    polling to detect keeps its interval."""
     from msoctl.protect.budget import QueryBudget
     from msoctl.protect.watch import OcsWatch
 
@@ -742,6 +743,9 @@ def test_the_whole_polls_of_an_instances_ocses_keep_apart() -> None:
     # on its grid, a watch polls once an interval
     assert watches[1]._next_slot(slots[1]) == pytest.approx(slots[1] + 1.0)
     assert watches[1]._next_slot(slots[1] + 0.1) == pytest.approx(slots[1] + 1.0)
+    # polling to detect (no alarms): the next poll one interval on, whatever the phase
+    watches[2].set_alarms_live(False)
+    assert watches[2]._next_slot(now) == pytest.approx(now + watches[2].interval())
 
 
 class _SwitchingOcs:
