@@ -3,7 +3,8 @@ it, so units sharing one process (one event loop, as the lab's workers run eight
 do not start their reconfigurations one behind another's interpreter time.
 
 Real sockets and the real clock; the loop is held busy on purpose, so the margins are
-tens of milliseconds against a difference of forty or more.
+tens of milliseconds against a difference of forty or more (run alone, in the serial
+pass).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 
+import pytest
+
 from emulators.clock import RealClock
 from emulators.loopthread import LoopThread
 from emulators.ocs.model import OcsDevice
@@ -23,7 +26,9 @@ from emulators.ocs.scpi import make_interpreter
 from emulators.optics.model import OpticalModel
 from emulators.scpi.server import ScpiTcpServer
 
-HELD_SECONDS = 0.03  # the loop held before it reads the commands
+pytestmark = pytest.mark.serial  # real-time bounds are the subject: alone on the machine
+
+HELD_SECONDS = 0.2  # the loop held while the commands are sent (both arrive meanwhile)
 BUSY_SECONDS = 0.04  # each unit's command keeps the loop this long
 
 
