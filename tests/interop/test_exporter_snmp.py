@@ -28,7 +28,8 @@ from tests.support.exporter import fetch
 from tests.support.lab import wait_until
 from tests.support.paths import DEPLOY
 from tests.support.peers import require_executable
-from tests.support.prometheus import free_port, prometheus
+from tests.support.ports import free_port
+from tests.support.prometheus import prometheus
 from tests.support.snmp_agents import CREDENTIALS, AgentUnderTest
 
 MSOCTL = str(Path(sys.executable).with_name("msoctl"))

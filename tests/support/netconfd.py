@@ -44,6 +44,7 @@ import asyncssh
 
 from tests.support.paths import YANG
 from tests.support.peers import require_executable
+from tests.support.ports import free_port
 
 MODULE = YANG / "msoctl-congestion.yang"
 START_SECONDS = 5.0  # each daemon; both need well under a second (netconfd about 0.1 s)
@@ -128,7 +129,7 @@ def _start(programs: tuple[Path, Path, Path], module: Path, directory: Path,
     """Both daemons up on a port picked for sshd (and given to netconfd as its port)."""
     netconfd, subsystem, sshd = programs
     for _ in range(ATTEMPTS):
-        port = _free_port()
+        port = free_port()
         daemons = _Daemons()
         try:
             daemons.start_netconfd(netconfd, module, directory, socket_dir, port, username)
@@ -310,12 +311,6 @@ def _privilege_separation_directory() -> None:
     """sshd started as root refuses to run without /run/sshd (its privsep chroot)."""
     if os.geteuid() == 0:
         Path("/run/sshd").mkdir(mode=0o755, parents=True, exist_ok=True)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _tcp_connects(port: int) -> bool:

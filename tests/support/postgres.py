@@ -19,13 +19,14 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.support.ports import free_port
 
 PASSWORD_ROLE = "msoctl_pw"
 START_SECONDS = 60.0
@@ -39,12 +40,6 @@ def find_bindir() -> Path | None:
     versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"),
                       key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0)
     return Path(versions[-1]).parent if versions else None
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass
@@ -95,7 +90,7 @@ class PostgresCluster:
             pwd.getpwnam("postgres")  # KeyError: Debian's package was not installed
             owner = "postgres"
         directory.mkdir(parents=True, exist_ok=True)
-        cluster = cls(directory, bindir, _free_port(), owner)
+        cluster = cls(directory, bindir, free_port(), owner)
         cluster.socket_dir.mkdir(exist_ok=True)
         if owner is not None:
             entry = pwd.getpwnam(owner)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import urllib.parse
 from collections.abc import Iterator
@@ -16,12 +15,7 @@ import yaml
 from tests.support.exporter import fetch
 from tests.support.lab import wait_until
 from tests.support.peers import require_executable
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from tests.support.ports import free_port
 
 
 class Prometheus:
