@@ -34,6 +34,8 @@ from drivers.scpi.table import ScpiCommand
 from drivers.transports.base import StreamTransport
 
 _ERROR_ENTRY = re.compile(r'\s*([+-]?\d+)\s*,\s*"((?:[^"]|"")*)"\s*')
+_CONTROL = re.compile(rb"[\x00-\x1f]")
+"""A byte no reply has: a control character (line noise, a binary reply read as text)."""
 _MAX_RESYNC_LINES = 64
 UNDEFINED_HEADER = -113
 CLEAR_STATUS = "*CLS"
@@ -159,13 +161,9 @@ class ScpiSession:
             raise
         # A serial console answering CR may be read with LF stripping or vice versa.
         body = raw[: -len(self.read_termination)].strip(b"\r\n")
-        try:
-            text = body.decode("ascii")
-        except UnicodeDecodeError:
-            text = "\x00"
-        if any(ord(ch) < 32 for ch in text):
-            raise ProtocolError(f"garbled reply to {command}", detail=f"raw reply {body[:80]!r}")
-        return text
+        if body.isascii() and not _CONTROL.search(body):
+            return body.decode("ascii")
+        raise ProtocolError(f"garbled reply to {command}", detail=f"raw reply {body[:80]!r}")
 
     def query_blocks(self, command: str, count: int = 1) -> list[bytes]:
         """Send a query (or ``count`` queries joined by ``;``) answered by binary block data.
