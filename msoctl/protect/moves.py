@@ -120,77 +120,116 @@ def apply_and_verify(actions: OcsActions, wanted: Mapping[str, dict[int, int]],
     through); the OCSes of a link still dark are read again after ``pause_seconds``,
     until ``timeout_seconds`` after its OCSes were done. A command that fails is
     raised once every command has ended (none is left running)."""
-    commands = {name: actions.submit(name, partial(_replace, wanted=port_map, check=check))
-                for name, port_map in wanted.items()}
-    results: dict[str, Applied] = {}
-    failures: list[BaseException] = []
-    pending = {link: per_ocs for link, per_ocs in points.items()}
-    partners: dict[str, set[str]] = {}
-    for per_ocs in pending.values():
-        for name in per_ocs:
-            partners.setdefault(name, set()).update(per_ocs)
-    done_at: dict[str, float] = {}
-    reads: dict[Future[dict[int, float | None]], str] = {}
-    fresh: dict[str, dict[int, float | None]] = {}  # read after it and its partners were done
-    not_before: dict[str, float] = {}
-    found: Verified = {}
-    told = False
-    while commands or pending:
+    change = _ChangeInFlight(actions, wanted, points, check=check,
+                             timeout_seconds=timeout_seconds, pause_seconds=pause_seconds)
+    return change.run(applied)
+
+
+class _ChangeInFlight:
+    """The commands and the light checks of one :func:`apply_and_verify`."""
+
+    def __init__(self, actions: OcsActions, wanted: Mapping[str, dict[int, int]],
+                 points: Mapping[str, LinkPoints], *, check: Callable[[], None],
+                 timeout_seconds: float, pause_seconds: float):
+        self.actions = actions
+        self.wanted = wanted
+        self.timeout_seconds = timeout_seconds
+        self.pause_seconds = pause_seconds
+        self.commands = {name: actions.submit(name, partial(_replace, wanted=port_map,
+                                                            check=check))
+                         for name, port_map in wanted.items()}
+        self.results: dict[str, Applied] = {}
+        self.failures: list[BaseException] = []
+        self.pending = dict(points)  # the links not judged yet
+        self.partners: dict[str, set[str]] = {}  # an OCS, and those its links end on
+        for per_ocs in self.pending.values():
+            for name in per_ocs:
+                self.partners.setdefault(name, set()).update(per_ocs)
+        self.done_at: dict[str, float] = {}
+        self.reads: dict[Future[dict[int, float | None]], str] = {}
+        self.fresh: dict[str, dict[int, float | None]] = {}  # read once all were done
+        self.not_before: dict[str, float] = {}  # not read again before (a pause)
+        self.found: Verified = {}
+
+    def run(self, applied: Callable[[dict[str, Applied]], None]
+            ) -> tuple[dict[str, Applied], Verified]:
+        told = False
+        while self.commands or self.pending:
+            self._start_reads()
+            if not self.commands and not told:
+                told = True
+                if self.failures:
+                    raise self.failures[0]
+                applied(dict(self.results))
+            if not self.commands and not self.reads and (not self.pending or self.failures):
+                break
+            self._take(self._wait())
+            if self.failures:
+                self.pending.clear()  # nothing to verify: the change failed
+                continue
+            self._judge()
+        if self.failures:  # a light check that failed once every command was done
+            raise self.failures[0]
+        return self.results, self.found
+
+    def _start_reads(self) -> None:
+        """A read of each OCS that is due: it and its partners done, not read since
+        (or its pause over), none on the way."""
         now = time.monotonic()
-        reading = set(reads.values())
-        for name, others in partners.items():
-            if (name not in fresh and name not in reading and not failures
-                    and not_before.get(name, 0.0) <= now
-                    and all(o in done_at or o not in wanted for o in others | {name})):
-                ports = _points_on(pending, name)
+        reading = set(self.reads.values())
+        for name, others in self.partners.items():
+            if (name not in self.fresh and name not in reading and not self.failures
+                    and self.not_before.get(name, 0.0) <= now
+                    and all(o in self.done_at or o not in self.wanted
+                            for o in others | {name})):
+                ports = _points_on(self.pending, name)
                 if ports:
-                    reads[actions.submit(name, partial(_powers, ports=sorted(ports)))] = name
-        if not commands and not told:
-            told = True
-            if failures:
-                raise failures[0]
-            applied(dict(results))
-        if not commands and not reads and (not pending or failures):
-            break
-        waiting: list[Future[Any]] = [*commands.values(), *reads]
-        later = [t - now for t in not_before.values() if t > now]
-        timeout = min(later) if later else None
-        finished, _ = wait(waiting, timeout=timeout, return_when=FIRST_COMPLETED)
-        for name, command in list(commands.items()):
+                    read = self.actions.submit(name, partial(_powers, ports=sorted(ports)))
+                    self.reads[read] = name
+
+    def _wait(self) -> set[Future[Any]]:
+        """Until a command or a read ends, or the next pause is over."""
+        now = time.monotonic()
+        later = [t - now for t in self.not_before.values() if t > now]
+        waiting: list[Future[Any]] = [*self.commands.values(), *self.reads]
+        finished, _ = wait(waiting, timeout=min(later) if later else None,
+                           return_when=FIRST_COMPLETED)
+        return finished
+
+    def _take(self, finished: set[Future[Any]]) -> None:
+        for name, command in list(self.commands.items()):
             if command in finished:
-                del commands[name]
+                del self.commands[name]
                 try:
-                    results[name] = command.result()
-                    done_at[name] = results[name].done
+                    self.results[name] = command.result()
+                    self.done_at[name] = self.results[name].done
                 except BaseException as error:  # raised once every command has ended
-                    failures.append(error)
-        for read in [f for f in reads if f in finished]:
-            name = reads.pop(read)
+                    self.failures.append(error)
+        for read in [f for f in self.reads if f in finished]:
+            name = self.reads.pop(read)
             try:
-                fresh[name] = read.result()
+                self.fresh[name] = read.result()
             except BaseException as error:
-                failures.append(error)
-        if failures:
-            pending.clear()  # nothing to verify: the change failed
-            continue
+                self.failures.append(error)
+
+    def _judge(self) -> None:
+        """Each link whose OCSes have all been read: verified, given up (its timeout
+        over), or its OCSes read again after a pause."""
         now = time.monotonic()
         dark: set[str] = set()
-        for link, per_ocs in list(pending.items()):
-            if not all(name in fresh for name in per_ocs):
+        for link, per_ocs in list(self.pending.items()):
+            if not all(name in self.fresh for name in per_ocs):
                 continue
-            lit, light = _judge_points(per_ocs, fresh)
-            ends = max(done_at.get(name, now) for name in per_ocs)
-            if lit or now >= ends + timeout_seconds:
-                found[link] = (now if lit else None, light)
-                del pending[link]
+            lit, light = _judge_points(per_ocs, self.fresh)
+            ends = max(self.done_at.get(name, now) for name in per_ocs)
+            if lit or now >= ends + self.timeout_seconds:
+                self.found[link] = (now if lit else None, light)
+                del self.pending[link]
             else:
                 dark.update(per_ocs)
-        for name in dark:  # read again, after a pause
-            fresh.pop(name, None)
-            not_before[name] = now + pause_seconds
-    if failures:  # a light check that failed once every command was done
-        raise failures[0]
-    return results, found
+        for name in dark:
+            self.fresh.pop(name, None)
+            self.not_before[name] = now + self.pause_seconds
 
 
 def _points_on(pending: Mapping[str, LinkPoints], name: str) -> set[int]:
