@@ -295,17 +295,7 @@ class ProtectionController(Acting, KeepingStandby):
             gc.freeze()
             try:
                 while not stop.is_set():
-                    # New readings wake the loop; the timeout only runs the timers (the
-                    # hold-off, the wait-to-restore) when no reading comes. A gathering
-                    # is not woken: it decides at its end, on the readings' own times,
-                    # and judging again at every alarm of a burst would hold the
-                    # interpreter while the burst's other alarms wait to be taken in.
-                    gathering = self._gather_until
-                    left = None if gathering is None else gathering - time.monotonic()
-                    if left is not None and left > 0:
-                        stop.wait(left)
-                    else:
-                        self._changed.wait(self._tick())
+                    self._wait_for_readings(stop)
                     self._changed.clear()
                     if self._ownership_changed.is_set():
                         self._ownership_changed.clear()
@@ -323,13 +313,20 @@ class ProtectionController(Acting, KeepingStandby):
                 self._close()
                 run_op.outcome.update(self.counts)
 
-    def _tick(self) -> float:
-        """How long the decision loop waits for a new reading: the timers' tick, or what
-        is left of a gathering (see GATHER_MIN_SECONDS)."""
-        tick = max(self.config.poll_seconds, TIMER_SECONDS)
+    def _wait_for_readings(self, stop: threading.Event) -> None:
+        """The decision loop's wait: new readings wake it, and the timers' tick runs the
+        timers (the hold-off, the wait-to-restore) when no reading comes. A gathering
+        (see GATHER_MIN_SECONDS) is not woken: it decides at its end, on the readings'
+        own times, and judging again at every alarm of a burst would hold the
+        interpreter while the burst's other alarms wait to be taken in."""
         if self._gather_until is None:
-            return tick
-        return min(tick, max(0.001, self._gather_until - time.monotonic()))
+            self._changed.wait(max(self.config.poll_seconds, TIMER_SECONDS))
+            return
+        left = self._gather_until - time.monotonic()
+        if left > 0:
+            stop.wait(left)
+        else:  # it is over: evaluate again almost at once
+            self._changed.wait(0.001)
 
     def _gathering(self, candidates: list[Candidate], now: float) -> bool:
         """Whether to wait for the other OCSes' losses before acting on ``candidates``
