@@ -32,7 +32,6 @@ import json
 import os
 import queue
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -47,9 +46,13 @@ from typing import Any
 
 import yaml
 
-from emulators.fleetprocess import FleetProcess
-
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # for tests.support.ports
+
+from emulators.fleetprocess import FleetProcess  # noqa: E402
+from tests.support.ports import free_port  # noqa: E402  (also exporter_fleet.py's)
+
 MSOCTL = Path(sys.executable).with_name("msoctl")
 TIMEOUT_HEADER = "X-Prometheus-Scrape-Timeout-Seconds"
 SCRAPE_TIMEOUT_SECONDS = 10.0
@@ -81,12 +84,6 @@ def process_cpu_seconds(pid: int, *, children: bool = False,
             continue
         total += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
     return total
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _wait(predicate: Callable[[], bool], what: str, seconds: float,
