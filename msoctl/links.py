@@ -8,6 +8,7 @@ Two top-level inventory sections, beside ``devices``::
         length_km: 30
         loss_db_per_km: 0.2         # default 0.2 (G.652 at 1550 nm, with splices)
         connector_loss_db: 0.6      # all connectors of one fiber; default 0.5
+        cable: cable-east           # optional: the cable (sheath, duct) it runs in
         a_to_b: {from: ocs-a:121, to: ocs-b:61, amplifier: amp-1}
         b_to_a: {from: ocs-b:121, to: ocs-a:61}
     links:                          # switch port <-> switch port, both directions
@@ -30,7 +31,14 @@ span needs, at each end's OCS, two cross-connects (:meth:`Link.connections`):
   ``from`` port.
 
 Protection moves both cross-connects at both ends from the working span's ports
-to the protection span's. Every reference is checked when the inventory loads
+to the protection span's.
+
+A span's ``cable`` names its shared risk: the spans that one cut darkens together
+(one sheath, or one duct or trench where several cables share a route; the lab's
+topology writes its cables here). A link's protection span must not be in its
+working span's cable. The protection controller uses the cables to act on a cut as
+soon as every span of the cable is dark, instead of waiting a moment for more losses
+(msoctl/protect/controller.py, the gathering). Every reference is checked when the inventory loads
 (devices of the right kind, OCS ends consistent), each error naming the line.
 """
 
@@ -76,6 +84,8 @@ class Span:
     connector_loss_db: float
     a_to_b: SpanFiber
     b_to_a: SpanFiber
+    cable: str | None = None
+    """The spans that fail with it share it (see the module docstring)."""
 
     @property
     def fiber_loss_db(self) -> float:
@@ -160,7 +170,7 @@ def parse_spans_and_links(data: Mapping[str, Any], source: str,
     for index, (item, line) in enumerate(_items(data, "spans", source)):
         section = Section(item, source, f"span #{index + 1}", line=line)
         section.reject_unknown({"name", "length_km", "loss_db_per_km", "connector_loss_db",
-                                "a_to_b", "b_to_a"})
+                                "cable", "a_to_b", "b_to_a"})
         name = section.get("name", str)
         if not LINK_NAME.fullmatch(name):
             raise section.error("name", "must be letters, digits, '.', '_', ':' or '-'")
@@ -176,6 +186,9 @@ def parse_spans_and_links(data: Mapping[str, Any], source: str,
         connectors = section.get("connector_loss_db", float, default=DEFAULT_CONNECTOR_LOSS_DB)
         if not 0 <= connectors <= 30:
             raise section.error("connector_loss_db", "must be 0..30 dB")
+        cable = section.get("cable", str, default=None)
+        if cable is not None and not LINK_NAME.fullmatch(cable):
+            raise section.error("cable", "must be letters, digits, '.', '_', ':' or '-'")
         fibers = []
         for key in ("a_to_b", "b_to_a"):
             sub = Section(section.get(key, dict), source, f"span {name!r} {key}",
@@ -194,7 +207,7 @@ def parse_spans_and_links(data: Mapping[str, Any], source: str,
         if (a_to_b.start.ocs, a_to_b.end.ocs) != (b_to_a.end.ocs, b_to_a.start.ocs):
             raise section.error("b_to_a", "must run between the same two OCSes as a_to_b, "
                                 "the other way")
-        spans[name] = Span(name, length, per_km, connectors, a_to_b, b_to_a)
+        spans[name] = Span(name, length, per_km, connectors, a_to_b, b_to_a, cable)
 
     links: dict[str, Link] = {}
     used: dict[str, str] = {}
@@ -250,8 +263,14 @@ def parse_spans_and_links(data: Mapping[str, Any], source: str,
                                 f"{working_spans[working.name]!r} (one link per fiber pair; "
                                 "links may share a protection span)")
         working_spans[working.name] = name
-        if roles["protection"] is not None and roles["protection"].name == working.name:
+        protection = roles["protection"]
+        if protection is not None and protection.name == working.name:
             raise section.error("protection", "must be another span than the working one")
+        if protection is not None and protection.cable is not None \
+                and protection.cable == working.cable:
+            raise section.error("protection", f"span {protection.name} is in cable "
+                                f"{working.cable}, as the working span {working.name} is: "
+                                "one cut would darken both")
         tx_power = section.get("tx_power_dbm", float, default=None)
         if tx_power is not None and not -30 <= tx_power <= 30:
             raise section.error("tx_power_dbm", "must be -30..30 dBm")

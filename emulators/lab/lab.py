@@ -625,7 +625,7 @@ class Lab:
             spans[span.name] = {
                 "name": span.name, "length_km": a_to_b.length_km,
                 "loss_db_per_km": a_to_b.loss_db_per_km,
-                "connector_loss_db": a_to_b.connector_loss_db,
+                "connector_loss_db": a_to_b.connector_loss_db, "cable": span.cable,
                 "a_to_b": _span_fiber(a_to_b), "b_to_a": _span_fiber(b_to_a),
             }
         links = []

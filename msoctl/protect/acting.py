@@ -100,9 +100,11 @@ class Acting:
         assert self._ocs is not None, "controller not started"
         return self._ocs
 
-    def _make_moves(self, moves: list[Candidate], powers: dict[str, Any]) -> None:
+    def _make_moves(self, moves: list[Candidate], powers: dict[str, Any],
+                    gathered: str | None) -> None:
         """Carry out ``moves`` together, after the lit-port rule and the ownership check;
-        a move that fails is tried again later."""
+        a move that fails is tried again later. ``gathered``: why the decision loop
+        stopped waiting for more losses (journaled with the intent)."""
         decided = time.monotonic()
         names = sorted({name for m in moves for name in m.link.ocs_names})
         action = ("protection.revert" if all(m.revert for m in moves)
@@ -118,7 +120,7 @@ class Acting:
                 for name in names:
                     held.enter_context(self._turns[name])
                 held.enter_context(self._locked(names))
-                self._move(moves, names, action, label, decided, held)
+                self._move(moves, names, action, label, decided, held, gathered)
         except Fenced as fenced:
             self._fenced(moves, action, fenced)
         except DeviceBusy as error:
@@ -180,7 +182,7 @@ class Acting:
         return allowed
 
     def _move(self, moves: list[Candidate], names: list[str], action: str, label: str,
-              decided: float, held: ExitStack) -> None:
+              decided: float, held: ExitStack, gathered: str | None) -> None:
         """One change: ``held`` (the OCSes' turns and device locks) is let go once every
         command is done, so the next change goes to the devices while this one's light
         is verified."""
@@ -195,7 +197,8 @@ class Acting:
             from_span=first.source.name if uniform else None,
             to_span=first.target.name if uniform else None,
             moves=spans, cause="; ".join(m.cause for m in moves),
-            detected=self.wall(detected), instance=self.ownership.instance,
+            detected=self.wall(detected), gathered=gathered,
+            instance=self.ownership.instance,
         ) as change:
             journaled = time.monotonic()
             current = {name: future.result() for name, future in maps_read.items()}

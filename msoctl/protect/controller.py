@@ -65,12 +65,13 @@ from drivers.errors import ValidationError
 from msoctl.access import Devices
 from msoctl.inventory import Inventory
 from msoctl.journal import Change, DeviceBusy, DeviceLock, Journal, JournalError, Operation
-from msoctl.links import Link
+from msoctl.links import Link, SpanFiber
 from msoctl.linkstate import LinkStates
 from msoctl.protect.acting import Acting, LinkProgress
 from msoctl.protect.alarms import AlarmFeeds
 from msoctl.protect.allocate import Candidate, Refusal, allocate, span_carrier
 from msoctl.protect.budget import QueryBudget
+from msoctl.protect.cables import Cables
 from msoctl.protect.config import ProtectConfig, ProtectionEvent
 from msoctl.protect.light import (
     DIRECTION_NAMES,
@@ -119,7 +120,10 @@ GATHER_QUIET_SECONDS ago). A cable cut darkens links on many OCSes, whose alarms
 polls arrive a few milliseconds apart (from other processes, other hosts): acting on
 the first would answer the cut in several changes, each OCS's map written several
 times, the later links waiting for the earlier ones' light check. The price is at most
-GATHER_MAX_SECONDS of a recovery, shown in each move's ``hold_off`` duration."""
+GATHER_MAX_SECONDS of a recovery, shown in each move's ``hold_off`` duration. Where the
+inventory names the spans' cables, a gathering ends as soon as every link that the
+losses' cables carry has lost its light (msoctl/protect/cables.py): a whole cable cut is
+answered when its last link is seen dark, without the wait."""
 
 
 @dataclass(kw_only=True)
@@ -241,6 +245,11 @@ class ProtectionController(Acting, KeepingStandby):
         self._link_states = LinkStates(journal)
         self._drains_read = -DRAIN_CHECK_SECONDS
         self._gather_until: float | None = None
+        self._cables = Cables(chosen)
+        self._gathered: str | None = None
+        """Why the last gathering ended (journaled with the change it decided)."""
+        self._gather_cables: frozenset[str] | None = None
+        """The cables of the losses being gathered, while it waits (None: some without)."""
         self._turns = {name: threading.Lock() for name in ports}
         self._changes = ThreadPoolExecutor(max_workers=CHANGES_IN_FLIGHT,
                                            thread_name_prefix="protect-change")
@@ -316,34 +325,53 @@ class ProtectionController(Acting, KeepingStandby):
     def _wait_for_readings(self, stop: threading.Event) -> None:
         """The decision loop's wait: new readings wake it, and the timers' tick runs the
         timers (the hold-off, the wait-to-restore) when no reading comes. A gathering
-        (see GATHER_MIN_SECONDS) is not woken: it decides at its end, on the readings'
-        own times, and judging again at every alarm of a burst would hold the
-        interpreter while the burst's other alarms wait to be taken in."""
+        (see GATHER_MIN_SECONDS) is not woken by every reading: it decides at its end,
+        on the readings' own times, and judging again at every alarm of a burst would
+        hold the interpreter while the burst's other alarms wait to be taken in. It is
+        woken by the reading that shows its losses' cables dark, which it can end."""
         if self._gather_until is None:
             self._changed.wait(max(self.config.poll_seconds, TIMER_SECONDS))
             return
-        left = self._gather_until - time.monotonic()
-        if left > 0:
-            stop.wait(left)
-        else:  # it is over: evaluate again almost at once
-            self._changed.wait(0.001)
+        cables = self._gather_cables
+        while (left := self._gather_until - time.monotonic()) > 0:
+            if cables is None:
+                stop.wait(left)
+                return
+            # Woken only once the readings say the losses' cables are dark through and
+            # through: judging then can end the gathering (Cables.dark).
+            if not self._changed.wait(left):
+                return
+            self._changed.clear()
+            if stop.is_set() or self._cables.dark(cables, self._states, self._busy,
+                                                   self._reading, self._arrival_threshold):
+                return
+        self._changed.wait(0.001)  # it is over: evaluate again almost at once
 
     def _gathering(self, candidates: list[Candidate], now: float) -> bool:
         """Whether to wait for the other OCSes' losses before acting on ``candidates``
         (GATHER_MIN_SECONDS): only for losses seen within GATHER_MAX_SECONDS, so that a
-        link left down (refused) does not hold the others back."""
-        fresh = [c.detected for c in candidates if not c.revert and not c.finishing
-                 and now - c.detected < GATHER_MAX_SECONDS]
-        self._gather_until = None
-        if not fresh:
+        link left down (refused) does not hold the others back, and not for more losses
+        once every link the losses' cables carry has lost its light (cables.py)."""
+        switches = [c for c in candidates if not c.revert and not c.finishing]
+        losses = [c for c in switches if now - c.detected < GATHER_MAX_SECONDS]
+        self._gather_until = self._gathered = None
+        if not losses:
+            if switches:
+                self._gathered = (f"losses seen {GATHER_MAX_SECONDS * 1000:g} ms ago or more: "
+                                  "no wait")
             return False
+        fresh = [c.detected for c in losses]
         first, latest = min(fresh), max(fresh)
-        if now - first < GATHER_MIN_SECONDS:
+        cables = self._gather_cables = self._cables.of(c.source for c in losses)
+        whole = cables is not None and self._cables.all_lost(cables, self._states,
+                                                             self._busy)
+        if not whole and now - first < GATHER_MIN_SECONDS:
             self._gather_until = first + GATHER_MIN_SECONDS
             return True
         # Losses still arriving (a cut's alarms from another process of the lab, another
         # host): wait until they have been quiet a moment, within GATHER_MAX_SECONDS.
-        if now - latest < GATHER_QUIET_SECONDS and now - first < GATHER_MAX_SECONDS:
+        if not whole and now - latest < GATHER_QUIET_SECONDS \
+                and now - first < GATHER_MAX_SECONDS:
             self._gather_until = min(latest + GATHER_QUIET_SECONDS, first + GATHER_MAX_SECONDS)
             return True
         # Still waiting for a reading asked for (light back somewhere, an OCS read after
@@ -351,6 +379,14 @@ class ProtectionController(Acting, KeepingStandby):
         if any(watch.poll_pending for watch in self._watches.values()):
             self._gather_until = min(now + 0.002, first + GATHER_MAX_SECONDS)
             return True
+        if whole:
+            assert cables is not None
+            named = ", ".join(sorted(cables))
+            self._gathered = f"every link of cable{'s' if len(cables) > 1 else ''} {named} dark"
+        elif now - first >= GATHER_MAX_SECONDS:
+            self._gathered = f"{GATHER_MAX_SECONDS * 1000:g} ms after the first loss (the most)"
+        else:
+            self._gathered = f"no other loss for {GATHER_QUIET_SECONDS * 1000:g} ms"
         return False
 
     def _start(self) -> None:
@@ -401,16 +437,27 @@ class ProtectionController(Acting, KeepingStandby):
                 for fiber in (span.a_to_b, span.b_to_a) if span else ():
                     if bool(fiber.amplifier) != amplified:
                         continue
-                    threshold = base
-                    if fiber.amplifier:
-                        reading = self._amp_watches[fiber.amplifier].sample
-                        gain = None if reading is None else self.judge.amp_gain_db(
-                            fiber.amplifier, reading)
-                        if gain is None:
-                            continue
-                        threshold += gain
-                    found.setdefault(fiber.end.ocs, {})[fiber.end.port] = threshold
+                    threshold = self._arrival_threshold(fiber)
+                    if threshold is not None:
+                        found.setdefault(fiber.end.ocs, {})[fiber.end.port] = threshold
         return found
+
+    def _arrival_threshold(self, fiber: SpanFiber) -> float | None:
+        """The loss-of-light threshold at a fiber's far end: behind an amplifier, raised
+        by its gain (``None`` until the gain is known)."""
+        if not fiber.amplifier:
+            return self.config.threshold_dbm
+        reading = self._amp_watches[fiber.amplifier].sample
+        gain = None if reading is None else self.judge.amp_gain_db(fiber.amplifier, reading)
+        return None if gain is None else self.config.threshold_dbm + gain
+
+    def _reading(self, ocs: str, port: int) -> float | None:
+        sample = self._watches[ocs].sample
+        return None if sample is None else sample.powers.get(port)
+
+    def _busy(self, link: str) -> bool:
+        """Whether ``link`` is in a change now (its change decides for it)."""
+        return link in self._in_flight
 
     def _on_ownership(self) -> None:
         """From the lease loop: the shards owned changed; the decision loop follows."""
@@ -590,7 +637,7 @@ class ProtectionController(Acting, KeepingStandby):
             for refusal in refusals:
                 self._refused(refusal)
             if moves:
-                self._start_change(moves, powers)
+                self._start_change(moves, powers, self._gathered)
         if not arming and not self._amp_alarms_armed and self._alarms is not None \
                 and self._amp_watches:
             self._amp_alarms_armed = True
@@ -609,7 +656,8 @@ class ProtectionController(Acting, KeepingStandby):
         with self._lock:
             return bool(links) and all(name in self._in_flight for name in links)
 
-    def _start_change(self, moves: list[Candidate], powers: dict[str, Any]) -> None:
+    def _start_change(self, moves: list[Candidate], powers: dict[str, Any],
+                      gathered: str | None) -> None:
         """Carry out ``moves`` in a worker (acting.py); their links are left alone by the
         decision loop, and their target spans reserved, until it ends."""
         with self._lock:
@@ -618,7 +666,7 @@ class ProtectionController(Acting, KeepingStandby):
 
         def change() -> None:
             try:
-                self._make_moves(moves, powers)
+                self._make_moves(moves, powers, gathered)
             except Exception as error:  # report, keep protecting
                 self._emit("error", None, f"internal error: {type(error).__name__}: {error}")
                 self._retry_later(moves, time.monotonic())

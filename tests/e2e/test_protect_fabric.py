@@ -123,6 +123,10 @@ def test_a_cable_cut_of_16_links_is_one_replace_map_per_ocs_touched(
     change = switches[0]
     assert change.status == "ok", change.result
     assert sorted(change.intent["links"]) == sorted(link.name for link in cut)
+    # the lab's inventory names each span's cable: the change went as soon as the last
+    # of the cable's links was seen dark, not after a wait for more losses
+    assert all(link.working.cable == "cable-1" for link in cut)
+    assert change.intent["gathered"] == "every link of cable cable-1 dark"
     assert set(change.result["ocs"]) == touched  # one replace-map per OCS touched
     assert all(entry["changes"] for entry in change.result["ocs"].values())
     per_link = change.result["links"]
@@ -147,6 +151,37 @@ def test_a_cable_cut_of_16_links_is_one_replace_map_per_ocs_touched(
     assert all(on_span(link, "working", maps) for link in running.inventory.links.values())
     assert not [o for o in journal.operations(open_only=True) if o.action != "protection.run"]
     assert not protection_ops(journal, since, "protection.switch")[1:]  # nothing moved twice
+
+
+def test_a_span_cut_alone_is_acted_on_once_no_other_loss_has_come(
+        dedicated: RunningLab) -> None:
+    """One span of a cable of 16 cut (``fiber_cut``): its cable is not dark through and
+    through, so the loss waits the gathering's moment for the others a cut might bring,
+    then moves its link alone; the journal says why the decision went then."""
+    running = dedicated
+    journal = running.journal()
+    (link, *_) = _cable_links(running, "cable-2")
+    span = link.working.name
+    since = last_order(journal)
+    running.fault("fiber_cut", span)
+    try:
+        wait(lambda: [o for o in protection_ops(journal, since, "protection.switch")
+                      if not o.is_open], "the switch journaled", WAIT_SECONDS)
+    finally:
+        running.fault("fiber_cut", span, clear=True)
+    (change,) = protection_ops(journal, since, "protection.switch")
+    assert change.status == "ok" and change.intent["links"] == [link.name], change.result
+    # (on a loaded machine the loss may be older than the gathering's longest when it is
+    # first judged: then it goes at once, and says so)
+    assert change.intent["gathered"] in ("no other loss for 6 ms",
+                                         "30 ms after the first loss (the most)",
+                                         "losses seen 30 ms ago or more: no wait")
+    assert change.result["durations_ms"]["hold_off"] >= 10  # GATHER_MIN_SECONDS
+    wait(lambda: [o for o in protection_ops(journal, since, "protection.revert")
+                  if o.status == "ok"] and on_span(link, "working", running.maps())
+         and not [o for o in journal.operations(open_only=True)
+                  if o.action != "protection.run"],
+         "the link back on its working span, nothing open", WAIT_SECONDS)
 
 
 def test_links_sharing_a_protection_span_one_moves_the_other_is_refused_naming_it(

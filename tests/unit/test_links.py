@@ -84,6 +84,8 @@ def test_an_inventory_without_links_has_none(tmp_path: Path) -> None:
     ("switch: sw-b,", "switch: ocs-b,", "'ocs-b' is an ocs, not a switch"),
     ("tx_power_dbm: 1.0", "tx_power_dbm: 99", "-30..30 dBm"),
     ("    working: span-1\n", "", "field 'working' is required"),
+    ("    length_km: 30\n", "    length_km: 30\n    cable: cable 1\n",
+     "span 'span-1': field 'cable': must be letters"),
 ])
 def test_bad_spans_and_links_name_the_line(tmp_path: Path, old: str, new: str,
                                            message: str) -> None:
@@ -100,3 +102,21 @@ def test_two_links_on_one_working_span_are_refused(tmp_path: Path) -> None:
         .replace("links:\n", "")
     with pytest.raises(InventoryError, match="already carries link 'link-1'"):
         load_inventory(write(tmp_path, DEVICES + SPANS + LINKS + second))
+
+
+def test_a_span_names_its_cable_and_protection_is_never_in_the_working_cable(
+        tmp_path: Path) -> None:
+    """A span's ``cable`` is the risk it shares with the spans of that cable (one cut
+    darkens them all): a protection span in its working span's cable protects nothing
+    from a cut, and the inventory says so at the protection's line."""
+    cabled = SPANS.replace("    length_km: 30\n", "    length_km: 30\n    cable: east\n") \
+        .replace("    length_km: 30.5\n", "    length_km: 30.5\n    cable: west\n")
+    inventory = load_inventory(write(tmp_path, DEVICES + cabled + LINKS))
+    assert inventory.spans["span-1"].cable == "east"
+    assert inventory.spans["span-2"].cable == "west"
+    assert load_inventory(write(tmp_path, DEVICES + SPANS + LINKS)).spans["span-1"].cable is None
+    same = cabled.replace("cable: west", "cable: east")
+    with pytest.raises(InventoryError, match=r":\d+: link 'link-1': field 'protection': span "
+                       "span-2 is in cable east, as the working span span-1 is: one cut "
+                       "would darken both"):
+        load_inventory(write(tmp_path, DEVICES + same + LINKS))
