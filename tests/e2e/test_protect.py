@@ -777,6 +777,12 @@ class _Actions:
     def submit(self, name: str, action: Callable[[Any], Any]) -> Any:
         return self.pool.submit(action, self.units[name])
 
+    def __enter__(self) -> _Actions:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pool.shutdown(wait=True)
+
 
 def _maps(units: dict[str, _SwitchingOcs]) -> dict[str, dict[int, int]]:
     return {name: {1: 65} for name in units}
@@ -799,11 +805,12 @@ def test_a_link_is_verified_once_its_own_ocses_are_done_not_the_slowest() -> Non
     units = {"a1": _SwitchingOcs(0.01), "b1": _SwitchingOcs(0.01),
              "a2": _SwitchingOcs(0.3), "b2": _SwitchingOcs(0.3)}
     told: list[float] = []
-    applied, verified = apply_and_verify(
-        _Actions(units), _maps(units),  # type: ignore[arg-type]
-        _points(("a1", "b1"), ("a2", "b2")), check=lambda: None,
-        applied=lambda results: told.append(time.monotonic()),
-        timeout_seconds=1.0, pause_seconds=0.01)
+    with _Actions(units) as actions:
+        applied, verified = apply_and_verify(
+            actions, _maps(units),  # type: ignore[arg-type]
+            _points(("a1", "b1"), ("a2", "b2")), check=lambda: None,
+            applied=lambda results: told.append(time.monotonic()),
+            timeout_seconds=1.0, pause_seconds=0.01)
     last_done = max(a.done for a in applied.values())
     assert len(told) == 1 and told[0] >= last_done
     first, second = verified["link-1"][0], verified["link-2"][0]
@@ -818,16 +825,17 @@ def test_a_dark_link_is_read_again_and_a_refused_command_waits_for_the_others() 
     from msoctl.protect.moves import apply_and_verify
 
     dark = {"a1": _SwitchingOcs(0.01, power=-40.0), "b1": _SwitchingOcs(0.01)}
-    _, verified = apply_and_verify(
-        _Actions(dark), _maps(dark),  # type: ignore[arg-type]
-        _points(("a1", "b1")), check=lambda: None, applied=lambda results: None,
-        timeout_seconds=0.1, pause_seconds=0.02)
+    with _Actions(dark) as actions:
+        _, verified = apply_and_verify(
+            actions, _maps(dark),  # type: ignore[arg-type]
+            _points(("a1", "b1")), check=lambda: None, applied=lambda results: None,
+            timeout_seconds=0.1, pause_seconds=0.02)
     assert verified["link-1"][0] is None  # never lit: given up after the timeout
     assert 2 <= len(dark["a1"].read_at) <= 10  # read again every pause meanwhile
     units = {"a1": _SwitchingOcs(0.01, refuses=True), "b1": _SwitchingOcs(0.2)}
     started = time.monotonic()
-    with pytest.raises(DeviceRejected):
-        apply_and_verify(_Actions(units), _maps(units),  # type: ignore[arg-type]
+    with _Actions(units) as actions, pytest.raises(DeviceRejected):
+        apply_and_verify(actions, _maps(units),  # type: ignore[arg-type]
                          _points(("a1", "b1")), check=lambda: None,
                          applied=lambda results: pytest.fail("the change failed"),
                          timeout_seconds=1.0, pause_seconds=0.01)
