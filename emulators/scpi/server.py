@@ -33,8 +33,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import Protocol, SupportsIndex
 
-from emulators.clock import COMMAND_READY_AT, Clock
+from emulators.clock import COMMAND_READY_AT, Clock, RealClock
 from emulators.faults import TRANSPORT_FAULTS, FaultInjector
+from emulators.scpi.arrival import listening_socket, take_arrival
 
 log = logging.getLogger(__name__)
 
@@ -257,8 +258,8 @@ class ScpiTcpServer(ReopensAfterPowerLoss):
         def protocol() -> asyncio.StreamReaderProtocol:
             return asyncio.StreamReaderProtocol(_StampedReader(clock), self._client)
 
-        self._server = await loop.create_server(protocol, self.host, self.port,
-                                                reuse_address=True)
+        self._server = await loop.create_server(
+            protocol, sock=listening_socket(self.host, self.port))
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
@@ -301,9 +302,10 @@ class ScpiTcpServer(ReopensAfterPowerLoss):
 
 
 class _StampedReader(asyncio.StreamReader):
-    """A stream that notes the device time its newest bytes arrived. The loop reads
-    every ready socket in one turn and runs the sessions they wake in the next, so this
-    is when the kernel had them give or take one turn's work, and never earlier."""
+    """A stream that notes the device time its newest bytes arrived: when the kernel
+    received them (emulators/scpi/arrival.py), on a clock that runs in real time; when
+    the loop read them otherwise (a stepped clock's time is the test's, not the
+    kernel's)."""
 
     def __init__(self, clock: Clock):
         super().__init__()
@@ -311,7 +313,10 @@ class _StampedReader(asyncio.StreamReader):
         self.received_at: float | None = None
 
     def feed_data(self, data: Iterable[SupportsIndex]) -> None:
-        self.received_at = self.clock.now()
+        ago = take_arrival()  # asyncio calls this right after the socket's recv
+        now = self.clock.now()
+        self.received_at = now - ago if ago is not None and isinstance(
+            self.clock, RealClock) else now
         super().feed_data(data)
 
 

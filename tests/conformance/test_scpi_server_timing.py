@@ -1,6 +1,7 @@
 """When an emulated unit starts a command: the line server notes when the bytes reached
-it, so units sharing one process (one event loop, as the lab's workers run eight OCSes)
-do not start their reconfigurations one behind another's interpreter time.
+it (the kernel's receive stamp), so units sharing one process (one event loop, as the
+lab's workers run eight OCSes) do not start their reconfigurations one behind another's
+interpreter time, nor when a busy loop gets round to reading them.
 
 Real sockets and the real clock; the loop is held busy on purpose, so the margins are
 tens of milliseconds against a difference of forty or more (run alone, in the serial
@@ -99,7 +100,7 @@ def test_units_sharing_a_loop_start_their_commands_when_the_commands_arrived() -
             assert _reply(sock) == b"1\n"
         began = [unit.reconfiguration_edges(sent - 1.0, sent + 10.0)[0] for unit in units]
     # The second unit's command was carried out BUSY_SECONDS after the first's, behind
-    # it on the loop; both started switching when they had arrived.
+    # it on the loop, and both were read only once the loop was let go; both started
+    # switching when they had arrived, while the loop was still held.
     assert abs(began[0] - began[1]) < BUSY_SECONDS / 2, began
-    assert all(sent <= b <= sent + HELD_SECONDS + BUSY_SECONDS / 2 for b in began), \
-        (sent, began)
+    assert all(sent <= b <= sent + HELD_SECONDS / 2 for b in began), (sent, began)
