@@ -39,6 +39,7 @@ from drivers.ocs.commands import (
 from drivers.ocs.types import BootMode, Connection, Identity, LcStatus, PortMap, PortState
 from drivers.scpi.session import (
     UNDEFINED_HEADER,
+    Pending,
     ScpiSession,
     channel_list,
     parse_channel_list,
@@ -146,6 +147,13 @@ class OcsDriver:
     def port_map(self) -> PortMap:
         return self._parse_map(self._query("connect_state"))
 
+    def start_port_map(self) -> Pending[PortMap]:
+        """:meth:`port_map` in two steps (:class:`~drivers.scpi.session.Pending`): the
+        query leaves now, the reply is read and parsed by ``finish()``."""
+        self.size  # noqa: B018 -- known before the session is taken (it may be a query)
+        sent = self.session.start_query(render(COMMANDS["connect_state"]))
+        return Pending(lambda: self._parse_map(sent.finish()), sent.abandon)
+
     def _parse_map(self, reply: str) -> PortMap:
         ingress_text, sep, egress_text = reply.partition("),(")
         if not sep:
@@ -198,8 +206,14 @@ class OcsDriver:
         shared error queue, only when the read-back shows it short of what was
         asked) and :class:`VerificationFailed` when the read-back disagrees.
         """
+        self._verify(lambda: self.session.change(command, what, read_back=read_back),
+                     what, problem)
+
+    def _verify(self, replies: Callable[[], str | None], what: str,
+                problem: Callable[[str | None], str | None]) -> None:
+        """The verdict on a change whose replies ``replies()`` reads (:meth:`_apply`)."""
         try:
-            reply = self.session.change(command, what, read_back=read_back)
+            reply = replies()
         except DeviceRejected as refused:
             if not self.shared_error_queue or problem(refused.read_back) is not None:
                 raise
@@ -216,6 +230,27 @@ class OcsDriver:
         """:meth:`_apply` of a change to the map, the map read back in the change's own
         write (its fourth message: one round trip for the change and its read-back);
         ``problem(map)`` says what is wrong with it. Returns the map read back."""
+        query, found, read = self._map_read_back(what, problem)
+        self._apply(command, what, read, read_back=query)
+        return found[-1]
+
+    def _start_apply_to_map(self, command: str, what: str,
+                            problem: Callable[[PortMap], str | None]) -> Pending[PortMap]:
+        """:meth:`_apply_to_map` in two steps: the change leaves now; ``finish()`` waits
+        for it, verifies it and returns the map read back."""
+        query, found, read = self._map_read_back(what, problem)
+        sent = self.session.start_change(command, what, read_back=query)
+
+        def finish() -> PortMap:
+            self._verify(sent.finish, what, read)
+            return found[-1]
+
+        return Pending(finish, sent.abandon)
+
+    def _map_read_back(self, what: str, problem: Callable[[PortMap], str | None]
+                       ) -> tuple[str, list[PortMap], Callable[[str | None], str | None]]:
+        """The read-back query of a change to the map, where the map it reads is kept,
+        and the ``problem`` of :meth:`_apply` that parses and judges it."""
         query = render(COMMANDS["connect_state"])
         found: list[PortMap] = []
 
@@ -225,8 +260,7 @@ class OcsDriver:
             found.append(self._parse_map(reply))
             return problem(found[-1])
 
-        self._apply(command, what, read, read_back=query)
-        return found[-1]
+        return query, found, read
 
     def wait_settled(self) -> None:
         """Wait until every reconfiguration the switch has accepted is complete.
@@ -266,6 +300,18 @@ class OcsDriver:
 
     def replace_map(self, wanted: Mapping[int, int]) -> PortMap:
         """Make the map exactly ``wanted`` in one command; unchanged paths stay lit."""
+        return self._apply_to_map(*self._replacing(wanted))
+
+    def start_replace_map(self, wanted: Mapping[int, int]) -> Pending[PortMap]:
+        """:meth:`replace_map` in two steps (:class:`~drivers.scpi.session.Pending`): the
+        command leaves now; ``finish()`` waits for the switch, checks the error queue
+        and the map read back, and returns that map."""
+        return self._start_apply_to_map(*self._replacing(wanted))
+
+    def _replacing(self, wanted: Mapping[int, int]
+                   ) -> tuple[str, str, Callable[[PortMap], str | None]]:
+        """The command that makes the map ``wanted``, what it is called, and what is
+        wrong with a map read back after it."""
         target = PortMap(wanted, self.size)
 
         def problem(found: PortMap) -> str | None:
@@ -273,9 +319,8 @@ class OcsDriver:
                 return f"map after replace differs: {target.diff(found)}"
             return None
 
-        return self._apply_to_map(render(COMMANDS["connect_only"], channel_list(list(target)),
-                                         channel_list(list(target.values()))),
-                                  "replace map", problem)
+        return (render(COMMANDS["connect_only"], channel_list(list(target)),
+                       channel_list(list(target.values()))), "replace map", problem)
 
     def disconnect_all(self) -> None:
         def problem(left: PortMap) -> str | None:

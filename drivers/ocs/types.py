@@ -81,6 +81,15 @@ class PortMap(Mapping[int, int]):
     def __init__(self, pairs: Mapping[int, int] | Iterable[tuple[int, int]], size: int):
         items = list(pairs.items()) if isinstance(pairs, Mapping) else list(pairs)
         self.size = size
+        if items:
+            # The common case checked set-wise (a whole map of a large switch is built at
+            # every read and every change); the loop below names the first fault.
+            ins = {i for i, _ in items}
+            outs = {e for _, e in items}
+            if (len(ins) == len(outs) == len(items) and min(ins) >= 1
+                    and max(ins) <= size < min(outs) and max(outs) <= 2 * size):
+                self._map: dict[int, int] = dict(sorted(items))
+                return
         mapping: dict[int, int] = {}
         feeders: dict[int, int] = {}
         for ingress, egress in items:
@@ -115,6 +124,8 @@ class PortMap(Mapping[int, int]):
         return f"PortMap({self._map!r}, size={self.size})"
 
     def __eq__(self, other: object) -> bool:
+        if isinstance(other, PortMap):
+            return self._map == other._map
         if isinstance(other, Mapping):
             return dict(self._map) == dict(other)
         return NotImplemented

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from drivers.errors import DeviceError, DeviceRejected, DeviceTimeout, ProtocolError
 from drivers.scpi.block import BlockScanner
@@ -70,8 +70,42 @@ def _error_queue_or_none(line: str) -> list[tuple[int, str]] | None:
         return None
 
 
+R = TypeVar("R")
+
+
+class Pending(Generic[R]):
+    """A request already sent whose replies are still to be read.
+
+    Whoever holds it owns the session until :meth:`finish` has read the replies (in the
+    thread that sent the request or in another) or :meth:`abandon` has given the session
+    up unread; nothing else may be asked of the session meanwhile. This is what lets one
+    thread send the same change to many units at once and leave each one's completion
+    to a worker of its own.
+    """
+
+    def __init__(self, read: Callable[[], R], abandon: Callable[[], None]):
+        self._read: Callable[[], R] | None = read
+        self._abandon = abandon
+
+    def finish(self) -> R:
+        """Read the replies and return the result (or raise what the request raised)."""
+        read, self._read = self._read, None
+        if read is None:
+            raise RuntimeError("this request's replies were read or abandoned already")
+        return read()
+
+    def abandon(self) -> None:
+        """Give the session back without reading (it resynchronises before its next
+        request); nothing once the replies have been read."""
+        if self._read is not None:
+            self._read = None
+            self._abandon()
+
+
 class ScpiSession:
-    """One conversation with an SCPI instrument. Thread-safe: one request at a time."""
+    """One conversation with an SCPI instrument. Thread-safe: one request at a time
+    (the session lock is held from a request's write to its last reply, and may be let
+    go by another thread: see :class:`Pending`)."""
 
     def __init__(
         self,
@@ -89,7 +123,7 @@ class ScpiSession:
         self.read_termination = read_termination
         self.fence_query = fence_query
         self.error_query = error_query
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()
         self._suspect = False
         self._marker = random.Random()
 
@@ -122,21 +156,52 @@ class ScpiSession:
         A timeout or a garbled reply leaves the stream suspect: the next
         exchange reconnects and resynchronises first.
         """
-        with self._lock:
-            try:
+        with self._lock, self._judged():
+            self._ready()
+            yield
+
+    @contextmanager
+    def _judged(self) -> Iterator[None]:
+        """What a failure inside an exchange leaves: the device named in the error, and
+        the stream suspect after a timeout, a garbled reply or an interruption."""
+        try:
+            yield
+        except (DeviceTimeout, ProtocolError) as error:
+            self._suspect = True
+            raise self._named(error) from None
+        except DeviceError as error:
+            raise self._named(error) from None
+        except BaseException:
+            # Interrupted mid-exchange (Ctrl-C): a reply may still be on its way, and
+            # the next exchange (reading back what the device holds) must not take it
+            # for its own.
+            self._suspect = True
+            raise
+
+    def _start(self, send: Callable[[], None], read: Callable[[], R]) -> Pending[R]:
+        """An exchange in two steps: ``send()`` now, under the session lock; ``read()``
+        when the pending request is finished, and the lock let go after it."""
+        self._lock.acquire()
+        try:
+            with self._judged():
                 self._ready()
-                yield
-            except (DeviceTimeout, ProtocolError) as error:
-                self._suspect = True
-                raise self._named(error) from None
-            except DeviceError as error:
-                raise self._named(error) from None
-            except BaseException:
-                # Interrupted mid-exchange (Ctrl-C): a reply may still be on its way, and
-                # the next exchange (reading back what the device holds) must not take it
-                # for its own.
-                self._suspect = True
-                raise
+                send()
+        except BaseException:
+            self._lock.release()
+            raise
+
+        def finish() -> R:
+            try:
+                with self._judged():
+                    return read()
+            finally:
+                self._lock.release()
+
+        def abandon() -> None:
+            self._suspect = True  # its replies are still on their way
+            self._lock.release()
+
+        return Pending(finish, abandon)
 
     def _send(self, *messages: str) -> None:
         """Send program messages in one write (one segment on TCP, no Nagle stall)."""
@@ -152,6 +217,11 @@ class ScpiSession:
         with self._exchange():
             self._send(command)
             return self._read_line(command)
+
+    def start_query(self, command: str) -> Pending[str]:
+        """:meth:`query` in two steps: the query is sent now, its reply read by
+        :meth:`Pending.finish`."""
+        return self._start(lambda: self._send(command), lambda: self._read_line(command))
 
     def _read_line(self, command: str) -> str:
         try:
@@ -259,21 +329,50 @@ class ScpiSession:
         returned, and read even when the change was refused, so that the exchange
         ends in step.
         """
+        send, read = self._change_steps(command, wait=wait, read_back=read_back)
+        with self._exchange():
+            send()
+            entries, reply = read()
+        if entries:
+            raise self._rejected(context, entries, reply)
+        return reply
+
+    def start_change(self, command: str, context: str, *, wait: bool = True,
+                     read_back: str | None = None) -> Pending[str | None]:
+        """:meth:`change` in two steps: its write leaves now; :meth:`Pending.finish`
+        waits for the fence, reads the error queue and the read-back, and raises
+        :class:`DeviceRejected` if the device refused the change."""
+        sent = self._start(*self._change_steps(command, wait=wait, read_back=read_back))
+
+        def finish() -> str | None:
+            entries, reply = sent.finish()
+            if entries:
+                raise self._rejected(context, entries, reply)
+            return reply
+
+        return Pending(finish, sent.abandon)
+
+    def _change_steps(self, command: str, *, wait: bool, read_back: str | None
+                      ) -> tuple[Callable[[], None],
+                                 Callable[[], tuple[list[tuple[int, str]], str | None]]]:
+        """A change's write, and the reading of its replies: the error queue's entries
+        and the read-back's reply."""
         # *CLS in the change's own message: what was queued before (by anybody, on a
         # unit with one shared queue) is not read as this change's error.
         cleared = f"{CLEAR_STATUS};{command}"
         after = () if read_back is None else (read_back,)
-        with self._exchange():
+        fence = (self.fence_query,) if wait else ()
+
+        def send() -> None:
+            self._send(cleared, *fence, self.error_query, *after)
+
+        def read() -> tuple[list[tuple[int, str]], str | None]:
             if wait:
-                self._send(cleared, self.fence_query, self.error_query, *after)
                 self._expect_done(self._read_line(self.fence_query))
-            else:
-                self._send(cleared, self.error_query, *after)
             entries = parse_error_queue(self._read_line(self.error_query))
-            reply = None if read_back is None else self._read_line(read_back)
-        if entries:
-            raise self._rejected(context, entries, reply)
-        return reply
+            return entries, None if read_back is None else self._read_line(read_back)
+
+        return send, read
 
     def _rejected(self, context: str, entries: list[tuple[int, str]],
                   read_back: str | None = None) -> DeviceRejected:
@@ -289,26 +388,30 @@ class ScpiSession:
 
     def _ready(self) -> None:
         if self._suspect:
-            self.resync()
+            self._resync()
 
     def resync(self) -> None:
         """Reconnect and read until a fresh marker comes back, so stale replies are gone."""
         with self._lock:
-            self.transport.close()
-            self._tag(self.transport.open)
-            marker = self._marker.randrange(1, 256)
-            probe = f"*ESE {marker};*ESE?"
-            self._tag(lambda: self._send(probe))
-            for _ in range(_MAX_RESYNC_LINES):
-                try:
-                    line = self._read_line(probe)
-                except ProtocolError:
-                    continue
-                if line.strip() == str(marker):
-                    self._suspect = False
-                    self.transport.write(b"*ESE 0" + self.write_termination)
-                    return
-            raise ProtocolError("could not resynchronise with the device", device=self.device)
+            self._resync()
+
+    def _resync(self) -> None:
+        """:meth:`resync`, the session lock held."""
+        self.transport.close()
+        self._tag(self.transport.open)
+        marker = self._marker.randrange(1, 256)
+        probe = f"*ESE {marker};*ESE?"
+        self._tag(lambda: self._send(probe))
+        for _ in range(_MAX_RESYNC_LINES):
+            try:
+                line = self._read_line(probe)
+            except ProtocolError:
+                continue
+            if line.strip() == str(marker):
+                self._suspect = False
+                self.transport.write(b"*ESE 0" + self.write_termination)
+                return
+        raise ProtocolError("could not resynchronise with the device", device=self.device)
 
     def _tag(self, action: Callable[[], None]) -> None:
         try:
@@ -353,19 +456,33 @@ def channel_list(ports: list[int] | tuple[int, ...]) -> str:
     return "(@" + ",".join(str(port) for port in ports) + ")"
 
 
+_CHANNEL = re.compile(r"\s*([0-9]+)\s*(?::\s*([0-9]+)\s*)?")
+"""One item of a channel list: a port, or a range ``first:last``."""
+_PORTS_ONLY = re.compile(r"\s*[0-9]+\s*(?:,\s*[0-9]+\s*)*")
+"""A channel list body of single ports only: the common reply, split without a loop."""
+
+
 def parse_channel_list(text: str) -> list[int]:
-    """``(@1,2,5:7)`` -> ``[1, 2, 5, 6, 7]``; ``(@)`` -> ``[]``."""
+    """``(@1,2,5:7)`` -> ``[1, 2, 5, 6, 7]``; ``(@)`` -> ``[]``.
+
+    A map reply of a large switch lists hundreds of ports, and the protection controller
+    reads one from every OCS a cable cut touches before it can send a command: a body
+    of plain ports is checked by one expression and split at once."""
     body = text.strip()
     if not (body.startswith("(@") and body.endswith(")")):
         raise ProtocolError(f"expected a channel list, got {text!r}")
+    inner = body[2:-1]
+    if not inner or inner.isspace():
+        return []
+    if _PORTS_ONLY.fullmatch(inner):
+        return list(map(int, inner.split(",")))
     ports: list[int] = []
-    inner = body[2:-1].strip()
-    for item in inner.split(",") if inner else []:
-        first, sep, last = item.strip().partition(":")
-        try:
-            start, stop = int(first), int(last) if sep else int(first)
-        except ValueError:
-            raise ProtocolError(f"bad channel {item!r} in {text!r}") from None
+    for item in inner.split(","):
+        match = _CHANNEL.fullmatch(item)
+        if match is None:
+            raise ProtocolError(f"bad channel {item.strip()!r} in {text!r}")
+        start = int(match.group(1))
+        stop = start if match.group(2) is None else int(match.group(2))
         step = 1 if stop >= start else -1
         ports.extend(range(start, stop + step, step))
     return ports

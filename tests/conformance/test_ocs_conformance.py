@@ -12,6 +12,7 @@ the test's reply form, and the reset is checked over SCPI (conftest.reset_ocs).
 from __future__ import annotations
 
 import socket
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -90,6 +91,48 @@ def test_replace_map_keeps_unchanged_paths(ocs: OcsDriver, lab: Lab) -> None:
     result = ocs.replace_map({1: 65, 2: 70, 5: 66})
     assert dict(result) == {1: 65, 2: 70, 5: 66}
     assert lab.ocs["ocs-a"]._paths[1].lit_at == before  # not re-switched
+
+
+def test_a_replace_sent_now_is_finished_in_another_thread(ocs: OcsDriver, lab: Lab) -> None:
+    """The two-step replace (the protection controller sends one to every OCS of a change
+    from one thread, a worker per OCS waits for it): the session answers nothing else
+    until the change is finished, in whichever thread finishes it."""
+    ocs.connect({1: 65})
+    pending = ocs.start_replace_map({1: 66, 2: 65})
+    asked: list[dict[int, int]] = []
+    other = threading.Thread(target=lambda: asked.append(dict(ocs.port_map())))
+    other.start()
+    other.join(0.3)
+    assert other.is_alive() and not asked  # the session is the change's until finished
+    finished: list[dict[int, int]] = []
+    worker = threading.Thread(target=lambda: finished.append(dict(pending.finish())))
+    worker.start()
+    worker.join(5)
+    other.join(5)
+    assert finished == [{1: 66, 2: 65}] and asked == [{1: 66, 2: 65}]
+    assert lab.ocs["ocs-a"].connection_map() == {1: 66, 2: 65}
+    assert dict(ocs.start_port_map().finish()) == {1: 66, 2: 65}
+
+
+def test_a_change_sent_now_is_refused_when_finished(ocs: OcsDriver, lab: Lab) -> None:
+    lab.inject("ocs-a", Fault("port", target="5"))
+    pending = ocs.start_replace_map({5: 70})
+    with pytest.raises(DeviceRejected) as caught:
+        pending.finish()
+    assert "201" in str(caught.value)
+    assert dict(ocs.port_map()) == {}  # the exchange ended in step
+
+
+def test_an_abandoned_request_leaves_the_session_in_step(ocs: OcsDriver, lab: Lab) -> None:
+    """Replies never read (a change given up after it was sent) are not taken for the
+    next request's: the session resynchronises first."""
+    pending = ocs.start_replace_map({1: 65, 2: 66})
+    pending.abandon()
+    pending.abandon()  # twice is once
+    assert dict(ocs.port_map()) == {1: 65, 2: 66}
+    assert ocs.power([1])[1] is not None
+    with pytest.raises(RuntimeError):
+        pending.finish()
 
 
 def test_disconnect_all(ocs: OcsDriver) -> None:
