@@ -4,15 +4,16 @@ For the links of one evaluation (msoctl/protect/allocate.py chose them), the con
 makes one journaled change (action ``protection.switch``, or ``protection.revert`` when
 every move is a revert) naming every link, and:
 
-1. reads the map of every OCS touched, in parallel, while the intent is written;
+1. asks every OCS touched for its map (the queries leave one after the other from the
+   change's thread), writes the intent while they answer, then reads the maps;
 2. plans each OCS's whole new map with every move on it (light.py's ``plan_moves``);
 3. confirms ownership (msoctl/protect/ownership.py): the database is asked whether this
    instance still owns the links' shards with its terms; the terms go into the
-   journal; then, in each OCS's worker just before the command leaves, the instance's
-   own lease deadline is checked;
-4. sends one whole-map command per OCS, all OCSes in parallel, holding every OCS's
-   device lock (an operator's change and the controller's exclude each other) and its
-   turn (below);
+   journal; then, just before each command leaves, the instance's own lease deadline
+   is checked;
+4. sends one whole-map command per OCS, all from the change's thread within a few
+   milliseconds, each awaited in its OCS's worker, holding every OCS's device lock (an
+   operator's change and the controller's exclude each other) and its turn (below);
 5. verifies the light link by link (moves.py's ``apply_and_verify``): each OCS is read
    as soon as it and the OCSes at its links' other ends are done, each link verified
    as soon as its own two OCSes show it; and journals each link's timeline.
@@ -49,7 +50,7 @@ from msoctl.journal import DeviceBusy, DeviceLock, Journal, JournalError
 from msoctl.protect.allocate import Candidate
 from msoctl.protect.config import ProtectConfig, ProtectionEvent
 from msoctl.protect.light import LightJudge, Move, MoveConflict, link_ports, map_changes, plan_moves
-from msoctl.protect.moves import Applied, LightPoint, OcsActions, apply_and_verify
+from msoctl.protect.moves import Applied, LightPoint, OcsActions, apply_and_verify, finish_all
 from msoctl.protect.ownership import Fenced, Ownership
 from msoctl.protect.watch import AmpWatch, OcsWatch
 
@@ -186,7 +187,10 @@ class Acting:
         """One change: ``held`` (the OCSes' turns and device locks) is let go once every
         command is done, so the next change goes to the devices while this one's light
         is verified."""
-        maps_read = self.ocs.read_maps(names)
+        # The map queries leave first: the maps come back while the intent is written.
+        maps_asked = self.ocs.start_map_reads(names)
+        for pending in maps_asked.values():  # no-ops once their replies have been read
+            held.callback(pending.abandon)
         detected = min(m.detected for m in moves)
         spans = {m.link.name: {"from_span": m.source.name, "to_span": m.target.name}
                  for m in moves}
@@ -201,7 +205,7 @@ class Acting:
             instance=self.ownership.instance,
         ) as change:
             journaled = time.monotonic()
-            current = {name: future.result() for name, future in maps_read.items()}
+            current = finish_all(maps_asked)
             wanted: dict[str, dict[int, int]] = {}
             try:
                 for name in names:

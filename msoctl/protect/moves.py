@@ -2,6 +2,14 @@
 OCS (:class:`msoctl.protect.watch.OcsControl`) and a worker per OCS, so every OCS of a
 move is changed at once, and the light check after a move.
 
+The requests of a change leave from one thread, one after the other (a map query or a
+whole-map command is a fraction of a millisecond to send), and each OCS's replies are
+read where they are awaited: the maps in that thread, in turn (they are back by then),
+each command's completion in that OCS's worker (:class:`~drivers.scpi.session.Pending`).
+Sixteen workers each formatting and sending their own command would hand the
+interpreter to one another at every step, and the last command of a cable cut would
+leave ten milliseconds after the first.
+
 Every call here is safe to repeat (a map read, a whole-map replace, a monitor read),
 which is what lets a call that fails on a broken connection be made once more on a
 fresh one. Every message a change session sends is taken from its OCS's budget
@@ -24,6 +32,7 @@ from typing import Any, TypeVar
 
 from drivers.errors import DeviceError
 from drivers.ocs import OcsDriver
+from drivers.scpi.session import Pending
 from msoctl.protect.budget import QueryBudget
 from msoctl.protect.light import NOMINAL_INSERTION_LOSS_DB, RECEIVER_TOLERANCE_DB
 from msoctl.protect.watch import OcsControl, budgeted_opener
@@ -77,9 +86,20 @@ class OcsActions:
         """``action`` on OCS ``name``'s change session, in its worker."""
         return self.pool.submit(self.controls[name].call, action)
 
-    def read_maps(self, names: Iterable[str]) -> dict[str, Future[tuple[dict[int, int], int]]]:
-        """Each OCS's map and size, read in parallel."""
-        return {name: self.submit(name, _map_and_size) for name in names}
+    def start(self, name: str, begin: Callable[[OcsDriver], Pending[T]]) -> Pending[T]:
+        """``begin`` on OCS ``name``'s change session, in this thread: its request leaves
+        now, its replies are read by ``finish()`` (:meth:`OcsControl.start`)."""
+        return self.controls[name].start(begin)
+
+    def finish(self, pending: Pending[T]) -> Future[T]:
+        """The replies of a request :meth:`start` sent, read in a worker."""
+        return self.pool.submit(pending.finish)
+
+    def start_map_reads(self, names: Iterable[str]
+                        ) -> dict[str, Pending[tuple[dict[int, int], int]]]:
+        """Each OCS's map query, sent now from this thread; the replies (each OCS's map
+        and size) are read by :func:`finish_all`."""
+        return start_each(self, names, _start_map)
 
     def switching_ms(self, names: Iterable[str]) -> dict[str, float | None]:
         """The switching time each OCS reports for its last reconfiguration, ms."""
@@ -94,6 +114,36 @@ class OcsActions:
         return found
 
 
+def start_each(actions: OcsActions, names: Iterable[str],
+               begin: Callable[[OcsDriver], Pending[T]]) -> dict[str, Pending[T]]:
+    """``begin`` on every OCS of ``names``, from this thread; when one cannot be sent,
+    those already sent are given up (their sessions resynchronise) and its error raised."""
+    started: dict[str, Pending[T]] = {}
+    try:
+        for name in names:
+            started[name] = actions.start(name, begin)
+    except BaseException:
+        for pending in started.values():
+            pending.abandon()
+        raise
+    return started
+
+
+def finish_all(started: Mapping[str, Pending[T]]) -> dict[str, T]:
+    """The results of every request of ``started``, their replies read in this thread in
+    turn; the first that failed is raised once every one has been read."""
+    found: dict[str, T] = {}
+    failure: Exception | None = None
+    for name, pending in started.items():
+        try:
+            found[name] = pending.finish()
+        except Exception as error:
+            failure = failure or error
+    if failure is not None:
+        raise failure
+    return found
+
+
 LinkPoints = Mapping[str, Mapping[int, LightPoint]]
 """A link's light points, per OCS and port."""
 Verified = dict[str, tuple[float | None, dict[str, Any]]]
@@ -105,9 +155,10 @@ def apply_and_verify(actions: OcsActions, wanted: Mapping[str, dict[int, int]],
                      points: Mapping[str, LinkPoints], *, check: Callable[[], None],
                      applied: Callable[[dict[str, Applied]], None], timeout_seconds: float,
                      pause_seconds: float) -> tuple[dict[str, Applied], Verified]:
-    """Make each OCS's map exactly ``wanted[name]`` (one command each, all at once;
-    ``check()`` runs in each worker just before its command leaves: the lease deadline,
-    and when it raises that OCS is not changed) and check the light of every link
+    """Make each OCS's map exactly ``wanted[name]`` (one command each, sent from this
+    thread one after the other, each awaited in its OCS's worker; ``check()`` runs just
+    before each command leaves: the lease deadline, and when it raises that OCS is not
+    changed) and check the light of every link
     (``points[link][ocs][port]``): each OCS is asked, in its worker, for the monitors
     of its points (one power query per 256 ports, however many links) as soon as it
     and every OCS at the other end of its links are done, while the others are still
@@ -135,9 +186,16 @@ class _ChangeInFlight:
         self.wanted = wanted
         self.timeout_seconds = timeout_seconds
         self.pause_seconds = pause_seconds
-        self.commands = {name: actions.submit(name, partial(_replace, wanted=port_map,
-                                                            check=check))
-                         for name, port_map in wanted.items()}
+        self.commands: dict[str, Future[Applied]] = {}
+        for name, port_map in wanted.items():
+            try:
+                sent = actions.start(name, partial(_start_replace, wanted=port_map,
+                                                   check=check))
+            except Exception as error:  # raised with the others' outcome (run)
+                self.commands[name] = Future()
+                self.commands[name].set_exception(error)
+            else:
+                self.commands[name] = actions.finish(sent)
         self.results: dict[str, Applied] = {}
         self.failures: list[BaseException] = []
         self.pending = dict(points)  # the links not judged yet
@@ -263,16 +321,23 @@ def _judge_points(points: Mapping[str, Mapping[int, LightPoint]],
     return every, light
 
 
-def _map_and_size(driver: OcsDriver) -> tuple[dict[int, int], int]:
-    return dict(driver.port_map()), driver.size
+def _start_map(driver: OcsDriver) -> Pending[tuple[dict[int, int], int]]:
+    size = driver.size
+    sent = driver.start_port_map()
+    return Pending(lambda: (dict(sent.finish()), size), sent.abandon)
 
 
-def _replace(driver: OcsDriver, *, wanted: dict[int, int], check: Callable[[], None]
-             ) -> Applied:
+def _start_replace(driver: OcsDriver, *, wanted: dict[int, int], check: Callable[[], None]
+                   ) -> Pending[Applied]:
     check()
     sent = time.monotonic()
-    final = driver.replace_map(wanted)
-    return Applied(sent, time.monotonic(), dict(final))
+    replacing = driver.start_replace_map(wanted)
+
+    def finish() -> Applied:
+        final = dict(replacing.finish())
+        return Applied(sent, time.monotonic(), final)
+
+    return Pending(finish, replacing.abandon)
 
 
 def _last_switching(driver: OcsDriver) -> float | None:

@@ -42,6 +42,7 @@ from drivers.cmis import codes
 from drivers.cmis.pages import lower
 from drivers.errors import DeviceError
 from drivers.ocs import OcsDriver
+from drivers.scpi.session import Pending
 from msoctl.protect.budget import BudgetedTransport, QueryBudget, poll_interval
 from msoctl.protect.light import AmpReading
 
@@ -122,6 +123,45 @@ class OcsControl(_Session[OcsDriver]):
             except DeviceError:
                 self.drop()
             return action(self.driver())
+
+    def start(self, begin: Callable[[OcsDriver], Pending[T]]) -> Pending[T]:
+        """``begin(driver)``: a request that leaves now, in this thread, and whose replies
+        are read by the returned request's ``finish()``, in this thread or another; the
+        session is the request's until then. As with :meth:`call`, a request that fails
+        on a broken connection is made once more, whole, on a fresh one: at once when
+        the sending fails, in ``finish()`` when the reading does."""
+        self.lock.acquire()
+        retried = False
+        try:
+            try:
+                pending = begin(self.driver())
+            except DeviceError:
+                self.drop()
+                retried = True
+                pending = begin(self.driver())
+        except BaseException:
+            self.lock.release()
+            raise
+
+        def finish() -> T:
+            try:
+                try:
+                    return pending.finish()
+                except DeviceError:
+                    if retried:
+                        raise
+                    self.drop()
+                return begin(self.driver()).finish()
+            finally:
+                self.lock.release()
+
+        def abandon() -> None:
+            try:
+                pending.abandon()
+            finally:
+                self.lock.release()
+
+        return Pending(finish, abandon)
 
     def warm(self) -> None:
         """Open the session now, so the first move does not pay for the connect."""

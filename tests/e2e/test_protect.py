@@ -26,6 +26,7 @@ import pytest
 
 from drivers.errors import DeviceRejected
 from drivers.ocs.connect import open_ocs
+from drivers.scpi.session import Pending
 from emulators.faults import Fault
 from emulators.lab import Lab
 from msoctl.inventory import Inventory, load_inventory
@@ -756,11 +757,14 @@ class _SwitchingOcs:
         self.seconds, self.refuses, self.reading = seconds, refuses, power
         self.read_at: list[float] = []
 
-    def replace_map(self, wanted: dict[int, int]) -> dict[int, int]:
-        time.sleep(self.seconds)
-        if self.refuses:
-            raise DeviceRejected("-222,\"Data out of range\"", device="refusing")
-        return dict(wanted)
+    def start_replace_map(self, wanted: dict[int, int]) -> Pending[dict[int, int]]:
+        def finish() -> dict[int, int]:
+            time.sleep(self.seconds)  # switching: the command left, its completion awaited
+            if self.refuses:
+                raise DeviceRejected("-222,\"Data out of range\"", device="refusing")
+            return dict(wanted)
+
+        return Pending(finish, lambda: None)
 
     def power(self, ports: list[int]) -> dict[int, float | None]:
         self.read_at.append(time.monotonic())
@@ -768,7 +772,8 @@ class _SwitchingOcs:
 
 
 class _Actions:
-    """OcsActions' submit over fake units, each in a worker."""
+    """OcsActions over fake units: requests started in the caller's thread, finished and
+    submitted in a worker each."""
 
     def __init__(self, units: dict[str, _SwitchingOcs]):
         self.units = units
@@ -776,6 +781,12 @@ class _Actions:
 
     def submit(self, name: str, action: Callable[[Any], Any]) -> Any:
         return self.pool.submit(action, self.units[name])
+
+    def start(self, name: str, begin: Callable[[Any], Pending[Any]]) -> Pending[Any]:
+        return begin(self.units[name])
+
+    def finish(self, pending: Pending[Any]) -> Any:
+        return self.pool.submit(pending.finish)
 
     def __enter__(self) -> _Actions:
         return self
@@ -841,6 +852,126 @@ def test_a_dark_link_is_read_again_and_a_refused_command_waits_for_the_others() 
                          timeout_seconds=1.0, pause_seconds=0.01)
     assert time.monotonic() - started >= 0.2  # raised once b1's command had ended too
     assert units["b1"].read_at == []  # nothing checked on a failed change
+
+
+def test_a_change_sends_from_its_own_thread_and_awaits_in_workers() -> None:
+    """Every command of a change leaves from the thread that carries the change out, one
+    after the other; each OCS's completion is awaited in a worker."""
+    from msoctl.protect.moves import apply_and_verify
+
+    caller = threading.get_ident()
+    sent_from: list[int] = []
+    finished_in: list[int] = []
+
+    class Recording(_SwitchingOcs):
+        def start_replace_map(self, wanted: dict[int, int]) -> Pending[dict[int, int]]:
+            sent_from.append(threading.get_ident())
+            started = super().start_replace_map(wanted)
+
+            def finish() -> dict[int, int]:
+                finished_in.append(threading.get_ident())
+                return started.finish()
+
+            return Pending(finish, started.abandon)
+
+    units: dict[str, _SwitchingOcs] = {name: Recording(0.02) for name in ("a1", "b1", "a2", "b2")}
+    with _Actions(units) as actions:
+        apply_and_verify(actions, _maps(units),  # type: ignore[arg-type]
+                         _points(("a1", "b1"), ("a2", "b2")), check=lambda: None,
+                         applied=lambda results: None, timeout_seconds=1.0,
+                         pause_seconds=0.01)
+    assert sent_from == [caller] * 4
+    assert len(finished_in) == 4 and caller not in finished_in
+
+
+class _Unit:
+    """A driver whose requests fail as told: ``fail_send`` / ``fail_read`` count down."""
+
+    opened = 0
+
+    def __init__(self, fail_send: list[int], fail_read: list[int]):
+        _Unit.opened += 1
+        self.fail_send, self.fail_read = fail_send, fail_read
+
+    def start_port_map(self) -> Pending[dict[int, int]]:
+        from drivers.errors import DeviceUnreachable
+
+        if self.fail_send[0] > 0:
+            self.fail_send[0] -= 1
+            raise DeviceUnreachable("connection reset", device="ocs-x")
+
+        def finish() -> dict[int, int]:
+            if self.fail_read[0] > 0:
+                self.fail_read[0] -= 1
+                raise DeviceUnreachable("connection reset", device="ocs-x")
+            return {1: 65}
+
+        return Pending(finish, lambda: None)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("fail_send", "fail_read", "outcome", "opened"), [
+    (0, 0, {1: 65}, 1),
+    (1, 0, {1: 65}, 2),  # sending failed: once more at once, on a fresh connection
+    (0, 1, {1: 65}, 2),  # reading failed: the whole request once more, on a fresh one
+    (1, 1, "raised", 2),  # the once more failed too
+    (0, 2, "raised", 2),
+    (2, 0, "raised", 2),
+])
+def test_a_two_step_request_is_made_once_more_on_a_fresh_connection(
+        fail_send: int, fail_read: int, outcome: object, opened: int) -> None:
+    from drivers.errors import DeviceUnreachable
+    from msoctl.protect.watch import OcsControl
+
+    _Unit.opened = 0
+    sends, reads = [fail_send], [fail_read]
+    control = OcsControl("ocs-x", lambda name: _Unit(sends, reads))  # type: ignore[arg-type,return-value]
+    try:
+        found: object = control.start(lambda driver: driver.start_port_map()).finish()
+    except DeviceUnreachable:
+        found = "raised"
+    assert found == outcome and _Unit.opened == opened
+    assert control.lock.acquire(blocking=False)  # let go whatever happened
+    control.lock.release()
+    abandoned = control.start(lambda driver: driver.start_port_map())
+    assert control.lock.locked()
+    abandoned.abandon()
+    assert not control.lock.locked()
+
+
+def test_map_reads_of_many_ocses_are_all_read_before_a_failure_is_raised() -> None:
+    from drivers.errors import DeviceUnreachable
+    from msoctl.protect.moves import finish_all, start_each
+
+    read: list[str] = []
+
+    def pending(name: str) -> Pending[str]:
+        def finish() -> str:
+            read.append(name)
+            if name == "b":
+                raise DeviceUnreachable("gone", device=name)
+            return name.upper()
+
+        return Pending(finish, lambda: None)
+
+    actions = SimpleNamespace(start=lambda name, begin: pending(name))
+    started = start_each(actions, ["a", "b", "c"], lambda driver: driver)  # type: ignore[arg-type]
+    with pytest.raises(DeviceUnreachable):
+        finish_all(started)
+    assert read == ["a", "b", "c"]
+    given_up: list[str] = []
+
+    def start(name: str, begin: object) -> Pending[str]:
+        if name == "c":
+            raise DeviceUnreachable("refused", device=name)
+        return Pending(lambda: name, lambda: given_up.append(name))
+
+    with pytest.raises(DeviceUnreachable):
+        start_each(SimpleNamespace(start=start), ["a", "b", "c"],  # type: ignore[arg-type]
+                   lambda driver: driver)
+    assert given_up == ["a", "b"]  # what was sent is given up: its sessions resynchronise
 
 
 def _link() -> Any:

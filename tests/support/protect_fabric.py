@@ -2,8 +2,9 @@
 one pair of OCSes, each on a working span of its own, protected by dedicated or shared
 protection spans, with idle light sources (probes) patched into free ingress ports.
 
-The working spans together are the "cable": a cut of all of them at once (in one
-step of the optical model) darkens every link, as a backhoe does. Spans have no
+The working spans of an OCS pair run in one cable (``work``, ``work2``, ...): a cut of all
+of them at once (in one step of the optical model) darkens every link, as a backhoe
+does; each protection span is a cable of its own. Spans have no
 amplifiers (30 km at 0.2 dB/km arrives well above the threshold), so that a large fabric
 stays cheap to emulate.
 
@@ -76,9 +77,14 @@ def fabric_document(links: int, *, protection: list[int] | None = None, size: in
                 {"from": f"{probes}:tx1", "to": f"{ocs}:{2 * links + spans + 1}",
                  "count": spans},
             ]
+        # the pair's working spans in one cable (one cut takes them all), each protection
+        # span in a cable of its own
+        document["cables"].append({"name": f"work{tag}", "role": "working", "length_km": 30})
         for i in range(1, links + 1):
-            document["cables"].append(_span(f"work{tag}-{i}", "working", a, b,
-                                             out=size + links + i, arrive=links + i))
+            working = _span(f"work{tag}-{i}", "working", a, b, out=size + links + i,
+                            arrive=links + i)
+            document.setdefault("spans", []).append(
+                {"name": working["name"], "cable": f"work{tag}", "fibers": working["fibers"]})
         for j in range(1, spans + 1):
             document["cables"].append(_span(f"prot{tag}-{j}", "protection", a, b,
                                              out=size + 2 * links + j,
