@@ -378,9 +378,29 @@ class OcsDriver:
             readings.update(self._power_chunk(chunk))
         return readings
 
+    def start_power(self, ports: Iterable[int]) -> Pending[dict[int, float | None]]:
+        """:meth:`power` in two steps (:class:`~drivers.scpi.session.Pending`), for at most
+        :data:`~drivers.ocs.commands.POWER_QUERY_MAX_PORTS` ports (one query): it leaves
+        now, ``finish()`` reads the readings."""
+        wanted = self.check_ports(ports)
+        if len(wanted) > POWER_QUERY_MAX_PORTS:
+            raise ValidationError(f"{len(wanted)} ports in one power query; at most "
+                                  f"{POWER_QUERY_MAX_PORTS}", device=self.name)
+        if not wanted or self._has_monitors is False:
+            return Pending(lambda: dict.fromkeys(wanted), lambda: None)
+        command = render(COMMANDS["power"], channel_list(wanted))
+        sent = self.session.start_query_checked(command)
+        return Pending(lambda: self._powers_read(command, wanted, *sent.finish()),
+                       sent.abandon)
+
     def _power_chunk(self, ports: list[int]) -> dict[int, float | None]:
         command = render(COMMANDS["power"], channel_list(ports))
-        reply, entries = self.session.query_checked(command)
+        return self._powers_read(command, ports, *self.session.query_checked(command))
+
+    def _powers_read(self, command: str, ports: list[int], reply: str | None,
+                     entries: list[tuple[int, str]]) -> dict[int, float | None]:
+        """The readings of ``ports`` from the reply to the power query ``command`` and
+        the errors queued behind it."""
         if entries or reply is None:
             codes = [code for code, _ in entries]
             if UNDEFINED_HEADER in codes:

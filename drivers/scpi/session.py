@@ -274,11 +274,21 @@ class ScpiSession:
         """
         with self._exchange():
             self._send(command, self.error_query)
-            first = self._read_line(command)
-            entries = _error_queue_or_none(first)
-            if entries is not None:
-                return None, entries
-            return first, parse_error_queue(self._read_line(self.error_query))
+            return self._read_checked(command)
+
+    def start_query_checked(self, command: str
+                            ) -> Pending[tuple[str | None, list[tuple[int, str]]]]:
+        """:meth:`query_checked` in two steps: both queries leave now, the replies are
+        read by :meth:`Pending.finish`."""
+        return self._start(lambda: self._send(command, self.error_query),
+                           lambda: self._read_checked(command))
+
+    def _read_checked(self, command: str) -> tuple[str | None, list[tuple[int, str]]]:
+        first = self._read_line(command)
+        entries = _error_queue_or_none(first)
+        if entries is not None:
+            return None, entries
+        return first, parse_error_queue(self._read_line(self.error_query))
 
     def query_if_supported(self, command: str) -> str | None:
         """Like :meth:`query`, but ``None`` when the device answers "Undefined header".

@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 
 from drivers.errors import DeviceError
 from drivers.ocs import OcsDriver
+from drivers.ocs.commands import POWER_QUERY_MAX_PORTS
 from drivers.scpi.session import Pending
 from msoctl.protect.budget import QueryBudget
 from msoctl.protect.light import NOMINAL_INSERTION_LOSS_DB, RECEIVER_TOLERANCE_DB
@@ -242,7 +243,14 @@ class _ChangeInFlight:
                             for o in others | {name})):
                 ports = _points_on(self.pending, name)
                 if ports:
-                    read = self.actions.submit(name, partial(_powers, ports=sorted(ports)))
+                    try:  # sent from here, like the commands; read in the OCS's worker
+                        sent = self.actions.start(name, partial(_start_powers,
+                                                                ports=sorted(ports)))
+                    except Exception as error:
+                        read: Future[dict[int, float | None]] = Future()
+                        read.set_exception(error)
+                    else:
+                        read = self.actions.finish(sent)
                     self.reads[read] = name
 
     def _wait(self) -> set[Future[Any]]:
@@ -344,8 +352,11 @@ def _last_switching(driver: OcsDriver) -> float | None:
     return driver.lc_status().last_switching_seconds
 
 
-def _powers(driver: OcsDriver, *, ports: list[int]) -> dict[int, float | None]:
-    return driver.power(ports)
+def _start_powers(driver: OcsDriver, *, ports: list[int]
+                  ) -> Pending[dict[int, float | None]]:
+    if len(ports) <= POWER_QUERY_MAX_PORTS:
+        return driver.start_power(ports)
+    return Pending(lambda: driver.power(ports), lambda: None)  # several queries, in turn
 
 
 def connect(driver: OcsDriver, *, pairs: dict[int, int]) -> object:

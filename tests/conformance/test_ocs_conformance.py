@@ -123,6 +123,19 @@ def test_a_change_sent_now_is_refused_when_finished(ocs: OcsDriver, lab: Lab) ->
     assert dict(ocs.port_map()) == {}  # the exchange ended in step
 
 
+def test_a_power_query_sent_now_is_read_when_finished(ocs: OcsDriver) -> None:
+    ocs.connect({1: 65})
+    pending = ocs.start_power([1, 65, 70])
+    readings = pending.finish()
+    assert set(readings) == {1, 65, 70}
+    assert (readings[65] or -99) > -5 and (readings[70] or 0) < -55
+    with pytest.raises(ValidationError):
+        ocs.start_power([1] * 257)  # two queries' worth: power() asks them in turn
+    with pytest.raises(ValidationError):
+        ocs.start_power([0])
+    assert ocs.start_power([]).finish() == {}
+
+
 def test_an_abandoned_request_leaves_the_session_in_step(ocs: OcsDriver, lab: Lab) -> None:
     """Replies never read (a change given up after it was sent) are not taken for the
     next request's: the session resynchronises first."""

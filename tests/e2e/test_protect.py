@@ -766,9 +766,9 @@ class _SwitchingOcs:
 
         return Pending(finish, lambda: None)
 
-    def power(self, ports: list[int]) -> dict[int, float | None]:
+    def start_power(self, ports: list[int]) -> Pending[dict[int, float | None]]:
         self.read_at.append(time.monotonic())
-        return dict.fromkeys(ports, self.reading)
+        return Pending(lambda: dict.fromkeys(ports, self.reading), lambda: None)
 
 
 class _Actions:
