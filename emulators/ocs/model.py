@@ -109,6 +109,10 @@ HOLOGRAM_LOAD_SECONDS = 0.006
 CELL_SETPOINT_CELSIUS = 40.0
 CELL_WARMUP_SECONDS = 90.0
 MONITOR_FLOOR_DBM = -60.0
+FLOOR_MATTERS_BELOW_DBM = MONITOR_FLOOR_DBM + 30.0
+"""Light 30 dB above the monitor's floor reads the same with the floor added or not
+(less than 0.01 dB, the reading's resolution): the floor (and its noise) is summed in
+only below this."""
 MONITOR_MAX_DBM = 26.0
 PATH_HISTORY_SECONDS = 10.0
 TEMPERATURE_QUESTIONABLE_BELOW_CELSIUS = 2.0
@@ -704,9 +708,11 @@ class OcsDevice(ScpiDevice):
                 if port in self._failed:
                     readings.append(None)
                     continue
-                floor = MONITOR_FLOOR_DBM + noise.gauss(0.0, 0.3)
-                reading = dbm_sum([true[port], floor]) + self._monitor_offset[port - 1]
-                reading += noise.gauss(0.0, 0.02)
+                reading = true[port]
+                if reading < FLOOR_MATTERS_BELOW_DBM:
+                    floor = MONITOR_FLOOR_DBM + noise.gauss(0.0, 0.3)
+                    reading = dbm_sum([reading, floor])
+                reading += self._monitor_offset[port - 1] + noise.gauss(0.0, 0.02)
                 readings.append(round(min(reading, MONITOR_MAX_DBM), 2))
             return readings
 
