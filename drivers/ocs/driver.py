@@ -150,7 +150,6 @@ class OcsDriver:
     def start_port_map(self) -> Pending[PortMap]:
         """:meth:`port_map` in two steps (:class:`~drivers.scpi.session.Pending`): the
         query leaves now, the reply is read and parsed by ``finish()``."""
-        self.size  # noqa: B018 -- known before the session is taken (it may be a query)
         sent = self.session.start_query(render(COMMANDS["connect_state"]))
         return Pending(lambda: self._parse_map(sent.finish()), sent.abandon)
 

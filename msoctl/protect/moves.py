@@ -145,6 +145,20 @@ def finish_all(started: Mapping[str, Pending[T]]) -> dict[str, T]:
     return found
 
 
+def _sent(actions: OcsActions, name: str,
+          begin: Callable[[OcsDriver], Pending[T]]) -> Future[T]:
+    """``begin`` on OCS ``name``, sent now from this thread, its replies read in the OCS's
+    worker; a request that could not be sent is the future's error (raised with the
+    others' outcome, not at once)."""
+    try:
+        pending = actions.start(name, begin)
+    except Exception as error:
+        failed: Future[T] = Future()
+        failed.set_exception(error)
+        return failed
+    return actions.finish(pending)
+
+
 LinkPoints = Mapping[str, Mapping[int, LightPoint]]
 """A link's light points, per OCS and port."""
 Verified = dict[str, tuple[float | None, dict[str, Any]]]
@@ -187,16 +201,9 @@ class _ChangeInFlight:
         self.wanted = wanted
         self.timeout_seconds = timeout_seconds
         self.pause_seconds = pause_seconds
-        self.commands: dict[str, Future[Applied]] = {}
-        for name, port_map in wanted.items():
-            try:
-                sent = actions.start(name, partial(_start_replace, wanted=port_map,
-                                                   check=check))
-            except Exception as error:  # raised with the others' outcome (run)
-                self.commands[name] = Future()
-                self.commands[name].set_exception(error)
-            else:
-                self.commands[name] = actions.finish(sent)
+        self.commands = {name: _sent(actions, name, partial(_start_replace, wanted=port_map,
+                                                            check=check))
+                         for name, port_map in wanted.items()}
         self.results: dict[str, Applied] = {}
         self.failures: list[BaseException] = []
         self.pending = dict(points)  # the links not judged yet
@@ -243,14 +250,8 @@ class _ChangeInFlight:
                             for o in others | {name})):
                 ports = _points_on(self.pending, name)
                 if ports:
-                    try:  # sent from here, like the commands; read in the OCS's worker
-                        sent = self.actions.start(name, partial(_start_powers,
-                                                                ports=sorted(ports)))
-                    except Exception as error:
-                        read: Future[dict[int, float | None]] = Future()
-                        read.set_exception(error)
-                    else:
-                        read = self.actions.finish(sent)
+                    read = _sent(self.actions, name, partial(_start_powers,
+                                                             ports=sorted(ports)))
                     self.reads[read] = name
 
     def _wait(self) -> set[Future[Any]]:

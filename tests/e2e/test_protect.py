@@ -884,6 +884,25 @@ def test_a_change_sends_from_its_own_thread_and_awaits_in_workers() -> None:
     assert len(finished_in) == 4 and caller not in finished_in
 
 
+def test_a_command_that_cannot_be_sent_fails_the_change_once_the_others_end() -> None:
+    from drivers.errors import DeviceUnreachable
+    from msoctl.protect.moves import apply_and_verify
+
+    class Unsendable(_SwitchingOcs):
+        def start_replace_map(self, wanted: dict[int, int]) -> Pending[dict[int, int]]:
+            raise DeviceUnreachable("connection refused", device="a1")
+
+    units: dict[str, _SwitchingOcs] = {"a1": Unsendable(0.0), "b1": _SwitchingOcs(0.2)}
+    started = time.monotonic()
+    with _Actions(units) as actions, pytest.raises(DeviceUnreachable):
+        apply_and_verify(actions, _maps(units),  # type: ignore[arg-type]
+                         _points(("a1", "b1")), check=lambda: None,
+                         applied=lambda results: pytest.fail("the change failed"),
+                         timeout_seconds=1.0, pause_seconds=0.01)
+    assert time.monotonic() - started >= 0.2  # b1's command was sent, and awaited
+    assert units["b1"].read_at == []
+
+
 class _Unit:
     """A driver whose requests fail as told: ``fail_send`` / ``fail_read`` count down."""
 
