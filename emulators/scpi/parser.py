@@ -154,8 +154,8 @@ MAX_CHANNELS = 4096  # far more ports than any instrument has; refuses (@1:99999
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _MNEMONIC = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _PLAIN_PORTS = re.compile(r" *[0-9]{1,18} *(?:, *[0-9]{1,18} *)*")
-"""A channel list body of single ports, blanks around them; anything else is looked at
-item by item (and its faults named)."""
+"""A channel list body of single ports, blanks around them; any other plain list is
+looked at item by item (and its fault named)."""
 
 
 _SPECIAL = re.compile(r"""([()"'])""")
@@ -200,11 +200,11 @@ def parse_channel_list(text: str) -> ChannelList:
         raise ScpiError(-104, f"expected a channel list, got {text.strip()!r}")
     body = inner[2:-1].strip()
     channels: list[int] = []
-    if _PLAIN_PORTS.fullmatch(body) and body.count(",") < MAX_CHANNELS:
-        # the common list (a whole map's 128 ports): checked by one expression
-        return ChannelList(tuple(map(int, body.split(","))))
     if body and ":" not in body:  # a plain list of ports: split once, convert at once
-        items = [item.strip() for item in body.split(",")]
+        if _PLAIN_PORTS.fullmatch(body) and body.count(",") < MAX_CHANNELS:
+            # the common list (a whole map's 128 ports): checked by one expression
+            return ChannelList(tuple(map(int, body.split(","))))
+        items = [item.strip() for item in body.split(",")]  # the fault named below
         for index, item in enumerate(items):
             if not _digits(item):
                 raise ScpiError(-104, f"bad channel {item!r}")
