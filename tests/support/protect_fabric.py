@@ -51,7 +51,7 @@ def fabric_document(links: int, *, protection: list[int] | None = None, size: in
         raise ValueError(f"{links} links and {spans} protection spans need "
                          f"{2 * links + 2 * spans} ingress ports; the OCS has {size}")
     document: dict[str, Any] = {"name": name, "ocs": [], "switches": [], "transceivers": [],
-                                "patches": [], "cables": [], "links": []}
+                                "patches": [], "cables": [], "spans": [], "links": []}
     number = 0
     silent = set(without_alarms)
     for pair in range(1, pairs + 1):
@@ -83,7 +83,7 @@ def fabric_document(links: int, *, protection: list[int] | None = None, size: in
         for i in range(1, links + 1):
             working = _span(f"work{tag}-{i}", "working", a, b, out=size + links + i,
                             arrive=links + i)
-            document.setdefault("spans", []).append(
+            document["spans"].append(
                 {"name": working["name"], "cable": f"work{tag}", "fibers": working["fibers"]})
         for j in range(1, spans + 1):
             document["cables"].append(_span(f"prot{tag}-{j}", "protection", a, b,
