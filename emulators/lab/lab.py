@@ -483,7 +483,7 @@ class Lab:
         ``fiber_cut`` or ``cable_cut``), all at once."""
         if fault.kind in CUT_KINDS:
             fibers = self._fibers_named(target, fault.kind)
-            with self.optics.lock:  # one cut: nobody sees half of it
+            with self.optics.together():  # one cut: nobody sees half of it
                 for fiber in fibers:
                     fiber.cut = True
             return
@@ -492,7 +492,7 @@ class Lab:
     def clear(self, target: str, kind: str | None = None) -> None:
         if kind in (None, *CUT_KINDS) and fibers_of(self.topology, target):
             fibers = self._fibers_named(target, kind or FIBER_CUT)
-            with self.optics.lock:
+            with self.optics.together():
                 for fiber in fibers:
                     fiber.cut = False
             return

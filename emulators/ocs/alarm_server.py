@@ -134,6 +134,9 @@ class AlarmServer(ReopensAfterPowerLoss):
         self._pending_ports: set[int] = set()
         self._pending_lock = threading.Lock()
         self._feeding: dict[str, int] = {}  # element of one output -> the port it feeds
+        self._port_names = {f"{device.name}:{port}": port
+                            for port in range(1, 2 * device.size + 1)}
+        """Each of the unit's ports by its name in the optical model."""
         self._full_pending = False
         self._timers: dict[float, tuple[asyncio.TimerHandle, set[int] | None]] = {}
         self._heartbeat: asyncio.Task[None] | None = None
@@ -289,13 +292,15 @@ class AlarmServer(ReopensAfterPowerLoss):
         the port a fiber or an amplifier feeds directly is read with the egress ports,
         and any other change has every armed port read."""
         loop = self._loop
-        if element not in self._watched or loop is None or loop.is_closed():
+        if loop is None or loop.is_closed():
             return
         ports: set[int] | None
-        if reached is not None:
+        if reached is not None:  # the ports say it (for changes made together, all theirs)
             ports = self._own_ports(reached)
             if not ports:
                 return  # nothing of this unit's light changed
+        elif element not in self._watched:
+            return
         else:
             feeds = self._feeding.get(element)
             ports = None if feeds is None else {feeds, ARMED_EGRESS}
@@ -318,8 +323,8 @@ class AlarmServer(ReopensAfterPowerLoss):
         last = self._last_reached
         if last is not None and last[0] is reached:
             return set(last[1])
-        prefix = f"{self.device.name}:"
-        ports = {int(port[len(prefix):]) for port in reached if port.startswith(prefix)}
+        named = self._port_names
+        ports = {named[port] for port in reached & named.keys()}
         self._last_reached = (reached, frozenset(ports))
         return ports
 

@@ -9,6 +9,7 @@ every fault and lights link-1 on span-1, and checks over SCPI that it did.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -25,6 +26,7 @@ from drivers.ocs.connect import open_ocs
 from drivers.ocs.types import LosEvent
 from emulators.faults import Fault
 from emulators.lab import Lab, load_topology
+from emulators.ocs.alarms import AlarmEvent
 from msoctl.access import open_alarm_stream
 from msoctl.inventory import load_inventory
 from tests.support.lab import ocs_endpoint
@@ -331,6 +333,50 @@ def test_the_events_that_came_together_are_taken_in_one_call() -> None:
     finally:
         stream.close()
         listener.close()
+
+
+def test_a_cut_of_fibers_far_apart_alarms_each_unit_it_darkens() -> None:
+    """A cable's fibers cut at once are one change of the optical model, told once with
+    every port they reach (emulators/optics/model.py, ``together``): a unit is alarmed
+    for its own ports among them, even when the first fiber cut is nowhere near it."""
+    from emulators.clock import RealClock
+    from emulators.ocs.alarm_server import AlarmServer
+    from emulators.ocs.model import OcsDevice
+    from emulators.optics.model import Fiber, OpticalModel, Receiver, Source
+
+    optics = OpticalModel(RealClock())
+    unit = OcsDevice("ocs-t", optics, size=8)
+    optics.add(Source("laser", {"out": 0.0}))
+    optics.add(Fiber("near", 10.0))
+    optics.patch("laser:out", "near:in")
+    optics.patch("near:out", "ocs-t:3")
+    # a line of its own elsewhere: joined to nothing of the unit's
+    optics.add(Source("other", {"out": 0.0}))
+    optics.add(Fiber("far", 10.0))
+    optics.add(Receiver("pd", ["in"]))
+    optics.patch("other:out", "far:in")
+    optics.patch("far:out", "pd:in")
+    unit.alarms.arm([3], THRESHOLD_DBM)
+    unit.alarms.set_enabled(True)
+    raised: list[AlarmEvent] = []
+
+    async def cut() -> None:
+        server = AlarmServer(unit)
+        await server.start()
+        unit.alarms.listen(raised.append)
+        try:
+            with optics.together():
+                optics.element("far").cut = True  # type: ignore[attr-defined]
+                optics.element("near").cut = True  # type: ignore[attr-defined]
+            for _ in range(200):
+                if raised:
+                    break
+                await asyncio.sleep(0.005)
+        finally:
+            await server.stop()
+
+    asyncio.run(cut())
+    assert [(e.port, e.lost) for e in raised] == [(3, True)]
 
 
 def test_a_unit_without_alarms_reports_them_not_available(tmp_path: Path) -> None:

@@ -263,6 +263,48 @@ def test_a_change_tells_which_ports_its_light_reaches() -> None:
                                               "a:5", "b:6"}))]
 
 
+def test_changes_made_together_are_told_once_with_every_port_they_reach() -> None:
+    """A cable cut is one change: the fibers cut in one ``together`` block are told once,
+    at its end, with the ports all of them reach (the first fiber named); what is read
+    inside the block already sees them; a change announced ahead or one that cannot
+    name its ports is told at once as before; a nested block is part of the outer."""
+    optics = OpticalModel(SteppedClock())
+    for name in ("x", "y"):  # two lines that share nothing
+        optics.add(Source(f"{name}-laser", {"out": 0.0}))
+        optics.add(Fiber(f"{name}-span", 10.0))
+        optics.add(Receiver(f"{name}-pd", ["in"]))
+        optics.patch(f"{name}-laser:out", f"{name}-span:in")
+        optics.patch(f"{name}-span:out", f"{name}-pd:in")
+    assert optics.power_dbm("x-pd:in") > -10.0
+    told: list[tuple[str, float | None, frozenset[str] | None]] = []
+    optics.watch(lambda name, at, reached: told.append((name, at, reached)))
+    with optics.together():
+        optics.element("x-span").cut = True  # type: ignore[attr-defined]
+        with optics.together():
+            optics.element("y-span").cut = True  # type: ignore[attr-defined]
+        assert optics.power_dbm("x-pd:in") == NO_LIGHT_DBM  # forgotten at once
+        optics.changed("x-laser", at=5.0, outputs=("out",))
+        optics.changed("y-laser")
+        assert told == [("x-laser", 5.0, frozenset({"x-laser:out", "x-span:in", "x-span:out",
+                                                     "x-pd:in"})),
+                        ("y-laser", None, None)]
+        told.clear()
+    assert told == [("x-span", None, frozenset({"x-span:out", "x-pd:in",
+                                                "y-span:out", "y-pd:in"}))]
+    told.clear()
+    with optics.together():
+        pass  # nothing changed: nothing told
+    optics.element("x-span").cut = False  # type: ignore[attr-defined]
+    assert told == [("x-span", None, frozenset({"x-span:out", "x-pd:in"}))]
+    assert optics.power_dbm("x-pd:in") > -10.0
+    told.clear()
+    with pytest.raises(KeyError), optics.together():  # what was cut before is told
+        optics.element("x-span").cut = True  # type: ignore[attr-defined]
+        optics.element("no-such-span")
+    assert told == [("x-span", None, frozenset({"x-span:out", "x-pd:in"}))]
+    assert optics.power_dbm("x-pd:in") == NO_LIGHT_DBM
+
+
 def test_a_change_stops_at_a_transceivers_receivers() -> None:
     """A switch's transmitters send their own light, whatever reaches its receivers: a
     cut of the fiber into one receiver reaches that receiver and not, through the
