@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from dataclasses import dataclass
 
 from drivers.errors import ValidationError
@@ -79,17 +79,23 @@ class PortMap(Mapping[int, int]):
     """
 
     def __init__(self, pairs: Mapping[int, int] | Iterable[tuple[int, int]], size: int):
-        items = list(pairs.items()) if isinstance(pairs, Mapping) else list(pairs)
         self.size = size
-        if items:
+        if isinstance(pairs, Mapping):
+            given = pairs  # its ingress ports are distinct already
+        else:
+            items = list(pairs)
+            given = dict(items)
+            if len(given) != len(items):
+                given = {}  # an ingress listed twice: the loop below names it
+        if given:
             # The common case checked set-wise (a whole map of a large switch is built at
             # every read and every change); the loop below names the first fault.
-            ins = {i for i, _ in items}
-            outs = {e for _, e in items}
-            if (len(ins) == len(outs) == len(items) and min(ins) >= 1
-                    and max(ins) <= size < min(outs) and max(outs) <= 2 * size):
-                self._map: dict[int, int] = dict(sorted(items))
+            outs = set(given.values())
+            if (len(outs) == len(given) and min(given) >= 1
+                    and max(given) <= size < min(outs) and max(outs) <= 2 * size):
+                self._map: dict[int, int] = {i: given[i] for i in sorted(given)}
                 return
+        items = list(pairs.items()) if isinstance(pairs, Mapping) else items
         mapping: dict[int, int] = {}
         feeders: dict[int, int] = {}
         for ingress, egress in items:
@@ -119,6 +125,17 @@ class PortMap(Mapping[int, int]):
 
     def __len__(self) -> int:
         return len(self._map)
+
+    # The views of the map itself: those Mapping makes look each port up again, one
+    # call per port (a whole map is rendered into every command that replaces it).
+    def keys(self) -> KeysView[int]:
+        return self._map.keys()
+
+    def values(self) -> ValuesView[int]:
+        return self._map.values()
+
+    def items(self) -> ItemsView[int, int]:
+        return self._map.items()
 
     def __repr__(self) -> str:
         return f"PortMap({self._map!r}, size={self.size})"

@@ -463,7 +463,7 @@ def render(command: ScpiCommand, *args: str) -> str:
 
 
 def channel_list(ports: list[int] | tuple[int, ...]) -> str:
-    return "(@" + ",".join(str(port) for port in ports) + ")"
+    return "(@" + ",".join(map(str, ports)) + ")"
 
 
 _CHANNEL = re.compile(r"\s*([0-9]+)\s*(?::\s*([0-9]+)\s*)?")
