@@ -22,7 +22,7 @@ Pure functions, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from msoctl.links import Link, Span
@@ -111,23 +111,45 @@ def allocate(candidates: Iterable[Candidate], *,
     return moves, refusals
 
 
-def span_carrier(span: Span, maps: dict[str, dict[int, int] | None],
-                 transmitters: dict[str, dict[int, str]],
-                 receivers: dict[str, dict[int, str]]) -> str | None:
-    """The link ``span`` carries now, read from the maps: the link whose transmitter
-    feeds one of its fibers, or whose receiver one of its fibers feeds; ``None`` when
-    none does (or a map is unknown)."""
-    for fiber in (span.a_to_b, span.b_to_a):
-        start_map, end_map = maps.get(fiber.start.ocs), maps.get(fiber.end.ocs)
-        if start_map is not None:
-            feeder = next((i for i, e in start_map.items() if e == fiber.start.port), None)
-            if feeder is not None and feeder in transmitters.get(fiber.start.ocs, {}):
-                return transmitters[fiber.start.ocs][feeder]
-        if end_map is not None:
-            fed = end_map.get(fiber.end.port)
-            if fed is not None and fed in receivers.get(fiber.end.ocs, {}):
-                return receivers[fiber.end.ocs][fed]
-    return None
+class Carriers:
+    """The link each span carries now, read from the maps of one evaluation: the link
+    whose transmitter feeds one of its fibers, or whose receiver one of its fibers
+    feeds; ``None`` when none does (or a map is unknown). Called with a span; each
+    OCS's map is turned around (egress -> ingress) once, at its first question, for
+    the fibers that leave it."""
+
+    def __init__(self, maps: Mapping[str, Mapping[int, int] | None],
+                 transmitters: Mapping[str, Mapping[int, str]],
+                 receivers: Mapping[str, Mapping[int, str]]):
+        self.maps = maps
+        self.transmitters = transmitters
+        self.receivers = receivers
+        self._feeders: dict[str, dict[int, int]] = {}
+
+    def __call__(self, span: Span) -> str | None:
+        for fiber in (span.a_to_b, span.b_to_a):
+            start, end = fiber.start.ocs, fiber.end.ocs
+            feeders = self._feeding(start)
+            if feeders is not None:
+                feeder = feeders.get(fiber.start.port)
+                if feeder is not None and feeder in self.transmitters.get(start, {}):
+                    return self.transmitters[start][feeder]
+            end_map = self.maps.get(end)
+            if end_map is not None:
+                fed = end_map.get(fiber.end.port)
+                if fed is not None and fed in self.receivers.get(end, {}):
+                    return self.receivers[end][fed]
+        return None
+
+    def _feeding(self, ocs: str) -> dict[int, int] | None:
+        """OCS ``ocs``'s map turned around: which ingress feeds each egress port."""
+        found = self._feeders.get(ocs)
+        if found is None:
+            port_map = self.maps.get(ocs)
+            if port_map is None:
+                return None
+            found = self._feeders[ocs] = {e: i for i, e in port_map.items()}
+        return found
 
 
 def describe(refusals: Sequence[Refusal]) -> list[str]:

@@ -69,7 +69,7 @@ from msoctl.links import Link, SpanFiber
 from msoctl.linkstate import LinkStates
 from msoctl.protect.acting import Acting, LinkProgress
 from msoctl.protect.alarms import AlarmFeeds
-from msoctl.protect.allocate import Candidate, Refusal, allocate, span_carrier
+from msoctl.protect.allocate import Candidate, Carriers, Refusal, allocate
 from msoctl.protect.budget import QueryBudget
 from msoctl.protect.cables import Cables
 from msoctl.protect.config import ProtectConfig, ProtectionEvent
@@ -632,8 +632,9 @@ class ProtectionController(Acting, KeepingStandby):
         if candidates:
             with self._lock:
                 reserved = {span: link for link, span in self._in_flight.items()}
+            carriers = Carriers(maps, self._link_tx, self._link_rx)
             moves, refusals = allocate(candidates, carrier=lambda span: reserved.get(
-                span.name) or span_carrier(span, maps, self._link_tx, self._link_rx))
+                span.name) or carriers(span))
             for refusal in refusals:
                 self._refused(refusal)
             if moves:

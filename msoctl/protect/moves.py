@@ -145,18 +145,26 @@ def finish_all(started: Mapping[str, Pending[T]]) -> dict[str, T]:
     return found
 
 
-def _sent(actions: OcsActions, name: str,
-          begin: Callable[[OcsDriver], Pending[T]]) -> Future[T]:
-    """``begin`` on OCS ``name``, sent now from this thread, its replies read in the OCS's
-    worker; a request that could not be sent is the future's error (raised with the
-    others' outcome, not at once)."""
-    try:
-        pending = actions.start(name, begin)
-    except Exception as error:
-        failed: Future[T] = Future()
-        failed.set_exception(error)
-        return failed
-    return actions.finish(pending)
+def _sent(actions: OcsActions, begins: Mapping[str, Callable[[OcsDriver], Pending[T]]]
+          ) -> dict[str, Future[T]]:
+    """``begins[name]`` on each OCS, every request sent now from this thread, and only
+    then each one's replies handed to its OCS's worker: a worker woken between two
+    sends would take the interpreter from the next one. A request that could not be
+    sent is its future's error (raised with the others' outcome, not at once)."""
+    started: dict[str, Pending[T] | Exception] = {}
+    for name, begin in begins.items():
+        try:
+            started[name] = actions.start(name, begin)
+        except Exception as error:
+            started[name] = error
+    futures: dict[str, Future[T]] = {}
+    for name, pending in started.items():
+        if isinstance(pending, Exception):
+            futures[name] = Future()
+            futures[name].set_exception(pending)
+        else:
+            futures[name] = actions.finish(pending)
+    return futures
 
 
 LinkPoints = Mapping[str, Mapping[int, LightPoint]]
@@ -201,9 +209,9 @@ class _ChangeInFlight:
         self.wanted = wanted
         self.timeout_seconds = timeout_seconds
         self.pause_seconds = pause_seconds
-        self.commands = {name: _sent(actions, name, partial(_start_replace, wanted=port_map,
-                                                            check=check))
-                         for name, port_map in wanted.items()}
+        self.commands = _sent(actions, {name: partial(_start_replace, wanted=port_map,
+                                                      check=check)
+                                        for name, port_map in wanted.items()})
         self.results: dict[str, Applied] = {}
         self.failures: list[BaseException] = []
         self.pending = dict(points)  # the links not judged yet
@@ -243,6 +251,7 @@ class _ChangeInFlight:
         (or its pause over), none on the way."""
         now = time.monotonic()
         reading = set(self.reads.values())
+        due: dict[str, Callable[[OcsDriver], Pending[dict[int, float | None]]]] = {}
         for name, others in self.partners.items():
             if (name not in self.fresh and name not in reading and not self.failures
                     and self.not_before.get(name, 0.0) <= now
@@ -250,9 +259,9 @@ class _ChangeInFlight:
                             for o in others | {name})):
                 ports = _points_on(self.pending, name)
                 if ports:
-                    read = _sent(self.actions, name, partial(_start_powers,
-                                                             ports=sorted(ports)))
-                    self.reads[read] = name
+                    due[name] = partial(_start_powers, ports=sorted(ports))
+        for name, read in _sent(self.actions, due).items():
+            self.reads[read] = name
 
     def _wait(self) -> set[Future[Any]]:
         """Until a command or a read ends, or the next pause is over."""

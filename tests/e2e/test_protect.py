@@ -847,16 +847,20 @@ def test_a_dark_link_is_read_again_until_its_timeout() -> None:
 
 def test_a_change_sends_from_its_own_thread_and_awaits_in_workers() -> None:
     """Every command of a change leaves from the thread that carries the change out, one
-    after the other; each OCS's completion is awaited in a worker."""
+    after the other, and only then are they handed to the workers (a worker woken
+    between two sends would take the interpreter from the next one); each OCS's
+    completion is awaited in a worker."""
     from msoctl.protect.moves import apply_and_verify
 
     caller = threading.get_ident()
     sent_from: list[int] = []
     finished_in: list[int] = []
+    order: list[str] = []
 
     class Recording(_SwitchingOcs):
         def start_replace_map(self, wanted: dict[int, int]) -> Pending[dict[int, int]]:
             sent_from.append(threading.get_ident())
+            order.append("sent")
             started = super().start_replace_map(wanted)
 
             def finish() -> dict[int, int]:
@@ -865,13 +869,19 @@ def test_a_change_sends_from_its_own_thread_and_awaits_in_workers() -> None:
 
             return Pending(finish, started.abandon)
 
+    class Handing(_Actions):
+        def finish(self, pending: Pending[Any]) -> Any:
+            order.append("handed")
+            return super().finish(pending)
+
     units: dict[str, _SwitchingOcs] = {name: Recording(0.02) for name in ("a1", "b1", "a2", "b2")}
-    with _Actions(units) as actions:
+    with Handing(units) as actions:
         apply_and_verify(actions, _maps(units),  # type: ignore[arg-type]
                          _points(("a1", "b1"), ("a2", "b2")), check=lambda: None,
                          applied=lambda results: None, timeout_seconds=1.0,
                          pause_seconds=0.01)
     assert sent_from == [caller] * 4
+    assert order[:8] == ["sent"] * 4 + ["handed"] * 4
     assert len(finished_in) == 4 and caller not in finished_in
 
 
