@@ -138,6 +138,8 @@ class AlarmServer(ReopensAfterPowerLoss):
                             for port in range(1, 2 * device.size + 1)}
         """Each of the unit's ports by its name in the optical model."""
         self._full_pending = False
+        self._burst: dict[_Client, list[str]] | None = None
+        """While a reading is made on the loop: the event lines for each client."""
         self._timers: dict[float, tuple[asyncio.TimerHandle, set[int] | None]] = {}
         self._heartbeat: asyncio.Task[None] | None = None
         self._loop_thread = 0
@@ -238,11 +240,15 @@ class AlarmServer(ReopensAfterPowerLoss):
     def _enqueue(self, client: _Client, event: AlarmEvent) -> None:
         if client in self._clients:
             client.last_sequence = event.sequence
-            self._send(client, event_line(event))
+            if self._burst is not None:  # a reading of many ports: out together at its end
+                self._burst.setdefault(client, []).append(event_line(event))
+            else:
+                self._send(client, event_line(event))
 
     def _send(self, client: _Client, line: str) -> None:
-        """Write ``line`` now when nothing is ahead of it and no fault holds it (the loop
-        may have much to do before the writer task runs again), else queue it."""
+        """Write ``line`` (or several, joined by newlines) now when nothing is ahead of
+        it and no fault holds it (the loop may have much to do before the writer task
+        runs again), else queue it."""
         assert self._loop is not None
         faults = self.device.faults
         if (not client.busy and client.lines.empty()
@@ -369,6 +375,19 @@ class AlarmServer(ReopensAfterPowerLoss):
         self._read(None)
 
     def _read(self, ports: set[int] | None) -> None:
+        """Read ``ports`` (every armed one when ``None``); the events of one reading leave
+        in one write to each client, as a unit sends what one sweep of its monitors
+        found (a cable cut's dozens of events in one segment, not one each)."""
+        self._burst = {}
+        try:
+            self._read_ports(ports)
+        finally:
+            burst, self._burst = self._burst, None
+            for client, lines in burst.items():
+                if client in self._clients:
+                    self._send(client, "\n".join(lines))
+
+    def _read_ports(self, ports: set[int] | None) -> None:
         try:
             if ports is not None and ARMED_EGRESS in ports:
                 with self.device.lock:

@@ -50,7 +50,7 @@ def _channels(param: Param) -> tuple[int, ...]:
 
 
 def _chanlist(ports: list[int]) -> str:
-    return "(@" + ",".join(str(p) for p in ports) + ")"
+    return "(@" + ",".join(map(str, ports)) + ")"
 
 
 def _format_power(reading: float | None) -> str:

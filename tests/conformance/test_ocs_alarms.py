@@ -9,7 +9,6 @@ every fault and lights link-1 on span-1, and checks over SCPI that it did.
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import threading
 import time
@@ -335,48 +334,59 @@ def test_the_events_that_came_together_are_taken_in_one_call() -> None:
         listener.close()
 
 
-def test_a_cut_of_fibers_far_apart_alarms_each_unit_it_darkens() -> None:
+def test_a_cut_of_fibers_far_apart_alarms_each_unit_it_darkens_in_one_write() -> None:
     """A cable's fibers cut at once are one change of the optical model, told once with
     every port they reach (emulators/optics/model.py, ``together``): a unit is alarmed
-    for its own ports among them, even when the first fiber cut is nowhere near it."""
+    for its own ports among them, even when the first fiber cut is nowhere near it, and
+    the events of that one reading leave in one write (the client takes them in one
+    call)."""
     from emulators.clock import RealClock
+    from emulators.loopthread import LoopThread
     from emulators.ocs.alarm_server import AlarmServer
     from emulators.ocs.model import OcsDevice
     from emulators.optics.model import Fiber, OpticalModel, Receiver, Source
 
     optics = OpticalModel(RealClock())
     unit = OcsDevice("ocs-t", optics, size=8)
-    optics.add(Source("laser", {"out": 0.0}))
-    optics.add(Fiber("near", 10.0))
-    optics.patch("laser:out", "near:in")
-    optics.patch("near:out", "ocs-t:3")
-    # a line of its own elsewhere: joined to nothing of the unit's
+    # a line of its own elsewhere, joined to nothing of the unit's: cut first
     optics.add(Source("other", {"out": 0.0}))
     optics.add(Fiber("far", 10.0))
     optics.add(Receiver("pd", ["in"]))
     optics.patch("other:out", "far:in")
     optics.patch("far:out", "pd:in")
-    unit.alarms.arm([3], THRESHOLD_DBM)
+    optics.add(Source("laser", {"1": 0.0, "2": 0.0, "3": 0.0}))
+    for port in (1, 2, 3):
+        optics.add(Fiber(f"near-{port}", 10.0))
+        optics.patch(f"laser:{port}", f"near-{port}:in")
+        optics.patch(f"near-{port}:out", f"ocs-t:{port}")
+    unit.alarms.arm([1, 2, 3], THRESHOLD_DBM)
     unit.alarms.set_enabled(True)
-    raised: list[AlarmEvent] = []
+    server = AlarmServer(unit)
+    loop = LoopThread("alarms")
+    loop.start()
+    collector = Collector()
 
-    async def cut() -> None:
-        server = AlarmServer(unit)
+    async def start() -> None:
         await server.start()
-        unit.alarms.listen(raised.append)
-        try:
-            with optics.together():
-                optics.element("far").cut = True  # type: ignore[attr-defined]
-                optics.element("near").cut = True  # type: ignore[attr-defined]
-            for _ in range(200):
-                if raised:
-                    break
-                await asyncio.sleep(0.005)
-        finally:
-            await server.stop()
 
-    asyncio.run(cut())
-    assert [(e.port, e.lost) for e in raised] == [(3, True)]
+    try:
+        loop.call(start())
+        stream = OcsAlarmStream("ocs-t", "127.0.0.1", server.port,
+                                on_events=collector.on_events,
+                                on_snapshot=collector.on_snapshot,
+                                on_lost=collector.on_lost).start()
+        with stream:
+            assert stream.wait_live(5.0), collector.lost
+            assert collector.snapshots == [{1: False, 2: False, 3: False}]
+            with optics.together():
+                for name in ("far", "near-1", "near-2", "near-3"):
+                    optics.element(name).cut = True  # type: ignore[attr-defined]
+            collector.wait(lambda: len(collector.events) == 3, "the three LOS events")
+            assert sorted((e.port, e.lost) for _, e in collector.events) == [
+                (1, True), (2, True), (3, True)]
+            assert collector.calls == [3]
+    finally:
+        loop.stop(server.stop)
 
 
 def test_a_unit_without_alarms_reports_them_not_available(tmp_path: Path) -> None:
