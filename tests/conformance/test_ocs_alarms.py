@@ -25,7 +25,6 @@ from drivers.ocs.connect import open_ocs
 from drivers.ocs.types import LosEvent
 from emulators.faults import Fault
 from emulators.lab import Lab, load_topology
-from emulators.ocs.alarms import AlarmEvent
 from msoctl.access import open_alarm_stream
 from msoctl.inventory import load_inventory
 from tests.support.lab import ocs_endpoint
