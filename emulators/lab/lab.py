@@ -113,6 +113,7 @@ from emulators.lab.statelock import StateDirLock
 from emulators.lab.status import CABLE_CUT, CUT_KINDS, FIBER_CUT, fibers_of
 from emulators.lab.topology import AcceptanceSpec, Topology, load_topology
 from emulators.loopthread import LoopThread
+from emulators.ocs import nvram
 from emulators.ocs.alarm_server import AlarmServer
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
@@ -465,6 +466,7 @@ class Lab:
     def stop(self) -> None:
         try:
             self._runner.stop(self._stop_servers)
+            nvram.flush()  # the units' memories on disk for the next lab up
         finally:
             self._state_lock.release()
 

@@ -79,7 +79,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
 from collections import Counter, deque
 from collections.abc import Iterable
@@ -97,6 +96,7 @@ from drivers.ocs.commands import (
 )
 from emulators.clock import COMMAND_READY_AT
 from emulators.faults import Fault, FaultError
+from emulators.ocs import nvram
 from emulators.ocs.alarms import LosAlarms
 from emulators.optics.model import NO_LIGHT_DBM, Element, InputPower, OpticalModel, dbm_sum
 from emulators.scpi.device import ScpiDevice
@@ -355,6 +355,8 @@ class OcsDevice(ScpiDevice):
             return 0.0 if self._down_until is None else self._down_until - self.clock.now()
 
     def reboot(self, *, power_loss: bool, seconds: float | None = None) -> None:
+        if power_loss and self.nvram_path is not None:
+            nvram.flush(self.nvram_path)  # what it saved is written before the power goes
         with self.lock:
             now = self.clock.now()
             self._down_until = now + (self.boot_seconds if seconds is None else seconds)
@@ -769,14 +771,13 @@ class OcsDevice(ScpiDevice):
 
     def _save_nvram(self) -> None:
         self._saved = self._nvram()
-        if self.nvram_path is None:
-            return
-        tmp = self.nvram_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self._saved))
-        os.replace(tmp, self.nvram_path)
+        if self.nvram_path is not None:
+            nvram.save(self.nvram_path, self._saved)  # its file follows (emulators/ocs/nvram.py)
 
     def _load_nvram(self) -> None:
         saved = self._saved
+        if self.nvram_path is not None:
+            nvram.flush(self.nvram_path)
         if self.nvram_path is not None and self.nvram_path.exists():
             try:
                 saved = json.loads(self.nvram_path.read_text())

@@ -85,10 +85,12 @@ def test_a_second_lab_on_a_state_directory_is_refused_and_touches_nothing(
     """One lab per state directory: the second is refused with the first one's pid, and the
     first one's inventory, secrets, known_hosts, NVRAM and lab.json are left as they were."""
     from emulators.lab import Lab
+    from emulators.ocs.nvram import flush
 
     state = tmp_path / "state"
     with Lab(state) as first:
-        first.ocs["ocs-a"].add((1,), (65,))  # NVRAM written
+        first.ocs["ocs-a"].add((1,), (65,))
+        flush()  # NVRAM written
         before = {path: path.read_bytes() for path in sorted(state.rglob("*"))
                   if path.is_file() and not path.name.startswith("journal.sqlite")}
         assert {p.name for p in before} >= {"inventory.yaml", "known_hosts", "lab.json",

@@ -16,6 +16,7 @@ import pytest
 from emulators.clock import COMMAND_READY_AT, SteppedClock
 from emulators.faults import Fault
 from emulators.ocs.model import OcsDevice
+from emulators.ocs.nvram import flush
 from emulators.ocs.scpi import make_interpreter
 from emulators.optics.model import NO_LIGHT_DBM, OpticalModel, Source
 from emulators.scpi.parser import ScpiError, ScpiInterpreter
@@ -445,6 +446,7 @@ def test_nvram_file_restores_the_map_on_a_new_instance(tmp_path: Path) -> None:
     first = Bench(nvram_path=nvram)
     first.device.add((1, 2), (17, 18))
     first.device.set_enabled([5], False)
+    flush(nvram)  # written in a thread of its own (emulators/ocs/nvram.py)
     assert nvram.exists()
     second = Bench(nvram_path=nvram)
     assert second.device.connection_map() == {1: 17, 2: 18}
@@ -484,6 +486,7 @@ def test_a_corrupt_nvram_boots_dark_without_crashing(tmp_path: Path, content: st
     assert bench.device.boot_mode in ("restore", "dark")
     assert bench.scpi(":OXC:BOOT:MODE?") in ("REST", "DARK")
     bench.device.add((1,), (17,))  # and it works
+    flush(nvram)
     assert json.loads(nvram.read_text())["map"] == {"1": 17}
 
 
