@@ -161,16 +161,42 @@ class _Session:
         self.split = split
         self.interpreter = interpreter
         self.terminator = terminator
-        self.send = send
+        self._write = send
+        self._out: list[bytes] | None = None  # replies held while a message is carried out
         self.reset = reset
         self.buffer = bytearray()
         self.overflowed = False
         self.garbage = random.Random(f"{device.name}/garbage")
         self.last_done: float | None = None  # device time the last line was carried out
 
+    def send(self, data: bytes) -> None:
+        """Reply ``data``: at once, or with the other replies to the lines being carried
+        out (:meth:`feed`)."""
+        if self._out is not None:
+            self._out.append(data)
+        else:
+            self._write(data)
+
     async def feed(self, data: bytes, received_at: float | None = None) -> None:
         """Carry out the lines ``data`` completes; ``received_at``: the device time it
-        arrived (:data:`~emulators.clock.COMMAND_READY_AT`), now if not given."""
+        arrived (:data:`~emulators.clock.COMMAND_READY_AT`), now if not given. The
+        replies to the lines that came together leave together once the last is carried
+        out, in one write (a change, its ``*OPC?``, its error queue and its read-back:
+        one segment, not three), as they would leave the output queue of a unit that
+        sends what a program message produced."""
+        self._out = []
+        try:
+            await self._feed(data, received_at)
+        finally:
+            self._flush()
+            self._out = None
+
+    def _flush(self) -> None:
+        if self._out:
+            out, self._out = b"".join(self._out), []
+            self._write(out)
+
+    async def _feed(self, data: bytes, received_at: float | None) -> None:
         self.buffer.extend(data)
         arrived = self.device.clock.now() if received_at is None else received_at
         lines = self.split(self.buffer)
@@ -203,6 +229,7 @@ class _Session:
         if self._fault("drop"):
             return
         if self._fault("reset"):
+            self._flush()  # what was answered before the reset has left
             self.reset()
             return
         reply = await self.interpreter.execute(raw.decode("latin-1"))

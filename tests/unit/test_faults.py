@@ -192,6 +192,19 @@ def test_drop_and_reset_spoil_exactly_count_replies() -> None:
     assert console.sent == [b"4,4\n"]
 
 
+def test_the_replies_to_lines_that_came_together_leave_in_one_write() -> None:
+    """A change, its ``*OPC?``, its error query and its read-back in one message: their
+    replies in one write."""
+    console = _Console()
+    console.feed(b"*CLS;:OXC:SWIT:CONN:ONLY (@1),(@5)\n*OPC?\n:SYST:ERR:ALL?\n"
+                 b":OXC:SWIT:CONN:STAT?\n")
+    assert console.sent == [b'1\n0,"No error"\n(@1),(@5)\n']
+    console.sent.clear()
+    console.feed(b"*OPC?\n")  # a line alone: its reply alone
+    console.feed(b":OXC:SWIT:SIZE?\n*IDN?")  # the second line not whole yet
+    assert console.sent == [b"1\n", b"4,4\n"]
+
+
 def test_truncate_and_garbage_spoil_a_reply() -> None:
     console = _Console()
     console.device.faults.inject(Fault("truncate", count=1))
