@@ -205,8 +205,11 @@ class SqliteStore(SqlStore):
     def lock(self, device: str) -> FileLock:
         path = self.path.parent / "locks" / f"{device}.lock"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o640)
+            try:  # one system call when the directory is there (a controller takes 16 at once)
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o640)
+            except FileNotFoundError:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o640)
         except OSError as error:
             raise JournalError(f"cannot create lock {path}: {error.strerror}") from None
         try:
