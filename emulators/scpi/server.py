@@ -182,8 +182,9 @@ class _Session:
         arrived (:data:`~emulators.clock.COMMAND_READY_AT`), now if not given. The
         replies to the lines that came together leave together once the last is carried
         out, in one write (a change, its ``*OPC?``, its error queue and its read-back:
-        one segment, not three), as they would leave the output queue of a unit that
-        sends what a program message produced."""
+        one segment, not three), unless a line waits (``*OPC?`` for a switch): what was
+        answered before it leaves then, as from the output queue of a unit that sends
+        what it has whenever it has to wait."""
         self._out = []
         try:
             await self._feed(data, received_at)
@@ -212,9 +213,13 @@ class _Session:
                 continue
             ready = arrived if self.last_done is None else max(arrived, self.last_done)
             token = COMMAND_READY_AT.set(ready)
+            # runs only if this line waits (the loop gets to it only then)
+            waiting = asyncio.get_running_loop().call_soon(self._flush) if self._out else None
             try:
                 await self.handle(line)
             finally:
+                if waiting is not None:
+                    waiting.cancel()
                 COMMAND_READY_AT.reset(token)
                 self.last_done = self.device.clock.now()
 

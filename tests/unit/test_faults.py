@@ -205,6 +205,25 @@ def test_the_replies_to_lines_that_came_together_leave_in_one_write() -> None:
     assert console.sent == [b"1\n", b"4,4\n"]
 
 
+def test_what_was_answered_before_a_line_that_waits_leaves_when_it_waits() -> None:
+    """``FAST?`` answered, then ``SLOW?`` waits: the first reply leaves as the wait
+    begins, the rest together at the end."""
+
+    class Interpreter:
+        async def execute(self, line: str) -> str:
+            if line == "SLOW?":
+                await asyncio.sleep(0.01)
+                assert sent == [b"fast\n"]  # out while this line waited
+            return line.lower()[:-1]
+
+    console = _Console()
+    sent: list[bytes] = []
+    session = _Session(console.device, Interpreter(), b"\n",  # type: ignore[arg-type]
+                       sent.append, lambda: None)
+    asyncio.run(session.feed(b"FAST?\nSLOW?\nFAST?\n"))
+    assert sent == [b"fast\n", b"slow\nfast\n"]
+
+
 def test_truncate_and_garbage_spoil_a_reply() -> None:
     console = _Console()
     console.device.faults.inject(Fault("truncate", count=1))
