@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from types import TracebackType
 
 from drivers.errors import DeviceRejected, ProtocolError, ValidationError, VerificationFailed
@@ -74,6 +75,26 @@ def list_items(text: str) -> list[str]:
     if body.startswith("(") and body.endswith(")"):
         body = body[1:-1]
     return [item.strip() for item in body.split(",")] if body.strip() else []
+
+
+@dataclass(frozen=True)
+class MapReplacement:
+    """A replace-map command checked and rendered ahead (:func:`map_replacement`)."""
+
+    target: PortMap
+    command: str
+
+
+def map_replacement(wanted: Mapping[int, int], size: int) -> MapReplacement:
+    """The command that makes the map of a ``size`` x ``size`` unit exactly ``wanted``,
+    checked (:class:`PortMap`: ``ValidationError``) and rendered now, for
+    :meth:`OcsDriver.start_replace_map`: a caller that changes many units at once (a
+    cable cut's sixteen) prepares every command first, so that they leave back to back
+    (rendering a 128-port map takes longer than sending it). A unit of another size
+    checks it again."""
+    target = PortMap(wanted, size)
+    return MapReplacement(target, render(COMMANDS["connect_only"], channel_list(list(target)),
+                                         channel_list(list(target.values()))))
 
 
 class OcsDriver:
@@ -297,29 +318,34 @@ class OcsDriver:
         return self._apply_to_map(render(COMMANDS["connect_subtract"], channel_list(ports),
                                          "(@)"), "disconnect", problem)
 
-    def replace_map(self, wanted: Mapping[int, int]) -> PortMap:
+    def replace_map(self, wanted: Mapping[int, int] | MapReplacement) -> PortMap:
         """Make the map exactly ``wanted`` in one command; unchanged paths stay lit."""
         return self._apply_to_map(*self._replacing(wanted))
 
-    def start_replace_map(self, wanted: Mapping[int, int]) -> Pending[PortMap]:
+    def start_replace_map(self, wanted: Mapping[int, int] | MapReplacement
+                          ) -> Pending[PortMap]:
         """:meth:`replace_map` in two steps (:class:`~drivers.scpi.session.Pending`): the
         command leaves now; ``finish()`` waits for the switch, checks the error queue
-        and the map read back, and returns that map."""
+        and the map read back, and returns that map. ``wanted`` may be prepared ahead
+        (:func:`map_replacement`), so that many commands leave back to back."""
         return self._start_apply_to_map(*self._replacing(wanted))
 
-    def _replacing(self, wanted: Mapping[int, int]
+    def _replacing(self, wanted: Mapping[int, int] | MapReplacement
                    ) -> tuple[str, str, Callable[[PortMap], str | None]]:
         """The command that makes the map ``wanted``, what it is called, and what is
         wrong with a map read back after it."""
-        target = PortMap(wanted, self.size)
+        prepared = wanted if isinstance(wanted, MapReplacement) else None
+        if prepared is None or prepared.target.size != self.size:  # checked for this unit
+            prepared = map_replacement(
+                wanted.target if isinstance(wanted, MapReplacement) else wanted, self.size)
+        target = prepared.target
 
         def problem(found: PortMap) -> str | None:
             if found != target:
                 return f"map after replace differs: {target.diff(found)}"
             return None
 
-        return (render(COMMANDS["connect_only"], channel_list(list(target)),
-                       channel_list(list(target.values()))), "replace map", problem)
+        return prepared.command, "replace map", problem
 
     def disconnect_all(self) -> None:
         def problem(left: PortMap) -> str | None:

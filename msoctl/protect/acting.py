@@ -44,6 +44,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from drivers.errors import DeviceError
+from drivers.ocs.driver import map_replacement
 from msoctl import safety
 from msoctl.inventory import Inventory
 from msoctl.journal import DeviceBusy, DeviceLock, Journal, JournalError
@@ -219,6 +220,8 @@ class Acting:
                 for move in moves:
                     self._progress(move.link.name).unavailable = error.message
                 raise
+            # every command checked and rendered now, so that they leave back to back
+            commands = {name: map_replacement(wanted[name], current[name][1]) for name in names}
             try:
                 terms = self.ownership.fence([m.link for m in moves])
             except Fenced as fenced:
@@ -228,7 +231,7 @@ class Acting:
             if terms:
                 change.note("fence", instance=self.ownership.instance, terms=terms)
             applied, verified = apply_and_verify(
-                self.ocs, {name: wanted[name] for name in names}, self._light_points(moves),
+                self.ocs, commands, self._light_points(moves),
                 check=partial(self.ownership.check, [m.link for m in moves]),
                 applied=partial(self._commands_done, names, held),
                 timeout_seconds=self.config.verify_timeout_seconds,

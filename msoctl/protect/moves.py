@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from drivers.errors import DeviceError
 from drivers.ocs import OcsDriver
 from drivers.ocs.commands import POWER_QUERY_MAX_PORTS
+from drivers.ocs.driver import MapReplacement
 from drivers.scpi.session import Pending
 from msoctl.protect.budget import QueryBudget
 from msoctl.protect.light import NOMINAL_INSERTION_LOSS_DB, RECEIVER_TOLERANCE_DB
@@ -174,12 +175,14 @@ Verified = dict[str, tuple[float | None, dict[str, Any]]]
 readings it was judged on."""
 
 
-def apply_and_verify(actions: OcsActions, wanted: Mapping[str, dict[int, int]],
+def apply_and_verify(actions: OcsActions,
+                     wanted: Mapping[str, Mapping[int, int] | MapReplacement],
                      points: Mapping[str, LinkPoints], *, check: Callable[[], None],
                      applied: Callable[[dict[str, Applied]], None], timeout_seconds: float,
                      pause_seconds: float) -> tuple[dict[str, Applied], Verified]:
-    """Make each OCS's map exactly ``wanted[name]`` (one command each, sent from this
-    thread one after the other, each awaited in its OCS's worker; ``check()`` runs just
+    """Make each OCS's map exactly ``wanted[name]`` (one command each, prepared ahead
+    where it is a ``MapReplacement``, sent from this thread one after the other, each
+    awaited in its OCS's worker; ``check()`` runs just
     before each command leaves: the lease deadline, and when it raises that OCS is not
     changed) and check the light of every link
     (``points[link][ocs][port]``): each OCS is asked, in its worker, for the monitors
@@ -202,7 +205,8 @@ def apply_and_verify(actions: OcsActions, wanted: Mapping[str, dict[int, int]],
 class _ChangeInFlight:
     """The commands and the light checks of one :func:`apply_and_verify`."""
 
-    def __init__(self, actions: OcsActions, wanted: Mapping[str, dict[int, int]],
+    def __init__(self, actions: OcsActions,
+                 wanted: Mapping[str, Mapping[int, int] | MapReplacement],
                  points: Mapping[str, LinkPoints], *, check: Callable[[], None],
                  timeout_seconds: float, pause_seconds: float):
         self.actions = actions
@@ -345,8 +349,8 @@ def _start_map(driver: OcsDriver) -> Pending[tuple[dict[int, int], int]]:
     return Pending(lambda: (dict(sent.finish()), size), sent.abandon)
 
 
-def _start_replace(driver: OcsDriver, *, wanted: dict[int, int], check: Callable[[], None]
-                   ) -> Pending[Applied]:
+def _start_replace(driver: OcsDriver, *, wanted: Mapping[int, int] | MapReplacement,
+                   check: Callable[[], None]) -> Pending[Applied]:
     check()
     sent = time.monotonic()
     replacing = driver.start_replace_map(wanted)

@@ -258,3 +258,22 @@ def test_a_unit_without_power_monitors_gives_no_readings(ocs: OcsDriver, lab: La
     assert ocs.power([1, 2, 65]) == {1: None, 2: None, 65: None}
     assert ocs.power() == dict.fromkeys(range(1, 129))
     assert dict(ocs.connect({1: 65})) == {1: 65}
+
+
+def test_a_replacement_prepared_ahead_is_sent_as_it_was_rendered(ocs: OcsDriver,
+                                                                 lab: Lab) -> None:
+    """``map_replacement`` checks and renders a whole-map command without the unit (a
+    controller prepares a cable cut's sixteen before sending any); prepared for a unit of
+    another size, it is checked again against this one's."""
+    from drivers.ocs.driver import map_replacement
+
+    prepared = map_replacement({2: 66, 1: 65}, 64)
+    assert prepared.command == ":OXC:SWIT:CONN:ONLY (@1,2),(@65,66)"
+    assert dict(ocs.start_replace_map(prepared).finish()) == {1: 65, 2: 66}
+    assert dict(ocs.replace_map(map_replacement({3: 67}, 64))) == {3: 67}
+    assert lab.ocs["ocs-a"].connection_map() == {3: 67}
+    with pytest.raises(ValidationError):
+        map_replacement({1: 65}, 32)  # egress 65 is out of range on a 32x32 unit
+    with pytest.raises(ValidationError):
+        ocs.replace_map(map_replacement({1: 200}, 128))  # fits 128x128, not this unit
+    assert lab.ocs["ocs-a"].connection_map() == {3: 67}  # nothing was sent
