@@ -53,12 +53,13 @@ import gc
 import sys
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from drivers.errors import ValidationError
@@ -254,6 +255,8 @@ class ProtectionController(Acting, KeepingStandby):
         self._changes = ThreadPoolExecutor(max_workers=CHANGES_IN_FLIGHT,
                                            thread_name_prefix="protect-change")
         self._in_flight: dict[str, str] = {}
+        self._changing: Counter[str] = Counter()
+        """Per OCS, the changes in flight on it (its reconciliation polls wait meanwhile)."""
         self._devices_looked_at: set[str] = set()
         """Devices whose interrupted probes and restarts were closed since this instance
         took them (looked at once, not once per link)."""
@@ -402,7 +405,8 @@ class ProtectionController(Acting, KeepingStandby):
                                            poll_seconds=self.config.poll_seconds,
                                            notify=self._changed.set, feeders=len(starts),
                                            related=self._related.get(name, {}),
-                                           phase=index / len(self._ports))
+                                           phase=index / len(self._ports),
+                                           changing=partial(self._in_change, name))
         for name in self._amps:
             self._amp_watches[name] = AmpWatch(name, self._open_amp,
                                                poll_seconds=AMP_POLL_SECONDS,
@@ -419,6 +423,10 @@ class ProtectionController(Acting, KeepingStandby):
         self._alarms.start(self._alarm_ports(amplified=False))
         self.ownership.start(self.links, self._on_ownership)
         self._follow_ownership()
+
+    def _in_change(self, ocs: str) -> bool:
+        with self._lock:
+            return self._changing[ocs] > 0
 
     def _say(self, kind: str, message: str) -> None:
         self._emit(kind, None, message)
@@ -661,9 +669,11 @@ class ProtectionController(Acting, KeepingStandby):
                       gathered: str | None) -> None:
         """Carry out ``moves`` in a worker (acting.py); their links are left alone by the
         decision loop, and their target spans reserved, until it ends."""
+        touched = sorted({n for move in moves for n in move.link.ocs_names})
         with self._lock:
             for move in moves:
                 self._in_flight[move.link.name] = move.target.name
+            self._changing.update(touched)
 
         def change() -> None:
             try:
@@ -676,10 +686,11 @@ class ProtectionController(Acting, KeepingStandby):
                     for move in moves:
                         self._in_flight.pop(move.link.name, None)
                         self._settling.add(move.link.name)
+                    self._changing.subtract(touched)
                 # Every reading of the OCSes touched fresh again, asked for once the links
                 # are judged again (their alarms were left to the change meanwhile): the
                 # adopted map was judged with the readings of before the change.
-                for name in sorted({n for move in moves for n in move.link.ocs_names}):
+                for name in touched:
                     self._watches[name].refresh_map()
                 self._changed.set()
 

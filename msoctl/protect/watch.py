@@ -51,6 +51,8 @@ MAP_EVERY_SECONDS = 1.0
 SLOW_POLL_SECONDS = 1.0
 """A reconciliation poll: a warm standby's, or with the OCS's alarms detecting."""
 SLOW_MAP_EVERY_SECONDS = 5.0
+HELD_SECONDS = 0.02
+"""How often a reconciliation held back by a change in flight looks again."""
 RECONNECT_MIN_SECONDS = 0.05
 RECONNECT_MAX_SECONDS = 1.0
 AMP_FIELDS = (lower.MODULE_STATE, vp.INPUT_POWER, vp.OUTPUT_POWER, vp.ACTUAL_GAIN,
@@ -191,7 +193,9 @@ class _Watch(threading.Thread, Generic[D]):
         while not self.stopping.is_set():
             started = time.monotonic()
             try:
-                self.poll(self.session.driver())
+                if self.poll(self.session.driver()) is False:  # held back: nothing to tell
+                    self._sleep(max(0.0, self.next_poll(started) - time.monotonic()))
+                    continue
             except DeviceError as error:
                 self.session.drop()
                 if self.down_since is None:
@@ -233,8 +237,9 @@ class _Watch(threading.Thread, Generic[D]):
         self._wake.set()
 
     @abstractmethod
-    def poll(self, driver: D) -> None:
-        """One reading of the device (each kind of watch)."""
+    def poll(self, driver: D) -> bool | None:
+        """One reading of the device (each kind of watch); ``False`` when it was put off
+        and nothing was read."""
 
     def stop(self) -> None:
         self.stopping.set()
@@ -248,13 +253,16 @@ class OcsWatch(_Watch[OcsDriver]):
     def __init__(self, name: str, opener: OcsOpener, ports: Iterable[int], *,
                  budget: QueryBudget, poll_seconds: float, notify: Callable[[], None],
                  feeders: int = 0, related: Mapping[int, Iterable[int]] | None = None,
-                 phase: float = 0.0):
+                 phase: float = 0.0, changing: Callable[[], bool] = lambda: False):
         """``feeders``: how many more ports a poll may read (the probes feeding the
         watched spans), for the poll's cost. ``related[port]``: the ports read with
         ``port`` when an alarm asks for it (those of the links through it: see
         :meth:`confirm`). ``phase``: where in each interval this watch's whole polls
-        fall, a fraction (see :meth:`_next_slot`)."""
+        fall, a fraction (see :meth:`_next_slot`). ``changing()``: whether a change of
+        the controller's is in flight on this OCS; a reconciliation falling due then
+        waits for its end (see :meth:`poll`)."""
         self.phase = phase % 1.0
+        self.changing = changing
         self.related = {port: frozenset(more) for port, more in (related or {}).items()}
         self.budget = budget
         # A read was asked for (a move's light check, an alarm) and has not begun; one so
@@ -337,10 +345,20 @@ class OcsWatch(_Watch[OcsDriver]):
         self._map_due = 0.0
         self.poll_now()
 
-    def poll(self, driver: OcsDriver) -> None:
+    def poll(self, driver: OcsDriver) -> bool:
+        """Read the ports an alarm asked for, or every port (asked for, or due). A
+        reconciliation that falls due while a change is in flight on this OCS waits
+        until it ends (checked every :data:`HELD_SECONDS`): the change reads what it
+        needs and has the OCS read whole when it is done, and the reconciliation would
+        only load the unit (256 readings) while its commands and light checks wait."""
         self.size = driver.size
         now = time.monotonic()
         with self._samples:
+            if (self.alarms_live and not self._asked and not self._whole
+                    and not self._confirming and now >= self._next_whole
+                    and self.changing()):
+                self._next_whole = now + HELD_SECONDS
+                return False
             confirming, self._confirming = self._confirming, set()
             whole, self._whole = self._whole or now >= self._next_whole, False
             asked, self._asked = self._asked, False
@@ -361,6 +379,7 @@ class OcsWatch(_Watch[OcsDriver]):
             raise
         finally:
             self._answering = False
+        return True
 
     def _next_slot(self, now: float) -> float:
         """When the whole poll after one at ``now`` is due. A reconciliation's: on this

@@ -749,6 +749,41 @@ def test_the_whole_polls_of_an_instances_ocses_keep_apart() -> None:
     assert watches[2]._next_slot(now) == pytest.approx(now + watches[2].interval())
 
 
+def test_a_reconciliation_due_during_a_change_waits_for_its_end() -> None:
+    """With the OCS's alarms live, a reconciliation that falls due while a change of the
+    controller's is in flight on the OCS reads nothing and says nothing (the change reads
+    what it needs, then asks for a whole read); one asked for is read all the same, and
+    the held one is made once the change is over."""
+    from msoctl.protect.budget import QueryBudget
+    from msoctl.protect.watch import HELD_SECONDS, OcsWatch
+
+    fake = _FakeOcs()
+    changing = [False]
+    watch = OcsWatch("ocs-a", lambda name: fake, [2, 9],  # type: ignore[arg-type]
+                     budget=QueryBudget(50), poll_seconds=0.05, notify=lambda: None,
+                     changing=lambda: changing[0])
+    watch.set_alarms_live(True)
+    assert watch.poll(fake) is True  # type: ignore[arg-type]  # the first: asked for
+    watch._next_whole = time.monotonic() - 0.1  # a reconciliation due
+    changing[0] = True
+    asked = len(fake.asked)
+    assert watch.poll(fake) is False  # type: ignore[arg-type]
+    assert len(fake.asked) == asked
+    assert watch._next_whole > time.monotonic()  # looks again within HELD_SECONDS
+    assert watch._next_whole <= time.monotonic() + HELD_SECONDS
+    watch.confirm([9])  # an alarm's port: read at once, change or not
+    assert watch.poll(fake) is True  # type: ignore[arg-type]
+    assert fake.asked[-1] == [1, 9]
+    watch._next_whole = time.monotonic() - 0.1
+    changing[0] = False  # the change is over: the reconciliation is made
+    assert watch.poll(fake) is True  # type: ignore[arg-type]
+    assert fake.asked[-1] == [1, 2, 9]
+    watch.set_alarms_live(False)  # detecting by polls: never held
+    changing[0] = True
+    watch._next_whole = time.monotonic() - 0.1
+    assert watch.poll(fake) is True  # type: ignore[arg-type]
+
+
 class _SwitchingOcs:
     """An OCS that takes ``seconds`` to carry out a whole-map change, or refuses it;
     its monitors read ``power`` on every port, and the moments it was read are kept."""
