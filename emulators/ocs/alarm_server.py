@@ -66,6 +66,12 @@ WRITE_BUFFER_BYTES = 64 * 1024
 """Above this much unsent, lines wait for the writer task, which waits for the client."""
 SETTLE_MARGIN_SECONDS = 0.0005
 """A reading announced for a moment is made this much after it, so that it is past."""
+SCAN_SECONDS = 0.002
+"""The detectors' scan period for changes announced ahead (beams that settle): the
+changes due within one period are read together at its end. A cable cut's sixteen
+switches settle within a few ms of each other, each lighting ports of its own unit and
+of the unit at the far end of its spans; read one by one, that was three readings a
+unit in each lab process, ahead of the units' replies."""
 ARMED_EGRESS = 0
 """Among the ports to read, stands for every armed egress port: the set is looked up on
 the serving loop when it reads, never in the changing thread (under a lock of its own)."""
@@ -336,8 +342,9 @@ class AlarmServer(ReopensAfterPowerLoss):
 
     def _evaluate_at(self, at: float, ports: set[int] | None = None) -> None:
         """Read ``ports`` (every armed port when ``None``) once device time ``at`` has
-        come; the changes due at one moment are read together."""
-        key = round(at, 4)
+        come, at the end of its scan period (:data:`SCAN_SECONDS`): the changes due
+        within one period are read together."""
+        key = math.ceil(at / SCAN_SECONDS) * SCAN_SECONDS
         if key in self._timers:
             handle, waiting = self._timers[key]
             if waiting is not None:
@@ -347,7 +354,7 @@ class AlarmServer(ReopensAfterPowerLoss):
                     waiting.update(ports)
             return
         assert self._loop is not None
-        delay = max(0.0, at - self.device.clock.now()) + SETTLE_MARGIN_SECONDS
+        delay = max(0.0, key - self.device.clock.now()) + SETTLE_MARGIN_SECONDS
 
         def due() -> None:
             _, chosen = self._timers.pop(key, (None, None))
