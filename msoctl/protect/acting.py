@@ -5,8 +5,10 @@ makes one journaled change (action ``protection.switch``, or ``protection.revert
 every move is a revert) naming every link, and:
 
 1. asks every OCS touched for its map (the queries leave one after the other from the
-   change's thread), writes the intent while they answer, then reads the maps;
-2. plans each OCS's whole new map with every move on it (light.py's ``plan_moves``);
+   change's thread) and has the intent written by a worker of its own while the maps
+   come back and are planned; the intent is on disk before the first command leaves;
+2. plans each OCS's whole new map with every move on it (light.py's ``plan_moves``),
+   each command checked and rendered before any is sent;
 3. confirms ownership (msoctl/protect/ownership.py): the database is asked whether this
    instance still owns the links' shards with its terms; the terms go into the
    journal; then, just before each command leaves, the instance's own lease deadline
@@ -34,20 +36,22 @@ durations, so that one link's recovery is measured from its own loss.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from drivers.errors import DeviceError
-from drivers.ocs.driver import map_replacement
+from drivers.ocs.driver import MapReplacement, map_replacement
 from msoctl import safety
 from msoctl.inventory import Inventory
-from msoctl.journal import DeviceBusy, DeviceLock, Journal, JournalError
+from msoctl.journal import Change, DeviceBusy, DeviceLock, Journal, JournalError
 from msoctl.protect.allocate import Candidate
 from msoctl.protect.config import ProtectConfig, ProtectionEvent
 from msoctl.protect.light import LightJudge, Move, MoveConflict, link_ports, map_changes, plan_moves
@@ -80,6 +84,8 @@ class Acting:
     events: deque[ProtectionEvent]
     _lock: threading.Lock
     _ocs: OcsActions | None
+    _journaling: ThreadPoolExecutor
+    """Where a change's intent is written while its maps are read (one worker a change)."""
     _watches: dict[str, OcsWatch]
     _amp_watches: dict[str, AmpWatch]
     _map_valid_after: dict[str, float]
@@ -188,7 +194,8 @@ class Acting:
         """One change: ``held`` (the OCSes' turns and device locks) is let go once every
         command is done, so the next change goes to the devices while this one's light
         is verified."""
-        # The map queries leave first: the maps come back while the intent is written.
+        # The map queries leave first; the intent is written in a worker while the maps
+        # come back and the commands are planned, and is on disk before any is sent.
         maps_asked = self.ocs.start_map_reads(names)
         for pending in maps_asked.values():  # no-ops once their replies have been read
             held.callback(pending.abandon)
@@ -197,31 +204,22 @@ class Acting:
                  for m in moves}
         uniform = len({(s["from_span"], s["to_span"]) for s in spans.values()}) == 1
         first = moves[0]
-        with self.journal.change(
+        intent = self.journal.change(
             device=label, action=action, links=[m.link.name for m in moves],
             from_span=first.source.name if uniform else None,
             to_span=first.target.name if uniform else None,
             moves=spans, cause="; ".join(m.cause for m in moves),
             detected=self.wall(detected), gathered=gathered,
-            instance=self.ownership.instance,
-        ) as change:
-            journaled = time.monotonic()
+            instance=self.ownership.instance)
+        writing = self._journaling.submit(_written, intent)
+        try:
             current = finish_all(maps_asked)
-            wanted: dict[str, dict[int, int]] = {}
-            try:
-                for name in names:
-                    wanted[name] = dict(plan_moves(
-                        [Move(m.link, m.from_role, m.to_role) for m in moves
-                         if name in m.link.ocs_names],
-                        name, current[name][0], current[name][1],
-                        tx_owner=self._link_tx.get(name, {}),
-                        rx_owner=self._link_rx.get(name, {})))
-            except MoveConflict as error:
-                for move in moves:
-                    self._progress(move.link.name).unavailable = error.message
-                raise
-            # every command checked and rendered now, so that they leave back to back
-            commands = {name: map_replacement(wanted[name], current[name][1]) for name in names}
+            commands = self._planned(moves, names, current)
+        except BaseException:
+            _close_when_written(writing, intent)
+            raise
+        change, journaled = writing.result()  # not written (JournalError): nothing was sent
+        with _closing(intent):
             try:
                 terms = self.ownership.fence([m.link for m in moves])
             except Fenced as fenced:
@@ -299,6 +297,26 @@ class Acting:
                                 "detected": move.detected, "light": outcome["light"],
                                 "links_in_change": len(moves)})
 
+    def _planned(self, moves: list[Candidate], names: list[str],
+                 current: dict[str, tuple[dict[int, int], int]]
+                 ) -> dict[str, MapReplacement]:
+        """Each OCS's whole new map with every move on it, its command checked and
+        rendered now, so that the commands leave back to back."""
+        commands: dict[str, MapReplacement] = {}
+        try:
+            for name in names:
+                port_map, size = current[name]
+                commands[name] = map_replacement(plan_moves(
+                    [Move(m.link, m.from_role, m.to_role) for m in moves
+                     if name in m.link.ocs_names],
+                    name, port_map, size, tx_owner=self._link_tx.get(name, {}),
+                    rx_owner=self._link_rx.get(name, {})), size)
+        except MoveConflict as error:
+            for move in moves:
+                self._progress(move.link.name).unavailable = error.message
+            raise
+        return commands
+
     def _commands_done(self, names: list[str], held: ExitStack,
                        results: dict[str, Applied]) -> None:
         """Every command of a change is done: the maps they read back are the watches'
@@ -327,6 +345,36 @@ class Acting:
                 ocs[end.rx.port] = LightPoint(f"{end.switch} {end.port} receiver", threshold,
                                               upstream=fiber.end.port)
         return points
+
+
+def _written(intent: AbstractContextManager[Change]) -> tuple[Change, float]:
+    """Write ``intent`` (enter it), and when it was on disk."""
+    return intent.__enter__(), time.monotonic()
+
+
+def _close_when_written(writing: Future[tuple[Change, float]],
+                        intent: AbstractContextManager[Change]) -> None:
+    """The change failed before its commands (a map read, the plan): once its intent is
+    on disk, its result says so. Called while the failure is handled; an intent that
+    could not be written needs no result."""
+    try:
+        writing.result()
+    except BaseException:
+        return
+    intent.__exit__(*sys.exc_info())
+
+
+@contextmanager
+def _closing(intent: AbstractContextManager[Change]) -> Iterator[None]:
+    """The rest of a change whose intent was written (entered) elsewhere: its result is
+    written as the block ends, either way."""
+    try:
+        yield
+    except BaseException:
+        if not intent.__exit__(*sys.exc_info()):
+            raise
+    else:
+        intent.__exit__(None, None, None)
 
 
 def _durations(detected: float, decided: float, sent: float, done: float,

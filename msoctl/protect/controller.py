@@ -257,6 +257,8 @@ class ProtectionController(Acting, KeepingStandby):
         self._turns = {name: threading.Lock() for name in ports}
         self._changes = ThreadPoolExecutor(max_workers=CHANGES_IN_FLIGHT,
                                            thread_name_prefix="protect-change")
+        self._journaling = ThreadPoolExecutor(max_workers=CHANGES_IN_FLIGHT,
+                                              thread_name_prefix="protect-intent")
         self._in_flight: dict[str, str] = {}
         self._changing: Counter[str] = Counter()
         """Per OCS, the changes in flight on it (its reconciliation polls wait meanwhile)."""
@@ -495,6 +497,7 @@ class ProtectionController(Acting, KeepingStandby):
 
     def _close(self) -> None:
         self._changes.shutdown(wait=True)  # the changes in flight end, and are journaled
+        self._journaling.shutdown(wait=True)
         if self._alarms is not None:
             self._alarms.close()
         self.ownership.stop()

@@ -1067,3 +1067,38 @@ def test_a_move_swaps_the_probe_onto_the_span_the_link_leaves() -> None:
         plan_moves([Move(link, "working", "protection")], "ocs-a", {1: 121, 61: 65, 2: 122},
                    64, tx_owner={1: "link-1", 2: "link-2"})
 
+
+
+@pytest.mark.parametrize("fails", ["nothing", "before the commands", "after the intent"])
+def test_an_intent_written_meanwhile_always_gets_its_result(tmp_path: Path, fails: str) -> None:
+    """A change's intent is written in a worker while its maps are read and planned
+    (acting.py); the change then ends with one result whatever happened: ok, failed
+    before any command (a map read), or failed afterwards."""
+    from msoctl.protect.acting import _close_when_written, _closing, _written
+
+    journal = Journal(tmp_path / "journal.sqlite")
+    intent = journal.change(device="ocs-a,ocs-b", action="protection.switch",
+                            links=["link-1"])
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        writing = pool.submit(_written, intent)
+        try:
+            try:
+                if fails == "before the commands":
+                    raise DeviceRejected("map read refused", device="ocs-a")
+            except BaseException:
+                _close_when_written(writing, intent)
+                raise
+            change, journaled = writing.result()
+            assert journaled <= time.monotonic()
+            with _closing(intent):
+                change.outcome["done"] = True
+                if fails == "after the intent":
+                    raise DeviceRejected("replace map refused", device="ocs-b")
+        except DeviceRejected:
+            assert fails != "nothing"
+    (op,) = journal.operations()
+    assert not op.is_open and op.intent["links"] == ["link-1"]
+    assert op.status == ("ok" if fails == "nothing" else "failed")
+    if fails != "nothing":
+        assert "refused" in op.result["error"]
+    assert op.result.get("done") is (None if fails == "before the commands" else True)
