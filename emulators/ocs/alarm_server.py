@@ -316,8 +316,11 @@ class AlarmServer(ReopensAfterPowerLoss):
         else:
             feeds = self._feeding.get(element)
             ports = None if feeds is None else {feeds, ARMED_EGRESS}
+        # from the loop's own thread (a command it carries out) without waking it
+        soon = (loop.call_soon if threading.get_ident() == self._loop_thread
+                else loop.call_soon_threadsafe)
         if at is not None:
-            loop.call_soon_threadsafe(self._evaluate_at, at, ports)
+            soon(self._evaluate_at, at, ports)
             return
         with self._pending_lock:
             if ports is not None:
@@ -327,7 +330,7 @@ class AlarmServer(ReopensAfterPowerLoss):
             if self._pending:
                 return  # one reading is on its way and will see this change too
             self._pending = True
-        loop.call_soon_threadsafe(self._evaluate_pending)
+        soon(self._evaluate_pending)
 
     def _own_ports(self, reached: frozenset[str]) -> set[int]:
         """This unit's ports in a reached set (the last one's kept: a switch's change
