@@ -334,10 +334,12 @@ class OcsDriver:
                    ) -> tuple[str, str, Callable[[PortMap], str | None]]:
         """The command that makes the map ``wanted``, what it is called, and what is
         wrong with a map read back after it."""
-        prepared = wanted if isinstance(wanted, MapReplacement) else None
-        if prepared is None or prepared.target.size != self.size:  # checked for this unit
-            prepared = map_replacement(
-                wanted.target if isinstance(wanted, MapReplacement) else wanted, self.size)
+        if not isinstance(wanted, MapReplacement):
+            prepared = map_replacement(wanted, self.size)
+        elif wanted.target.size != self.size:  # prepared for another size: checked again
+            prepared = map_replacement(wanted.target, self.size)
+        else:
+            prepared = wanted
         target = prepared.target
 
         def problem(found: PortMap) -> str | None:

@@ -784,11 +784,11 @@ class OcsDevice(ScpiDevice):
         saved = self._saved
         if self.nvram_path is not None:
             nvram.flush(self.nvram_path)
-        if self.nvram_path is not None and self.nvram_path.exists():
-            try:
-                saved = json.loads(self.nvram_path.read_text())
-            except (OSError, ValueError):
-                saved = None  # a corrupt NVRAM boots dark, as real units do
+            if self.nvram_path.exists():
+                try:
+                    saved = json.loads(self.nvram_path.read_text())
+                except (OSError, ValueError):
+                    saved = None  # a corrupt NVRAM boots dark, as real units do
         if not saved:
             return
         try:  # valid JSON of the wrong shape is as corrupt as a torn write
