@@ -322,6 +322,9 @@ def test_power_on_sets_pon_and_empties_every_queue(rig: Rig) -> None:
     cell comes back cold: QUEStionable TEMPerature (bit 4, SCPI-99 vol. 2 §20.3) until it
     has warmed to within 2 degC of its set point, and the event stays latched."""
     console = Console(rig.console.path)
+    # The console's status has held PON since the rig powered the unit on, until a test
+    # before this one read it: cleared first, so this test stands on its own.
+    console.send("*CLS")
     console.send(":NO:SUCH:THING")
     assert console.ask("*ESR?") == "32"
     rig.ocs.faults.inject(Fault("reboot", power_loss=True))
