@@ -63,6 +63,7 @@ from exporter_probe import (  # noqa: E402  (the sibling bench's process helpers
     _wait,
     fetch,
     free_port,
+    host_cpu_seconds,
     percentile,
     process_cpu_seconds,
 )
@@ -414,19 +415,6 @@ def _scrapes(url: str, expected: set[str], window: float, ended: float,
             "down_by_kind": down_by_kind,
             "durations": durations,
             "interval_p99": max([v for v in intervals if math.isfinite(v)], default=0.0)}
-
-
-def host_cpu_seconds() -> dict[str, float]:
-    """The whole machine's CPU seconds so far (/proc/stat): ``host_busy`` (every process
-    and the kernel) and ``host_steal`` (taken by the hypervisor for other guests: a
-    virtual machine's cores lent away, which no process here can show)."""
-    try:
-        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
-    except OSError:
-        return {}
-    user, nice, system, _idle, _iowait, irq, softirq, steal = (
-        int(value) / CLOCK_TICKS for value in [*fields, "0", "0", "0", "0"][:8])
-    return {"host_busy": user + nice + system + irq + softirq, "host_steal": steal}
 
 
 class _CpuSampler:

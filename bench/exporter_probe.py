@@ -86,6 +86,19 @@ def process_cpu_seconds(pid: int, *, children: bool = False,
     return total
 
 
+def host_cpu_seconds() -> dict[str, float]:
+    """The whole machine's CPU seconds so far (/proc/stat): ``host_busy`` (every process
+    and the kernel) and ``host_steal`` (taken by the hypervisor for other guests: a
+    virtual machine's cores lent away, which no process here can show)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return {}
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (
+        int(value) / CLOCK_TICKS for value in [*fields, "0", "0", "0", "0"][:8])
+    return {"host_busy": user + nice + system + irq + softirq, "host_steal": steal}
+
+
 def _wait(predicate: Callable[[], bool], what: str, seconds: float,
           process: subprocess.Popen[bytes] | None = None) -> None:
     deadline = time.monotonic() + seconds

@@ -27,7 +27,10 @@ Figures, each measured side by side in one run:
   the owner is killed (SIGKILL) and a working span cut at the same instant,
   ``--kills`` times: the time until the standby owns every shard, and until the cut
   link's light is verified again (the journal);
-- **an estimate** of the instances for 10,000 links from the measured CPU per link.
+- **an estimate** of the instances for 10,000 links from the measured CPU per link;
+- **the host**: its cores busy and stolen by the hypervisor during the cuts, and the
+  time of a fixed piece of interpreter work at the start and the end (this host's speed
+  changes from spell to spell, and every figure with it).
 
 Run: ``.venv/bin/python bench/protection_scale.py [--links N] [--ocs-per-campus K]
 [--ocs-size P] [--spans-per-cable S] [--rounds N] [--ha] [--kills N] [--json]``.
@@ -54,6 +57,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # for tests.support.generated_fabric and .postgres
+sys.path.insert(0, str(ROOT / "bench"))  # for the sibling bench's host helper
+
+from exporter_probe import host_cpu_seconds  # noqa: E402
 
 from emulators.lab import load_topology  # noqa: E402
 from msoctl.journal import Journal, close_stores  # noqa: E402
@@ -283,10 +289,16 @@ def cuts(bench: Bench, rounds: int, rng: random.Random) -> dict[str, Any]:
     plans.append(("cable", lambda: _a_cable(bench, rng)))
     for key, plan in plans:
         samples: list[dict[str, Any]] = []
+        speeds: list[float] = []
+        slowest: list[float | None] = []
         for _ in range(rounds):
             time.sleep(rng.uniform(0.2, 0.7))  # cuts at every phase of the polls
+            speeds.append(calibration_ms(3))  # the host's spell at this round
             spans, cable = plan()
-            samples += cut_round(bench, spans, cable=cable)
+            figures = cut_round(bench, spans, cable=cable)
+            slowest.append(max((f["recovery_ms"] for f in figures
+                                if f["recovery_ms"] is not None), default=None))
+            samples += figures
         recovery = [s["recovery_ms"] for s in samples if s["recovery_ms"] is not None]
         over = [s["recovery_ms"] - s["switching_ms"] for s in samples
                 if s["recovery_ms"] is not None and s["switching_ms"] is not None]
@@ -307,6 +319,8 @@ def cuts(bench: Bench, rounds: int, rng: random.Random) -> dict[str, Any]:
                          for step in STEPS},
             "cuts_spread_ms": summary([s["cuts_spread_ms"] for s in samples]),
             "controller_during_round": _contention(samples),
+            "calibration_ms_per_round": speeds,
+            "slowest_recovery_ms_per_round": slowest,
             "goal_met": bool(over) and (percentile(over, 0.99) or 0) <= GOAL_BUDGET_MS,
         }
     after, cpu1, t1 = bench.messages(), process_cpu_seconds(pid), time.monotonic()
@@ -426,6 +440,35 @@ def estimate(watch: dict[str, Any], during: dict[str, Any], links: int) -> dict[
             "instances": instances, "instances_with_a_standby": instances + 1}
 
 
+def calibration_ms(runs: int = 5) -> float:
+    """The host's speed of the moment: the best of ``runs`` timings of one fixed piece of
+    interpreter work (dicts, lists and text, as a controller's step is), in ms. A
+    virtual machine's speed can change from one spell to the next (other guests on the
+    same physical cores), and every figure here with it: runs, and rounds, compare only
+    at a like calibration."""
+    best = math.inf
+    for _ in range(runs):
+        started = time.perf_counter()
+        table = {port: port + 128 for port in range(1, 129)}
+        for _ in range(100):
+            text = ",".join(map(str, table.values()))
+            table = {int(value) - 127: int(value) for value in text.split(",")}
+        best = min(best, time.perf_counter() - started)
+    return round(best * 1000, 2)
+
+
+def host_during(begun: dict[str, float], ended: dict[str, float], seconds: float
+                ) -> dict[str, float | None]:
+    """The machine's cores busy (every process) and stolen (by the hypervisor, for other
+    guests) over ``seconds`` between two :func:`host_cpu_seconds` readings, as shares of
+    all its cores."""
+    cores = (os.cpu_count() or 1) * seconds
+    if not begun or not ended or cores <= 0:
+        return {"busy_share": None, "steal_share": None}
+    return {"busy_share": round((ended["host_busy"] - begun["host_busy"]) / cores, 4),
+            "steal_share": round((ended["host_steal"] - begun["host_steal"]) / cores, 4)}
+
+
 def run_benchmark(*, campuses: int, ocs_per_campus: int, ocs_size: int, links: int,
                   spans_per_cable: int, rounds: int, watch_seconds: float, ha: bool,
                   kills: int, processes: int, seed: int) -> dict[str, Any]:
@@ -435,7 +478,8 @@ def run_benchmark(*, campuses: int, ocs_per_campus: int, ocs_size: int, links: i
         "ocs": campuses * ocs_per_campus, "ocs_size": ocs_size,
         "spans_per_cable": spans_per_cable, "lab_processes": processes,
         "controller": "msoctl protect run (its own process)",
-        "load_average_at_start": round(os.getloadavg()[0], 2)}
+        "load_average_at_start": round(os.getloadavg()[0], 2),
+        "host": {"cores": os.cpu_count(), "calibration_ms_at_start": calibration_ms()}}
     with tempfile.TemporaryDirectory(prefix="bench-protection-scale-") as workdir:
         directory = Path(workdir)
         topology = directory / "fabric.yaml"
@@ -448,7 +492,10 @@ def run_benchmark(*, campuses: int, ocs_per_campus: int, ocs_size: int, links: i
             bench = Bench(directory, running, topology)
             bench.start_controller("alarms")
             document["watching"] = watching(bench, watch_seconds)
+            host0, t0 = host_cpu_seconds(), time.monotonic()
             document["cuts"] = cuts(bench, rounds, rng)
+            document["host"]["during_the_cuts"] = host_during(
+                host0, host_cpu_seconds(), time.monotonic() - t0)
             bench.stop_controller()
             bench.start_controller("polling", "--no-alarms")
             document["watching_polling_only"] = watching(bench, watch_seconds)
@@ -459,6 +506,7 @@ def run_benchmark(*, campuses: int, ocs_per_campus: int, ocs_size: int, links: i
         finally:
             running.close()
     document["load_average_at_end"] = round(os.getloadavg()[0], 2)
+    document["host"]["calibration_ms_at_end"] = calibration_ms()
     return document
 
 
@@ -482,19 +530,31 @@ def render_table(doc: dict[str, Any]) -> str:
                      f"{asked['p50'] or 0:>15.1f} /{asked['p99'] or 0:>7.1f}")
     lines.append("")
     lines.append(f"{'cut':>6}" + "".join(f"{step + ' p50/p99':>26}" for step in STEPS)
-                 + f"{'cpu/wait share':>18}")
+                 + f"{'cpu/wait share':>18}{'calibration':>14}")
     for key, row in doc["cuts"]["sizes"].items():
         steps = row["steps_ms"]
         cells = "".join(f"{steps[s]['p50'] or 0:>17.1f} /{steps[s]['p99'] or 0:>7.1f}"
                         for s in STEPS)
         during_round = row["controller_during_round"]
+        speeds = row["calibration_ms_per_round"]
         lines.append(f"{key:>6}{cells}{during_round['cpu_share_p50'] or 0:>11.2f} /"
-                     f"{during_round['waiting_for_a_core_share_p50'] or 0:>5.2f}")
+                     f"{during_round['waiting_for_a_core_share_p50'] or 0:>5.2f}"
+                     f"{min(speeds):>8.1f}-{max(speeds):<5.1f}")
     during = doc["cuts"]
     share = during["controller_cpu_share_of_a_core"] * 100
     rates = during["messages_per_ocs_per_second"]
     lines.append(f"  during the cuts: controller {share:.1f}% of a core; messages per OCS "
                  f"per second mean {rates['mean']:.1f}, busiest OCS {rates['busiest']:.1f}")
+    host = doc["host"]
+    during_cuts = host.get("during_the_cuts") or {}
+    busy, steal = during_cuts.get("busy_share"), during_cuts.get("steal_share")
+    lines.append(f"  the host during the cuts: {host['cores']} cores, "
+                 + ("busy and stolen unknown" if busy is None or steal is None
+                    else f"{busy * 100:.0f}% busy, {steal * 100:.1f}% stolen by the "
+                         "hypervisor")
+                 + f"; calibration {host['calibration_ms_at_start']:g} ms at the start, "
+                 f"{host['calibration_ms_at_end']:g} ms at the end, and before each round "
+                 "as above (a fixed piece of interpreter work: lower is a faster spell)")
     lines.append("")
     for key, label in (("watching", "alarms followed"),
                        ("watching_polling_only", "polling only (--no-alarms)")):

@@ -51,6 +51,9 @@ def test_cuts_of_every_size_recover_every_link(document: dict[str, Any]) -> None
         assert row["links_cut"] == links
         assert row["recovery_ms"]["n"] == links and row["recovery_ms"]["p50"] > 0
         assert isinstance(row["goal_met"], bool)
+        assert len(row["calibration_ms_per_round"]) == 1  # one round of each
+        assert row["calibration_ms_per_round"][0] > 0
+        assert row["slowest_recovery_ms_per_round"] == [row["recovery_ms"]["max"]]
     assert sizes["cable"]["changes_per_cut"] == 1  # a cable cut is one change
 
 
@@ -68,3 +71,8 @@ def test_the_estimate_and_the_table(document: dict[str, Any]) -> None:
     text = load().render_table(document)
     assert "recovery p50" in text and "estimate for 10000 links" in text
     assert "polling only" in text and "load average" in text
+    host = document["host"]
+    assert host["cores"] >= 1 and host["calibration_ms_at_start"] > 0
+    assert host["calibration_ms_at_end"] > 0
+    assert 0 <= host["during_the_cuts"]["steal_share"] <= host["during_the_cuts"]["busy_share"] + 1
+    assert "the host during the cuts" in text and "calibration" in text
