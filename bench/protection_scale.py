@@ -29,8 +29,9 @@ Figures, each measured side by side in one run:
   link's light is verified again (the journal);
 - **an estimate** of the instances for 10,000 links from the measured CPU per link;
 - **the host**: its cores busy and stolen by the hypervisor during the cuts, and the
-  time of a fixed piece of interpreter work at the start and the end (this host's speed
-  changes from spell to spell, and every figure with it).
+  time of a fixed piece of interpreter work at the start, at the end and before every
+  round, beside each round's slowest link (a virtual machine's speed can change from
+  spell to spell, and every figure with it).
 
 Run: ``.venv/bin/python bench/protection_scale.py [--links N] [--ocs-per-campus K]
 [--ocs-size P] [--spans-per-cable S] [--rounds N] [--ha] [--kills N] [--json]``.
