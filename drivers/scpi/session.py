@@ -4,7 +4,9 @@ Writes a command with the write terminator, reads one reply line, parses the
 error queue, and fences changes with ``*OPC?``. After a timeout or a garbled
 reply the byte stream can no longer be trusted (a late reply would be taken as
 the answer to the next query), so the session reconnects and resynchronises
-on a unique marker before it sends anything else.
+on random markers before it sends anything else (the last one read as the first
+line after its probe, so that a stale reply that happens to be a marker's number
+is not taken for it).
 
 Whose errors: an instrument that keeps an error queue per client (per TCP
 connection, and one for its console) gives each session only its own errors.
@@ -25,6 +27,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from types import TracebackType
 from typing import Generic, Protocol, TypeVar
 
@@ -37,6 +40,9 @@ _ERROR_ENTRY = re.compile(r'\s*([+-]?\d+)\s*,\s*"((?:[^"]|"")*)"\s*')
 _CONTROL = re.compile(rb"[\x00-\x1f]")
 """A byte no reply has: a control character (line noise, a binary reply read as text)."""
 _MAX_RESYNC_LINES = 64
+_MARKERS = range(2, 256)
+"""The values a resynchronising probe writes to the event status enable register
+(``*ESE``, 0-255): never 0 or 1, the commonest replies (``*OPC?``, a boolean)."""
 UNDEFINED_HEADER = -113
 CLEAR_STATUS = "*CLS"
 
@@ -406,18 +412,36 @@ class ScpiSession:
             self._resync()
 
     def _resync(self) -> None:
-        """:meth:`resync`, the session lock held."""
+        """:meth:`resync`, the session lock held. A probe sets the event status enable
+        register to a random marker and reads it back (``*ESE m;*ESE?``), and the lines
+        are read until the marker comes. A stale reply may be that very number (a count,
+        a port), so the stream is taken to be in step only when a second probe, with
+        another marker, is answered by the first line read after it; until then, probe
+        after probe. A serial console keeps what an abandoned request was answered (its
+        ``*OPC?``, its error queue, its read-back); a new TCP connection starts empty,
+        and takes the two probes' round trips."""
         self.transport.close()
         self._tag(self.transport.open)
-        marker = self._marker.randrange(1, 256)
-        probe = f"*ESE {marker};*ESE?"
-        self._tag(lambda: self._send(probe))
-        for _ in range(_MAX_RESYNC_LINES):
-            try:
-                line = self._read_line(probe)
-            except ProtocolError:
-                continue
-            if line.strip() == str(marker):
+        marker = 0
+        probes = lines = 0
+        while lines < _MAX_RESYNC_LINES:
+            marker = self._marker.choice([m for m in _MARKERS if m != marker])
+            probe = f"*ESE {marker};*ESE?"
+            self._tag(partial(self._send, probe))
+            probes += 1
+            skipped = 0
+            while lines < _MAX_RESYNC_LINES:
+                lines += 1
+                try:
+                    line: str | None = self._read_line(probe)
+                except ProtocolError:
+                    line = None  # garbled: a stale reply all the same
+                if line is not None and line.strip() == str(marker):
+                    break
+                skipped += 1
+            else:
+                break
+            if probes >= 2 and not skipped:
                 self._suspect = False
                 self.transport.write(b"*ESE 0" + self.write_termination)
                 return
