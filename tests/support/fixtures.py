@@ -13,6 +13,10 @@
 - ``postgres_cluster`` (one per session, or per xdist worker), ``postgres_url`` (a
   database per module), ``store_journal`` (an empty journal on each store).
 - ``libyang_context``: the YANG module loaded in libyang (tests/support/yang.py).
+
+A test that fails with a netconfd peer among its fixtures gets both daemons' logs in
+its report ("netconfd and sshd logs"): the peer's directory is gone by the time the
+run ends (pytest keeps the last three runs' temporary directories).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from msoctl.journal import Journal, close_stores
 from tests.support.cli import Msoctl, in_process
 from tests.support.journal import empty_journal
 from tests.support.lab import OCS_TRANSPORTS, REPLY_FORMS, ocs_endpoint
+from tests.support.netconfd import NetconfdPeer
 from tests.support.postgres import PostgresCluster, running_cluster
 from tests.support.reset import reset_lab
 from tests.support.yang import libyang_context  # noqa: F401 - a fixture of the whole tree
@@ -131,3 +136,17 @@ def store_journal(request: pytest.FixtureRequest, tmp_path: Path) -> Journal:
     if request.param == "sqlite":
         return Journal(tmp_path / "state" / "journal.sqlite")
     return empty_journal(Journal(request.getfixturevalue("postgres_url")))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Iterator[None]:
+    """A failed test's report carries the logs of the netconfd peer it used."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.when != "call" or not report.failed:
+        return
+    for value in getattr(item, "funcargs", {}).values():
+        if isinstance(value, NetconfdPeer):
+            report.sections.append(("netconfd and sshd logs", value.logs()))
+            return
