@@ -91,8 +91,10 @@ def map_replacement(wanted: Mapping[int, int], size: int) -> MapReplacement:
     :meth:`OcsDriver.start_replace_map`: a caller that changes many units at once (a
     cable cut's sixteen) prepares every command first, so that they leave back to back
     (rendering a 128-port map takes longer than sending it). A unit of another size
-    checks it again."""
-    target = PortMap(wanted, size)
+    checks it again; a ``PortMap`` of this size was checked when it was made (a planned
+    map is one) and is taken as it is."""
+    target = (wanted if isinstance(wanted, PortMap) and wanted.size == size
+              else PortMap(wanted, size))
     return MapReplacement(target, render(COMMANDS["connect_only"], channel_list(list(target)),
                                          channel_list(list(target.values()))))
 
