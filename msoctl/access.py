@@ -35,7 +35,13 @@ if TYPE_CHECKING:
     from drivers.amp.driver import AmpDriver
     from drivers.instruments import LaserDriver, MeterDriver
     from drivers.ocs import OcsDriver
-    from drivers.ocs.alarms import EventCallback, LostCallback, OcsAlarmStream, SnapshotCallback
+    from drivers.ocs.alarms import (
+        EventCallback,
+        LostCallback,
+        MapCallback,
+        OcsAlarmStream,
+        SnapshotCallback,
+    )
     from drivers.snmp.session import SnmpTarget
     from drivers.switch.netconf import NetconfTarget
 
@@ -83,7 +89,8 @@ def ocs_host(device: Device) -> str:
 
 def open_alarm_stream(device: Device, *, on_events: EventCallback,
                       on_snapshot: SnapshotCallback,
-                      on_lost: LostCallback, timeout_seconds: float | None = None,
+                      on_lost: LostCallback, on_map: MapCallback | None = None,
+                      timeout_seconds: float | None = None,
                       at_most_seconds: float | None = None) -> OcsAlarmStream | None:
     """The loss-of-light alarm stream of OCS ``device``, started (close it when done);
     ``None`` when the unit has no alarms, or serves none now: poll its monitors instead.
@@ -106,7 +113,7 @@ def open_alarm_stream(device: Device, *, on_events: EventCallback,
         if port is None:
             return None
     stream = OcsAlarmStream(device.name, host, port, on_events=on_events,
-                            on_snapshot=on_snapshot, on_lost=on_lost,
+                            on_snapshot=on_snapshot, on_lost=on_lost, on_map=on_map,
                             timeout_seconds=timeout_seconds or DEFAULT_TIMEOUT_SECONDS)
     return stream.start()
 
@@ -207,10 +214,11 @@ class Devices:
 
     def alarm_stream(self, name: str, *, on_events: EventCallback,
                      on_snapshot: SnapshotCallback, on_lost: LostCallback,
+                     on_map: MapCallback | None = None,
                      timeout_seconds: float | None = None) -> OcsAlarmStream | None:
         """:func:`open_alarm_stream` for the inventory's OCS ``name``."""
         return open_alarm_stream(self.inventory.device(name, "ocs"), on_events=on_events,
-                                 on_snapshot=on_snapshot, on_lost=on_lost,
+                                 on_snapshot=on_snapshot, on_lost=on_lost, on_map=on_map,
                                  timeout_seconds=timeout_seconds,
                                  at_most_seconds=self.at_most_seconds)
 

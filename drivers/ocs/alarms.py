@@ -22,7 +22,10 @@ reads the state of armed ports now.
 - a heartbeat every half second carries the last number, so silence, a gap in the
   numbers or a closed connection each mean the stream is lost: ``on_lost(device,
   reason)`` once per loss (the caller falls back to polling), then reconnection
-  with exponential backoff, until :meth:`~OcsAlarmStream.close`.
+  with exponential backoff, until :meth:`~OcsAlarmStream.close`;
+- the unit announces its map after the snapshot and whenever it changes, by its
+  CRC-32 (:func:`map_digest` computes the same of a map read): ``on_map(device,
+  MapLine)``, and :attr:`~OcsAlarmStream.map_line` is the last one.
 
 Callbacks run in the stream's thread, one at a time; one that raises is logged and
 the stream goes on.
@@ -33,7 +36,9 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections.abc import Callable, Iterable
+import time
+import zlib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -71,6 +76,7 @@ SETTING_TOLERANCE = 0.005
 EventCallback = Callable[[list[LosEvent]], None]
 SnapshotCallback = Callable[[str, dict[int, bool]], None]
 LostCallback = Callable[[str, str], None]
+MapCallback = Callable[[str, "MapLine"], None]
 
 
 # ---- commands ------------------------------------------------------------------------------
@@ -244,7 +250,25 @@ class Heartbeat:
     device_seconds: float
 
 
-AlarmLine = Snapshot | PortLine | LosEvent | Heartbeat
+@dataclass(frozen=True)
+class MapLine:
+    """``MAP <crc>,<count>,<seconds>``: the unit's map now (after a snapshot, after each
+    change): the CRC-32 of its text (:func:`map_digest`) and its connections."""
+
+    digest: int
+    count: int
+    device_seconds: float
+
+
+AlarmLine = Snapshot | PortLine | LosEvent | Heartbeat | MapLine
+
+
+def map_digest(connections: Mapping[int, int]) -> int:
+    """The CRC-32 a ``MAP`` line gives for ``connections`` (ingress -> egress): of the
+    text listing every connection as ``ingress:egress``, in ascending ingress, joined
+    by commas."""
+    pairs = [f"{ingress}:{connections[ingress]}" for ingress in sorted(connections)]
+    return zlib.crc32(",".join(pairs).encode("ascii"))
 
 
 def _number(text: str, line: str) -> float:
@@ -274,7 +298,7 @@ def parse_alarm_line(line: str, device: str = "") -> AlarmLine | None:
     :class:`ProtocolError` for a known kind it cannot read."""
     kind, _, rest = line.strip().partition(" ")
     fields = [f.strip() for f in rest.split(",")] if rest else []
-    shapes = {"SNAPSHOT": 2, "PORT": 4, "EVENT": 5, "HEARTBEAT": 2}
+    shapes = {"SNAPSHOT": 2, "PORT": 4, "EVENT": 5, "HEARTBEAT": 2, "MAP": 3}
     if kind not in shapes:
         return None
     if len(fields) != shapes[kind]:
@@ -284,6 +308,12 @@ def parse_alarm_line(line: str, device: str = "") -> AlarmLine | None:
         return Snapshot(_count(fields[0], line), _count(fields[1], line))
     if kind == "HEARTBEAT":
         return Heartbeat(_count(fields[0], line), _number(fields[1], line))
+    if kind == "MAP":
+        digest = fields[0]
+        if len(digest) != 8 or any(c not in "0123456789ABCDEFabcdef" for c in digest):
+            raise ProtocolError(f"bad map CRC {digest!r} in alarm line {line!r}",
+                                device=device or None)
+        return MapLine(int(digest, 16), _count(fields[1], line), _number(fields[2], line))
     if kind == "PORT":
         if fields[1] not in ("LOS", "OK"):
             raise ProtocolError(f"bad port state in alarm line {line!r}", device=device or None)
@@ -302,6 +332,7 @@ class OcsAlarmStream:
 
     def __init__(self, name: str, host: str, port: int, *, on_events: EventCallback,
                  on_snapshot: SnapshotCallback, on_lost: LostCallback,
+                 on_map: MapCallback | None = None,
                  timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
                  backoff_seconds: tuple[float, float] = BACKOFF_SECONDS):
         if timeout_seconds <= 0:
@@ -315,6 +346,7 @@ class OcsAlarmStream:
         self._on_events = on_events
         self._on_snapshot = on_snapshot
         self._on_lost = on_lost
+        self._on_map = on_map
         self._stop = threading.Event()
         self._live = threading.Event()
         self._transport: TcpTransport | None = None
@@ -325,6 +357,11 @@ class OcsAlarmStream:
         self.connections = 0
         """How many times a snapshot was received: the first connection and every
         reconnection."""
+        self.map_line: MapLine | None = None
+        """The last map the unit announced on this connection (``None``: none since the
+        last snapshot; a unit without the announcement sends none)."""
+        self.heard = 0.0
+        """When the last line arrived (monotonic)."""
 
     @property
     def live(self) -> bool:
@@ -382,6 +419,7 @@ class OcsAlarmStream:
                 transport.close()
             was_live = self._live.is_set()
             self._live.clear()
+            self.map_line = None
             if self._stop.is_set():
                 break
             if was_live:
@@ -395,6 +433,7 @@ class OcsAlarmStream:
 
     def _line(self, transport: TcpTransport) -> AlarmLine | None:
         raw = transport.read_until(b"\n")
+        self.heard = time.monotonic()
         try:
             return parse_alarm_line(raw.decode("ascii"), self.name)
         except UnicodeDecodeError:
@@ -412,6 +451,7 @@ class OcsAlarmStream:
             states[line.port] = line.lost
         self.sequence = first.sequence
         self.connections += 1
+        self.map_line = None
         self._live.set()
         self._call(self._on_snapshot, self.name, states)
         while not self._stop.is_set():
@@ -436,6 +476,10 @@ class OcsAlarmStream:
             elif isinstance(line, Heartbeat) and line.sequence != self.sequence:
                 raise ProtocolError(f"the unit is at event {line.sequence}, the last received "
                                     f"is {self.sequence}: events were lost")
+            elif isinstance(line, MapLine):
+                self.map_line = line
+                if self._on_map is not None:
+                    self._call(self._on_map, self.name, line)
             elif isinstance(line, Snapshot | PortLine):
                 raise ProtocolError(f"{line!r} outside a snapshot")
             if not transport.has_line(b"\n"):

@@ -11,9 +11,12 @@ lines (docs/dialects/ocs.md, "Loss-of-light alarms"), each ending in LF::
     PORT <port>,LOS|OK,<dBm>,<seconds>  number, then each armed port's state
     EVENT <sequence>,<port>,SET|CLEAR,<dBm>,<seconds>
     HEARTBEAT <sequence>,<seconds>      every HEARTBEAT_SECONDS, the last number sent
+    MAP <crc>,<count>,<seconds>         after the snapshot, and whenever the map changes
 
 ``<dBm>`` has two decimals (``9.91E+37`` for a failed port, which has no reading),
-``<seconds>`` is device time with six. Whatever a client sends is read and ignored.
+``<seconds>`` is device time with six. A ``MAP`` line is not an event (it takes no
+number): ``<crc>`` is the CRC-32 of the map's text, eight hex digits, and ``<count>``
+its connections (:func:`map_line`). Whatever a client sends is read and ignored.
 
 When the unit looks (no polling): it watches the optical model's change
 notifications of every element its ports can receive light from (the elements
@@ -50,6 +53,8 @@ import math
 import socket
 import struct
 import threading
+import zlib
+from collections.abc import Mapping
 
 from drivers.ocs.commands import NOT_A_NUMBER
 from emulators.faults import Fault, FaultError
@@ -90,6 +95,15 @@ def event_line(event: AlarmEvent) -> str:
     state = "SET" if event.lost else "CLEAR"
     return (f"EVENT {event.sequence},{event.port},{state},{_power(event.power_dbm)},"
             f"{event.device_seconds:.6f}")
+
+
+def map_line(connections: Mapping[int, int], device_seconds: float) -> str:
+    """The line that announces the map ``connections`` (ingress -> egress): the CRC-32
+    (ISO-HDLC, zlib's) of the text that lists each connection as ``<ingress>:<egress>``
+    in ascending order of ingress, joined by commas (an empty map is the empty text)."""
+    text = ",".join(f"{ingress}:{connections[ingress]}" for ingress in sorted(connections))
+    return (f"MAP {zlib.crc32(text.encode('ascii')):08X},{len(connections)},"
+            f"{device_seconds:.6f}")
 
 
 def snapshot_lines(sequence: int, ports: list[PortAlarm]) -> list[str]:
@@ -149,6 +163,8 @@ class AlarmServer(ReopensAfterPowerLoss):
         self._timers: dict[float, tuple[asyncio.TimerHandle, set[int] | None]] = {}
         self._heartbeat: asyncio.Task[None] | None = None
         self._loop_thread = 0
+        self._map_pending = False
+        """A change of the map is to be announced (one line for the changes until then)."""
         for kind in ALARM_FAULTS:
             if kind in device.faults.kinds():
                 raise RuntimeError(f"{device.name} already handles fault {kind!r}")
@@ -173,6 +189,8 @@ class AlarmServer(ReopensAfterPowerLoss):
             if len(list(element.output_ports())) == 1:  # a fiber, an amplifier
                 self._feeding[element.name] = port
         self._unwatch.append(optics.watch(self._on_light))
+        self.device.map_listeners.append(self._on_map)
+        self._unwatch.append(lambda: self._forget_map_listener())
         self._heartbeat = asyncio.ensure_future(self._beat())
         self._evaluate()  # whatever changed before anybody watched
 
@@ -195,6 +213,10 @@ class AlarmServer(ReopensAfterPowerLoss):
         self._timers.clear()
         self._drop_everything()
         self.device.alarm_port = 0
+
+    def _forget_map_listener(self) -> None:
+        if self._on_map in self.device.map_listeners:
+            self.device.map_listeners.remove(self._on_map)
 
     def _drop_everything(self) -> None:
         if self._server is not None:
@@ -225,6 +247,7 @@ class AlarmServer(ReopensAfterPowerLoss):
         client.last_sequence = sequence
         for line in snapshot_lines(sequence, ports):
             client.lines.put_nowait((now, line))
+        client.lines.put_nowait((now, self._map_now()))
         self._clients.add(client)
         client.task = asyncio.ensure_future(self._write(client))
         try:
@@ -292,6 +315,32 @@ class AlarmServer(ReopensAfterPowerLoss):
             seconds = self.device.clock.now()
             for client in list(self._clients):
                 self._send(client, f"HEARTBEAT {client.last_sequence},{seconds:.6f}")
+
+    # ---- the map ---------------------------------------------------------------------------
+
+    def _map_now(self) -> str:
+        with self.device.lock:
+            return map_line(self.device.connection_map(), self.device.clock.now())
+
+    def _on_map(self) -> None:
+        """The map changed (any thread, the device's lock held): announce it from the loop,
+        once for the changes made until then."""
+        loop = self._loop
+        if loop is None or loop.is_closed() or self._map_pending:
+            return
+        self._map_pending = True
+        if threading.get_ident() == self._loop_thread:
+            loop.call_soon(self._announce_map)
+        else:
+            loop.call_soon_threadsafe(self._announce_map)
+
+    def _announce_map(self) -> None:
+        self._map_pending = False
+        if not self._clients or not self.device.is_up():
+            return
+        line = self._map_now()
+        for client in list(self._clients):
+            self._send(client, line)
 
     # ---- when to look ----------------------------------------------------------------------
 

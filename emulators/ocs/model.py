@@ -81,7 +81,7 @@ import json
 import math
 import random
 from collections import Counter, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -278,6 +278,10 @@ class OcsDevice(ScpiDevice):
         self._noise = random.Random(f"{self.serial}/noise")
         self._detector_noise = random.Random(f"{self.serial}/los")
         self.alarms = LosAlarms(self)
+        self.map_listeners: list[Callable[[], None]] = []
+        """Called, with the lock held (they must not block), whenever the map changes:
+        a command, a factory reset, a power loss that empties it, a boot that restores
+        it (the alarm connection announces it: emulators/ocs/alarm_server.py)."""
         self._paths = _Paths()
         self._gone: dict[int, deque[_GonePath]] = {}  # by egress port
         self._transitions: deque[float] = deque(maxlen=1024)  # commands and completions
@@ -367,8 +371,9 @@ class OcsDevice(ScpiDevice):
             now = self.clock.now()
             self._down_until = now + (self.boot_seconds if seconds is None else seconds)
             self._pending_boot_power_loss = self._pending_boot_power_loss or power_loss
-            if power_loss:
+            if power_loss and self._paths:
                 self._paths.clear()
+                self._map_changed()
             self._light_changed()
             self._light_changed(self._down_until)  # the boot ends then
         for listener in list(self.power_listeners):
@@ -447,7 +452,9 @@ class OcsDevice(ScpiDevice):
             now = self.clock.now()
             self._down_until = None
             self._pending_boot_power_loss = False
-            self._paths.clear()
+            if self._paths:
+                self._paths.clear()
+                self._map_changed()
             self._gone.clear()
             self._transitions.clear()
             self._reconfigurations.clear()
@@ -572,6 +579,11 @@ class OcsDevice(ScpiDevice):
         self._save_nvram()
         # removed and re-pointed beams are dark from now, the new ones light up at done
         self._light_changed(egress=touched, again_at=done)
+        self._map_changed()
+
+    def _map_changed(self) -> None:
+        for listener in list(self.map_listeners):
+            listener()
 
     def _remember_gone(self, ingress: int, path: _Path, removed_at: float) -> None:
         gone = self._gone.setdefault(path.egress, deque())

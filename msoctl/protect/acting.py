@@ -6,7 +6,9 @@ every move is a revert) naming every link, and:
 
 1. asks every OCS touched for its map (the queries leave one after the other from the
    change's thread) and has the intent written by a worker of its own while the maps
-   come back and are planned; the intent is on disk before the first command leaves;
+   come back and are planned; the intent is on disk before the first command leaves.
+   An OCS whose alarm stream last announced the very map the controller holds
+   (alarms.py, ``AlarmFeeds.announced_map``) is not asked: its copy is planned on;
 2. plans each OCS's whole new map with every move on it (light.py's ``plan_moves``),
    each command checked and rendered before any is sent;
 3. confirms ownership (msoctl/protect/ownership.py): the database is asked whether this
@@ -52,6 +54,7 @@ from drivers.ocs.driver import MapReplacement, map_replacement
 from msoctl import safety
 from msoctl.inventory import Inventory
 from msoctl.journal import Change, DeviceBusy, DeviceLock, Journal, JournalError
+from msoctl.protect.alarms import AlarmFeeds
 from msoctl.protect.allocate import Candidate
 from msoctl.protect.config import ProtectConfig, ProtectionEvent
 from msoctl.protect.light import LightJudge, Move, MoveConflict, link_ports, map_changes, plan_moves
@@ -84,6 +87,7 @@ class Acting:
     events: deque[ProtectionEvent]
     _lock: threading.Lock
     _ocs: OcsActions | None
+    _alarms: AlarmFeeds | None
     _journaling: ThreadPoolExecutor
     """Where a change's intent is written while its maps are read (one worker a change)."""
     _watches: dict[str, OcsWatch]
@@ -194,9 +198,11 @@ class Acting:
         """One change: ``held`` (the OCSes' turns and device locks) is let go once every
         command is done, so the next change goes to the devices while this one's light
         is verified."""
-        # The map queries leave first; the intent is written in a worker while the maps
+        # The map queries leave first (to the OCSes whose map the controller's copy may
+        # not be: see _announced_maps); the intent is written in a worker while the maps
         # come back and the commands are planned, and is on disk before any is sent.
-        maps_asked = self.ocs.start_map_reads(names)
+        announced = self._announced_maps(names)
+        maps_asked = self.ocs.start_map_reads([n for n in names if n not in announced])
         for pending in maps_asked.values():  # no-ops once their replies have been read
             held.callback(pending.abandon)
         detected = min(m.detected for m in moves)
@@ -213,7 +219,7 @@ class Acting:
             instance=self.ownership.instance)
         writing = self._journaling.submit(_written, intent)
         try:
-            current = finish_all(maps_asked)
+            current = {**finish_all(maps_asked), **announced}
             commands = self._planned(moves, names, current)
         except BaseException:
             _close_when_written(writing, intent)
@@ -262,6 +268,8 @@ class Acting:
                 "ocs": {name: {"commands_sent": self.wall(a.sent), "done": self.wall(a.done),
                                "device_ms": _ms(a.sent, a.done),
                                "switching_ms": switching.get(name),
+                               "planned_on": ("the map it announced" if name in announced
+                                              else "the map read"),
                                "changes": map_changes(current[name][0], a.final)}
                         for name, a in applied.items()},
                 "links": per_link,
@@ -297,6 +305,18 @@ class Acting:
                                 "detected": move.detected, "light": outcome["light"],
                                 "links_in_change": len(moves)})
 
+    def _announced_maps(self, names: list[str]) -> dict[str, tuple[dict[int, int], int]]:
+        """The OCSes of ``names`` whose map (and size) need not be read: the controller's
+        copy is the one the unit announced last (alarms.py)."""
+        if self._alarms is None:
+            return {}
+        found: dict[str, tuple[dict[int, int], int]] = {}
+        for name in names:
+            known = self._alarms.announced_map(name)
+            if known is not None:
+                found[name] = known
+        return found
+
     def _planned(self, moves: list[Candidate], names: list[str],
                  current: dict[str, tuple[dict[int, int], int]]
                  ) -> dict[str, MapReplacement]:
@@ -324,7 +344,9 @@ class Acting:
         this one's light is still being checked."""
         for name in names:
             self._map_valid_after[name] = results[name].done
-            self._watches[name].adopt_map(results[name].final, results[name].done)
+            self._watches[name].adopt_map(
+                results[name].final, results[name].done,
+                announced=None if self._alarms is None else self._alarms.last_announced(name))
         held.close()
 
     def _light_points(self, moves: list[Candidate]) -> dict[str, dict[str, dict[int, LightPoint]]]:

@@ -29,6 +29,13 @@ docs/dialects/ocs.md):
   reading, never from the events), and ports the snapshot lacks (the unit was reset
   to its factory settings, or replaced) are armed again.
 
+- the unit announces its map on the stream (after the snapshot, and at each change,
+  whoever made it): an announced map that is not the watch's copy (a change made
+  outside this controller) has the watch read the map at once, and a change of the
+  controller plans on the copy without reading the map first while the copy is the
+  map last announced on a stream heard within :data:`MAP_HEARD_SECONDS`
+  (:meth:`AlarmFeeds.announced_map`).
+
 A unit without alarms, or whose alarm connection cannot be opened, is simply polled.
 Arming sets alarm thresholds only, never a path: it is not fenced, and a standby arms
 the same thresholds as the owner.
@@ -50,6 +57,9 @@ from msoctl.protect.watch import OcsWatch
 LOS_HYSTERESIS_MAX_DB = 10.0
 """The most hysteresis the alarm extension takes (one value for the whole unit)."""
 LOS_THRESHOLD_RANGE_DBM = (-60.0, 10.0)
+MAP_HEARD_SECONDS = 0.75
+"""A map announced on a stream silent longer than this (a heartbeat is due every
+0.5 s) is not planned on: the stream may be stuck with a change untold."""
 
 
 class AlarmFeeds:
@@ -124,7 +134,8 @@ class AlarmFeeds:
             stream = self.opener(  # type: ignore[misc]
                 name, on_events=lambda events: self._events(watch, events),
                 on_snapshot=lambda device, states: self._snapshot(watch, states),
-                on_lost=lambda device, reason: self._lost(watch, reason))
+                on_lost=lambda device, reason: self._lost(watch, reason),
+                on_map=lambda device, line: watch.note_map(line.digest))
         except (DeviceError, ValidationError) as error:
             self.say("error", f"{name}: no alarm stream ({error}); polling")
             return
@@ -212,6 +223,27 @@ class AlarmFeeds:
         watch.set_alarms_live(False)
         self.say("alarms", f"{watch.device}: alarm stream lost ({reason}); polling fast "
                  "until it is back")
+
+    def announced_map(self, name: str) -> tuple[dict[int, int], int] | None:
+        """OCS ``name``'s map and size as its watch holds them, when that is the map
+        the unit announced last on a live stream heard within :data:`MAP_HEARD_SECONDS`;
+        else ``None`` (read it). A change made elsewhere reaches the controller as
+        fast as a loss-of-light event does (the unit announces it at once); one made
+        within that time of a command of the controller is overwritten by it, as one
+        made between a map read and the command would be."""
+        stream = self.streams.get(name)
+        if stream is None or not stream.live:
+            return None
+        line = stream.map_line
+        if line is None or time.monotonic() - stream.heard > MAP_HEARD_SECONDS:
+            return None
+        return self.watches[name].map_if(line.digest)
+
+    def last_announced(self, name: str) -> int | None:
+        """The CRC-32 of the map OCS ``name`` announced last on its live stream."""
+        stream = self.streams.get(name)
+        line = None if stream is None or not stream.live else stream.map_line
+        return None if line is None else line.digest
 
     def close(self) -> None:
         with self._lock:

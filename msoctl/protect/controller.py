@@ -1000,18 +1000,26 @@ class ProtectionController(Acting, KeepingStandby):
         """Per OCS watched: how losses are detected now (``alarms``: the unit's stream is
         live and the polls only reconcile; ``polling``: a unit without alarms, or whose
         stream is lost), whether it has a stream (``alarm_stream``: ``live``, ``lost`` or
-        ``None``), the snapshots (connections) and loss-of-light events received, and
-        its poll interval in ms."""
+        ``None``), the snapshots (connections) and loss-of-light events received, its
+        poll interval in ms, the connections of the map the controller holds, and
+        whether that is the map the unit announced last (``map_as_announced``; ``None``:
+        no announcement on a live stream)."""
         feeds = self._alarms
         found: dict[str, dict[str, Any]] = {}
         for name, watch in sorted(self._watches.items()):
             live = None if feeds is None else feeds.live.get(name)
+            announced = None if feeds is None else feeds.last_announced(name)
+            sample = watch.sample
             found[name] = {
                 "detection": "alarms" if watch.alarms_live else "polling",
                 "alarm_stream": None if live is None else ("live" if live else "lost"),
                 "alarm_connections": 0 if feeds is None else feeds.connections.get(name, 0),
                 "alarm_events": 0 if feeds is None else feeds.events.get(name, 0),
                 "poll_interval_ms": round(watch.interval() * 1000, 1),
+                "map": None if sample is None or sample.port_map is None
+                else dict(sample.port_map),
+                "map_as_announced": None if announced is None
+                else watch.map_if(announced) is not None,
             }
         return found
 

@@ -42,6 +42,7 @@ from drivers.cmis import codes
 from drivers.cmis.pages import lower
 from drivers.errors import DeviceError
 from drivers.ocs import OcsDriver
+from drivers.ocs.alarms import map_digest
 from drivers.scpi.session import Pending
 from msoctl.protect.budget import BudgetedTransport, QueryBudget, poll_interval
 from msoctl.protect.light import AmpReading
@@ -276,6 +277,9 @@ class OcsWatch(_Watch[OcsDriver]):
         self.ports = sorted(set(ports))
         self._watched = frozenset(self.ports)
         self.sample: OcsSample | None = None
+        self._map_digest: int | None = None
+        """The CRC-32 of the sample's map (drivers.ocs.alarms.map_digest), as the unit
+        announces its own on the alarm stream."""
         self._map_due = 0.0
         self.size: int | None = None
         self.fast = True
@@ -397,8 +401,10 @@ class OcsWatch(_Watch[OcsDriver]):
         now = time.monotonic()
         port_map, map_taken = ((None, None) if current is None
                                else (current.port_map, current.map_taken))
+        digest = None
         if now >= self._map_due or port_map is None:
             port_map, map_taken = dict(driver.port_map()), time.monotonic()
+            digest = map_digest(port_map)
             slow = not self.fast or self.alarms_live
             self._map_due = now + (SLOW_MAP_EVERY_SECONDS if slow else MAP_EVERY_SECONDS)
         # The ports that feed the watched ones (a probe parked by an earlier run) are
@@ -414,6 +420,8 @@ class OcsWatch(_Watch[OcsDriver]):
                     map_taken is None or current.map_taken > map_taken):
                 # a change of ours was adopted while this poll ran: its map is newer
                 port_map, map_taken = current.port_map, current.map_taken
+            elif digest is not None:
+                self._map_digest = digest
             self.sample = OcsSample(time.monotonic(), powers, port_map, map_taken, asked)
             self.polls += 1
             self._samples.notify_all()
@@ -436,16 +444,42 @@ class OcsWatch(_Watch[OcsDriver]):
         self.sample = replace(self.sample, taken=taken, powers=powers)
         return True
 
-    def adopt_map(self, port_map: Mapping[int, int], taken: float) -> None:
+    def adopt_map(self, port_map: Mapping[int, int], taken: float,
+                  announced: int | None = None) -> None:
         """The map a change of ours left (read back by the change at ``taken``): links
         through this OCS are judged on it at once, not after the next map read. No poll
         is asked for: one now would load the OCS while the change's light is checked
-        (the change asks for one once it is)."""
+        (the change asks for one once it is), unless the unit has already announced
+        another map since (``announced``, the CRC-32 of the last one on its alarm
+        stream): a change made elsewhere."""
+        digest = map_digest(port_map)
         with self._samples:
             if self.sample is not None:
                 self.sample = replace(self.sample, port_map=dict(port_map), map_taken=taken)
-                return
-        self.refresh_map()  # nothing read yet: read it all
+                self._map_digest = digest
+                if announced is None or announced == digest:
+                    return
+        self.refresh_map()  # nothing read yet, or changed since: read it all
+
+    def note_map(self, digest: int) -> None:
+        """The unit announced its map (CRC-32 ``digest``, on its alarm stream): one that
+        is not this watch's copy (changed elsewhere) is read at once, unless a change of
+        ours is in flight on this OCS (it reads back the map it leaves, and adopts
+        it)."""
+        with self._samples:
+            stale = digest != self._map_digest
+        if stale and not self.changing():
+            self.refresh_map()
+
+    def map_if(self, digest: int) -> tuple[dict[int, int], int] | None:
+        """This watch's copy of the map and the unit's size, when the copy's CRC-32 is
+        ``digest``; else ``None``."""
+        with self._samples:
+            sample = self.sample
+            if (sample is None or sample.port_map is None or self.size is None
+                    or self._map_digest != digest):
+                return None
+            return dict(sample.port_map), self.size
 
     def note_loss(self, readings: Mapping[int, float], received: float) -> None:
         """Loss of light the unit itself reported (an alarm event, with the reading that

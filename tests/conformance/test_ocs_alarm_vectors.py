@@ -17,11 +17,18 @@ from dataclasses import dataclass, field
 import pytest
 
 from drivers.errors import ProtocolError
-from drivers.ocs.alarms import Heartbeat, PortLine, Snapshot, parse_alarm_line
+from drivers.ocs.alarms import (
+    Heartbeat,
+    MapLine,
+    PortLine,
+    Snapshot,
+    map_digest,
+    parse_alarm_line,
+)
 from drivers.ocs.commands import ALARM_COMMANDS, COMMANDS
 from drivers.ocs.types import LosEvent
 from emulators.clock import SteppedClock
-from emulators.ocs.alarm_server import event_line
+from emulators.ocs.alarm_server import event_line, map_line
 from emulators.ocs.alarms import AlarmEvent
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
@@ -40,6 +47,14 @@ class Decode:
     meaning: str
 
 
+@dataclass(frozen=True)
+class Announce:
+    line: int
+    pairs: dict[int, int]
+    seconds: float
+    text: str
+
+
 @dataclass
 class Case:
     line: int
@@ -48,9 +63,10 @@ class Case:
     steps: list[tuple[int, str, str]] = field(default_factory=list)  # (line, kind, text)
 
 
-def _load() -> tuple[list[HeaderVector], list[Decode], list[Case]]:
+def _load() -> tuple[list[HeaderVector], list[Decode], list[Announce], list[Case]]:
     headers: list[HeaderVector] = []
     decodes: list[Decode] = []
+    announces: list[Announce] = []
     cases: list[Case] = []
     case: Case | None = None
     for number, line, where in vector_lines(VECTORS):
@@ -61,6 +77,14 @@ def _load() -> tuple[list[HeaderVector], list[Decode], list[Case]]:
             text, sep, meaning = line[7:].partition(" => ")
             assert sep, f"{where}: decode needs LINE => MEANING"
             decodes.append(Decode(number, text.strip(), meaning.strip()))
+            case = None
+        elif line.startswith("announce "):
+            given, sep, text = line[9:].partition(" => ")
+            assert sep, f"{where}: announce needs PAIRS SECONDS => LINE"
+            listed, seconds = given.split()
+            pairs = {} if listed == "-" else {
+                int(i): int(e) for i, e in (pair.split(":") for pair in listed.split(","))}
+            announces.append(Announce(number, pairs, float(seconds), text.strip()))
             case = None
         elif line.startswith("case "):
             case = Case(number, line[5:].strip())
@@ -74,10 +98,10 @@ def _load() -> tuple[list[HeaderVector], list[Decode], list[Case]]:
             if kind not in (">", "<", "=", "=~", "light", "evaluate", "errors"):
                 raise ValueError(f"{where}: cannot read {line!r}")
             case.steps.append((number, kind, text))
-    return headers, decodes, cases
+    return headers, decodes, announces, cases
 
 
-HEADERS, DECODES, CASES = _load()
+HEADERS, DECODES, ANNOUNCES, CASES = _load()
 
 
 def test_every_alarm_command_has_a_vector() -> None:
@@ -113,6 +137,8 @@ def _meaning(parsed: object) -> str:
     if isinstance(parsed, LosEvent):
         return (f"event {parsed.sequence} {parsed.port} {'set' if parsed.lost else 'clear'} "
                 f"{dbm(parsed.power_dbm)} {parsed.device_seconds!r}")
+    if isinstance(parsed, MapLine):
+        return f"map {parsed.digest:08X} {parsed.count} {parsed.device_seconds!r}"
     assert isinstance(parsed, Heartbeat)
     return f"heartbeat {parsed.sequence} {parsed.device_seconds!r}"
 
@@ -134,6 +160,15 @@ def test_the_emulator_writes_events_as_the_vectors_do(vector: Decode) -> None:
     event = AlarmEvent(int(sequence), int(port), state == "set",
                        None if power == "none" else float(power), float(seconds))
     assert event_line(event) == vector.text
+
+
+@pytest.mark.parametrize("vector", ANNOUNCES, ids=lambda v: f"line{v.line}")
+def test_the_unit_announces_its_map_as_the_vectors_do(vector: Announce) -> None:
+    """The emulator's ``MAP`` line for a map, and the driver's CRC of the same map."""
+    assert map_line(vector.pairs, vector.seconds) == vector.text
+    parsed = parse_alarm_line(vector.text, "ocs-v")
+    assert isinstance(parsed, MapLine)
+    assert (parsed.digest, parsed.count) == (map_digest(vector.pairs), len(vector.pairs))
 
 
 async def _run(case: Case) -> None:

@@ -20,7 +20,7 @@ import pytest
 
 from drivers.errors import DeviceRejected, ValidationError
 from drivers.ocs import OcsDriver
-from drivers.ocs.alarms import OcsAlarmStream
+from drivers.ocs.alarms import MapLine, OcsAlarmStream, map_digest
 from drivers.ocs.connect import open_ocs
 from drivers.ocs.types import LosEvent
 from emulators.faults import Fault
@@ -46,6 +46,7 @@ class Collector:
     calls: list[int] = field(default_factory=list)  # how many events each call brought
     snapshots: list[dict[int, bool]] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
+    maps: list[MapLine] = field(default_factory=list)
     changed: threading.Condition = field(default_factory=threading.Condition)
 
     def on_events(self, events: list[LosEvent]) -> None:
@@ -62,6 +63,11 @@ class Collector:
     def on_lost(self, device: str, reason: str) -> None:
         with self.changed:
             self.lost.append(reason)
+            self.changed.notify_all()
+
+    def on_map(self, device: str, line: MapLine) -> None:
+        with self.changed:
+            self.maps.append(line)
             self.changed.notify_all()
 
     def wait(self, predicate: Callable[[], bool], what: str, seconds: float = 5.0) -> None:
@@ -115,7 +121,7 @@ def _stream(lab: Lab, collector: Collector, *, timeout_seconds: float | None = N
     inventory = load_inventory(lab.state_dir / "inventory.yaml")
     stream = open_alarm_stream(inventory.device("ocs-a"), on_events=collector.on_events,
                                on_snapshot=collector.on_snapshot, on_lost=collector.on_lost,
-                               timeout_seconds=timeout_seconds)
+                               on_map=collector.on_map, timeout_seconds=timeout_seconds)
     assert stream is not None
     assert stream.wait_live(5.0), collector.lost
     return stream
@@ -278,6 +284,42 @@ def test_a_reboot_drops_the_connection_and_numbering_restarts(
         assert stream.sequence == 1  # 62's loss, raised again after the boot
     with _driver(alarm_lab, "ocs-a") as again:
         assert again.los_thresholds([PORT, 62]) == {PORT: -30.0, 62: -30.0}
+
+
+def test_the_unit_announces_its_map_after_the_snapshot_and_at_each_change(
+        alarm_lab: Lab, ocs_a: OcsDriver) -> None:
+    """Dialect: a ``MAP`` line follows every snapshot, and the unit sends one whenever
+    its map changes, whoever changed it; a refused change sends none. Its CRC is the
+    one the driver computes of the map it reads."""
+    collector = Collector()
+
+    def announced(count: int, what: str) -> MapLine:
+        collector.wait(lambda: len(collector.maps) >= count, what)
+        time.sleep(0.1)  # nothing more comes for the same change
+        assert len(collector.maps) == count, collector.maps
+        return collector.maps[-1]
+
+    with _stream(alarm_lab, collector, timeout_seconds=1.0):
+        first = announced(1, "the map after the snapshot")
+        start = ocs_a.port_map()
+        assert (first.digest, first.count) == (map_digest(start), len(start)) == \
+            (map_digest({PORT: 65}), 1)
+        ocs_a.connect({2: 66})
+        line = announced(2, "the map after a change")
+        assert (line.digest, line.count) == (map_digest({PORT: 65, 2: 66}), 2)
+        assert line.device_seconds >= first.device_seconds
+        with pytest.raises(DeviceRejected):
+            ocs_a.connect({3: 65})  # 65 is taken: refused, the map stays
+        assert len(collector.maps) == 2
+        with _driver(alarm_lab, "ocs-a") as other:  # another client's change
+            other.disconnect([2])
+        assert announced(3, "another client's change").digest == map_digest({PORT: 65})
+        alarm_lab.inject("ocs-a", Fault("alarm_drop", count=1))
+        collector.wait(lambda: len(collector.snapshots) == 2, "a new snapshot")
+        assert announced(4, "the map after the new snapshot").digest == map_digest({PORT: 65})
+        alarm_lab.ocs["ocs-a"].factory_reset()
+        line = announced(5, "the map emptied")
+        assert (line.digest, line.count) == (0, 0) == (map_digest({}), 0)
 
 
 def test_closing_the_stream_stops_the_callbacks(alarm_lab: Lab, ocs_a: OcsDriver) -> None:

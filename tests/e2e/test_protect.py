@@ -784,6 +784,54 @@ def test_a_reconciliation_due_during_a_change_waits_for_its_end() -> None:
     assert watch.poll(fake) is True  # type: ignore[arg-type]
 
 
+def test_an_announced_map_is_read_only_when_it_is_not_the_watchs_copy() -> None:
+    """The map the unit announces on its alarm stream (a CRC, docs/dialects/ocs.md) is
+    compared with the watch's copy: the same, nothing is read and a change may plan on
+    the copy; another (changed elsewhere), the map is read at once -- unless a change
+    of the controller's is in flight on the OCS, which reads back and adopts the map it
+    leaves. An adopted map the unit has already announced otherwise is read again."""
+    from drivers.ocs.alarms import map_digest
+    from msoctl.protect.budget import QueryBudget
+    from msoctl.protect.watch import OcsWatch
+
+    fake = _FakeOcs()
+    changing = [False]
+    watch = OcsWatch("ocs-a", lambda name: fake, [2, 9],  # type: ignore[arg-type]
+                     budget=QueryBudget(50), poll_seconds=0.05, notify=lambda: None,
+                     changing=lambda: changing[0])
+    watch.set_alarms_live(True)
+    held = {1: 9, 5: 12}  # the unit's map
+    reads: list[dict[int, int]] = []
+
+    def port_map() -> dict[int, int]:
+        reads.append(dict(held))
+        return dict(held)
+
+    fake.port_map = port_map
+    watch.poll(fake)  # type: ignore[arg-type]
+    assert len(reads) == 1
+    same, other = map_digest({1: 9, 5: 12}), map_digest({1: 9, 5: 12, 3: 14})
+    assert watch.map_if(same) == ({1: 9, 5: 12}, 16)
+    assert watch.map_if(other) is None
+    watch.note_map(same)
+    assert not watch.poll_pending  # the copy is the unit's: nothing to read
+    changing[0] = True
+    watch.note_map(other)  # a change of ours is in flight: it will adopt what it leaves
+    assert not watch.poll_pending
+    watch.adopt_map({1: 9, 5: 12, 3: 14}, time.monotonic(), announced=other)
+    assert not watch.poll_pending and watch.map_if(other) is not None
+    changing[0] = False
+    elsewhere = map_digest({1: 9})
+    watch.note_map(elsewhere)  # changed by someone else: read at once
+    assert watch.poll_pending
+    held = {1: 9}
+    watch.poll(fake)  # type: ignore[arg-type]
+    assert reads[1:] == [{1: 9}] and watch.map_if(elsewhere) == ({1: 9}, 16)
+    # our change's read-back, when the unit has announced yet another map since
+    watch.adopt_map({1: 10}, time.monotonic(), announced=elsewhere)
+    assert watch.poll_pending and watch.map_if(elsewhere) is None
+
+
 class _SwitchingOcs:
     """An OCS that takes ``seconds`` to carry out a whole-map change, or refuses it;
     its monitors read ``power`` on every port, and the moments it was read are kept."""

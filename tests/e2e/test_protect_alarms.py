@@ -21,8 +21,14 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from emulators.faults import Fault
+from msoctl.access import open_ocs
+from msoctl.journal import Operation
 from msoctl.links import Link
+from msoctl.protect.alarms import MAP_HEARD_SECONDS
 from msoctl.protect.config import ProtectConfig
+from msoctl.protect.light import link_ports
+from msoctl.protect.watch import SLOW_MAP_EVERY_SECONDS
+from tests.support.generated_fabric import last_order, protection_ops
 from tests.support.protect_fabric import ProtectedFabric, cut, fabric_topology, protected
 
 ALARMED = ("ocs-a1", "ocs-b1")
@@ -55,6 +61,18 @@ class Fabric(ProtectedFabric):
             elapsed = device.clock.now() - since
             found[name] = device.requests.between(since, since + elapsed) / elapsed
         return found
+
+    def switch_of(self, link: Link, after: int) -> Operation:
+        """The journaled switch of ``link`` after order ``after``, once it is closed."""
+        found: list[Operation] = []
+
+        def closed() -> bool:
+            found[:] = [o for o in protection_ops(self.journal, after, "protection.switch")
+                        if not o.is_open and link.name in o.intent["links"]]
+            return bool(found)
+
+        self.until(closed, f"{link.name}'s switch journaled")
+        return found[-1]
 
     def receivers_lit(self, link: Link) -> bool:
         return all(self.lab.optics.power_dbm(
@@ -174,3 +192,74 @@ def test_a_dropped_alarm_connection_falls_back_to_polling_and_still_restores(
         assert fabric.controller.detection()[name]["alarm_connections"] > connections[name]
     after = fabric.rates()
     assert max(after[name] for name in ALARMED) * 2 < min(after[n] for n in POLLED), after
+
+
+def _free_pair(fabric: Fabric, name: str) -> tuple[int, int]:
+    """An ingress and an egress port of OCS ``name`` that no link uses and nothing holds."""
+    used = set().union(*(link_ports(link).get(name, set())
+                         for link in fabric.inventory.links.values()))
+    device = fabric.lab.ocs[name]
+    held = device.connection_map()
+    used |= set(held) | set(held.values())
+    ingress = max(p for p in range(1, device.size + 1) if p not in used)
+    egress = max(p for p in range(device.size + 1, 2 * device.size + 1) if p not in used)
+    return ingress, egress
+
+
+def test_a_change_made_elsewhere_is_seen_at_once_and_kept_through_a_switch(
+        settled: Fabric) -> None:
+    """docs/dialects/ocs.md, "Loss-of-light alarms" (the map announced): a connection
+    another client makes on an alarmed unit is announced on its stream, and the
+    controller reads that map at once, not at its reconciliation every few seconds.
+    A switch through that unit then plans on the announced map without reading it, and
+    the other client's connection is still there after the whole-map command."""
+    fabric = settled
+    name = ALARMED[0]
+    ingress, egress = _free_pair(fabric, name)
+    with open_ocs(fabric.inventory.device(name, "ocs")) as other:
+        other.connect({ingress: egress})
+    try:
+        # well inside the reconciliation's map read (every SLOW_MAP_EVERY_SECONDS)
+        fabric.until(lambda: (fabric.controller.detection()[name]["map"] or {}).get(ingress)
+                     == egress, "the other client's connection in the controller's map",
+                     seconds=SLOW_MAP_EVERY_SECONDS / 2)
+        fabric.until(lambda: fabric.controller.detection()[name]["map_as_announced"],
+                     "the controller's map is the one announced")
+        link = fabric.inventory.link("link-3")
+        after = last_order(fabric.journal)
+        mark = fabric.events.mark()
+        with cut(fabric.lab, [link.working.name]):
+            change = fabric.switch_of(link, after)
+            assert change.status == "ok", change.result
+            planned = {n: entry["planned_on"] for n, entry in change.result["ocs"].items()}
+            assert planned == dict.fromkeys(ALARMED, "the map it announced"), planned
+            assert fabric.lab.ocs[name].connection_map().get(ingress) == egress
+        fabric.events.wait("revert", [link.name], WAIT_SECONDS, since=mark)
+        assert fabric.lab.ocs[name].connection_map().get(ingress) == egress
+    finally:
+        with open_ocs(fabric.inventory.device(name, "ocs")) as other:
+            other.disconnect([ingress])
+
+
+def test_a_silent_alarm_stream_has_the_map_read_before_a_change(settled: Fabric) -> None:
+    """A stream that has said nothing for longer than a heartbeat and a half (the
+    emulator's ``alarm_freeze``: the connection stays open, nothing is sent) may be
+    holding back a change of the map: a switch through that unit reads its map first,
+    while the other unit of the link, whose stream speaks, is planned on what it
+    announced."""
+    fabric = settled
+    silent, speaking = ALARMED[1], ALARMED[0]
+    link = fabric.inventory.link("link-4")
+    after = last_order(fabric.journal)
+    mark = fabric.events.mark()
+    fabric.lab.inject(silent, Fault("alarm_freeze"))
+    try:
+        time.sleep(MAP_HEARD_SECONDS + 0.3)
+        with cut(fabric.lab, [link.working.name]):
+            change = fabric.switch_of(link, after)
+            assert change.status == "ok", change.result
+            planned = {n: entry["planned_on"] for n, entry in change.result["ocs"].items()}
+            assert planned == {speaking: "the map it announced", silent: "the map read"}
+    finally:
+        fabric.lab.clear(silent, "alarm_freeze")
+    fabric.events.wait("revert", [link.name], WAIT_SECONDS, since=mark)
