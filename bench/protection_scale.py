@@ -254,6 +254,7 @@ def cut_round(bench: Bench, spans: list[str], *, cable: str | None) -> list[dict
     figures = []
     for change in changes:
         assert change.result is not None
+        maps = [entry.get("planned_on") for entry in change.result["ocs"].values()]
         for name, entry in change.result["links"].items():
             link = next(link for link in bench.links if link.name == name)
             verified = wall(entry["light_verified"])
@@ -261,7 +262,8 @@ def cut_round(bench: Bench, spans: list[str], *, cable: str | None) -> list[dict
                          if change.result["ocs"].get(n, {}).get("switching_ms") is not None]
             steps = entry.get("durations_ms") or {}
             figures.append({
-                "link": name, "changes_in_cut": len(changes),
+                "link": name, "changes_in_cut": len(changes), "change": change.op,
+                "maps_announced": [maps.count("the map it announced"), len(maps)],
                 "cuts_spread_ms": round((cuts_made - asked_at) * 1000, 3),
                 "request_to_cut_ms": round((cut_at - asked_at) * 1000, 3),
                 "recovery_from_request_ms": None if verified is None
@@ -315,6 +317,7 @@ def cuts(bench: Bench, rounds: int, rng: random.Random) -> dict[str, Any]:
                                      if s["switching_ms"] is not None]),
             "recovery_minus_switching_ms": summary(over),
             "changes_per_cut": max(s["changes_in_cut"] for s in samples),
+            "maps_planned_on_their_announcement": _announced_share(samples),
             "steps_ms": {step: summary([s["steps_ms"][step] for s in samples
                                         if s["steps_ms"][step] is not None])
                          for step in STEPS},
@@ -329,6 +332,14 @@ def cuts(bench: Bench, rounds: int, rng: random.Random) -> dict[str, Any]:
     return {"sizes": found, "controller_cpu_share_of_a_core": round((cpu1 - cpu0) / (t1 - t0), 4),
             "messages_per_ocs_per_second": {"mean": round(sum(rates.values()) / len(rates), 2),
                                             "busiest": round(max(rates.values()), 2)}}
+
+
+def _announced_share(samples: list[dict[str, Any]]) -> float | None:
+    """Of the OCS commands of the rounds' changes, the share planned on the map the
+    unit announced rather than on a map read first."""
+    per_change = {s["change"]: s["maps_announced"] for s in samples}
+    total = sum(count for _, count in per_change.values())
+    return None if not total else round(sum(a for a, _ in per_change.values()) / total, 3)
 
 
 def _contention(samples: list[dict[str, Any]]) -> dict[str, float | None]:
@@ -541,6 +552,12 @@ def render_table(doc: dict[str, Any]) -> str:
         lines.append(f"{key:>6}{cells}{during_round['cpu_share_p50'] or 0:>11.2f} /"
                      f"{during_round['waiting_for_a_core_share_p50'] or 0:>5.2f}"
                      f"{min(speeds):>8.1f}-{max(speeds):<5.1f}")
+    announced = ", ".join(
+        f"{key} {row['maps_planned_on_their_announcement'] * 100:.0f}%"
+        for key, row in doc["cuts"]["sizes"].items()
+        if row["maps_planned_on_their_announcement"] is not None)
+    lines.append("  commands planned on the map the OCS announced, without a map read: "
+                 + (announced or "none"))
     during = doc["cuts"]
     share = during["controller_cpu_share_of_a_core"] * 100
     rates = during["messages_per_ocs_per_second"]

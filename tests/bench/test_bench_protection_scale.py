@@ -55,6 +55,9 @@ def test_cuts_of_every_size_recover_every_link(document: dict[str, Any]) -> None
         assert row["calibration_ms_per_round"][0] > 0
         assert row["slowest_recovery_ms_per_round"] == [row["recovery_ms"]["max"]]
     assert sizes["cable"]["changes_per_cut"] == 1  # a cable cut is one change
+    for row in sizes.values():
+        share = row["maps_planned_on_their_announcement"]
+        assert share is not None and 0 <= share <= 1
 
 
 def test_alarms_cost_fewer_messages_than_polling(document: dict[str, Any]) -> None:
@@ -76,3 +79,4 @@ def test_the_estimate_and_the_table(document: dict[str, Any]) -> None:
     assert host["calibration_ms_at_end"] > 0
     assert 0 <= host["during_the_cuts"]["steal_share"] <= host["during_the_cuts"]["busy_share"] + 1
     assert "the host during the cuts" in text and "calibration" in text
+    assert "planned on the map the OCS announced" in text
