@@ -215,7 +215,9 @@ class _Daemons:
             "--with-startup=true", f"--startup={startup}",
             f"--port={port}", f"--ncxserver-sockname={ncx_socket}",
             "--access-control=off", f"--superuser={username}",
-            f"--log={directory / 'netconfd.log'}", "--log-level=info",
+            # debug2: every buffer read from a session and every reply sent is logged,
+            # so a failure's log tail shows whether a reply left netconfd
+            f"--log={directory / 'netconfd.log'}", "--log-level=debug2",
         ]
         (directory / "netconfd.command").write_text(" ".join(command) + "\n")
         self.netconfd = self._spawn(command, directory / "netconfd.out", cwd=directory,
