@@ -25,7 +25,12 @@ reads the state of armed ports now.
   with exponential backoff, until :meth:`~OcsAlarmStream.close`;
 - the unit announces its map after the snapshot and whenever it changes, by its
   CRC-32 (:func:`map_digest` computes the same of a map read): ``on_map(device,
-  MapLine)``, and :attr:`~OcsAlarmStream.map_line` is the last one.
+  MapLine)``, and :attr:`~OcsAlarmStream.map_line` is the last one;
+- :attr:`~OcsAlarmStream.heard` is when the last line came, and
+  :attr:`~OcsAlarmStream.lag` how much later than the promptest of this connection it
+  came, by the unit's own clock in the lines: a stream that delivers every line late
+  (a congested path, a unit falling behind) is told apart from a prompt one, which
+  silence alone does not do.
 
 Callbacks run in the stream's thread, one at a time; one that raises is logged and
 the stream goes on.
@@ -72,6 +77,11 @@ BACKOFF_SECONDS = (0.05, 2.0)
 NOT_AVAILABLE = "loss-of-light alarms are not available on this unit"
 SETTING_TOLERANCE = 0.005
 """Read-back slack: the unit answers with two decimals."""
+CLOCK_DRIFT = 1e-3
+"""How fast the unit's clock may fall behind this host's (s/s), far above a crystal's:
+the promptest line's offset is let rise this fast, so that a drift is not taken for a
+growing lag (and a lasting delay of D seconds is taken for none after D / CLOCK_DRIFT
+seconds)."""
 
 EventCallback = Callable[[list[LosEvent]], None]
 SnapshotCallback = Callable[[str, dict[int, bool]], None]
@@ -362,6 +372,11 @@ class OcsAlarmStream:
         last snapshot; a unit without the announcement sends none)."""
         self.heard = 0.0
         """When the last line arrived (monotonic)."""
+        self.lag = 0.0
+        """How much later than the promptest line of this connection the last timed line
+        (event, heartbeat, map) arrived, seconds: arrival time minus the unit's time in
+        the line, against the least such difference (see :data:`CLOCK_DRIFT`)."""
+        self._promptest: tuple[float, float] | None = None  # (offset, when it was set)
 
     @property
     def live(self) -> bool:
@@ -433,11 +448,22 @@ class OcsAlarmStream:
 
     def _line(self, transport: TcpTransport) -> AlarmLine | None:
         raw = transport.read_until(b"\n")
-        self.heard = time.monotonic()
+        heard = self.heard = time.monotonic()
         try:
-            return parse_alarm_line(raw.decode("ascii"), self.name)
+            line = parse_alarm_line(raw.decode("ascii"), self.name)
         except UnicodeDecodeError:
             raise ProtocolError(f"alarm line not ASCII: {raw[:80]!r}") from None
+        # A snapshot's port lines carry the time each port was last judged, not now.
+        if isinstance(line, LosEvent | Heartbeat | MapLine):
+            offset = heard - line.device_seconds
+            promptest = self._promptest
+            if promptest is not None:
+                base = promptest[0] + (heard - promptest[1]) * CLOCK_DRIFT
+                if base < offset:
+                    self.lag = offset - base
+                    return line
+            self._promptest, self.lag = (offset, heard), 0.0
+        return line
 
     def _read(self, transport: TcpTransport) -> None:
         first = self._line(transport)
@@ -452,6 +478,7 @@ class OcsAlarmStream:
         self.sequence = first.sequence
         self.connections += 1
         self.map_line = None
+        self._promptest, self.lag = None, 0.0  # another connection: its own delays
         self._live.set()
         self._call(self._on_snapshot, self.name, states)
         while not self._stop.is_set():

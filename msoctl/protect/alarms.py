@@ -33,8 +33,8 @@ docs/dialects/ocs.md):
   whoever made it): an announced map that is not the watch's copy (a change made
   outside this controller) has the watch read the map at once, and a change of the
   controller plans on the copy without reading the map first while the copy is the
-  map last announced on a stream heard within :data:`MAP_HEARD_SECONDS`
-  (:meth:`AlarmFeeds.announced_map`).
+  map last announced on a stream heard within :data:`MAP_HEARD_SECONDS` and no later
+  than :data:`MAP_LAG_SECONDS` behind its promptest (:meth:`AlarmFeeds.announced_map`).
 
 A unit without alarms, or whose alarm connection cannot be opened, is simply polled.
 Arming sets alarm thresholds only, never a path: it is not fenced, and a standby arms
@@ -60,6 +60,9 @@ LOS_THRESHOLD_RANGE_DBM = (-60.0, 10.0)
 MAP_HEARD_SECONDS = 0.75
 """A map announced on a stream silent longer than this (a heartbeat is due every
 0.5 s) is not planned on: the stream may be stuck with a change untold."""
+MAP_LAG_SECONDS = 0.1
+"""Nor on a stream whose last line came this much later than its promptest (the
+driver's ``OcsAlarmStream.lag``, by the unit's clock): a change is told that late."""
 
 
 class AlarmFeeds:
@@ -226,16 +229,18 @@ class AlarmFeeds:
 
     def announced_map(self, name: str) -> tuple[dict[int, int], int] | None:
         """OCS ``name``'s map and size as its watch holds them, when that is the map
-        the unit announced last on a live stream heard within :data:`MAP_HEARD_SECONDS`;
-        else ``None`` (read it). A change made elsewhere reaches the controller as
-        fast as a loss-of-light event does (the unit announces it at once); one made
-        within that time of a command of the controller is overwritten by it, as one
-        made between a map read and the command would be."""
+        the unit announced last on a live stream heard within :data:`MAP_HEARD_SECONDS`
+        and lagging no more than :data:`MAP_LAG_SECONDS`; else ``None`` (read it). A
+        change made elsewhere reaches the controller as fast as a loss-of-light event
+        does (the unit announces it at once); one made within that time of a command
+        of the controller is overwritten by it, as one made between a map read and
+        the command would be."""
         stream = self.streams.get(name)
         if stream is None or not stream.live:
             return None
         line = stream.map_line
-        if line is None or time.monotonic() - stream.heard > MAP_HEARD_SECONDS:
+        if line is None or time.monotonic() - stream.heard > MAP_HEARD_SECONDS \
+                or stream.lag > MAP_LAG_SECONDS:
             return None
         return self.watches[name].map_if(line.digest)
 

@@ -228,7 +228,8 @@ def test_delayed_alarms_arrive_late_but_in_order(alarm_lab: Lab, ocs_a: OcsDrive
     """The ``alarm_delay`` fault holds every line back; nothing is lost."""
     ocs_a.arm_los([PORT], THRESHOLD_DBM, HYSTERESIS_DB)
     collector = Collector()
-    with _stream(alarm_lab, collector):
+    with _stream(alarm_lab, collector) as stream:
+        assert stream.lag < 0.2
         alarm_lab.inject("ocs-a", Fault("alarm_delay", seconds=0.4))
         cut = time.monotonic()
         alarm_lab.inject("span-1", Fault("fiber_cut"))
@@ -239,6 +240,7 @@ def test_delayed_alarms_arrive_late_but_in_order(alarm_lab: Lab, ocs_a: OcsDrive
         assert collector.events[0][0] - cut >= 0.4
         assert [(e.sequence, e.lost) for _, e in collector.events] == [(1, True), (2, False)]
         assert collector.events[1][1].device_seconds - collector.events[0][1].device_seconds < 0.4
+        assert stream.lag >= 0.35  # by the unit's clock in the lines, against the first
         assert collector.lost == []
     alarm_lab.clear("ocs-a", "alarm_delay")
 
