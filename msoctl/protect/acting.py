@@ -323,13 +323,16 @@ class Acting:
         """Each OCS's whole new map with every move on it, its command checked and
         rendered now, so that the commands leave back to back."""
         commands: dict[str, MapReplacement] = {}
+        on: dict[str, list[Move]] = {name: [] for name in names}  # the moves at each OCS
+        for m in moves:
+            move = Move(m.link, m.from_role, m.to_role)
+            for name in dict.fromkeys(m.link.ocs_names):
+                on[name].append(move)
         try:
             for name in names:
                 port_map, size = current[name]
                 commands[name] = map_replacement(plan_moves(
-                    [Move(m.link, m.from_role, m.to_role) for m in moves
-                     if name in m.link.ocs_names],
-                    name, port_map, size, tx_owner=self._link_tx.get(name, {}),
+                    on[name], name, port_map, size, tx_owner=self._link_tx.get(name, {}),
                     rx_owner=self._link_rx.get(name, {})), size)
         except MoveConflict as error:
             for move in moves:
