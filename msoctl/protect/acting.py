@@ -324,10 +324,10 @@ class Acting:
         rendered now, so that the commands leave back to back."""
         commands: dict[str, MapReplacement] = {}
         on: dict[str, list[Move]] = {name: [] for name in names}  # the moves at each OCS
-        for m in moves:
-            move = Move(m.link, m.from_role, m.to_role)
-            for name in dict.fromkeys(m.link.ocs_names):
-                on[name].append(move)
+        for candidate in moves:
+            planned = Move(candidate.link, candidate.from_role, candidate.to_role)
+            for name in dict.fromkeys(candidate.link.ocs_names):
+                on[name].append(planned)
         try:
             for name in names:
                 port_map, size = current[name]
