@@ -464,12 +464,18 @@ class OcsWatch(_Watch[OcsDriver]):
     def note_map(self, digest: int) -> None:
         """The unit announced its map (CRC-32 ``digest``, on its alarm stream): one that
         is not this watch's copy (changed elsewhere) is read at once, unless a change of
-        ours is in flight on this OCS (it reads back the map it leaves, and adopts
-        it)."""
+        ours is in flight on this OCS (it reads back the map it leaves, and adopts it).
+        A watch kept for a standby (polling slowly) reads it with its next
+        reconciliation instead: the owner's every change announces a map, and a read at
+        once would load the unit just as the owner's change runs."""
         with self._samples:
             stale = digest != self._map_digest
-        if stale and not self.changing():
+        if not stale or self.changing():
+            return
+        if self.fast:
             self.refresh_map()
+        else:
+            self._map_due = 0.0
 
     def map_if(self, digest: int) -> tuple[dict[int, int], int] | None:
         """This watch's copy of the map and the unit's size, when the copy's CRC-32 is

@@ -789,7 +789,8 @@ def test_an_announced_map_is_read_only_when_it_is_not_the_watchs_copy() -> None:
     compared with the watch's copy: the same, nothing is read and a change may plan on
     the copy; another (changed elsewhere), the map is read at once -- unless a change
     of the controller's is in flight on the OCS, which reads back and adopts the map it
-    leaves. An adopted map the unit has already announced otherwise is read again."""
+    leaves. An adopted map the unit has already announced otherwise is read again. A
+    standby's watch reads it with its next reconciliation."""
     from drivers.ocs.alarms import map_digest
     from msoctl.protect.budget import QueryBudget
     from msoctl.protect.watch import OcsWatch
@@ -830,6 +831,16 @@ def test_an_announced_map_is_read_only_when_it_is_not_the_watchs_copy() -> None:
     # our change's read-back, when the unit has announced yet another map since
     watch.adopt_map({1: 10}, time.monotonic(), announced=elsewhere)
     assert watch.poll_pending and watch.map_if(elsewhere) is None
+    watch.poll(fake)  # type: ignore[arg-type]
+    assert reads[-1] == {1: 9} and not watch.poll_pending
+    # a standby's watch: the map is read with its next reconciliation, not at once
+    watch.set_fast(False)
+    held = {1: 9, 2: 10}
+    watch.note_map(map_digest(held))
+    assert not watch.poll_pending
+    watch._next_whole = time.monotonic() - 0.1  # the reconciliation falls due
+    watch.poll(fake)  # type: ignore[arg-type]
+    assert reads[-1] == {1: 9, 2: 10} and watch.map_if(map_digest(held)) == (held, 16)
 
 
 class _SwitchingOcs:
