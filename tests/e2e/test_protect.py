@@ -32,6 +32,7 @@ from emulators.lab import Lab
 from msoctl.inventory import Inventory, load_inventory
 from msoctl.journal import DeviceBusy, Journal
 from msoctl.links import Link, LinkEnd, OcsPort, Span, SpanFiber
+from msoctl.protect.budget import QueryBudget
 from msoctl.protect.controller import ProtectConfig, ProtectionController, ProtectionEvent
 from msoctl.protect.light import (
     LevelDetector,
@@ -41,6 +42,7 @@ from msoctl.protect.light import (
     link_role,
     plan_moves,
 )
+from msoctl.protect.watch import OcsWatch
 from tests.support import Msoctl, dead_pid, subprocess_env, wait_until
 
 # The controller's switching, hold-off and wait-to-restore are timed in real time, and so
@@ -749,20 +751,26 @@ def test_the_whole_polls_of_an_instances_ocses_keep_apart() -> None:
     assert watches[2]._next_slot(now) == pytest.approx(now + watches[2].interval())
 
 
+def _alarmed_watch(fake: _FakeOcs, changing: list[bool]) -> OcsWatch:
+    """An OCS watch of ports 2 and 9 on ``fake``, its alarm stream live, a change of
+    the controller's in flight on it while ``changing[0]``."""
+    watch = OcsWatch("ocs-a", lambda name: fake, [2, 9],  # type: ignore[arg-type]
+                     budget=QueryBudget(50), poll_seconds=0.05, notify=lambda: None,
+                     changing=lambda: changing[0])
+    watch.set_alarms_live(True)
+    return watch
+
+
 def test_a_reconciliation_due_during_a_change_waits_for_its_end() -> None:
     """With the OCS's alarms live, a reconciliation that falls due while a change of the
     controller's is in flight on the OCS reads nothing and says nothing (the change reads
     what it needs, then asks for a whole read); one asked for is read all the same, and
     the held one is made once the change is over."""
-    from msoctl.protect.budget import QueryBudget
-    from msoctl.protect.watch import HELD_SECONDS, OcsWatch
+    from msoctl.protect.watch import HELD_SECONDS
 
     fake = _FakeOcs()
     changing = [False]
-    watch = OcsWatch("ocs-a", lambda name: fake, [2, 9],  # type: ignore[arg-type]
-                     budget=QueryBudget(50), poll_seconds=0.05, notify=lambda: None,
-                     changing=lambda: changing[0])
-    watch.set_alarms_live(True)
+    watch = _alarmed_watch(fake, changing)
     assert watch.poll(fake) is True  # type: ignore[arg-type]  # the first: asked for
     watch._next_whole = time.monotonic() - 0.1  # a reconciliation due
     changing[0] = True
@@ -792,15 +800,10 @@ def test_an_announced_map_is_read_only_when_it_is_not_the_watchs_copy() -> None:
     leaves. An adopted map the unit has already announced otherwise is read again. A
     standby's watch reads it with its next reconciliation."""
     from drivers.ocs.alarms import map_digest
-    from msoctl.protect.budget import QueryBudget
-    from msoctl.protect.watch import OcsWatch
 
     fake = _FakeOcs()
     changing = [False]
-    watch = OcsWatch("ocs-a", lambda name: fake, [2, 9],  # type: ignore[arg-type]
-                     budget=QueryBudget(50), poll_seconds=0.05, notify=lambda: None,
-                     changing=lambda: changing[0])
-    watch.set_alarms_live(True)
+    watch = _alarmed_watch(fake, changing)
     held = {1: 9, 5: 12}  # the unit's map
     reads: list[dict[int, int]] = []
 
