@@ -30,7 +30,7 @@ reads the state of armed ports now.
   :attr:`~OcsAlarmStream.lag` how much later than the promptest of this connection it
   came, by the unit's own clock in the lines: a stream that delivers every line late
   (a congested path, a unit falling behind) is told apart from a prompt one, which
-  silence alone does not do.
+  silence alone does not do; one late from its very first line is not.
 
 Callbacks run in the stream's thread, one at a time; one that raises is logged and
 the stream goes on.

@@ -229,6 +229,8 @@ def test_delayed_alarms_arrive_late_but_in_order(alarm_lab: Lab, ocs_a: OcsDrive
     ocs_a.arm_los([PORT], THRESHOLD_DBM, HYSTERESIS_DB)
     collector = Collector()
     with _stream(alarm_lab, collector) as stream:
+        # the map after the snapshot, on time: the promptest line the lag is taken against
+        collector.wait(lambda: bool(collector.maps), "the map after the snapshot")
         assert stream.lag < 0.2
         alarm_lab.inject("ocs-a", Fault("alarm_delay", seconds=0.4))
         cut = time.monotonic()
