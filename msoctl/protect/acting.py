@@ -347,9 +347,7 @@ class Acting:
         this one's light is still being checked."""
         for name in names:
             self._map_valid_after[name] = results[name].done
-            self._watches[name].adopt_map(
-                results[name].final, results[name].done,
-                announced=None if self._alarms is None else self._alarms.last_announced(name))
+            self._watches[name].adopt_map(results[name].final, results[name].done)
         held.close()
 
     def _light_points(self, moves: list[Candidate]) -> dict[str, dict[str, dict[int, LightPoint]]]:

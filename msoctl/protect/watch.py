@@ -444,22 +444,19 @@ class OcsWatch(_Watch[OcsDriver]):
         self.sample = replace(self.sample, taken=taken, powers=powers)
         return True
 
-    def adopt_map(self, port_map: Mapping[int, int], taken: float,
-                  announced: int | None = None) -> None:
+    def adopt_map(self, port_map: Mapping[int, int], taken: float) -> None:
         """The map a change of ours left (read back by the change at ``taken``): links
         through this OCS are judged on it at once, not after the next map read. No poll
         is asked for: one now would load the OCS while the change's light is checked
-        (the change asks for one once it is), unless the unit has already announced
-        another map since (``announced``, the CRC-32 of the last one on its alarm
-        stream): a change made elsewhere."""
-        digest = map_digest(port_map)
+        (the change asks for one once it is). Its CRC is not worked out here, on the
+        change's way: until that read, no change plans on the map the unit announces
+        (:meth:`map_if`)."""
         with self._samples:
             if self.sample is not None:
                 self.sample = replace(self.sample, port_map=dict(port_map), map_taken=taken)
-                self._map_digest = digest
-                if announced is None or announced == digest:
-                    return
-        self.refresh_map()  # nothing read yet, or changed since: read it all
+                self._map_digest = None
+                return
+        self.refresh_map()  # nothing read yet: read it all
 
     def note_map(self, digest: int) -> None:
         """The unit announced its map (CRC-32 ``digest``, on its alarm stream): one that
@@ -468,10 +465,11 @@ class OcsWatch(_Watch[OcsDriver]):
         A watch kept for a standby (polling slowly) reads it with its next
         reconciliation instead: the owner's every change announces a map, and a read at
         once would load the unit just as the owner's change runs."""
-        with self._samples:
-            stale = digest != self._map_digest
-        if not stale or self.changing():
+        if self.changing():
             return
+        with self._samples:
+            if digest == self._map_digest:
+                return
         if self.fast:
             self.refresh_map()
         else:
