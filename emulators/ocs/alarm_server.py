@@ -190,7 +190,7 @@ class AlarmServer(ReopensAfterPowerLoss):
                 self._feeding[element.name] = port
         self._unwatch.append(optics.watch(self._on_light))
         self.device.map_listeners.append(self._on_map)
-        self._unwatch.append(lambda: self._forget_map_listener())
+        self._unwatch.append(self._forget_map_listener)
         self._heartbeat = asyncio.ensure_future(self._beat())
         self._evaluate()  # whatever changed before anybody watched
 

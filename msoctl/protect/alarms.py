@@ -235,14 +235,12 @@ class AlarmFeeds:
         does (the unit announces it at once); one made within that time of a command
         of the controller is overwritten by it, as one made between a map read and
         the command would be."""
+        digest = self.last_announced(name)
         stream = self.streams.get(name)
-        if stream is None or not stream.live:
+        if digest is None or stream is None or stream.lag > MAP_LAG_SECONDS \
+                or time.monotonic() - stream.heard > MAP_HEARD_SECONDS:
             return None
-        line = stream.map_line
-        if line is None or time.monotonic() - stream.heard > MAP_HEARD_SECONDS \
-                or stream.lag > MAP_LAG_SECONDS:
-            return None
-        return self.watches[name].map_if(line.digest)
+        return self.watches[name].map_if(digest)
 
     def last_announced(self, name: str) -> int | None:
         """The CRC-32 of the map OCS ``name`` announced last on its live stream."""
