@@ -45,12 +45,13 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import ncclient.transport.session
 from lxml import etree
 from lxml.etree import _Element
 from ncclient import manager
+from ncclient.devices.default import DefaultDeviceHandler
 from ncclient.operations import RaiseMode
 from ncclient.operations.errors import MissingCapabilityError, TimeoutExpiredError
 from ncclient.operations.rpc import RPCError, RPCReply
@@ -219,6 +220,25 @@ class Applied:
     confirm_timeout_seconds: int | None = None
 
 
+BASE_CAPABILITIES = ("urn:ietf:params:netconf:base:1.0", "urn:ietf:params:netconf:base:1.1")
+"""What the driver's hello announces: the two framings (RFC 6241 section 8.1: a client
+lists the base protocols it speaks; the other capabilities are the server's)."""
+
+
+class _ClientHandler(DefaultDeviceHandler):  # type: ignore[misc]
+    """ncclient's default handler, its hello naming only :data:`BASE_CAPABILITIES`. Its
+    own list adds eleven server capabilities (candidate, confirmed-commit, ...), which
+    mean nothing in a client's hello and make it over a kilobyte. netconfd 2.13 reads
+    a session a kilobyte at a time, and when a hello's tail and the first RPC come in
+    one read, it leaves that RPC unanswered until more input arrives (seen as a first
+    ``<lock>`` or ``<get-config>`` of a session with no reply, the server's log showing
+    it handled at the client's close). A short hello is read whole before the first
+    RPC is sent, unless the server falls a whole round trip behind
+    (docs/dialects/netconf.md)."""
+
+    _BASE_CAPABILITIES: ClassVar[list[str]] = list(BASE_CAPABILITIES)
+
+
 class _KnownHostsSession(SSHSession):  # type: ignore[misc]
     """An ncclient SSH session that trusts only the given known_hosts file."""
 
@@ -273,7 +293,7 @@ class SwitchSession:
         watchdog = threading.Timer(target.timeout_seconds, _shut, (sock,))
         watchdog.daemon = True
         watchdog.start()
-        handler = manager.make_device_handler({"name": "default"})
+        handler = manager.make_device_handler({"handler": _ClientHandler})
         session = _KnownHostsSession(handler, target.known_hosts)
         try:
             session.connect(

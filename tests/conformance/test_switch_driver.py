@@ -24,7 +24,12 @@ from drivers.errors import (
     DeviceUnreachable,
     ValidationError,
 )
-from drivers.switch.netconf import NetconfRejected, NetconfTarget, SwitchSession
+from drivers.switch.netconf import (
+    BASE_CAPABILITIES,
+    NetconfRejected,
+    NetconfTarget,
+    SwitchSession,
+)
 from drivers.switch.tree import check, diff, from_xml, merge, to_xml, unmet
 from emulators.faults import Fault
 from tests.support.netconf import PASSWORD, TOKEN, USER, Loop, Switch, leaf, netconf, want
@@ -77,6 +82,18 @@ def test_capabilities_and_module(switch: Switch, known_hosts: Path) -> None:
         caps = s.capabilities
     assert caps.candidate and caps.persist and caps.validate and caps.rollback_on_error
     assert caps.module_revision == "2026-11-30"
+
+
+def test_the_drivers_hello_names_the_base_protocols_only(switch: Switch,
+                                                         known_hosts: Path) -> None:
+    """RFC 6241 section 8.1: a client's hello lists the base protocols it speaks; the
+    other capabilities are the server's to announce. A short hello also keeps clear of
+    netconfd 2.13 leaving a first RPC unanswered when it comes in one read with the
+    hello's tail (docs/dialects/netconf.md)."""
+    with session(switch, known_hosts):
+        (seen,) = [s.client_capabilities for s in switch.server.sessions.values()]
+    assert tuple(seen) == BASE_CAPABILITIES == (
+        "urn:ietf:params:netconf:base:1.0", "urn:ietf:params:netconf:base:1.1")
 
 
 def test_plan_shows_the_servers_diff_and_changes_nothing(switch: Switch,
