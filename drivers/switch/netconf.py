@@ -225,7 +225,7 @@ BASE_CAPABILITIES = ("urn:ietf:params:netconf:base:1.0", "urn:ietf:params:netcon
 lists the base protocols it speaks; the other capabilities are the server's)."""
 
 
-class _ClientHandler(DefaultDeviceHandler):  # type: ignore[misc]
+class BaseHelloHandler(DefaultDeviceHandler):  # type: ignore[misc]
     """ncclient's default handler, its hello naming only :data:`BASE_CAPABILITIES`. Its
     own list adds eleven server capabilities (candidate, confirmed-commit, ...), which
     mean nothing in a client's hello and make it over a kilobyte. netconfd 2.13 reads
@@ -293,7 +293,7 @@ class SwitchSession:
         watchdog = threading.Timer(target.timeout_seconds, _shut, (sock,))
         watchdog.daemon = True
         watchdog.start()
-        handler = manager.make_device_handler({"handler": _ClientHandler})
+        handler = manager.make_device_handler({"handler": BaseHelloHandler})
         session = _KnownHostsSession(handler, target.known_hosts)
         try:
             session.connect(

@@ -42,6 +42,7 @@ from typing import IO, Any
 
 import asyncssh
 
+from drivers.switch.netconf import BaseHelloHandler
 from tests.support.paths import YANG
 from tests.support.peers import require_executable
 from tests.support.ports import free_port
@@ -78,11 +79,14 @@ class NetconfdPeer:
     directory: Path
 
     def ncclient_options(self) -> dict[str, Any]:
-        """Keyword arguments for ``ncclient.manager.connect``: key login, host key checked."""
+        """Keyword arguments for ``ncclient.manager.connect``: key login, host key checked,
+        and the driver's short hello (``BaseHelloHandler``: with ncclient's own, netconfd
+        2.13 can leave a session's first RPC unanswered; docs/dialects/netconf.md)."""
         return {
             "host": self.host, "port": self.port, "username": self.username,
             "key_filename": str(self.key_path), "ssh_config": str(self.ssh_config),
             "hostkey_verify": True, "allow_agent": False, "look_for_keys": False,
+            "device_params": {"handler": BaseHelloHandler},
         }
 
     def logs(self) -> str:
