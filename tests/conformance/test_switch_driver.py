@@ -90,8 +90,9 @@ def test_the_drivers_hello_names_the_base_protocols_only(switch: Switch,
     other capabilities are the server's to announce. A short hello also keeps clear of
     netconfd 2.13 leaving a first RPC unanswered when it comes in one read with the
     hello's tail (docs/dialects/netconf.md)."""
-    with session(switch, known_hosts):
-        (seen,) = [s.client_capabilities for s in switch.server.sessions.values()]
+    with session(switch, known_hosts) as s:
+        s.get_config()  # answered: the server has taken the hello in before it
+        (seen,) = [served.client_capabilities for served in switch.server.sessions.values()]
     assert tuple(seen) == BASE_CAPABILITIES == (
         "urn:ietf:params:netconf:base:1.0", "urn:ietf:params:netconf:base:1.1")
 
