@@ -22,7 +22,9 @@ When the unit looks (no polling): it watches the optical model's change
 notifications of every element its ports can receive light from (the elements
 joined to it by patches), and reads its armed ports on the server's event loop as
 soon as one arrives -- coalesced, one reading for a burst of changes such as a cable
-cut -- and again at each moment a beam was announced to settle. A change of an
+cut -- and again at each moment a beam was announced to settle (then only the ports
+not lost: on a lost port a settling beam can only begin the clear hold of
+emulators/ocs/alarms.py, and the port is read when that is over). A change of an
 element with one output that feeds one of its ports (a span's fiber, an amplifier)
 has that port (and the armed egress ports, where its light leaves) read at once;
 any other change, every armed port, after the loop's
@@ -55,6 +57,7 @@ import struct
 import threading
 import zlib
 from collections.abc import Mapping
+from functools import partial
 
 from drivers.ocs.commands import NOT_A_NUMBER
 from emulators.faults import Fault, FaultError
@@ -72,8 +75,8 @@ WRITE_BUFFER_BYTES = 64 * 1024
 SETTLE_MARGIN_SECONDS = 0.0005
 """A reading announced for a moment is made this much after it, so that it is past."""
 SCAN_SECONDS = 0.002
-"""The detectors' scan period for changes announced ahead (beams that settle): the
-changes due within one period are read together at its end. A cable cut's sixteen
+"""The detectors' scan period for changes announced ahead (beams that settle) and for
+holds that end: the ones due within one period are read together at its end. A cable cut's sixteen
 switches settle within a few ms of each other, each lighting ports of its own unit and
 of the unit at the far end of its spans; read one by one, that was three readings a
 unit in each lab process, ahead of the units' replies."""
@@ -160,7 +163,10 @@ class AlarmServer(ReopensAfterPowerLoss):
         self._full_pending = False
         self._burst: dict[_Client, list[str]] | None = None
         """While a reading is made on the loop: the event lines for each client."""
-        self._timers: dict[float, tuple[asyncio.TimerHandle, set[int] | None]] = {}
+        self._timers: dict[tuple[float, bool],
+                           tuple[asyncio.TimerHandle, set[int] | None]] = {}
+        """The readings due at the end of a scan period: (its end, a hold's) -> the timer
+        and the ports to read (``None``: every armed port)."""
         self._heartbeat: asyncio.Task[None] | None = None
         self._loop_thread = 0
         self._map_pending = False
@@ -189,6 +195,7 @@ class AlarmServer(ReopensAfterPowerLoss):
             if len(list(element.output_ports())) == 1:  # a fiber, an amplifier
                 self._feeding[element.name] = port
         self._unwatch.append(optics.watch(self._on_light))
+        self._unwatch.append(self.device.alarms.on_hold(self._on_hold))
         self.device.map_listeners.append(self._on_map)
         self._unwatch.append(self._forget_map_listener)
         self._heartbeat = asyncio.ensure_future(self._beat())
@@ -392,16 +399,31 @@ class AlarmServer(ReopensAfterPowerLoss):
         self._last_reached = (reached, frozenset(ports))
         return ports
 
-    def _evaluate_at(self, at: float, ports: set[int] | None = None) -> None:
+    def _on_hold(self, ports: list[int], due: float) -> None:
+        """Lost ports whose light is back are read again once their hold is over (device
+        time ``due``; called with the unit's lock held, from any thread)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        soon = (loop.call_soon if threading.get_ident() == self._loop_thread
+                else loop.call_soon_threadsafe)
+        soon(partial(self._evaluate_at, due, set(ports), hold=True))
+
+    def _evaluate_at(self, at: float, ports: set[int] | None = None, *,
+                     hold: bool = False) -> None:
         """Read ``ports`` (every armed port when ``None``) once device time ``at`` has
         come, at the end of its scan period (:data:`SCAN_SECONDS`): the changes due
-        within one period are read together."""
+        within one period are read together, and so are the holds over within one.
+        Light announced for ``at`` is read as light that settled then
+        (:meth:`LosAlarms.settle`: the ports lost are left to their hold); a hold over
+        then has its ports read (:meth:`LosAlarms.recheck`)."""
         key = math.ceil(at / SCAN_SECONDS) * SCAN_SECONDS
-        if key in self._timers:
-            handle, waiting = self._timers[key]
+        slot = (key, hold)
+        if slot in self._timers:
+            handle, waiting = self._timers[slot]
             if waiting is not None:
                 if ports is None:
-                    self._timers[key] = (handle, None)
+                    self._timers[slot] = (handle, None)
                 else:
                     waiting.update(ports)
             return
@@ -409,11 +431,11 @@ class AlarmServer(ReopensAfterPowerLoss):
         delay = max(0.0, key - self.device.clock.now()) + SETTLE_MARGIN_SECONDS
 
         def due() -> None:
-            _, chosen = self._timers.pop(key, (None, None))
-            self._read(chosen)
+            _, chosen = self._timers.pop(slot, (None, None))
+            self._read(chosen, hold_over=hold, settled_at=None if hold else key)
 
-        self._timers[key] = (self._loop.call_later(delay, due),
-                             None if ports is None else set(ports))
+        self._timers[slot] = (self._loop.call_later(delay, due),
+                              None if ports is None else set(ports))
 
     def _evaluate_pending(self) -> None:
         """The ports a change reached are read at once; a change that may reach any port
@@ -433,27 +455,35 @@ class AlarmServer(ReopensAfterPowerLoss):
         self._full_pending = False
         self._read(None)
 
-    def _read(self, ports: set[int] | None) -> None:
-        """Read ``ports`` (every armed one when ``None``); the events of one reading leave
+    def _read(self, ports: set[int] | None, *, hold_over: bool = False,
+              settled_at: float | None = None) -> None:
+        """Read ``ports`` (every armed one when ``None``; after a hold, or as light that
+        settled at ``settled_at``: :meth:`_evaluate_at`); the events of one reading leave
         in one write to each client, as a unit sends what one sweep of its monitors
         found (a cable cut's dozens of events in one segment, not one each)."""
         self._burst = {}
         try:
-            self._read_ports(ports)
+            self._read_ports(ports, hold_over=hold_over, settled_at=settled_at)
         finally:
             burst, self._burst = self._burst, None
             for client, lines in burst.items():
                 if client in self._clients:
                     self._send(client, "\n".join(lines))
 
-    def _read_ports(self, ports: set[int] | None) -> None:
+    def _read_ports(self, ports: set[int] | None, *, hold_over: bool,
+                    settled_at: float | None) -> None:
+        alarms = self.device.alarms
         try:
             if ports is not None and ARMED_EGRESS in ports:
                 with self.device.lock:
-                    egress = {p for p in self.device.alarms.thresholds_dbm
-                              if p > self.device.size}
+                    egress = {p for p in alarms.thresholds_dbm if p > self.device.size}
                 ports = (ports - {ARMED_EGRESS}) | egress
-            self.device.alarms.evaluate(ports)
+            if hold_over and ports is not None:
+                alarms.recheck(ports)
+            elif settled_at is not None:
+                alarms.settle(ports, settled_at)
+            else:
+                alarms.evaluate(ports)
         except Exception:  # one bad reading must not stop the alarms
             log.exception("%s: loss-of-light evaluation failed", self.device.name)
 

@@ -8,6 +8,10 @@ What the unit does (the dialect: docs/dialects/ocs.md, "Loss-of-light alarms"):
   loss of light only once the reading is back at or above threshold plus the
   unit's hysteresis, so a signal hovering at the threshold does not chatter.
   A failed port has no reading and counts as lost.
+- A return of light is not reported at once: a lost port clears only once its light
+  has held at or above threshold plus hysteresis for :data:`CLEAR_HOLD_SECONDS`, so
+  that a beam still settling or a connector being seated does not clear the alarm and
+  raise it again. A loss is raised at the first reading below the threshold.
 - Every change of an armed port's state is an *event*, numbered from 1 after each
   power-on (:attr:`LosAlarms.sequence` is the last number given). Arming a port
   starts it clear, so a port armed in the dark raises its event at once.
@@ -17,9 +21,11 @@ What the unit does (the dialect: docs/dialects/ocs.md, "Loss-of-light alarms"):
 
 When the unit looks: :meth:`LosAlarms.evaluate` reads every armed port. It is
 called by whoever serves the alarms (emulators/ocs/alarm_server.py: at once when the
-optical model reports a change of light, and at the moments it announced ahead),
-and before every ``:OXC:ALARm:LOS:STATe?`` answer, so a state read over SCPI is
-never stale. Nothing here polls.
+optical model reports a change of light, and when a hold is over), and before every
+``:OXC:ALARm:LOS:STATe?`` answer, so a state read over SCPI is never stale. Light
+announced ahead (a beam that settles) only adds light: :meth:`LosAlarms.settle`
+reads the ports it reaches that are not lost, and takes those that are as lit from
+then, to be read once their hold is over. Nothing here polls.
 
 Thresholds, the hysteresis and the enable switch are settings of the unit: they
 live in its non-volatile memory with the map (:meth:`settings`, :meth:`restore`).
@@ -71,6 +77,15 @@ class PortAlarm:
 
 
 EventListener = Callable[[AlarmEvent], None]
+HoldListener = Callable[[list[int], float], None]
+"""Told the lost ports whose light came back and the device time their hold is over:
+they must be read again then (called with the device's lock held: it must not block)."""
+
+CLEAR_HOLD_SECONDS = 0.05
+"""How long a lost port's light must stay at or above threshold plus hysteresis before
+its alarm clears. Equipment integrates a defect's absence before it clears an alarm
+(seconds, for line alarms); an optical switch's detector needs only to see past a beam
+that is still settling. A held port reads as lost (events, snapshots, ``STATe?``)."""
 
 
 class LosAlarms:
@@ -86,7 +101,10 @@ class LosAlarms:
         self._power: dict[int, float | None] = {}
         self._evaluated_at = device.clock.now()
         self._judged: dict[int, float] = {}  # port -> device time of its last reading
+        self._lit_since: dict[int, float] = {}  # a lost port read lit -> since when
+        self._lit_from: dict[int, float] = {}  # a lost port a settling beam lit -> then
         self._listeners: list[EventListener] = []
+        self._hold_listeners: list[HoldListener] = []
         self.evaluations = 0
         """How many times the armed ports were read (for benchmarks and tests)."""
 
@@ -113,6 +131,7 @@ class LosAlarms:
                 self.thresholds_dbm.pop(port, None)
                 self._lost.pop(port, None)
                 self._power.pop(port, None)
+                self._forget_light(port)
             self.device.save_settings()
 
     def set_hysteresis(self, hysteresis_db: float) -> None:
@@ -132,6 +151,8 @@ class LosAlarms:
             # Re-enabled, every armed port starts clear and is judged afresh.
             self._lost = dict.fromkeys(self.thresholds_dbm, False)
             self._power.clear()
+            self._lit_since.clear()
+            self._lit_from.clear()
             self.device.save_settings()
             self.evaluate()
 
@@ -182,6 +203,8 @@ class LosAlarms:
             self._lost = dict.fromkeys(self.thresholds_dbm, False)
             self._power.clear()
             self._judged.clear()
+            self._lit_since.clear()
+            self._lit_from.clear()
 
     # ---- watching ------------------------------------------------------------------------
 
@@ -199,6 +222,19 @@ class LosAlarms:
         with self.device.lock:
             if listener in self._listeners:
                 self._listeners.remove(listener)
+
+    def on_hold(self, listener: HoldListener) -> Callable[[], None]:
+        """Tell ``listener`` of every hold that begins (:data:`HoldListener`); returns the
+        function that stops it."""
+        with self.device.lock:
+            self._hold_listeners.append(listener)
+
+        def stop() -> None:
+            with self.device.lock:
+                if listener in self._hold_listeners:
+                    self._hold_listeners.remove(listener)
+
+        return stop
 
     def snapshot(self) -> list[PortAlarm]:
         """Every armed port's state as last judged (none while alarms are disabled)."""
@@ -224,37 +260,98 @@ class LosAlarms:
 
     def evaluate(self, ports: Iterable[int] | None = None) -> list[AlarmEvent]:
         """Read the detector of every armed port (of those of ``ports`` that are armed, when
-        given: the ports a change can have reached) and raise or clear its alarm; the
-        events (also given to every listener). Nothing while alarms are disabled or the
-        unit is down."""
+        given: the ports a change can have reached) and raise its alarm, or clear it once
+        its light has held (:data:`CLEAR_HOLD_SECONDS`); the events (also given to every
+        listener). Nothing while alarms are disabled or the unit is down."""
         with self.device.lock:
             if not self.enabled or not self.thresholds_dbm or not self.device.is_up():
                 return []
-            self.evaluations += 1
-            now = self.device.clock.now()
             if ports is None:
-                self._evaluated_at = now
-                chosen = sorted(self.thresholds_dbm.items())
+                self._evaluated_at = self.device.clock.now()
+                return self._read(sorted(self.thresholds_dbm))
+            return self._read(sorted(p for p in set(ports) if p in self.thresholds_dbm))
+
+    def settle(self, ports: Iterable[int] | None, at: float) -> list[AlarmEvent]:
+        """Light announced for device time ``at`` (a beam that settles then) has reached
+        ``ports`` (every armed port when ``None``). It only adds light, so on a lost port
+        it can only begin a hold: those are taken as lit from ``at`` and read once their
+        hold is over, not now (a cable's sixteen switches settling had every unit of a
+        lab process read its ports together, ahead of the units' replies). The ports
+        not lost are read now, as :meth:`evaluate` reads them (a boot that ended then
+        left every port clear, to be judged afresh)."""
+        with self.device.lock:
+            if not self.enabled or not self.thresholds_dbm or not self.device.is_up():
+                return []
+            chosen = sorted(self.thresholds_dbm if ports is None
+                            else {p for p in ports if p in self.thresholds_dbm})
+            held = [p for p in chosen if self._lost.get(p, False)]
+            for port in held:
+                self._lit_from[port] = max(at, self._lit_from.get(port, at))
+            if held:
+                self._tell_hold(held, at + CLEAR_HOLD_SECONDS)
+            return self._read([p for p in chosen if not self._lost.get(p, False)])
+
+    def recheck(self, ports: Iterable[int]) -> list[AlarmEvent]:
+        """:meth:`evaluate` of ``ports`` once a hold is over: a port lit by a beam that
+        settled (:meth:`settle`), and not read since, is taken as lit from then."""
+        with self.device.lock:
+            if not self.enabled or not self.thresholds_dbm or not self.device.is_up():
+                return []
+            return self._read(sorted(p for p in set(ports) if p in self.thresholds_dbm),
+                              settled=True)
+
+    def _read(self, chosen: list[int], *, settled: bool = False) -> list[AlarmEvent]:
+        """One sweep of the detectors of ``chosen`` (armed ports; the lock held). Only a
+        ``settled`` sweep takes a lost port lit by a settling beam as lit from then: any
+        other reading of it comes first and decides."""
+        if not chosen:
+            return []
+        self.evaluations += 1
+        now = self.device.clock.now()
+        events: list[AlarmEvent] = []
+        holds: dict[float, list[int]] = {}
+        swept = self.device.detector_dbms(chosen)
+        for port, reading in zip(chosen, swept, strict=True):
+            threshold = self.thresholds_dbm[port]
+            self._judged[port] = now
+            self._power[port] = reading
+            was_lost = self._lost.get(port, False)
+            if reading is None:
+                dark = True
+            elif was_lost:
+                dark = reading < threshold + self.hysteresis_db
             else:
-                chosen = [(p, self.thresholds_dbm[p]) for p in sorted(set(ports))
-                          if p in self.thresholds_dbm]
-            events: list[AlarmEvent] = []
-            swept = self.device.detector_dbms([port for port, _ in chosen])
-            for (port, threshold), reading in zip(chosen, swept, strict=True):
-                self._judged[port] = now
-                self._power[port] = reading
-                was_lost = self._lost.get(port, False)
-                if reading is None:
-                    lost = True
-                elif was_lost:
-                    lost = reading < threshold + self.hysteresis_db
+                dark = reading < threshold
+            lost = dark
+            settled_at = self._lit_from.pop(port, None)
+            if dark:
+                self._lit_since.pop(port, None)
+            elif was_lost:
+                # back: lit since it was first read so, or since the beam that settled
+                since = self._lit_since.get(port)
+                if since is None:
+                    since = now if settled_at is None or not settled else min(now, settled_at)
+                    self._lit_since[port] = since
+                if now < since + CLEAR_HOLD_SECONDS - 1e-9:  # (sums of float seconds)
+                    lost = True  # not for long enough yet
+                    holds.setdefault(since + CLEAR_HOLD_SECONDS, []).append(port)
                 else:
-                    lost = reading < threshold
-                if lost != was_lost:
-                    self._lost[port] = lost
-                    self.sequence += 1
-                    events.append(AlarmEvent(self.sequence, port, lost, reading, now))
-            for event in events:
-                for listener in list(self._listeners):
-                    listener(event)
-            return events
+                    del self._lit_since[port]
+            if lost != was_lost:
+                self._lost[port] = lost
+                self.sequence += 1
+                events.append(AlarmEvent(self.sequence, port, lost, reading, now))
+        for due, held in holds.items():
+            self._tell_hold(held, due)
+        for event in events:
+            for listener in list(self._listeners):
+                listener(event)
+        return events
+
+    def _forget_light(self, port: int) -> None:
+        self._lit_since.pop(port, None)
+        self._lit_from.pop(port, None)
+
+    def _tell_hold(self, ports: list[int], due: float) -> None:
+        for listener in list(self._hold_listeners):
+            listener(ports, due)

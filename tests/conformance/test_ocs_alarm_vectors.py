@@ -95,7 +95,7 @@ def _load() -> tuple[list[HeaderVector], list[Decode], list[Announce], list[Case
             case.alarms = False
         else:
             kind, _, text = line.partition(" ")
-            if kind not in (">", "<", "=", "=~", "light", "evaluate", "errors"):
+            if kind not in (">", "<", "=", "=~", "light", "evaluate", "wait", "errors"):
                 raise ValueError(f"{where}: cannot read {line!r}")
             case.steps.append((number, kind, text))
     return headers, decodes, announces, cases
@@ -206,6 +206,8 @@ async def _run(case: Case) -> None:
                 source.set_power("out", float(text))
         elif kind == "evaluate":
             device.alarms.evaluate()
+        elif kind == "wait":
+            clock.advance(float(text))
         elif kind in ("=", "=~"):
             if text == "none":
                 assert pushed == [], f"{where}: pushed {pushed}"

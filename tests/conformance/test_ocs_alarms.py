@@ -25,6 +25,7 @@ from drivers.ocs.connect import open_ocs
 from drivers.ocs.types import LosEvent
 from emulators.faults import Fault
 from emulators.lab import Lab, load_topology
+from emulators.ocs.alarms import CLEAR_HOLD_SECONDS
 from msoctl.access import open_alarm_stream
 from msoctl.inventory import load_inventory
 from tests.support.lab import ocs_endpoint
@@ -154,7 +155,8 @@ def test_arming_is_read_back_and_the_state_is_queried(ocs_a: OcsDriver) -> None:
 
 def test_a_cut_raises_the_alarm_and_mending_clears_it(alarm_lab: Lab, ocs_a: OcsDriver) -> None:
     """Dialect: the alarm connection (``:SYSTem:COMMunicate:ALARm:PORT?``), its snapshot
-    and its ``EVENT`` lines, numbered from 1; an event arrives within a bound of the cut."""
+    and its ``EVENT`` lines, numbered from 1; an event arrives within a bound of the cut,
+    and the light's return clears the alarm once it has held 50 ms."""
     ocs_a.arm_los([PORT, 62], THRESHOLD_DBM, HYSTERESIS_DB)  # 62 is dark: event 1
     collector = Collector()
     with _stream(alarm_lab, collector) as stream:
@@ -170,13 +172,41 @@ def test_a_cut_raises_the_alarm_and_mending_clears_it(alarm_lab: Lab, ocs_a: Ocs
         assert cut <= event.device_seconds <= arrived  # the lab's device time is real time
         assert ocs_a.los_states([PORT]) == {PORT: True}
 
+        mended = time.monotonic()
         alarm_lab.clear("span-1")
         collector.wait(lambda: len(collector.events) == 2, "the clearing event")
-        _, cleared = collector.events[1]
+        arrived, cleared = collector.events[1]
         assert (cleared.port, cleared.lost, cleared.sequence) == (PORT, False, 3)
         assert cleared.power_dbm is not None and cleared.power_dbm > -15
+        assert mended + CLEAR_HOLD_SECONDS <= cleared.device_seconds <= arrived
+        assert arrived - mended < BOUND_SECONDS
         time.sleep(1.2)  # two heartbeats: each names event 3, so nothing is missing
         assert collector.lost == [] and stream.live
+
+
+def test_a_beam_that_settles_clears_a_loss_once_its_light_has_held(
+        alarm_lab: Lab, ocs_a: OcsDriver) -> None:
+    """Dialect: light that comes back is reported once it has held 50 ms, reckoned from
+    the moment the switch upstream settled its beam; meanwhile the port reads as lost.
+    ocs-a:61 is lit through ocs-b's connection 1 -> 121."""
+    ocs_a.arm_los([PORT], THRESHOLD_DBM, HYSTERESIS_DB)
+    collector = Collector()
+    b = _driver(alarm_lab, "ocs-b")
+    try:
+        with _stream(alarm_lab, collector):
+            b.disconnect([1])
+            collector.wait(lambda: len(collector.events) == 1, "the loss, at once")
+            assert collector.events[0][1].lost
+            b.connect({1: 121})  # returns once the beam has settled (*OPC?)
+            settled = alarm_lab.ocs["ocs-b"].busy_until  # device time, as the events'
+            collector.wait(lambda: len(collector.events) == 2, "the clearing event")
+            arrived, cleared = collector.events[1]
+            assert not cleared.lost and cleared.port == PORT
+            assert settled + CLEAR_HOLD_SECONDS <= cleared.device_seconds <= arrived
+            assert arrived - settled < BOUND_SECONDS
+            assert ocs_a.los_states([PORT]) == {PORT: False}
+    finally:
+        b.close()
 
 
 def test_a_reconnecting_client_gets_a_snapshot_of_what_it_missed(

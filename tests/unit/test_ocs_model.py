@@ -15,6 +15,7 @@ import pytest
 
 from emulators.clock import COMMAND_READY_AT, SteppedClock
 from emulators.faults import Fault
+from emulators.ocs.alarms import CLEAR_HOLD_SECONDS
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.nvram import flush
 from emulators.ocs.scpi import make_interpreter
@@ -542,3 +543,66 @@ def test_a_monitor_outside_the_switch_is_refused(bench: Bench) -> None:
     with pytest.raises(ScpiError) as caught:
         bench.device.monitor_dbm(2 * SIZE + 1)
     assert _code(caught) == -222
+
+
+# ---- loss-of-light alarms: the clear hold -------------------------------------------------
+
+
+def _armed_egress(bench: Bench) -> tuple[int, list[tuple[list[int], float]]]:
+    """Egress 17 armed at -30 dBm and lost (nothing connected); the holds the unit tells."""
+    holds: list[tuple[list[int], float]] = []
+    bench.device.alarms.on_hold(lambda ports, due: holds.append((list(ports), due)))
+    bench.device.alarms.set_enabled(True)
+    bench.device.alarms.arm([17], -30.0)
+    assert bench.device.alarms.states([17]) == {17: True}
+    return 17, holds
+
+
+def test_a_settling_beam_begins_the_hold_of_a_lost_port_without_reading_it(
+        bench: Bench) -> None:
+    """The beam that settles at ``done`` only adds light: the lost port is not read then;
+    once the hold is over it is read and cleared, as lit from ``done``."""
+    port, holds = _armed_egress(bench)
+    alarms = bench.device.alarms
+    bench.device.add((1,), (port,))
+    done = bench.device.busy_until
+    bench.clock.advance(done - bench.clock.now())
+    reads = alarms.evaluations
+    assert alarms.settle([port], done) == []
+    assert alarms.evaluations == reads  # nothing read
+    assert holds == [([port], pytest.approx(done + CLEAR_HOLD_SECONDS))]
+    bench.clock.advance(CLEAR_HOLD_SECONDS / 2)
+    assert alarms.recheck([port]) == []  # read: lit, but not for long enough
+    bench.clock.advance(CLEAR_HOLD_SECONDS / 2)
+    [cleared] = alarms.recheck([port])
+    assert (cleared.port, cleared.lost) == (port, False)
+    assert cleared.device_seconds == pytest.approx(done + CLEAR_HOLD_SECONDS)
+
+
+def test_a_reading_between_the_settle_and_the_recheck_decides_the_hold(bench: Bench) -> None:
+    """A port read after the beam settled counts as lit from that reading, not from the
+    settle (a reading of it dark would have ended the hold)."""
+    port, _ = _armed_egress(bench)
+    alarms = bench.device.alarms
+    bench.device.add((1,), (port,))
+    done = bench.device.busy_until
+    bench.clock.advance(done - bench.clock.now())
+    alarms.settle([port], done)
+    bench.clock.advance(0.02)
+    assert alarms.states([port]) == {port: True}  # read now: held from here
+    bench.clock.advance(CLEAR_HOLD_SECONDS - 0.02)
+    assert alarms.recheck([port]) == []
+    bench.clock.advance(0.02)
+    [cleared] = alarms.recheck([port])
+    assert cleared.device_seconds == pytest.approx(done + 0.02 + CLEAR_HOLD_SECONDS)
+
+
+def test_a_settling_beam_reads_the_ports_that_are_not_lost_at_once(bench: Bench) -> None:
+    """A port not lost is read when the light is announced (a boot that ended then left
+    it clear, to be judged afresh): here it is dark, and raised at once."""
+    alarms = bench.device.alarms
+    alarms.set_enabled(True)
+    alarms.arm([18], -30.0)  # dark: raised on arming
+    alarms.power_on()  # as after a boot: clear again, judged at the next reading
+    [raised] = alarms.settle(None, bench.clock.now())
+    assert (raised.port, raised.lost) == (18, True)
