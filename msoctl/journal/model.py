@@ -10,6 +10,7 @@ so that text order is time order). The records of one ``op`` make one
 
 from __future__ import annotations
 
+import functools
 import getpass
 import os
 import socket
@@ -40,10 +41,18 @@ def now_ts() -> str:
 
 
 def current_user() -> str:
+    """Who runs this process: asked once per user id. Without ``LOGNAME`` or ``USER`` (a
+    service) it is a passwd lookup through NSS, which a journaled change would otherwise
+    make at its intent and at each of its device locks, on the path to its commands."""
+    return _user_of(os.getuid())
+
+
+@functools.cache
+def _user_of(uid: int) -> str:
     try:
         return getpass.getuser()
     except (KeyError, OSError):
-        return str(os.getuid())
+        return str(uid)
 
 
 def who() -> dict[str, Any]:

@@ -200,7 +200,8 @@ class Acting:
         is verified."""
         # The map queries leave first (to the OCSes whose map the controller's copy may
         # not be: see _announced_maps); the intent is written in a worker while the maps
-        # come back and the commands are planned, and is on disk before any is sent.
+        # come back and the commands and the light checks are planned, and is on disk
+        # before any command is sent.
         announced = self._announced_maps(names)
         maps_asked = self.ocs.start_map_reads([n for n in names if n not in announced])
         for pending in maps_asked.values():  # no-ops once their replies have been read
@@ -221,6 +222,7 @@ class Acting:
         try:
             current = {**finish_all(maps_asked), **announced}
             commands = self._planned(moves, names, current)
+            points = self._light_points(moves)  # a cable's 64 links: about a millisecond
         except BaseException:
             _close_when_written(writing, intent)
             raise
@@ -235,7 +237,7 @@ class Acting:
             if terms:
                 change.note("fence", instance=self.ownership.instance, terms=terms)
             applied, verified = apply_and_verify(
-                self.ocs, commands, self._light_points(moves),
+                self.ocs, commands, points,
                 check=partial(self.ownership.check, [m.link for m in moves]),
                 applied=partial(self._commands_done, names, held),
                 timeout_seconds=self.config.verify_timeout_seconds,
