@@ -57,7 +57,7 @@ from msoctl.journal import Change, DeviceBusy, DeviceLock, Journal, JournalError
 from msoctl.protect.alarms import AlarmFeeds
 from msoctl.protect.allocate import Candidate
 from msoctl.protect.config import ProtectConfig, ProtectionEvent
-from msoctl.protect.light import LightJudge, Move, MoveConflict, link_ports, map_changes, plan_moves
+from msoctl.protect.light import LightJudge, Move, MoveConflict, map_changes, plan_moves
 from msoctl.protect.moves import Applied, LightPoint, OcsActions, apply_and_verify, finish_all
 from msoctl.protect.ownership import Fenced, Ownership
 from msoctl.protect.watch import AmpWatch, OcsWatch
@@ -96,6 +96,7 @@ class Acting:
     _turns: dict[str, threading.Lock]
     _link_tx: dict[str, dict[int, str]]
     _link_rx: dict[str, dict[int, str]]
+    _switched: dict[str, list[tuple[str, tuple[int, ...], float]]]
 
     if TYPE_CHECKING:  # the controller's own methods, declared for the type checker only
         def wall(self, monotonic: float | None) -> str | None: ...
@@ -176,8 +177,7 @@ class Acting:
         for move in moves:
             link = move.link
             refused = False
-            for name, ports in link_ports(link).items():
-                limit = self.inventory.device(name, "ocs").max_switch_power_dbm
+            for name, ports, limit in self._switched[link.name]:
                 violations = safety.ocs_lit_ports(powers.get(name) or {}, ports, limit)
                 if violations:
                     message = violations[0].message

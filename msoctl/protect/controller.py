@@ -185,7 +185,13 @@ class ProtectionController(Acting, KeepingStandby):
         """Per OCS, each watched port's and the other ports of its links there."""
         self._links_at: dict[str, dict[int, set[str]]] = {}
         """Per OCS, the links through each watched port."""
+        self._switched: dict[str, list[tuple[str, tuple[int, ...], float]]] = {}
+        """Per link, each of its OCSes, the ports a move of it switches there, in order,
+        and that OCS's switching power limit (the lit-port rule of acting.py)."""
         for link in chosen:
+            self._switched[link.name] = [
+                (ocs, tuple(sorted(used)), inventory.device(ocs, "ocs").max_switch_power_dbm)
+                for ocs, used in link_ports(link).items()]
             for ocs, used in link_ports(link).items():
                 ports.setdefault(ocs, set()).update(used)
                 related = self._related.setdefault(ocs, {})
