@@ -89,7 +89,8 @@ class Acting:
     _ocs: OcsActions | None
     _alarms: AlarmFeeds | None
     _journaling: ThreadPoolExecutor
-    """Where a change's intent is written while its maps are read (one worker a change)."""
+    """Where a change's intent is written while its commands are planned, and its turns
+    and device locks let go once its commands are done (one worker a change)."""
     _watches: dict[str, OcsWatch]
     _amp_watches: dict[str, AmpWatch]
     _map_valid_after: dict[str, float]
@@ -346,11 +347,22 @@ class Acting:
                        results: dict[str, Applied]) -> None:
         """Every command of a change is done: the maps they read back are the watches'
         at once, and the OCSes' turns and device locks go to the next change while
-        this one's light is still being checked."""
+        this one's light is still being checked. They are let go by a journaling
+        worker, not by the change's thread, which goes on to its light checks: each of
+        a cable cut's sixteen lock files is closed by a system call, after which a
+        thread waits its turn for the interpreter (0.2 to 4.5 ms in all, measured, at
+        the moment the last OCS is done)."""
         for name in names:
             self._map_valid_after[name] = results[name].done
             self._watches[name].adopt_map(results[name].final, results[name].done)
-        held.close()
+        letting_go = self._journaling.submit(held.pop_all().close)
+        letting_go.add_done_callback(self._let_go_failed)
+
+    def _let_go_failed(self, letting_go: Future[None]) -> None:
+        error = letting_go.exception()
+        if error is not None:
+            self._emit("error", None, f"internal error: letting go of the device locks: "
+                       f"{type(error).__name__}: {error}")
 
     def _light_points(self, moves: list[Candidate]) -> dict[str, dict[str, dict[int, LightPoint]]]:
         """Per link, where light must arrive after its move: the new span's far ends
