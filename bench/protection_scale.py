@@ -280,7 +280,12 @@ def cut_round(bench: Bench, spans: list[str], *, cable: str | None) -> list[dict
     return figures
 
 
-def cuts(bench: Bench, rounds: int, rng: random.Random) -> dict[str, Any]:
+CUT_SIZES = ("1", "8", "cable")
+"""The cuts measured: one span, eight spans at once, a whole cable."""
+
+
+def cuts(bench: Bench, rounds: int, rng: random.Random,
+         sizes: Sequence[str] = CUT_SIZES) -> dict[str, Any]:
     found: dict[str, Any] = {}
     names = sorted({link.working.name for link in bench.links})
     pid = bench.controller.pid
@@ -290,7 +295,7 @@ def cuts(bench: Bench, rounds: int, rng: random.Random) -> dict[str, Any]:
     if len(names) >= 8:
         plans.append(("8", lambda: (rng.sample(names, 8), None)))
     plans.append(("cable", lambda: _a_cable(bench, rng)))
-    for key, plan in plans:
+    for key, plan in [(key, plan) for key, plan in plans if key in sizes]:
         samples: list[dict[str, Any]] = []
         speeds: list[float] = []
         slowest: list[float | None] = []
@@ -483,7 +488,8 @@ def host_during(begun: dict[str, float], ended: dict[str, float], seconds: float
 
 def run_benchmark(*, campuses: int, ocs_per_campus: int, ocs_size: int, links: int,
                   spans_per_cable: int, rounds: int, watch_seconds: float, ha: bool,
-                  kills: int, processes: int, seed: int) -> dict[str, Any]:
+                  kills: int, processes: int, seed: int,
+                  sizes: Sequence[str] = CUT_SIZES) -> dict[str, Any]:
     rng = random.Random(seed)
     document: dict[str, Any] = {
         "benchmark": "protection_scale", "links": links, "campuses": campuses,
@@ -505,7 +511,7 @@ def run_benchmark(*, campuses: int, ocs_per_campus: int, ocs_size: int, links: i
             bench.start_controller("alarms")
             document["watching"] = watching(bench, watch_seconds)
             host0, t0 = host_cpu_seconds(), time.monotonic()
-            document["cuts"] = cuts(bench, rounds, rng)
+            document["cuts"] = cuts(bench, rounds, rng, sizes)
             document["host"]["during_the_cuts"] = host_during(
                 host0, host_cpu_seconds(), time.monotonic() - t0)
             bench.stop_controller()
@@ -608,6 +614,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--spans-per-cable", type=int, default=64)
     parser.add_argument("--processes", type=int, default=2, help="lab worker processes (2)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds per cut size (5)")
+    parser.add_argument("--cuts", default=",".join(CUT_SIZES),
+                        help="the cuts measured, comma-separated: 1 (a span), 8 (spans at "
+                             "once), cable (default: all three)")
     parser.add_argument("--watch-seconds", type=float, default=10.0,
                         help="how long the idle cost is measured, each way (10)")
     parser.add_argument("--ha", action="store_true", help="measure takeovers (PostgreSQL)")
@@ -617,12 +626,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.kills < 1:
         parser.error("--rounds and --kills must be at least 1")
+    sizes = [size.strip() for size in args.cuts.split(",") if size.strip()]
+    if not sizes or any(size not in CUT_SIZES for size in sizes):
+        parser.error(f"--cuts {args.cuts!r}: give some of {', '.join(CUT_SIZES)}, "
+                     "comma-separated")
     try:
         doc = run_benchmark(campuses=args.campuses, ocs_per_campus=args.ocs_per_campus,
                             ocs_size=args.ocs_size, links=args.links,
                             spans_per_cable=args.spans_per_cable, rounds=args.rounds,
                             watch_seconds=args.watch_seconds, ha=args.ha, kills=args.kills,
-                            processes=args.processes, seed=args.seed)
+                            processes=args.processes, seed=args.seed, sizes=sizes)
     except (TimeoutError, RuntimeError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

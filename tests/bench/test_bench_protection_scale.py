@@ -80,3 +80,12 @@ def test_the_estimate_and_the_table(document: dict[str, Any]) -> None:
     assert 0 <= host["during_the_cuts"]["steal_share"] <= host["during_the_cuts"]["busy_share"] + 1
     assert "the host during the cuts" in text and "calibration" in text
     assert "planned on the map the OCS announced" in text
+
+
+@pytest.mark.parametrize("cuts", ["", "2", "cable,9", " , "])
+def test_cuts_other_than_the_three_sizes_are_refused(
+        cuts: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        load().main(["--cuts", cuts])
+    assert stopped.value.code == 2
+    assert "--cuts" in capsys.readouterr().err
