@@ -356,9 +356,9 @@ class Acting:
             self._map_valid_after[name] = results[name].done
             self._watches[name].adopt_map(results[name].final, results[name].done)
         letting_go = self._journaling.submit(held.pop_all().close)
-        letting_go.add_done_callback(self._let_go_failed)
+        letting_go.add_done_callback(self._after_letting_go)
 
-    def _let_go_failed(self, letting_go: Future[None]) -> None:
+    def _after_letting_go(self, letting_go: Future[None]) -> None:
         error = letting_go.exception()
         if error is not None:
             self._emit("error", None, f"internal error: letting go of the device locks: "

@@ -189,10 +189,11 @@ class ProtectionController(Acting, KeepingStandby):
         """Per link, each of its OCSes, the ports a move of it switches there, in order,
         and that OCS's switching power limit (the lit-port rule of acting.py)."""
         for link in chosen:
+            of_link = link_ports(link)
             self._switched[link.name] = [
                 (ocs, tuple(sorted(used)), inventory.device(ocs, "ocs").max_switch_power_dbm)
-                for ocs, used in link_ports(link).items()]
-            for ocs, used in link_ports(link).items():
+                for ocs, used in of_link.items()]
+            for ocs, used in of_link.items():
                 ports.setdefault(ocs, set()).update(used)
                 related = self._related.setdefault(ocs, {})
                 links_at = self._links_at.setdefault(ocs, {})
