@@ -7,39 +7,27 @@ four messages (``*OPC?``, the error queue, the map) with the map it is given."""
 
 from __future__ import annotations
 
-from collections import deque
-
 import pytest
 
-from drivers.errors import DeviceTimeout, VerificationFailed
+from drivers.errors import VerificationFailed
 from drivers.ocs.driver import OcsDriver, map_replacement
 from drivers.ocs.types import PortMap
 from drivers.scpi.session import ScpiSession
+from tests.support.scripted import ScriptedTransport
 
 SIZE = 64
 
 
-class MapUnit:
+class MapUnit(ScriptedTransport):
     """A transport and the 64x64 unit behind it: each map query is answered with
     ``reply`` (the text a unit would write), every ``*OPC?`` with 1, the error queue
     with no error."""
 
-    timeout_seconds = 1.0
-    address = "scripted"
-
     def __init__(self, reply: str):
+        super().__init__()
         self.reply = reply
-        self.output: deque[str] = deque()
-        self.writes: list[str] = []
-
-    def open(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
     def write(self, data: bytes) -> None:
-        self.writes.append(data.decode("ascii"))
         for message in data.decode("ascii").splitlines():
             header = message.strip().split(" ")[0]
             if header == "*OPC?":
@@ -48,14 +36,6 @@ class MapUnit:
                 self.output.append('0,"No error"')
             elif header == ":OXC:SWIT:CONN:STAT?":
                 self.output.append(self.reply)
-
-    def read_until(self, terminator: bytes) -> bytes:
-        if not self.output:
-            raise DeviceTimeout("no reply")
-        return self.output.popleft().encode("ascii") + terminator
-
-    def discard_input(self) -> None:
-        pass
 
 
 def _driver(unit: MapUnit) -> OcsDriver:

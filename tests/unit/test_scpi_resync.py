@@ -11,31 +11,22 @@ from collections.abc import Sequence
 
 import pytest
 
-from drivers.errors import DeviceTimeout, ProtocolError
+from drivers.errors import ProtocolError
 from drivers.scpi.session import ScpiSession
+from tests.support.scripted import ScriptedTransport
 
 MAP_REPLY = "(@1,2),(@65,66)"
 
 
-class ScriptedUnit:
+class ScriptedUnit(ScriptedTransport):
     """A transport and the unit behind it, in one: it answers ``*ESE n`` / ``*ESE?`` and
     the map query as a unit does, one program message at a time, after the ``stale``
     lines still in its output (a console keeps them across a reconnect)."""
 
-    timeout_seconds = 1.0
-    address = "scripted"
-
     def __init__(self, stale: Sequence[str]):
-        self.output: deque[str] = deque(stale)
+        super().__init__(stale)
         self.enable = 0
         self.probes: list[str] = []
-        self.opened = 0
-
-    def open(self) -> None:
-        self.opened += 1
-
-    def close(self) -> None:
-        pass
 
     def write(self, data: bytes) -> None:
         for message in data.decode("ascii").splitlines():
@@ -48,14 +39,6 @@ class ScriptedUnit:
                     self.output.append(str(self.enable))
                 elif header == ":OXC:SWIT:CONN:STAT?":
                     self.output.append(MAP_REPLY)
-
-    def read_until(self, terminator: bytes) -> bytes:
-        if not self.output:
-            raise DeviceTimeout("no reply")
-        return self.output.popleft().encode("ascii") + terminator
-
-    def discard_input(self) -> None:
-        pass
 
 
 class Markers(random.Random):
