@@ -295,7 +295,9 @@ def cuts(bench: Bench, rounds: int, rng: random.Random,
     if len(names) >= 8:
         plans.append(("8", lambda: (rng.sample(names, 8), None)))
     plans.append(("cable", lambda: _a_cable(bench, rng)))
-    for key, plan in [(key, plan) for key, plan in plans if key in sizes]:
+    for key, plan in plans:
+        if key not in sizes:
+            continue
         samples: list[dict[str, Any]] = []
         speeds: list[float] = []
         slowest: list[float | None] = []

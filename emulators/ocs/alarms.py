@@ -264,12 +264,12 @@ class LosAlarms:
         its light has held (:data:`CLEAR_HOLD_SECONDS`); the events (also given to every
         listener). Nothing while alarms are disabled or the unit is down."""
         with self.device.lock:
-            if not self.enabled or not self.thresholds_dbm or not self.device.is_up():
+            chosen = self._armed(ports)
+            if chosen is None:
                 return []
             if ports is None:
                 self._evaluated_at = self.device.clock.now()
-                return self._read(sorted(self.thresholds_dbm))
-            return self._read(sorted(p for p in set(ports) if p in self.thresholds_dbm))
+            return self._read(chosen)
 
     def settle(self, ports: Iterable[int] | None, at: float) -> list[AlarmEvent]:
         """Light announced for device time ``at`` (a beam that settles then) has reached
@@ -280,10 +280,9 @@ class LosAlarms:
         not lost are read now, as :meth:`evaluate` reads them (a boot that ended then
         left every port clear, to be judged afresh)."""
         with self.device.lock:
-            if not self.enabled or not self.thresholds_dbm or not self.device.is_up():
+            chosen = self._armed(ports)
+            if chosen is None:
                 return []
-            chosen = sorted(self.thresholds_dbm if ports is None
-                            else {p for p in ports if p in self.thresholds_dbm})
             held = [p for p in chosen if self._lost.get(p, False)]
             for port in held:
                 self._lit_from[port] = max(at, self._lit_from.get(port, at))
@@ -295,10 +294,17 @@ class LosAlarms:
         """:meth:`evaluate` of ``ports`` once a hold is over: a port lit by a beam that
         settled (:meth:`settle`), and not read since, is taken as lit from then."""
         with self.device.lock:
-            if not self.enabled or not self.thresholds_dbm or not self.device.is_up():
-                return []
-            return self._read(sorted(p for p in set(ports) if p in self.thresholds_dbm),
-                              settled=True)
+            chosen = self._armed(ports)
+            return [] if chosen is None else self._read(chosen, settled=True)
+
+    def _armed(self, ports: Iterable[int] | None) -> list[int] | None:
+        """The armed ports among ``ports`` (every one when ``None``), in order; ``None``
+        while nothing is watched: alarms disabled, none armed, or the unit down (the
+        lock held)."""
+        if not self.enabled or not self.thresholds_dbm or not self.device.is_up():
+            return None
+        return sorted(self.thresholds_dbm if ports is None
+                      else {p for p in ports if p in self.thresholds_dbm})
 
     def _read(self, chosen: list[int], *, settled: bool = False) -> list[AlarmEvent]:
         """One sweep of the detectors of ``chosen`` (armed ports; the lock held). Only a
