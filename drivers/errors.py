@@ -77,5 +77,11 @@ class ValidationError(DeviceError):
     """Bad input, caught before anything was sent to the device."""
 
 
+class Unsupported(ValidationError):
+    """The unit lacks an optional feature the request needs (it said so when the driver
+    asked what it has): refused before anything was changed. The message names the
+    feature."""
+
+
 class SafetyInterlock(DeviceError):
     """Refused by msoctl's safety rules; needs an explicit, journaled override."""

@@ -59,12 +59,13 @@ the instrument could not take.
 
 from __future__ import annotations
 
-from drivers.scpi.common import IEEE488_COMMON, SCPI_REQUIRED
+from drivers.scpi.common import IEEE488_COMMON, SCPI_ERROR_EXTRAS, SCPI_REQUIRED
 from drivers.scpi.table import ScpiCommand
 
 _COMMON: dict[str, ScpiCommand] = {
     **IEEE488_COMMON,
     **SCPI_REQUIRED,
+    **SCPI_ERROR_EXTRAS,
     "reset": ScpiCommand("*RST", summary="factory settings; laser output off, logging stopped"),
 }
 

@@ -74,7 +74,6 @@ DEFAULT_TIMEOUT_SECONDS = 2.0
 """Silence after which the stream counts as lost: four of the unit's heartbeats."""
 BACKOFF_SECONDS = (0.05, 2.0)
 """The first wait before reconnecting, and the longest; it doubles between the two."""
-NOT_AVAILABLE = "loss-of-light alarms are not available on this unit"
 SETTING_TOLERANCE = 0.005
 """Read-back slack: the unit answers with two decimals."""
 CLOCK_DRIFT = 1e-3
@@ -167,8 +166,7 @@ def los_states(driver: OcsDriver, ports: Iterable[int]) -> dict[int, bool]:
 
 
 def _require(driver: OcsDriver) -> None:
-    if not driver.alarm_support():
-        raise DeviceRejected(NOT_AVAILABLE, device=driver.name)
+    driver.require("alarms")
 
 
 def _in_range(value: float, limits: tuple[float, float], what: str, unit: str,

@@ -81,14 +81,22 @@ driver reports alarms as not available.
 
 from __future__ import annotations
 
-from drivers.scpi.common import IEEE488_COMMON, OPERATION_BITS, QUESTIONABLE_BITS, SCPI_REQUIRED
+from dataclasses import dataclass
+
+from drivers.scpi.common import (
+    IEEE488_COMMON,
+    OPERATION_BITS,
+    QUESTIONABLE_BITS,
+    SCPI_ERROR_EXTRAS,
+    SCPI_REQUIRED,
+)
 from drivers.scpi.table import ScpiCommand
 
 COMMANDS: dict[str, ScpiCommand] = {
     **IEEE488_COMMON,
     **SCPI_REQUIRED,
+    **SCPI_ERROR_EXTRAS,
     "reset": ScpiCommand("*RST", summary="drop every connection"),
-    "errors_all": ScpiCommand(":SYSTem:ERRor:ALL?", summary="every queued error"),
     "size": ScpiCommand(":OXC:SWITch:SIZE?", summary="ingress,egress port counts"),
     "connect_add": ScpiCommand(":OXC:SWITch:CONNect:ADD", ("chanlist", "chanlist")),
     "connect_only": ScpiCommand(":OXC:SWITch:CONNect:ONLY", ("chanlist", "chanlist")),
@@ -120,6 +128,39 @@ ALARM_COMMANDS: dict[str, ScpiCommand] = {
 }
 """The loss-of-light alarm extension (see the module docstring): a table of its own,
 since a unit may lack it while it has every command of :data:`COMMANDS`."""
+
+
+
+@dataclass(frozen=True)
+class OptionalFeature:
+    """A feature a unit of the family may lack, and the query that tells."""
+
+    title: str
+    """How an operator reads its name: ``boot mode``."""
+    probe: str
+    """The query asked once per session to find it (any reply, or an execution error,
+    means the header exists; an undefined header means the unit lacks it)."""
+    why: str
+    """Why a unit may lack it."""
+
+
+OPTIONAL_FEATURES: dict[str, OptionalFeature] = {
+    "power_monitors": OptionalFeature(
+        "power monitors", COMMANDS["power"].short() + " (@1)",
+        "some units of the family have no monitors (I-OST), some only on egress"),
+    "boot_mode": OptionalFeature(
+        "boot mode", COMMANDS["boot_mode"].short(),
+        "no public source gives it for the family"),
+    "lc_figures": OptionalFeature(
+        "LC engine figures", COMMANDS["lc_temperature"].short(),
+        "this project's extension for LC engines (the :OXC:LC subtree: cell temperature, "
+        "last switching time, factory insertion-loss table)"),
+    "alarms": OptionalFeature(
+        "loss-of-light alarms", ALARM_COMMANDS["alarm_port"].short(),
+        "this project's extension: SCPI has no unsolicited message"),
+}
+"""Every optional feature the driver uses, by key (``OcsDriver.features()``). The size
+query (``:OXC:SWIT:SIZE?``) is asked in the same write: every unit has it."""
 
 LOS_THRESHOLD_RANGE_DBM = (-60.0, 10.0)
 """Thresholds a port can be armed with: the monitors' floor to well above any signal."""

@@ -12,6 +12,13 @@ Replies are read in both forms that units of the family send (see
 name at most 256 ports each; a unit without power monitors (the query is an
 undefined header, or answers an error) gives ``None`` for every power.
 
+What the unit has: its optional features (:data:`~drivers.ocs.commands.OPTIONAL_FEATURES`:
+power monitors, boot mode, the LC engine figures, loss-of-light alarms) are asked once per session, in the one write that opening the driver sends
+(:meth:`~drivers.scpi.session.ScpiSession.probe`): no query of a feature the unit lacks
+is ever sent, so none waits out a timeout. A reading of a missing feature is ``None``;
+a change or a query that needs one raises :class:`~drivers.errors.Unsupported`, naming
+it, before anything is sent.
+
 Error queues: on a unit that keeps one queue per client, every error the
 driver reads is its own. On a unit with one queue for every client (open it
 with ``shared_error_queue=True``) an error another client caused while our
@@ -28,16 +35,31 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 
-from drivers.errors import DeviceRejected, ProtocolError, ValidationError, VerificationFailed
+from drivers.errors import (
+    DeviceRejected,
+    ProtocolError,
+    Unsupported,
+    ValidationError,
+    VerificationFailed,
+)
 from drivers.ocs import alarms
 from drivers.ocs.commands import (
     BOOT_MODES,
     COMMANDS,
     NOT_A_NUMBER,
+    OPTIONAL_FEATURES,
     PORT_STATES,
     POWER_QUERY_MAX_PORTS,
 )
-from drivers.ocs.types import BootMode, Connection, Identity, LcStatus, PortMap, PortState
+from drivers.ocs.types import (
+    BootMode,
+    Connection,
+    Features,
+    Identity,
+    LcStatus,
+    PortMap,
+    PortState,
+)
 from drivers.scpi.session import (
     UNDEFINED_HEADER,
     Pending,
@@ -114,14 +136,18 @@ class OcsDriver:
         self.shared_error_queue = shared_error_queue
         self._size: int | None = None
         self._has_monitors: bool | None = None  # False once :PMON:POW? is undefined
-        self._has_alarms: bool | None = None  # known once the alarm port has been asked
 
     # ---- lifecycle ----------------------------------------------------------------
 
     def open(self) -> OcsDriver:
+        """Connect, and ask what the unit has (once per session); either way the error
+        queue is cleared, so that errors left by someone else are not blamed on our first
+        change."""
         self.session.open()
-        # Errors left by someone else must not be blamed on our first change.
-        self.session.write(COMMANDS["clear_status"].short())
+        if self.session.probed(self._probes()):
+            self.session.write(COMMANDS["clear_status"].short())
+        else:
+            self.features()
         return self
 
     def close(self) -> None:
@@ -137,6 +163,29 @@ class OcsDriver:
     def _query(self, key: str, *args: str) -> str:
         return self.session.query(render(COMMANDS[key], *args))
 
+    # ---- what the unit has ------------------------------------------------------------
+
+    @staticmethod
+    def _probes() -> dict[str, str]:
+        return {_SIZE: COMMANDS["size"].short(),
+                **{key: feature.probe for key, feature in OPTIONAL_FEATURES.items()}}
+
+    def features(self) -> Features:
+        """The optional features the unit has: asked once per session, in one write with
+        the size query (the session keeps the answers)."""
+        answers = self.session.probe(self._probes())
+        size = answers.pop(_SIZE)
+        if self._size is None and size.reply is not None:
+            self._size = self._parse_size(size.reply)
+        return Features(frozenset(key for key, answer in answers.items() if answer.supported),
+                        tuple(OPTIONAL_FEATURES))
+
+    def require(self, key: str) -> None:
+        """Raise :class:`Unsupported`, naming the feature, when the unit lacks ``key``
+        (a key of :data:`~drivers.ocs.commands.OPTIONAL_FEATURES`)."""
+        if not self.features().has(key):
+            raise Unsupported(unsupported_message(key), device=self.name)
+
     # ---- identity and size --------------------------------------------------------------
 
     def identity(self) -> Identity:
@@ -151,17 +200,18 @@ class OcsDriver:
     def size(self) -> int:
         """N, the number of ingress (and of egress) ports."""
         if self._size is None:
-            reply = self._query("size")
-            parts = reply.split(",")
-            try:
-                ingress, egress = (int(p) for p in parts)
-            except ValueError:
-                raise ProtocolError(f"bad size reply {reply!r}", device=self.name) from None
-            if ingress != egress or ingress < 1:
-                raise ProtocolError(f"unsupported geometry {reply!r}: only NxN switches",
-                                    device=self.name)
-            self._size = ingress
+            self._size = self._parse_size(self._query("size"))
         return self._size
+
+    def _parse_size(self, reply: str) -> int:
+        try:
+            ingress, egress = (int(p) for p in reply.split(","))
+        except ValueError:
+            raise ProtocolError(f"bad size reply {reply!r}", device=self.name) from None
+        if ingress != egress or ingress < 1:
+            raise ProtocolError(f"unsupported geometry {reply!r}: only NxN switches",
+                                device=self.name)
+        return ingress
 
     def check_ports(self, ports: Iterable[int]) -> list[int]:
         checked = list(ports)
@@ -200,7 +250,7 @@ class OcsDriver:
         """The map with each path's factory insertion loss (``None`` where not reported)."""
         current = self.port_map()
         losses: list[float | None] = [None] * len(current)
-        if current:
+        if current and self.features().has("lc_figures"):
             reply = self._optional("insertion_loss", channel_list(list(current)),
                                    channel_list(list(current.values())))
             if reply is not None:
@@ -421,7 +471,7 @@ class OcsDriver:
         wanted = self._all_ports(ports)
         readings: dict[int, float | None] = dict.fromkeys(wanted)
         for start in range(0, len(wanted), POWER_QUERY_MAX_PORTS):
-            if self._has_monitors is False:
+            if not self.has_monitors():
                 break
             chunk = wanted[start:start + POWER_QUERY_MAX_PORTS]
             readings.update(self._power_chunk(chunk))
@@ -435,12 +485,17 @@ class OcsDriver:
         if len(wanted) > POWER_QUERY_MAX_PORTS:
             raise ValidationError(f"{len(wanted)} ports in one power query; at most "
                                   f"{POWER_QUERY_MAX_PORTS}", device=self.name)
-        if not wanted or self._has_monitors is False:
+        if not wanted or not self.has_monitors():
             return Pending(lambda: dict.fromkeys(wanted), lambda: None)
         command = render(COMMANDS["power"], channel_list(wanted))
         sent = self.session.start_query_checked(command)
         return Pending(lambda: self._powers_read(command, wanted, *sent.finish()),
                        sent.abandon)
+
+    def has_monitors(self) -> bool:
+        """Whether the unit has power monitors (asked once per session; a unit that
+        disowns them later, its query an undefined header, has none from then on)."""
+        return self._has_monitors is not False and self.features().has("power_monitors")
 
     def _power_chunk(self, ports: list[int]) -> dict[int, float | None]:
         command = render(COMMANDS["power"], channel_list(ports))
@@ -469,6 +524,9 @@ class OcsDriver:
     # ---- boot mode and LC figures -----------------------------------------------------------
 
     def boot_mode(self) -> BootMode:
+        """What the map is after a power loss; :class:`Unsupported` on a unit without boot
+        modes."""
+        self.require("boot_mode")
         reply = self._query("boot_mode").strip().upper()
         for short, name in BOOT_MODES.items():
             if reply.startswith(short):
@@ -476,6 +534,7 @@ class OcsDriver:
         raise ProtocolError(f"unknown boot mode {reply!r}", device=self.name)
 
     def set_boot_mode(self, mode: BootMode) -> None:
+        self.require("boot_mode")
         short = next(s for s, name in BOOT_MODES.items() if name == mode.value)
 
         def problem(_: str | None) -> str | None:
@@ -484,6 +543,9 @@ class OcsDriver:
         self._apply(render(COMMANDS["boot_mode_set"], short), "set boot mode", problem)
 
     def lc_status(self) -> LcStatus:
+        """The LC engine's figures; ``None`` for each the unit does not have (not asked)."""
+        if not self.features().has("lc_figures"):
+            return LcStatus(None, None)
         temperature = self._optional("lc_temperature")
         switching = self._optional("lc_switch_time")
         return LcStatus(
@@ -498,22 +560,19 @@ class OcsDriver:
     def alarm_port(self) -> int | None:
         """The TCP port of the unit's alarm connection; ``None`` when the unit has no
         loss-of-light alarms, or does not serve them now (it answers 0)."""
-        port = alarms.alarm_port(self)
-        self._has_alarms = port is not None
-        return port or None
+        if not self.alarm_support():
+            return None
+        return alarms.alarm_port(self) or None
 
     def alarm_support(self) -> bool:
-        """Whether the unit has loss-of-light alarms (their headers are defined; asked
-        once)."""
-        if self._has_alarms is None:
-            self.alarm_port()
-        return bool(self._has_alarms)
+        """Whether the unit has loss-of-light alarms (asked once per session)."""
+        return self.features().has("alarms")
 
     def arm_los(self, ports: Iterable[int], threshold_dbm: float,
                 hysteresis_db: float) -> dict[int, bool]:
         """Arm loss of light on ``ports`` (see :func:`drivers.ocs.alarms.arm_los`): verified
-        by read-back; each port's state (True: lost). DeviceRejected on a unit without
-        alarms."""
+        by read-back; each port's state (True: lost). :class:`Unsupported` on a unit
+        without alarms."""
         return alarms.arm_los(self, ports, threshold_dbm, hysteresis_db)
 
     def disarm_los(self, ports: Iterable[int]) -> None:
@@ -530,6 +589,16 @@ class OcsDriver:
     def _optional(self, key: str, *args: str) -> str | None:
         """A query of the LC extension; ``None`` on units that do not know it."""
         return self.session.query_if_supported(render(COMMANDS[key], *args))
+
+
+_SIZE = "size"
+
+
+def unsupported_message(key: str) -> str:
+    """What a refusal for lack of feature ``key`` says."""
+    feature = OPTIONAL_FEATURES[key]
+    return (f"{feature.title} not supported by this unit ({feature.probe.split()[0]} "
+            "is an undefined header on it)")
 
 
 def _pairs(mapping: Mapping[int, int]) -> str:

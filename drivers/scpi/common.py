@@ -39,6 +39,19 @@ Sources: IEEE 488.2-1992 chapter 10 (common commands: *CLS 10.3, *ESE 10.10,
 |                        |                        | ``:CONDition?``, ``:ENABle``, ``:PTRansition``,|
 |                        |                        | ``:NTRansition``, each 0..32767             |
 | status_preset          | ``:STAT:PRES``         | enables 0, PTR 32767, NTR 0 (events kept)   |
+
+SCPI-99 also defines error-queue queries that an instrument may leave out (vol. 2
+§21.8; :data:`SCPI_ERROR_EXTRAS`). Every emulator of the project answers them; a driver
+uses one only once the unit has shown it has it (``ScpiSession.probe``):
+
+| key              | wire                       | meaning                                        |
+|------------------|----------------------------|------------------------------------------------|
+| errors_all       | ``:SYST:ERR:ALL?``         | every queued error, oldest first, comma-       |
+|                  |                            | separated; empties the queue; ``0,"No error"`` |
+| error_count      | ``:SYST:ERR:COUN?``        | how many errors are queued                     |
+| error_code       | ``:SYST:ERR:CODE[:NEXT]?`` | the oldest error's code alone, taken out; 0    |
+| error_code_all   | ``:SYST:ERR:CODE:ALL?``    | every queued code, comma-separated; empties    |
+|                  |                            | the queue; ``0`` when empty                    |
 """
 
 from __future__ import annotations
@@ -86,6 +99,14 @@ SCPI_REQUIRED: dict[str, ScpiCommand] = {
     **_register_set("questionable", "QUEStionable"),
     "status_preset": ScpiCommand(":STATus:PRESet", summary="enables 0, PTR all 1, NTR 0"),
 }
+
+SCPI_ERROR_EXTRAS: dict[str, ScpiCommand] = {
+    "errors_all": ScpiCommand(":SYSTem:ERRor:ALL?", summary="every queued error; empties it"),
+    "error_count": ScpiCommand(":SYSTem:ERRor:COUNt?", summary="how many errors are queued"),
+    "error_code": ScpiCommand(":SYSTem:ERRor:CODE[:NEXT]?", summary="the oldest error's code"),
+    "error_code_all": ScpiCommand(":SYSTem:ERRor:CODE:ALL?", summary="every queued code"),
+}
+"""The optional error-queue queries of SCPI-99 vol. 2 §21.8 (see the module docstring)."""
 
 INDEFINITE_RESPONSES = frozenset({"identify"})
 """Queries whose response is arbitrary ASCII response data (IEEE 488.2 §8.7.11): it

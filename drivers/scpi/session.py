@@ -18,6 +18,15 @@ execution and fence. What remains on such a unit: our ``*CLS`` also empties
 errors another client has not read yet, and an error another client causes
 inside that window is read as ours -- the driver above decides (the OCS
 driver, told the unit has one queue, checks by reading back).
+
+What the unit has (:meth:`ScpiSession.probe`): a driver never assumes an optional
+header exists. It asks each optional query once per session, all of them in one write,
+each followed by ``:SYST:ERR?`` (the one error query SCPI-99 requires), so that an
+undefined header is seen at once in the error it queues, where waiting for its reply
+would wait out the timeout. The same write learns whether ``:SYST:ERR:ALL?`` (optional
+in SCPI-99) exists; where it does not, the session reads the error queue with
+``:SYST:ERR?`` and, after reading an error, clears the queue in its next write (one
+entry read may leave others behind).
 """
 
 from __future__ import annotations
@@ -25,8 +34,9 @@ from __future__ import annotations
 import random
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from types import TracebackType
 from typing import Generic, Protocol, TypeVar
@@ -45,6 +55,14 @@ _MARKERS = range(2, 256)
 (``*ESE``, 0-255): never 0 or 1, the commonest replies (``*OPC?``, a boolean)."""
 UNDEFINED_HEADER = -113
 CLEAR_STATUS = "*CLS"
+NEXT_ERROR_QUERY = ":SYST:ERR?"
+"""The error query every SCPI-99 instrument has: the oldest entry."""
+ALL_ERRORS_QUERY = ":SYST:ERR:ALL?"
+"""Every entry at once: optional in SCPI-99 (vol. 2 §21.8), used once the unit has it."""
+COMMAND_ERRORS = range(-199, -99)
+"""-100..-199: the unit did not understand the command (its header, or how it is
+written), as opposed to an execution error (-200s: it understood and could not do it
+now, with these parameters)."""
 
 
 def parse_error_queue(reply: str) -> list[tuple[int, str]]:
@@ -74,6 +92,24 @@ def _error_queue_or_none(line: str) -> list[tuple[int, str]] | None:
         return parse_error_queue(line)
     except ProtocolError:
         return None
+
+
+@dataclass(frozen=True)
+class Probed:
+    """What a unit answered to one probe query (:meth:`ScpiSession.probe`)."""
+
+    query: str
+    reply: str | None
+    """The reply; ``None`` when the query caused an error instead."""
+    error: tuple[int, str] | None
+    """The first error the query caused (code, message), ``None`` when none."""
+
+    @property
+    def supported(self) -> bool:
+        """Whether the unit knows the header: it answered, or refused with anything but
+        a command error (-100..-199: an undefined header, -113, above all). An execution
+        error means the header exists and its parameters or the moment did not suit."""
+        return self.error is None or self.error[0] not in COMMAND_ERRORS
 
 
 R = TypeVar("R")
@@ -132,6 +168,9 @@ class ScpiSession:
         self._lock = threading.Lock()
         self._suspect = False
         self._marker = random.Random()
+        self._probed: dict[str, Probed] = {}
+        self._all_errors: bool | None = None if error_query == ALL_ERRORS_QUERY else False
+        self._clear_first = False
 
     @property
     def timeout_seconds(self) -> float:
@@ -210,9 +249,22 @@ class ScpiSession:
         return Pending(finish, abandon)
 
     def _send(self, *messages: str) -> None:
-        """Send program messages in one write (one segment on TCP, no Nagle stall)."""
+        """Send program messages in one write (one segment on TCP, no Nagle stall); after
+        an error read one entry at a time, ``*CLS`` goes first (see the module's
+        docstring)."""
+        if self._clear_first:
+            messages = (CLEAR_STATUS, *messages)
+            self._clear_first = False
         self.transport.write(b"".join(m.encode("ascii") + self.write_termination
                                       for m in messages))
+
+    def _queue_read(self, line: str) -> list[tuple[int, str]]:
+        """The entries of an error query's reply ``line``; with a one-entry query, an
+        entry read means more may be queued behind it, cleared by the next write."""
+        entries = parse_error_queue(line)
+        if entries and self.error_query != ALL_ERRORS_QUERY:
+            self._clear_first = True
+        return entries
 
     def write(self, command: str) -> None:
         with self._exchange():
@@ -293,8 +345,10 @@ class ScpiSession:
         first = self._read_line(command)
         entries = _error_queue_or_none(first)
         if entries is not None:
+            if entries and self.error_query != ALL_ERRORS_QUERY:
+                self._clear_first = True
             return None, entries
-        return first, parse_error_queue(self._read_line(self.error_query))
+        return first, self._queue_read(self._read_line(self.error_query))
 
     def query_if_supported(self, command: str) -> str | None:
         """Like :meth:`query`, but ``None`` when the device answers "Undefined header".
@@ -310,13 +364,81 @@ class ScpiSession:
             raise self._named(ProtocolError(f"no reply to {command} and no error"))
         return reply
 
+    def probe(self, queries: Mapping[str, str]) -> dict[str, Probed]:
+        """What the unit answers to each of ``queries`` (a name -> the query), asked once
+        per session: one write for every query not asked before, each followed by
+        ``:SYST:ERR?``, so an undefined header costs no wait (see the module's
+        docstring). The write starts with ``*CLS``, so that nothing queued before is
+        taken for a probe's error, and learns whether ``:SYST:ERR:ALL?`` exists first
+        (where it does not, :attr:`error_query` becomes ``:SYST:ERR?``).
+
+        A probe's reply must not itself read as an error-queue entry (``0,"No error"``):
+        it is told from the error query's reply that way. Raises what an exchange raises
+        (a unit that does not answer at all is a timeout, as for any query)."""
+        wanted = {name: query for name, query in queries.items() if query not in self._probed}
+        asked = list(dict.fromkeys(wanted.values()))
+        learn_all = self._all_errors is None
+        if asked or learn_all:
+            with self._exchange():
+                fences = (ALL_ERRORS_QUERY, NEXT_ERROR_QUERY) if learn_all else ()
+                self._send(CLEAR_STATUS, *fences,
+                           *(part for query in asked for part in (query, NEXT_ERROR_QUERY)))
+                if learn_all:
+                    self._learn_all_errors()
+                for query in asked:
+                    self._probed[query] = self._read_probe(query)
+        return {name: self._probed[query] for name, query in queries.items()}
+
+    def _learn_all_errors(self) -> None:
+        """Read the replies of ``:SYST:ERR:ALL?`` and ``:SYST:ERR?`` sent right after a
+        ``*CLS``: an empty queue answered twice when the unit has ALL?, its undefined
+        header's error alone when not."""
+        first = self._queue_read_strict(self._read_line(ALL_ERRORS_QUERY), ALL_ERRORS_QUERY)
+        if not first:
+            self._all_errors = True
+            self._queue_read_strict(self._read_line(NEXT_ERROR_QUERY), NEXT_ERROR_QUERY)
+            return
+        if first[0][0] not in COMMAND_ERRORS:
+            raise ProtocolError(f"{ALL_ERRORS_QUERY} after *CLS answered {first}")
+        self._all_errors = False
+        if self.error_query == ALL_ERRORS_QUERY:
+            self.error_query = NEXT_ERROR_QUERY
+
+    def _queue_read_strict(self, line: str, query: str) -> list[tuple[int, str]]:
+        entries = _error_queue_or_none(line)
+        if entries is None:
+            raise ProtocolError(f"expected an error queue reply to {query}, got {line!r}")
+        return entries
+
+    def _read_probe(self, query: str) -> Probed:
+        first = self._read_line(query)
+        entries = _error_queue_or_none(first)
+        if entries is None:  # the reply, then the error query's
+            after = self._queue_read_strict(self._read_line(NEXT_ERROR_QUERY),
+                                            NEXT_ERROR_QUERY)
+            self._clear_first = self._clear_first or bool(after)
+            return Probed(query, first, after[0] if after else None)
+        if not entries:
+            raise ProtocolError(f"no reply to {query} and no error")
+        self._clear_first = True  # one entry read: the query may have queued more
+        return Probed(query, None, entries[0])
+
+    def probed(self, queries: Mapping[str, str]) -> bool:
+        """Whether every one of ``queries`` has been probed on this session already."""
+        return all(query in self._probed for query in queries.values())
+
+    @property
+    def all_errors(self) -> bool | None:
+        """Whether the unit has ``:SYST:ERR:ALL?`` (``None``: not asked yet)."""
+        return self._all_errors
+
     # ---- completion and errors ------------------------------------------------------------
 
     def errors(self) -> list[tuple[int, str]]:
         """Empty the error queue; every entry but "No error"."""
         with self._exchange():
             self._send(self.error_query)
-            return parse_error_queue(self._read_line(self.error_query))
+            return self._queue_read(self._read_line(self.error_query))
 
     def fence(self) -> None:
         """Wait until every pending operation has completed."""
@@ -385,7 +507,7 @@ class ScpiSession:
         def read() -> tuple[list[tuple[int, str]], str | None]:
             if wait:
                 self._expect_done(self._read_line(self.fence_query))
-            entries = parse_error_queue(self._read_line(self.error_query))
+            entries = self._queue_read(self._read_line(self.error_query))
             return entries, None if read_back is None else self._read_line(read_back)
 
         return send, read

@@ -216,6 +216,9 @@ class Lab:
                 power_monitors=spec.power_monitors,
                 shared_status=spec.error_queue == "shared",
                 alarms=spec.alarms,
+                extensions=spec.extensions,
+                identity_form=spec.identity,
+                error_extras=spec.error_queries == "all",
             )
         for amp in self.topology.amplifiers:
             module = AmplifierModule(

@@ -70,6 +70,15 @@ class OcsSpec:
     alarms: bool = True
     """``false`` models a unit without loss-of-light alarms (their headers undefined, no
     alarm connection)."""
+    extensions: bool = True
+    """``false`` models a unit without the project's LC extension (cell temperature,
+    switching time, insertion-loss table) and without boot modes."""
+    identity: str = "msoctl"
+    """``*IDN?``: ``msoctl`` (``MegaScaleOut,LCOCS-64x64,...``) or ``polatis``
+    (``Polatis,N-VST-64x64-HU1-DMHNV,...``)."""
+    error_queries: str = "all"
+    """``all``: SCPI-99's optional error queries (``:SYST:ERR:ALL?``, ``:COUN?``,
+    ``:CODE?``) besides ``:SYST:ERR?``; ``next``: ``:SYST:ERR?`` only."""
 
 
 @dataclass(frozen=True)
@@ -253,6 +262,21 @@ def _items(top: Section, key: str) -> list[tuple[Any, int]]:
     return list(zip(value, lines, strict=True))
 
 
+def _unit_kind(section: Section) -> dict[str, Any]:
+    """What kind of unit an ``ocs`` entry is: ``plain: true`` is a unit of the family as
+    found on site (no project extensions, no alarms, the Polatis identity); each of
+    ``alarms``, ``extensions``, ``identity`` and ``error_queries`` given beside it wins."""
+    plain = section.get("plain", bool, default=False)
+    return {
+        "alarms": section.get("alarms", bool, default=not plain),
+        "extensions": section.get("extensions", bool, default=not plain),
+        "identity": section.get("identity", str, default="polatis" if plain else "msoctl",
+                                choices=("msoctl", "polatis")),
+        "error_queries": section.get("error_queries", str, default="all",
+                                     choices=("all", "next")),
+    }
+
+
 def _number(section: Section, key: str, default: float, low: float, high: float,
             unit: str) -> float:
     """A finite number field within ``low``..``high`` (YamlFileError naming the line)."""
@@ -297,7 +321,8 @@ def parse_topology(data: Any, source: str) -> Topology:
     for item, line in _items(top, "ocs"):
         section = Section(item, source, "ocs entry", line=line)
         section.reject_unknown({"name", "size", "campus", "serial", "boot_seconds",
-                                "reply_form", "power_monitors", "error_queue", "alarms"})
+                                "reply_form", "power_monitors", "error_queue", "alarms",
+                                "plain", "extensions", "identity", "error_queries"})
         name = claim(section)
         section.owner = f"ocs {name!r}"
         size = section.get("size", int, default=64)
@@ -311,7 +336,7 @@ def parse_topology(data: Any, source: str) -> Topology:
                        power_monitors=section.get("power_monitors", bool, default=True),
                        error_queue=section.get("error_queue", str, default="per-client",
                                                choices=("per-client", "shared")),
-                       alarms=section.get("alarms", bool, default=True))
+                       **_unit_kind(section))
         topology.ocs.append(spec)
         inputs[name] = {str(p) for p in range(1, size + 1)}
         outputs[name] = {str(p) for p in range(size + 1, 2 * size + 1)}

@@ -63,6 +63,18 @@ How it answers (the dialect; attributes, switchable while it runs):
   ``:OXC:ALARm`` and ``:SYST:COMM:ALAR`` headers are undefined, -113). The alarms
   themselves are :attr:`OcsDevice.alarms` (emulators/ocs/alarms.py), served on a
   connection of their own by emulators/ocs/alarm_server.py.
+- ``extensions``: ``False`` models a unit without this project's dialect extensions
+  and the boot mode: ``:OXC:LC`` (cell temperature, switching time, insertion-loss
+  table) and ``:OXC:BOOT:MODE`` are undefined headers, -113. Such a unit restores its
+  map after a power loss, as the family's units do.
+- ``identity_form``: ``"msoctl"`` (``MegaScaleOut,LCOCS-64x64,...``) or ``"polatis"``:
+  ``*IDN?`` as a Polatis unit answers, ``Polatis,N-VST-64x64-HU1-DMHNV,...``, the size
+  in the model field where third-party tools of the family read it.
+- ``error_extras`` (:class:`~emulators.scpi.device.ScpiDevice`): ``False`` models a
+  unit with ``:SYST:ERR[:NEXT]?`` only (no ``:ALL?``, ``:COUN?``, ``:CODE?``).
+
+A plain unit of the family, as found on site, is ``extensions=False``,
+``alarms=False``, ``identity_form="polatis"`` (and its power monitors, or none).
 
 Change notification: every change of the light the switch passes (a map changed,
 a port closed, opened or failed, power lost or back) is told to the optical model
@@ -118,6 +130,13 @@ PATH_HISTORY_SECONDS = 10.0
 TEMPERATURE_QUESTIONABLE_BELOW_CELSIUS = 2.0
 """QUEStionable TEMPerature while the cell is this far below its set point."""
 REPLY_FORMS = ("polatis", "bare")
+IDENTITY_FORMS = ("msoctl", "polatis")
+POLATIS_MANUFACTURER = "Polatis"
+
+
+def polatis_model(size: int) -> str:
+    """The model field of a Polatis unit's ``*IDN?``: its size as ``-NxN-``."""
+    return f"N-VST-{size}x{size}-HU1-DMHNV"
 
 
 REQUEST_LOG_SIZE = 200_000
@@ -242,22 +261,33 @@ class OcsDevice(ScpiDevice):
         manufacturer: str | None = None,
         model_name: str | None = None,
         alarms: bool = True,
+        extensions: bool = True,
+        identity_form: str = "msoctl",
+        error_extras: bool = True,
     ):
         if not 1 <= size <= 512:
             raise ValueError("OCS size must be 1..512")
         if reply_form not in REPLY_FORMS:
             raise ValueError(f"reply form must be one of {REPLY_FORMS}, not {reply_form!r}")
+        if identity_form not in IDENTITY_FORMS:
+            raise ValueError(f"identity form must be one of {IDENTITY_FORMS}, "
+                             f"not {identity_form!r}")
+        polatis = identity_form == "polatis"
         super().__init__(name, optics, serial=serial, firmware=firmware,
-                         shared_status=shared_status, manufacturer=manufacturer)
+                         shared_status=shared_status,
+                         manufacturer=manufacturer or (POLATIS_MANUFACTURER if polatis else None))
         self.size = size
         self.reply_form = reply_form
         self.power_monitors = power_monitors
         self.alarms_supported = alarms
+        self.extensions = extensions
+        self.error_extras = error_extras
         self.alarm_port = 0
         """The TCP port the alarm connection is served on (0: not served)."""
         self.power_query_max_ports = POWER_QUERY_MAX_PORTS  # in the Polatis form
         self.requests = RequestLog()
-        self.model_name = model_name or f"LCOCS-{size}x{size}"
+        self.model_name = model_name or (polatis_model(size) if polatis
+                                         else f"LCOCS-{size}x{size}")
         self.ambient_celsius = ambient_celsius
         self.heater_on = True
         self.boot_seconds = boot_seconds

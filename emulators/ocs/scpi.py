@@ -5,9 +5,10 @@ queue and registers; the device's shared one on a unit built with a shared queue
 over the one device. Servers call it once per connection. How a reply is written
 (the device's ``reply_form``) and whether the power monitors exist are read at each
 query, so they can be switched on a running emulator, and so is whether the unit has
-loss-of-light alarms (the :data:`~drivers.ocs.commands.ALARM_COMMANDS`): a unit
-without them answers each of those headers -113, as it would a header it never heard
-of.
+loss-of-light alarms (the :data:`~drivers.ocs.commands.ALARM_COMMANDS`) and the
+project's other extensions (:data:`EXTENSION_KEYS`: the LC figures, the insertion-loss
+table, the boot mode): a unit without them answers each of those headers -113, as it
+would a header it never heard of.
 
 Every program message (line) a client sends is counted on the device
 (:class:`~emulators.ocs.model.RequestLog`), and every command by its key: a real unit
@@ -17,6 +18,7 @@ answers a limited rate of them, and a client's rate is checked there.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from drivers.ocs.commands import (
@@ -36,11 +38,13 @@ from emulators.scpi.parser import (
     Param,
     ScpiError,
     ScpiInterpreter,
-    format_error,
 )
 from emulators.scpi.status import ClientStatus
 
 _TREE = CommandTree({**COMMANDS, **ALARM_COMMANDS})
+EXTENSION_KEYS = frozenset({"lc_temperature", "lc_switch_time", "insertion_loss",
+                            "boot_mode", "boot_mode_set"})
+"""The commands a unit built without extensions (``OcsDevice.extensions``) lacks."""
 _MESSAGES = {**SCPI_ERRORS, **DEVICE_ERRORS}
 
 
@@ -83,9 +87,6 @@ def make_interpreter(device: OcsDevice, status: ClientStatus | None = None) -> S
     """The interpreter of one client of ``device`` (a new client status unless given)."""
     status = status or device.new_client_status()
     polatis = "polatis"
-
-    def errors_all(_: list[Param]) -> str:
-        return ",".join(format_error(code, text) for code, text in status.errors.drain())
 
     def connect_state(_: list[Param]) -> str:
         mapping = device.connection_map()
@@ -143,18 +144,22 @@ def make_interpreter(device: OcsDevice, status: ClientStatus | None = None) -> S
         seconds = device.last_switch_seconds
         return f"{NOT_A_NUMBER:.2E}" if seconds is None else f"{seconds:.4f}"
 
-    def alarms(key: str, handler: Handler) -> Handler:
-        """``handler`` on a unit with alarms; an undefined header on one without."""
-        header = ALARM_COMMANDS[key].header
+    def optional(header: str, present: Callable[[], bool], lacking: str,
+                 handler: Handler) -> Handler:
+        """``handler`` while ``present()``; an undefined header otherwise."""
 
         def guarded(params: list[Param]) -> str | None:
-            if not device.alarms_supported:
-                raise ScpiError(-113, f"{header} (this unit has no loss-of-light alarms)")
+            if not present():
+                raise ScpiError(-113, f"{header} (this unit has no {lacking})")
             reply = handler(params)
             assert reply is None or isinstance(reply, str)
             return reply
 
         return guarded
+
+    def alarms(key: str, handler: Handler) -> Handler:
+        return optional(ALARM_COMMANDS[key].header, lambda: device.alarms_supported,
+                        "loss-of-light alarms", handler)
 
     def threshold_set(params: list[Param]) -> None:
         value = params[1]
@@ -182,7 +187,6 @@ def make_interpreter(device: OcsDevice, status: ClientStatus | None = None) -> S
 
     handlers: dict[str, Handler] = {
         **common_handlers(device, status),
-        "errors_all": errors_all,
         "size": lambda _: f"{device.size},{device.size}",
         "connect_add": lambda p: device.add(_channels(p[0]), _channels(p[1])),
         "connect_only": lambda p: device.only(_channels(p[0]), _channels(p[1])),
@@ -211,6 +215,9 @@ def make_interpreter(device: OcsDevice, status: ClientStatus | None = None) -> S
         "alarm_state": alarm_state,
         "alarm_port": lambda _: str(device.alarm_port),
     }
+    handlers.update({key: optional(COMMANDS[key].header, lambda: device.extensions,
+                                   "such extension", handlers[key])
+                     for key in EXTENSION_KEYS})
     handlers.update({key: alarms(key, handler) for key, handler in alarm_handlers.items()})
     counted = {key: _counted(device, key, handler) for key, handler in handlers.items()}
     return _CountingInterpreter(device, _TREE, counted, status, messages=_MESSAGES)

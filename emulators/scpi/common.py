@@ -13,11 +13,18 @@ answers ``1`` then, ``*WAI`` holds the rest of the input until then (§10.18, §
 device's self-test (§10.38). ``:SYST:ERR[:NEXT]?`` takes the oldest error
 (SCPI-99 vol. 2 §21.8), ``:SYST:VERS?`` answers ``1999.0`` (§21.21), and the
 ``:STAT`` register sets take 0..65535 with bit 15 dropped (vol. 2 ch. 20).
+
+The optional error-queue queries of SCPI-99 vol. 2 §21.8 (``:SYST:ERR:ALL?``,
+``:COUN?``, ``:CODE[:NEXT]?``, ``:CODE:ALL?``) are answered too, unless the device is
+built without them (:attr:`ScpiDevice.error_extras` false, as a unit that has only
+``:SYST:ERR[:NEXT]?``): each is then an undefined header, -113.
 """
 
 from __future__ import annotations
 
-from drivers.scpi.common import REGISTER_MASK, SCPI_VERSION
+from collections.abc import Callable
+
+from drivers.scpi.common import REGISTER_MASK, SCPI_ERROR_EXTRAS, SCPI_VERSION
 from emulators.scpi.device import ScpiDevice
 from emulators.scpi.parser import Handler, Param, ScpiError, format_error
 from emulators.scpi.status import ClientStatus, RegisterSet
@@ -54,8 +61,38 @@ def _register_handlers(key: str, node: str, registers: RegisterSet) -> dict[str,
     }
 
 
+def _error_extras(device: ScpiDevice, status: ClientStatus) -> dict[str, Handler]:
+    """Handlers of ``SCPI_ERROR_EXTRAS``: each an undefined header on a device without
+    them."""
+
+    def errors_all() -> str:
+        return ",".join(format_error(code, text) for code, text in status.errors.drain())
+
+    def codes_all() -> str:
+        return ",".join(str(code) for code, _ in status.errors.drain())
+
+    answers: dict[str, Callable[[], str]] = {
+        "errors_all": errors_all,
+        "error_count": lambda: str(len(status.errors)),
+        "error_code": lambda: str(status.errors.pop()[0]),
+        "error_code_all": codes_all,
+    }
+
+    def guarded(key: str, answer: Callable[[], str]) -> Handler:
+        def handler(_: list[Param]) -> str:
+            if not device.error_extras:
+                raise ScpiError(-113, f"{SCPI_ERROR_EXTRAS[key].header} (this unit has only "
+                                      ":SYST:ERR[:NEXT]?)")
+            return answer()
+
+        return handler
+
+    return {key: guarded(key, answer) for key, answer in answers.items()}
+
+
 def common_handlers(device: ScpiDevice, status: ClientStatus) -> dict[str, Handler]:
-    """Handlers for every key of ``IEEE488_COMMON`` and ``SCPI_REQUIRED``."""
+    """Handlers for every key of ``IEEE488_COMMON``, ``SCPI_REQUIRED`` and
+    ``SCPI_ERROR_EXTRAS``."""
 
     async def until_done() -> None:
         await device.clock.sleep(device.pending_until() - device.clock.now())
@@ -100,4 +137,5 @@ def common_handlers(device: ScpiDevice, status: ClientStatus) -> dict[str, Handl
         **_register_handlers("operation", "OPER", status.operation),
         **_register_handlers("questionable", "QUES", status.questionable),
         "status_preset": preset,
+        **_error_extras(device, status),
     }

@@ -49,6 +49,9 @@ class ScpiDevice:
         self.power_listeners: list[Callable[[bool], None]] = []
         self._statuses: weakref.WeakSet[ClientStatus] = weakref.WeakSet()
         self._shared: ClientStatus | None = None
+        self.error_extras = True
+        """Whether it answers SCPI-99's optional error-queue queries (``:SYST:ERR:ALL?``,
+        ``:COUN?``, ``:CODE?``); a unit without them has only ``:SYST:ERR[:NEXT]?``."""
         self.errors_reported = 0
         """Errors any client has caused since the device was built (a closed connection's
         queue is gone with it; this count is not)."""

@@ -55,6 +55,9 @@ def reset_lab(lab: Lab) -> None:
         device.factory_reset()
         device.reply_form = spec.reply_form
         device.power_monitors = spec.power_monitors
+        device.alarms_supported = spec.alarms
+        device.extensions = spec.extensions
+        device.error_extras = spec.error_queries == "all"
         device.heater_on = True
         device.ambient_celsius = AMBIENT_CELSIUS
     for module in lab.amps.values():
