@@ -138,8 +138,10 @@ def _query_list(driver: OcsDriver, key: str, ports: list[int], what: str) -> lis
 
 
 def los_thresholds(driver: OcsDriver, ports: Iterable[int]) -> dict[int, float | None]:
-    """Each port's loss-of-light threshold in dBm; ``None`` where it is not armed."""
+    """Each port's loss-of-light threshold in dBm; ``None`` where it is not armed.
+    :class:`~drivers.errors.Unsupported` on a unit without alarms."""
     chosen = driver.check_ports(ports)
+    _require(driver)
     values = _query_list(driver, "alarm_threshold", chosen, "LOS threshold")
     found: dict[int, float | None] = {}
     for port, text in zip(chosen, values, strict=True):
@@ -163,6 +165,32 @@ def los_states(driver: OcsDriver, ports: Iterable[int]) -> dict[int, bool]:
     if any(v not in ("0", "1") for v in values):
         raise ProtocolError(f"bad LOS states {values!r}", device=driver.name)
     return {port: value == "1" for port, value in zip(chosen, values, strict=True)}
+
+
+@dataclass(frozen=True)
+class AlarmSettings:
+    """The unit-wide settings of its loss-of-light alarms."""
+
+    enabled: bool
+    hysteresis_db: float
+    port: int | None
+    """The TCP port of the alarm connection; ``None`` when the unit does not serve it now."""
+
+
+def alarm_settings(driver: OcsDriver) -> AlarmSettings:
+    """Enable switch, hysteresis and alarm port, in one program message (one round trip).
+    :class:`~drivers.errors.Unsupported` on a unit without alarms."""
+    _require(driver)
+    keys = ("alarm_enable", "alarm_hysteresis", "alarm_port")
+    reply = driver.session.query(";".join(ALARM_COMMANDS[key].short() for key in keys))
+    parts = [part.strip() for part in reply.split(";")]
+    if len(parts) != len(keys) or parts[0] not in ("0", "1"):
+        raise ProtocolError(f"bad alarm settings reply {reply!r}", device=driver.name)
+    try:
+        hysteresis, port = float(parts[1]), int(parts[2])
+    except ValueError:
+        raise ProtocolError(f"bad alarm settings reply {reply!r}", device=driver.name) from None
+    return AlarmSettings(parts[0] == "1", hysteresis, port or None)
 
 
 def _require(driver: OcsDriver) -> None:

@@ -13,7 +13,8 @@ name at most 256 ports each; a unit without power monitors (the query is an
 undefined header, or answers an error) gives ``None`` for every power.
 
 What the unit has: its optional features (:data:`~drivers.ocs.commands.OPTIONAL_FEATURES`:
-power monitors, boot mode, the LC engine figures, loss-of-light alarms) are asked once per session, in the one write that opening the driver sends
+power monitors, boot mode, the LC engine figures, loss-of-light alarms) are asked once
+per session, in the one write that opening the driver sends
 (:meth:`~drivers.scpi.session.ScpiSession.probe`): no query of a feature the unit lacks
 is ever sent, so none waits out a timeout. A reading of a missing feature is ``None``;
 a change or a query that needs one raises :class:`~drivers.errors.Unsupported`, naming
@@ -129,6 +130,11 @@ def map_replacement(wanted: Mapping[int, int], size: int) -> MapReplacement:
 
 class OcsDriver:
     """A 2N-port optical circuit switch: ingress 1..N, egress N+1..2N."""
+
+    OPEN_MESSAGES = 3 + 2 * (1 + len(OPTIONAL_FEATURES))
+    """Program messages :meth:`open` sends on a new session at most: ``*CLS``, the two
+    error queries that tell whether ``:SYST:ERR:ALL?`` exists, and each probe with its
+    error query (:meth:`features`)."""
 
     def __init__(self, session: ScpiSession, *, shared_error_queue: bool = False):
         self.session = session

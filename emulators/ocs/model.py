@@ -150,9 +150,12 @@ class RequestLog:
     def __init__(self) -> None:
         self.times: deque[float] = deque(maxlen=REQUEST_LOG_SIZE)
         self.commands: Counter[str] = Counter()
+        self.received = 0
+        """Program messages received in all (the times keep only the latest)."""
 
     def message(self, when: float) -> None:
         self.times.append(when)
+        self.received += 1
 
     def command(self, key: str) -> None:
         self.commands[key] += 1
@@ -160,6 +163,7 @@ class RequestLog:
     def clear(self) -> None:
         self.times.clear()
         self.commands.clear()
+        self.received = 0
 
     def between(self, start: float, end: float) -> int:
         """Messages received in device time ``[start, end)``."""

@@ -87,38 +87,54 @@ def _direction(driver: OcsDriver, port: int) -> str:
 @output_option
 @pass_context
 def status(ctx: Context, device: str, console: bool, output: str) -> None:
-    """Identity, LC engine figures and the connection map of DEVICE."""
+    """Identity, optional features, LC engine figures and the connection map of DEVICE.
+
+    A feature the unit lacks (boot mode, LC figures, alarms, power monitors: asked
+    once, see the README) is shown as not supported; JSON gives ``null`` for it and
+    lists the features found in ``supported``.
+    """
     with _driver(ctx, device, console) as (_, driver):
+        features = driver.features()
         identity = driver.identity()
         size = driver.size
         connections = driver.connections()
         lc = driver.lc_status()
-        boot = driver.boot_mode()
+        boot = driver.boot_mode() if features.has("boot_mode") else None
+        alarm_port = driver.alarm_port() if features.has("alarms") else None
     document = {
         "device": device,
         "identity": {"manufacturer": identity.manufacturer, "model": identity.model,
                      "serial": identity.serial, "firmware": identity.firmware},
         "size": [size, size],
-        "boot_mode": boot.value,
+        "supported": features.supported,
+        "boot_mode": None if boot is None else boot.value,
         "lc_cell_temperature_celsius": lc.cell_temperature_celsius,
         "last_switching_seconds": lc.last_switching_seconds,
+        "alarm_port": alarm_port,
         "connections": [{"ingress": c.ingress, "egress": c.egress,
                          "insertion_loss_db": c.insertion_loss_db} for c in connections],
     }
     if output in DOCUMENTS:
         emit(document, output)
         return
+
+    def shown(key: str, value: str) -> str:
+        return value if features.has(key) else "not supported by this unit"
+
     click.echo(fields([
         ("device", device),
         ("model", f"{identity.manufacturer} {identity.model}"),
         ("serial", identity.serial),
         ("firmware", identity.firmware),
         ("size", f"{size}x{size} (ingress 1..{size}, egress {size + 1}..{2 * size})"),
-        ("boot mode", boot.value),
-        ("LC cell", "-" if lc.cell_temperature_celsius is None
-         else f"{lc.cell_temperature_celsius:.1f} °C"),
-        ("last switching", "-" if lc.last_switching_seconds is None
-         else f"{lc.last_switching_seconds * 1000:.1f} ms"),
+        ("power monitors", shown("power_monitors", "yes")),
+        ("boot mode", shown("boot_mode", "-" if boot is None else boot.value)),
+        ("LC cell", shown("lc_figures", "-" if lc.cell_temperature_celsius is None
+                          else f"{lc.cell_temperature_celsius:.1f} °C")),
+        ("last switching", shown("lc_figures", "-" if lc.last_switching_seconds is None
+                                 else f"{lc.last_switching_seconds * 1000:.1f} ms")),
+        ("alarms", shown("alarms", "not served now" if alarm_port is None
+                         else f"on TCP port {alarm_port}")),
         ("connections", len(connections)),
     ]))
     if connections:
@@ -146,7 +162,8 @@ def _print_result(result: ApplyResult, output: str, *, dry_run: bool = False) ->
             document.update({
                 "seconds": round(result.seconds, 4),
                 "connections": [{"ingress": i, "egress": e} for i, e in result.final.items()],
-                "light": [p.as_dict() for p in result.light],
+                "light": [p.as_dict() for p in result.light] if result.light_checked
+                else None,
                 "recovered_operations": result.recovered,
                 "overrides": result.overrides,
                 "power_unchecked_ports": result.unchecked_ports,
@@ -172,6 +189,8 @@ def _print_result(result: ApplyResult, output: str, *, dry_run: bool = False) ->
     if plan.method != "none":
         say(f"applied with 1 command ({plan.method}) in {result.seconds * 1000:.0f} ms; "
             f"map verified ({len(result.final)} connections)")
+    if not result.light_checked:
+        say(f"light not checked: {plan.device} has no power monitors")
     if result.light:
         lit = [p for p in result.light if p.status != "dark input"]
         say(f"light verified on {len(lit)} lit path(s); "
@@ -301,6 +320,7 @@ def apply(ctx: Context, device: str, mapfile: Path, dry_run: bool, force: bool, 
 def power(ctx: Context, device: str, ports: tuple[str, ...], console: bool, output: str) -> None:
     """Power monitor readings in dBm (every port when none is named)."""
     with _driver(ctx, device, console) as (_, driver):
+        driver.require("power_monitors")
         chosen = [parse_port(p) for p in ports] if ports else None
         readings = driver.power(chosen)
         rows = [{"port": port, "direction": _direction(driver, port), "power_dbm": value}
@@ -410,6 +430,12 @@ def disable(ctx: Context, device: str, ports: tuple[str, ...], dry_run: bool, fo
 def boot_mode(ctx: Context, device: str, mode: str | None, console: bool) -> None:
     """Show or set what the map is after a power loss: dark, or restore."""
     with _driver(ctx, device, console) as (entry, driver):
+        try:
+            driver.require("boot_mode")
+        except ValidationError as error:
+            if mode is None:
+                raise
+            raise _refused(ctx, device, "ocs.boot-mode", error) from None
         if mode is not None:
             impacts = impact.ocs_boot_mode(ctx.inventory, entry.name, mode, driver.port_map(),
                                            ctx.drained())
@@ -437,6 +463,7 @@ def light(ctx: Context, device: str, console: bool, output: str) -> None:
     Exits 1 (after the table or the JSON document) when any path has lost its light.
     """
     with _driver(ctx, device, console) as (_, driver):
+        driver.require("power_monitors")
         paths = check_light(driver, driver.port_map())
     if output in DOCUMENTS:
         emit({"device": device, "paths": [p.as_dict() for p in paths]}, output)
@@ -448,6 +475,53 @@ def light(ctx: Context, device: str, console: bool, output: str) -> None:
     if lost:
         raise LightLost(f"light lost on {len(lost)} of {len(paths)} path(s): "
                         f"{', '.join(lost)}", device=device)
+
+
+@ocs.command()
+@watch_option
+@click.argument("device", type=OCS)
+@click.argument("ports", nargs=-1, metavar="[PORT...]")
+@console_option
+@output_option
+@pass_context
+def alarms(ctx: Context, device: str, ports: tuple[str, ...], console: bool,
+           output: str) -> None:
+    """Loss-of-light alarms of DEVICE: armed ports (every port when none is named), their
+    thresholds and whether each has lost its light now.
+
+    The alarms are this project's dialect extension; on a unit without them the command
+    says so in one line (exit 2). The protection controller arms them (`protect run`).
+    """
+    from drivers.ocs.alarms import alarm_settings
+
+    with _driver(ctx, device, console) as (_, driver):
+        chosen = [parse_port(p) for p in ports] if ports else None
+        driver.require("alarms")
+        settings = alarm_settings(driver)
+        thresholds = driver.los_thresholds(driver.check_ports(chosen) if chosen is not None
+                                           else range(1, 2 * driver.size + 1))
+        armed = [port for port, value in thresholds.items() if value is not None]
+        states = driver.los_states(armed) if armed else {}
+    rows = [{"port": port, "threshold_dbm": thresholds[port], "light_lost": states[port]}
+            for port in armed]
+    if output in DOCUMENTS:
+        emit({"device": device, "enabled": settings.enabled,
+              "hysteresis_db": settings.hysteresis_db, "alarm_port": settings.port,
+              "ports": rows}, output)
+        return
+    click.echo(fields([
+        ("device", device),
+        ("alarms", "enabled" if settings.enabled else "disabled"),
+        ("hysteresis", f"{settings.hysteresis_db:.2f} dB"),
+        ("alarm port", "not served now" if settings.port is None
+         else f"TCP {settings.port}"),
+        ("armed ports", len(rows)),
+    ]))
+    if rows:
+        click.echo()
+        click.echo(table(["port", "threshold dBm", "light"],
+                         [[r["port"], r["threshold_dbm"], "lost" if r["light_lost"] else "ok"]
+                          for r in rows]))
 
 
 # ---- acceptance testing with lab instruments (msoctl/acceptance/) ---------------------------

@@ -132,6 +132,7 @@ def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restor
                                        kind, None, message, time.monotonic())))
     controller = ProtectionController(ctx.inventory, ctx.journal, links=list(links) or None,
                                       config=config, on_event=printer, ownership=ownership)
+    _check_monitors(ctx, sorted({name for link in controller.links for name in link.ocs_names}))
     stop = threading.Event()
     previous = _on_signals(lambda: stop.set())
     try:
@@ -155,6 +156,27 @@ def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restor
     say(f"stopped: {counts['switch']} switch(es), {counts['revert']} revert(s), "
         f"{counts['unavailable']} time(s) protection unavailable, "
         f"{counts['failed']} failure(s), {counts['fenced']} fenced")
+
+
+def _check_monitors(ctx: Context, names: list[str]) -> None:
+    """Refuse to start (one line, naming the unit) when an OCS of the links has no power
+    monitors: the controller judges the light at them. A unit that cannot be reached is
+    left to the controller, which reports it and goes on with the others."""
+    from drivers.errors import Unsupported
+    from drivers.ocs.driver import unsupported_message
+
+    for name in names:
+        try:
+            driver = ctx.devices.ocs(name)
+        except DeviceError:
+            continue
+        try:
+            if not driver.has_monitors():
+                raise Unsupported(f"{unsupported_message('power_monitors')}: the protection "
+                                  "controller judges the light at the OCS monitors",
+                                  device=name)
+        finally:
+            driver.close()
 
 
 def _ocs_size(ctx: Context, name: str) -> int:

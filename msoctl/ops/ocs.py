@@ -166,8 +166,9 @@ class PathLight:
 
 
 def check_light(driver: OcsDriver, paths: Mapping[int, int]) -> list[PathLight]:
-    """Does the light entering each path's ingress leave at its egress?"""
-    if not paths:
+    """Does the light entering each path's ingress leave at its egress? Nothing to say
+    (an empty list) on a unit without power monitors: :func:`light_checkable`."""
+    if not paths or not light_checkable(driver):
         return []
     driver.wait_settled()
     ports = sorted({*paths.keys(), *paths.values()})
@@ -187,6 +188,11 @@ def check_light(driver: OcsDriver, paths: Mapping[int, int]) -> list[PathLight]:
     return result
 
 
+def light_checkable(driver: OcsDriver) -> bool:
+    """Whether the unit's monitors can tell where light goes (it has power monitors)."""
+    return driver.has_monitors()
+
+
 @dataclass
 class ApplyResult:
     plan: OcsPlan
@@ -197,6 +203,7 @@ class ApplyResult:
     overrides: list[str] = field(default_factory=list)
     impacts: list[Impact] = field(default_factory=list)
     unchecked_ports: list[int] = field(default_factory=list)  # no monitor: power not checked
+    light_checked: bool = True  # False: the unit has no monitors to check it with
 
 
 def map_found(driver: OcsDriver, plan: OcsPlan) -> dict[str, Any]:
@@ -301,7 +308,10 @@ def apply_plan(
             result.final = execute(driver, plan)
             result.seconds = time.monotonic() - started
             change.outcome["seconds"] = round(result.seconds, 4)
-            if verify_light:
+            if verify_light and not light_checkable(driver):
+                result.light_checked = False
+                change.outcome["light"] = "not checked: the unit has no power monitors"
+            elif verify_light:
                 result.light = check_light(driver, result.final)
                 lost = [p for p in result.light if p.status == "lost"]
                 change.outcome["light"] = {p.ingress: p.status for p in result.light}

@@ -77,11 +77,12 @@ class OcsSample:
 def budgeted_opener(opener: OcsOpener, budget: QueryBudget, *,
                     urgent: bool | Callable[[], bool],
                     stop: threading.Event | None = None) -> OcsOpener:
-    """``opener`` whose drivers take every message they send from ``budget`` (the
-    ``*CLS`` a driver sends as it opens included)."""
+    """``opener`` whose drivers take every message they send from ``budget`` (what a
+    driver sends as it opens included: ``*CLS`` and, on a new session, what it asks to
+    learn the unit's features)."""
 
     def open_budgeted(name: str) -> OcsDriver:
-        budget.take(1, urgent=urgent, stop=stop)
+        budget.take(OcsDriver.OPEN_MESSAGES, urgent=urgent, stop=stop)
         driver = opener(name)
         session = driver.session
         session.transport = BudgetedTransport(  # type: ignore[assignment]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from drivers.errors import DeviceRejected, ValidationError
+from drivers.errors import DeviceRejected, Unsupported, ValidationError
 from drivers.ocs import OcsDriver
 from drivers.ocs.alarms import MapLine, OcsAlarmStream, map_digest
 from drivers.ocs.connect import open_ocs
@@ -477,8 +477,10 @@ def test_a_unit_without_alarms_reports_them_not_available(tmp_path: Path) -> Non
         assert inventory.device("ocs-new").alarm_port == lab.alarm_servers["ocs-new"].port
         with _driver(lab, "ocs-old") as old:
             assert not old.alarm_support() and old.alarm_port() is None
-            with pytest.raises(DeviceRejected, match="not available"):
+            sent = lab.ocs["ocs-old"].requests.commands.copy()
+            with pytest.raises(Unsupported, match="loss-of-light alarms not supported"):
                 old.arm_los([1], THRESHOLD_DBM, HYSTERESIS_DB)
+            assert lab.ocs["ocs-old"].requests.commands == sent  # refused before sending
             reply, errors = old.session.query_checked(":OXC:ALAR:LOS:ENAB?")
             assert reply is None and [code for code, _ in errors] == [-113]
             assert old.power([1]) == {1: pytest.approx(-60, abs=2)}  # polling still works

@@ -65,7 +65,8 @@ def test_power_in_both_reply_forms_and_on_a_unit_without_monitors(
         msoctl: Msoctl, lab: Lab) -> None:
     """The lab's OCS answers as Polatis-family units do (power as a parenthesised list,
     SCPI-99 vol. 2 §21.8 for the error of a unit without monitors): ``msoctl ocs power``
-    reads that form and the bare one, and a unit without monitors gives null powers."""
+    reads that form and the bare one; on a unit without monitors it refuses in one line
+    naming them (exit 2), and a change there is made with its light unchecked."""
     device = lab.ocs["ocs-a"]
     assert device.reply_form == "polatis"
     for form in ("polatis", "bare"):
@@ -75,16 +76,17 @@ def test_power_in_both_reply_forms_and_on_a_unit_without_monitors(
         ports = json.loads(result.out)["ports"]
         assert ports[0]["power_dbm"] > -5 and ports[1]["power_dbm"] < -50
     device.power_monitors = False
-    result = msoctl("ocs", "power", "ocs-a", "1", "100", "-o", "json")
-    assert result.code == 0, result.err
-    assert [p["power_dbm"] for p in json.loads(result.out)["ports"]] == [None, None]
-    table = msoctl("ocs", "power", "ocs-a", "1")
-    assert table.code == 0 and "Traceback" not in table.err
+    for args in (("-o", "json"), ()):
+        result = msoctl("ocs", "power", "ocs-a", "1", "100", *args)
+        assert result.code == 2 and result.out == ""
+        assert result.err == ("error: ocs-a: power monitors not supported by this unit "
+                              "(:PMON:POW? is an undefined header on it)\n")
     # The lit-port interlock cannot check ports without readings: said, journaled, not refused.
     change = msoctl("ocs", "connect", "ocs-a", "1:70")
     assert change.code == 0, change.err
     assert "no power reading on port(s) 1, 70: the lit-port interlock could not check" \
         in " ".join(change.out.split())  # the line wraps within 80 columns
+    assert "light not checked: ocs-a has no power monitors" in change.out
     intent = next(r for r in _journal(lab) if r["event"] == "intent")
     assert intent["power_unchecked_ports"] == [1, 70]
 
