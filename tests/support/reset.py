@@ -139,9 +139,11 @@ def _ocs_left(lab: Lab, name: str) -> list[str]:
         states = set(check.port_states().values())
         if states != {PortState.ENABLED}:
             left.append(f"port states {sorted(str(s) for s in states)}")
-        if check.boot_mode() is not BootMode.RESTORE:
+        if device.boot_mode != "restore":  # read on the model: a plain unit has no query
+            left.append(f"boot mode {device.boot_mode}")
+        if check.features().has("boot_mode") and check.boot_mode() is not BootMode.RESTORE:
             left.append(f"boot mode {check.boot_mode()}")
-        if check.lc_status().last_switching_seconds is not None:
+        if device.last_switch_seconds is not None:
             left.append("a switching history")
         if check.session.query("*TST?") != "0":
             left.append("a failed self-test")
