@@ -1,12 +1,14 @@
 """The OCS conformance suite: every test runs over every transport (conftest.OCS_TRANSPORTS)
-and against both reply forms of the family (conftest.REPLY_FORMS: the Polatis form real
-units send -- ``:OXC:SWIT:CONN:PORT?`` quoted, ``:PMON:POW?`` parenthesised -- and the
-bare form).
+and against three units: the two reply forms of the family (the Polatis form real units
+send -- ``:OXC:SWIT:CONN:PORT?`` quoted, ``:PMON:POW?`` parenthesised -- and the bare
+form), and a plain unit of the family: the Polatis form and ``*IDN?``, none of the
+project's extensions (no LC figures, no boot mode, no alarms) and ``:SYST:ERR?`` as its
+only error query (SCPI-99 leaves ``:ALL?`` optional).
 
 The emulator is plugged in at the lowest seam (a real socket or pty), so the
 driver's formatting and parsing and the emulator's SCPI parser all run. One lab
 serves the whole module; before each test ocs-a is reset to as delivered, set to
-the test's reply form, and the reset is checked over SCPI (conftest.reset_ocs).
+the test's unit, and the reset is checked over SCPI (conftest.reset_ocs).
 """
 
 from __future__ import annotations
@@ -17,12 +19,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from drivers.errors import DeviceRejected, ValidationError
+from drivers.errors import DeviceRejected, Unsupported, ValidationError
 from drivers.ocs import BootMode, OcsDriver, PortState
 from drivers.ocs.connect import open_ocs
 from emulators.faults import Fault
 from emulators.lab import Lab
+from emulators.ocs.model import POLATIS_MANUFACTURER, polatis_model
 from tests.support import ocs_endpoint, reset_ocs
+
+UNITS = ("polatis", "bare", "plain")
 
 
 @pytest.fixture
@@ -30,17 +35,33 @@ def lab(module_lab: Lab) -> Lab:
     return module_lab
 
 
+@pytest.fixture(params=UNITS)
+def unit(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def plain(unit: str) -> bool:
+    return unit == "plain"
+
+
 @pytest.fixture
-def ocs(lab: Lab, transport: str, reply_form: str) -> Iterator[OcsDriver]:
-    """A driver for ocs-a (reset, answering in ``reply_form``) over ``transport``, 2 s timeout."""
-    reset_ocs(lab, "ocs-a", reply_form=reply_form)
+def ocs(lab: Lab, transport: str, unit: str) -> Iterator[OcsDriver]:
+    """A driver for ocs-a (reset, answering as ``unit``) over ``transport``, 2 s timeout."""
+    reset_ocs(lab, "ocs-a", reply_form="bare" if unit == "bare" else "polatis")
+    device = lab.ocs["ocs-a"]
+    delivered = (device.manufacturer, device.model_name)
+    if plain(unit):
+        device.extensions = device.alarms_supported = device.error_extras = False
+        device.manufacturer, device.model_name = POLATIS_MANUFACTURER, polatis_model(64)
     kind, address = ocs_endpoint(lab, "ocs-a", transport)
     driver = open_ocs("ocs-a", kind, address, timeout_seconds=2.0)
     try:
         yield driver
     finally:
         driver.close()
-        lab.ocs["ocs-a"].faults.clear()
+        device.faults.clear()
+        device.extensions = device.alarms_supported = device.error_extras = True
+        device.manufacturer, device.model_name = delivered
 
 
 def _other_client(lab: Lab) -> socket.socket:
@@ -48,14 +69,15 @@ def _other_client(lab: Lab) -> socket.socket:
     return socket.create_connection(("127.0.0.1", lab.tcp["ocs-a"].port), timeout=2.0)
 
 
-def test_identity_and_size(ocs: OcsDriver, lab: Lab) -> None:
+def test_identity_and_size(ocs: OcsDriver, lab: Lab, unit: str) -> None:
     identity = ocs.identity()
-    assert identity.manufacturer == "MegaScaleOut"
+    assert identity.manufacturer == ("Polatis" if plain(unit) else "MegaScaleOut")
+    assert identity.model == ("N-VST-64x64-HU1-DMHNV" if plain(unit) else "LCOCS-64x64")
     assert identity.serial == lab.ocs["ocs-a"].serial
     assert ocs.size == 64
 
 
-def test_bulk_connect_and_read_back(ocs: OcsDriver, lab: Lab) -> None:
+def test_bulk_connect_and_read_back(ocs: OcsDriver, lab: Lab, unit: str) -> None:
     assert dict(ocs.port_map()) == {}
     result = ocs.connect({1: 121, 2: 66, 3: 67})
     assert dict(result) == {1: 121, 2: 66, 3: 67}
@@ -63,6 +85,9 @@ def test_bulk_connect_and_read_back(ocs: OcsDriver, lab: Lab) -> None:
     connections = ocs.connections()
     assert [(c.ingress, c.egress) for c in connections] == [(1, 121), (2, 66), (3, 67)]
     for c in connections:
+        if plain(unit):  # no factory table to ask
+            assert c.insertion_loss_db is None
+            continue
         assert c.insertion_loss_db == pytest.approx(
             lab.ocs["ocs-a"].factory_loss_db(c.ingress, c.egress), abs=0.001)
         assert c.insertion_loss_db is not None and 1.5 <= c.insertion_loss_db <= 2.0
@@ -177,8 +202,7 @@ def test_power_monitors_follow_the_light(ocs: OcsDriver, lab: Lab) -> None:
     assert lit is not None and lit == pytest.approx(1.0 - 0.3 - 0.002, abs=1.0)
     ocs.connect({1: 121})
     readings = ocs.power([1, 121, 120, 122])
-    loss = ocs.connections()[0].insertion_loss_db
-    assert loss is not None
+    loss = lab.ocs["ocs-a"].factory_loss_db(1, 121)
     assert readings[121] == pytest.approx(readings[1] - loss, abs=1.5)  # type: ignore[operator]
     # crosstalk into the neighbours, around -50 dB below the beam
     for neighbour in (120, 122):
@@ -215,7 +239,15 @@ def test_failed_port(ocs: OcsDriver, lab: Lab) -> None:
     assert ocs.port_states([5]) == {5: PortState.ENABLED}
 
 
-def test_boot_mode(ocs: OcsDriver) -> None:
+def test_boot_mode(ocs: OcsDriver, lab: Lab, unit: str) -> None:
+    if plain(unit):  # refused before anything is sent
+        sent = lab.ocs["ocs-a"].requests.commands["boot_mode_set"]
+        for attempt in (ocs.boot_mode, lambda: ocs.set_boot_mode(BootMode.DARK)):
+            with pytest.raises(Unsupported, match="boot mode not supported by this unit"):
+                attempt()
+        assert lab.ocs["ocs-a"].requests.commands["boot_mode_set"] == sent
+        assert lab.ocs["ocs-a"].boot_mode == "restore"
+        return
     assert ocs.boot_mode() is BootMode.RESTORE
     ocs.set_boot_mode(BootMode.DARK)
     assert ocs.boot_mode() is BootMode.DARK
@@ -223,13 +255,34 @@ def test_boot_mode(ocs: OcsDriver) -> None:
     assert ocs.boot_mode() is BootMode.RESTORE
 
 
-def test_lc_figures(ocs: OcsDriver) -> None:
+def test_lc_figures(ocs: OcsDriver, lab: Lab, unit: str) -> None:
+    asked = lab.ocs["ocs-a"].requests.commands
+    before = asked["lc_temperature"] + asked["lc_switch_time"]
     status = ocs.lc_status()
+    if plain(unit):  # not available, and not asked again after the session's probe
+        ocs.connect({1: 65})
+        assert ocs.lc_status() == status
+        assert (status.cell_temperature_celsius, status.last_switching_seconds) == (None, None)
+        assert asked["lc_temperature"] + asked["lc_switch_time"] == before
+        return
     assert status.cell_temperature_celsius == pytest.approx(40.0, abs=0.5)
     assert status.last_switching_seconds is None  # nothing switched yet
     ocs.connect({1: 65})
     switching = ocs.lc_status().last_switching_seconds
     assert switching is not None and 0.02 < switching < 0.05
+
+
+def test_features_are_asked_once_per_session(ocs: OcsDriver, lab: Lab, unit: str) -> None:
+    """The unit's optional features come from the probe opening the driver sent: asking
+    again sends nothing; a plain unit has only its monitors."""
+    device = lab.ocs["ocs-a"]
+    received = device.requests.received
+    features = ocs.features()
+    assert features.supported == (["power_monitors"] if plain(unit) else
+                                  ["power_monitors", "boot_mode", "lc_figures", "alarms"])
+    assert ocs.alarm_support() is not plain(unit)
+    assert device.requests.received == received
+    assert ocs.session.all_errors is not plain(unit)
 
 
 def test_errors_of_other_clients_are_not_blamed_on_us(ocs: OcsDriver, lab: Lab) -> None:
@@ -238,9 +291,10 @@ def test_errors_of_other_clients_are_not_blamed_on_us(ocs: OcsDriver, lab: Lab) 
     with _other_client(lab) as other:
         other.sendall(b":OXC:NOPE\n:OXC:SWIT:CONN:PORT? 999\n")
         assert dict(ocs.connect({1: 65})) == {1: 65}
-        other.sendall(b":SYST:ERR:ALL?\n")
-        reply = other.makefile("rb").readline().decode()
-    assert reply.startswith('-113,"Undefined header') and "-222" in reply  # still its own
+        other.sendall(b":SYST:ERR?\n:SYST:ERR?\n")
+        replies = other.makefile("rb")
+        first, second = replies.readline().decode(), replies.readline().decode()
+    assert first.startswith('-113,"Undefined header') and "-222" in second  # still its own
 
 
 def test_errors_we_left_are_not_blamed_on_a_later_change(ocs: OcsDriver) -> None:
