@@ -48,6 +48,8 @@ class Case:
     size: int = 64
     reply_form: str = "polatis"
     power_monitors: bool = True
+    plain: bool = False
+    error_extras: bool = True
     steps: list[Step] = field(default_factory=list)
 
 
@@ -70,6 +72,10 @@ def load_vectors(path: Path = VECTORS) -> tuple[list[HeaderVector], list[Case]]:
             case.reply_form = line[5:].strip()
         elif line.strip() == "no monitors":
             case.power_monitors = False
+        elif line.strip() == "plain":
+            case.plain = True
+        elif line.strip() == "no error extras":
+            case.error_extras = False
         elif line.startswith("fault "):
             case.steps.append(Step(number, "fault", line[6:].strip()))
         elif line.startswith("wait "):
@@ -163,7 +169,10 @@ def _check_reply(step: Step, reply: str | None) -> None:
 async def _run(case: Case) -> None:
     clock = SteppedClock()
     device = OcsDevice("ocs-v", OpticalModel(clock), size=case.size, serial="VECTOR-0001",
-                       reply_form=case.reply_form, power_monitors=case.power_monitors)
+                       reply_form=case.reply_form, power_monitors=case.power_monitors,
+                       extensions=not case.plain, alarms=not case.plain,
+                       identity_form="polatis" if case.plain else "msoctl",
+                       error_extras=case.error_extras)
     clients: dict[str, ScpiInterpreter] = {}
     interpreter = clients.setdefault("A", make_interpreter(device))
     for step in case.steps:
