@@ -7,9 +7,16 @@ the common lightwave instruments; see :mod:`drivers.instruments.commands`.
 from drivers.instruments.connect import open_laser, open_meter
 from drivers.instruments.laser import LaserDriver
 from drivers.instruments.meter import MeterDriver
-from drivers.instruments.types import Identity, LaserRange, LaserSettings, PowerTrace
+from drivers.instruments.types import (
+    Features,
+    Identity,
+    LaserRange,
+    LaserSettings,
+    PowerTrace,
+)
 
 __all__ = [
+    "Features",
     "Identity",
     "LaserDriver",
     "LaserRange",

@@ -55,9 +55,25 @@ byte and registers, ``:SYSTem:ERRor?`` with one entry per query, oldest first).
 The laser reports OPERation SETTling while it retunes or turns on, the meter
 MEASuring while a port logs. The SCPI not-a-number ``9.91E+37`` is a reading
 the instrument could not take.
+
+Optional features (:data:`LASER_FEATURES`, :data:`METER_FEATURES`): what a unit of the
+family, or a plainer instrument speaking its conventions, may lack. Each is found
+by queries that change nothing and answer at once, asked once per session when the
+driver opens (``ScpiSession.probe``: each followed by ``:SYST:ERR?``, so a header the
+unit does not know is seen in its error queue instead of waited for).
+
+- ``range`` (laser): the MIN/MAX range queries, probed by ``:SOUR1:WAV? MIN``, ``MAX``
+  and ``:SOUR1:POW? MIN``, ``MAX``; without them a setting goes unchecked and the
+  laser's own range check refuses what it cannot do.
+- ``all_ports`` (meter): reading every port at once, probed by ``:FETC:POW:ALL:CSV?``;
+  without it the ports are read one by one, ``;``-joined in one program message.
+- ``logging`` (meter): the power logging, probed by ``:SENS1:CHAN1:FUNC:STAT?``;
+  without it a logging is refused before anything is sent.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from drivers.scpi.common import IEEE488_COMMON, SCPI_ERROR_EXTRAS, SCPI_REQUIRED
 from drivers.scpi.table import ScpiCommand
@@ -112,3 +128,58 @@ NOT_A_NUMBER = 9.91e37
 
 MAX_LOGGING_SAMPLES = 100_000
 """Samples one port logs at most (the N774x family holds up to 1 M; 100 k is plenty here)."""
+
+
+@dataclass(frozen=True)
+class OptionalFeature:
+    """A feature a unit may lack, and the queries that tell."""
+
+    title: str
+    """How an operator reads its name: ``power logging``."""
+    probes: tuple[tuple[str, str], ...]
+    """The queries asked once per session to find it: a command key and its argument
+    (``""``: none), sent for the driver's own laser source or for meter port 1."""
+    why: str
+    """Why a unit may lack it."""
+    without: str
+    """What the driver does on a unit without it."""
+    answered: bool = False
+    """``True``: the unit has it only if it answers every probe (a header every unit
+    has, asked with a parameter not every unit takes: one unit calls the parameter a
+    command error, -108, another an execution error, -224). ``False``: a reply, or an
+    execution error, shows the header exists; a command error (-113 above all) that
+    the unit lacks it."""
+
+
+LASER_FEATURES: dict[str, OptionalFeature] = {
+    "range": OptionalFeature(
+        "range queries (MIN/MAX)",
+        (("wavelength", "MIN"), ("wavelength", "MAX"), ("power", "MIN"), ("power", "MAX")),
+        "the 816x tunable laser modules answer them; the 816x guide allows MIN/MAX of the "
+        "power for tunable laser modules only (not its fixed-wavelength sources), and "
+        "other makers' sources may take no parameter at all",
+        "a wavelength or power goes to the laser unchecked and the laser's own range "
+        "check refuses what it cannot do (DeviceRejected, nothing changed); "
+        "ocs characterize refuses to start",
+        answered=True),
+}
+"""The laser's optional features, by key (``LaserDriver.features()``). The power unit
+query goes in the same write: the power's MIN/MAX answer in the unit set."""
+
+METER_FEATURES: dict[str, OptionalFeature] = {
+    "all_ports": OptionalFeature(
+        "reading every port at once", (("fetch_all", ""),),
+        "the N774x multiport meters have :READ/:FETCh:POWer:ALL:CSV?; an 816x mainframe "
+        "reads all its sensors only as a binary block (:READ:POW:ALL?), and a single-port "
+        "meter has nothing of the kind",
+        "the ports are read one by one, their queries joined in one program message "
+        "(as many as their averaging times fit in half the timeout)"),
+    "logging": OptionalFeature(
+        "power logging", (("function_state", ""),),
+        "the 816x sensors and the N774x meters log; a simpler meter takes single "
+        "readings only",
+        "configuring, starting, waiting for and reading a logging are refused "
+        "(Unsupported) before anything is sent; there is no logging to stop; "
+        "ocs characterize refuses to start (it times each switching from the logging)"),
+}
+"""The meter's optional features, by key (``MeterDriver.features()``)."""

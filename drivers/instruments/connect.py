@@ -32,19 +32,22 @@ def _session(name: str, transport: str, address: str, timeout_seconds: float) ->
                                timeout_seconds=timeout_seconds)
     else:
         raise ValueError(f"unknown instrument transport {transport!r}; use one of {TRANSPORTS}")
-    # These instruments keep one error per :SYST:ERR? (no :ALL form on many of them).
-    return ScpiSession(link, device=name, error_query=":SYST:ERR?")
+    # Many such instruments have no :SYST:ERR:ALL?: the session learns whether this one
+    # has it in the write that asks what the unit has, the first the driver sends.
+    return ScpiSession(link, device=name)
 
 
 def open_laser(name: str, transport: str, address: str, *, timeout_seconds: float = 5.0,
                source: int = 1) -> LaserDriver:
-    """Connect, clear stale errors, set the power unit to dBm; close it when done."""
+    """Connect, clear stale errors and ask what the laser has (nothing is changed); close
+    it when done."""
     return opened(LaserDriver(_session(name, transport, address, timeout_seconds),
                               source=source))
 
 
 def open_meter(name: str, transport: str, address: str, *, channels: int,
                timeout_seconds: float = 5.0) -> MeterDriver:
-    """Connect, clear stale errors, read in watts on every port; close it when done."""
+    """Connect, clear stale errors and ask what the meter has (nothing is changed: the
+    first request that needs it sets the ports idle and in watts); close it when done."""
     return opened(MeterDriver(_session(name, transport, address, timeout_seconds),
                               channels=channels))

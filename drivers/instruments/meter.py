@@ -5,6 +5,16 @@ setting for many ports travels as one program message (``;``-joined units),
 and so do the logging starts, so every port starts logging at the same
 instant. Readings are taken in watts and converted here, so nothing depends
 on a unit left set on the instrument.
+
+Opening changes nothing: it connects and asks, in one write, what the unit has
+(:data:`~drivers.instruments.commands.METER_FEATURES`: reading every port at once,
+logging). The first request that needs the ports in watts and idle (a reading, a
+setting, a logging) sets them so first, in one change: any logging a controller that
+died left running stopped (a logging port refuses settings, -221), every port's unit
+set to watts. Without the all-ports query the ports are read one by one, their
+queries ``;``-joined in one program message (as many as their averaging times fit in
+half the timeout); without logging, every logging request is
+:class:`~drivers.errors.Unsupported` before anything is sent.
 """
 
 from __future__ import annotations
@@ -12,19 +22,21 @@ from __future__ import annotations
 import math
 import struct
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from types import TracebackType
 
-from drivers.errors import ProtocolError, ValidationError
+from drivers.errors import DeviceRejected, ProtocolError, ValidationError
 from drivers.instruments.commands import (
     LOGGING_COMPLETE,
     LOGGING_IN_PROGRESS,
     MAX_LOGGING_SAMPLES,
     METER_COMMANDS,
+    METER_FEATURES,
     POWER_UNITS,
 )
+from drivers.instruments.features import features_from, probe_queries, unsupported
 from drivers.instruments.laser import NM_PER_M, parse_identity, parse_number
-from drivers.instruments.types import Identity, PowerTrace
+from drivers.instruments.types import Features, Identity, PowerTrace
 from drivers.scpi.session import ScpiSession
 
 MIN_AVERAGING_SECONDS = 1e-6
@@ -49,16 +61,21 @@ class MeterDriver:
         self.name = session.device
         self.channels = channels
         self._logging: dict[int, tuple[int, float]] = {}  # port -> (samples, interval)
+        self._averaging: dict[int, float] = {}  # port -> seconds, as last set or read
+        self._ready = False
+        self._probes = probe_queries(METER_FEATURES, self._render)
 
     # ---- lifecycle ----------------------------------------------------------------
 
     def open(self) -> MeterDriver:
+        """Connect and ask what the unit has (once per session); either way the error
+        queue is cleared, so that errors left by someone else are not blamed on our
+        first change. Nothing is changed."""
         self.session.open()
-        self.session.write(METER_COMMANDS["clear_status"].short())
-        # A controller that died mid-measurement leaves the ports logging, and a logging
-        # port refuses settings (-221): stop what may run before setting anything.
-        self.stop_logging()
-        self._change("unit_set", self.ports(None), str(POWER_UNITS["W"]), what="set power unit")
+        if self.session.probed(self._probes):
+            self.session.write(METER_COMMANDS["clear_status"].short())
+        else:
+            self.features()
         return self
 
     def close(self) -> None:
@@ -70,6 +87,34 @@ class MeterDriver:
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+    # ---- what the unit has --------------------------------------------------------------
+
+    def features(self) -> Features:
+        """The optional features the meter has: asked once per session, in one write
+        (the session keeps the answers)."""
+        return features_from(METER_FEATURES, self.session.probe(self._probes))
+
+    def require(self, key: str, purpose: str = "") -> None:
+        """Raise :class:`~drivers.errors.Unsupported`, naming the feature (and
+        ``purpose``, what needs it), when the meter lacks ``key``."""
+        answers = self.session.probe(self._probes)
+        if not features_from(METER_FEATURES, answers).has(key):
+            raise unsupported(METER_FEATURES, key, answers, device=self.name, purpose=purpose)
+
+    def _prepare(self) -> None:
+        """Before the first request that needs it: every port idle (logging stopped)
+        and reading in watts, in one change."""
+        if self._ready:
+            return
+        ports = self.ports(None)
+        parts = [self._each("unit_set", ports, str(POWER_UNITS["W"]))]
+        if self.features().has("logging"):
+            # A controller that died mid-measurement leaves the ports logging, and a
+            # logging port refuses settings (-221): stopped before the unit is set.
+            parts.insert(0, self._each("function_set", ports, "LOGG", "STOP"))
+        self.session.change(";".join(parts), "set up the meter (idle, in watts)")
+        self._ready = True
 
     # ---- wire -----------------------------------------------------------------------
 
@@ -84,7 +129,13 @@ class MeterDriver:
 
     def _header(self, key: str, port: int) -> str:
         command = METER_COMMANDS[key]
+        if "CHANnel" not in command.nodes():  # a query of the whole meter
+            return command.short()
         return command.short_with({command.nodes()[0]: port, "CHANnel": 1})
+
+    def _render(self, key: str, argument: str = "") -> str:
+        """A probe: ``key`` on port 1."""
+        return self._header(key, 1) + (f" {argument}" if argument else "")
 
     def _each(self, key: str, ports: list[int], *args: str) -> str:
         tail = " " + ",".join(args) if args else ""
@@ -92,7 +143,20 @@ class MeterDriver:
 
     def _change(self, key: str, ports: list[int], *args: str, what: str) -> None:
         if ports:
+            self._prepare()
             self.session.change(self._each(key, ports, *args), what)
+
+    def _checked(self, command: str, what: str) -> str:
+        """The reply to ``command`` (queries ``;``-joined), the error queue asked in the
+        same write: a query refused on the way answers at once, not by a timeout."""
+        reply, entries = self.session.query_checked(command)
+        if entries:
+            text = "; ".join(f"{code} {message}" for code, message in entries)
+            raise DeviceRejected(f"{what} refused: {text}", device=self.name,
+                                 errors=tuple(f"{code},{message}" for code, message in entries))
+        if reply is None:
+            raise ProtocolError(f"{what}: no reply and no error", device=self.name)
+        return reply
 
     def _values(self, reply: str, count: int, what: str) -> list[float | None]:
         parts = reply.split(",")
@@ -129,34 +193,93 @@ class MeterDriver:
             raise ValidationError(f"averaging time {seconds:g} s is outside "
                                   f"{MIN_AVERAGING_SECONDS:g}..{MAX_AVERAGING_SECONDS:g} s",
                                   device=self.name)
-        self._change("averaging_set", self.ports(channels), f"{seconds:.6E}",
-                     what="set averaging time")
+        ports = self.ports(channels)
+        self._change("averaging_set", ports, f"{seconds:.6E}", what="set averaging time")
+        self._averaging.update(dict.fromkeys(ports, seconds))
 
     def averaging_seconds(self, channel: int) -> float | None:
         [port] = self.ports([channel])
-        return parse_number(self.session.query(self._header("averaging", port)),
-                            "averaging time", device=self.name)
+        value = parse_number(self.session.query(self._header("averaging", port)),
+                             "averaging time", device=self.name)
+        if value is not None:
+            self._averaging[port] = value
+        return value
 
     # ---- single readings ------------------------------------------------------------------
 
     def read_dbm(self, channel: int) -> float | None:
         """One new reading of one port (takes its averaging time); ``None`` for no light."""
         [port] = self.ports([channel])
+        self._prepare()
         watts = parse_number(self.session.query(self._header("read", port)), "reading",
                              device=self.name)
         return watts_to_dbm(watts)
 
-    def read_all_dbm(self) -> dict[int, float | None]:
-        """One new reading of every port at once (takes the longest averaging time)."""
-        reply = self.session.query(METER_COMMANDS["read_all"].short())
-        watts = self._values(reply, self.channels, "readings")
-        return {port: watts_to_dbm(w) for port, w in enumerate(watts, start=1)}
+    def read_all_dbm(self, channels: Iterable[int] | None = None) -> dict[int, float | None]:
+        """One new reading of the ports (every port when ``None``): all at once where
+        the meter reads every port at once (the longest averaging time), else port by
+        port (the sum of theirs)."""
+        ports = self.ports(channels)
+        self._prepare()
+        if self.features().has("all_ports"):
+            reply = self.session.query(METER_COMMANDS["read_all"].short())
+            return self._pick(reply, ports)
+        readings: dict[int, float | None] = {}
+        for chunk in self._within_timeout(ports):
+            readings.update(self._each_port("read", chunk))
+        return readings
 
-    def fetch_all_dbm(self) -> dict[int, float | None]:
-        """The last reading of every port, without measuring again."""
-        reply = self.session.query(METER_COMMANDS["fetch_all"].short())
+    def fetch_all_dbm(self, channels: Iterable[int] | None = None) -> dict[int, float | None]:
+        """The last reading of the ports (every port when ``None``), without measuring
+        again: one query either way."""
+        ports = self.ports(channels)
+        self._prepare()
+        if self.features().has("all_ports"):
+            return self._pick(self.session.query(METER_COMMANDS["fetch_all"].short()), ports)
+        return self._each_port("fetch", ports)
+
+    def _pick(self, reply: str, ports: list[int]) -> dict[int, float | None]:
+        """``ports``' readings from an all-ports reply (port 1 first)."""
         watts = self._values(reply, self.channels, "readings")
-        return {port: watts_to_dbm(w) for port, w in enumerate(watts, start=1)}
+        return {port: watts_to_dbm(watts[port - 1]) for port in ports}
+
+    def _each_port(self, key: str, ports: list[int]) -> dict[int, float | None]:
+        """One query per port (``read`` or ``fetch``), all in one program message."""
+        if not ports:
+            return {}
+        values = self._checked(self._each(key, ports), "readings").split(";")
+        if len(values) != len(ports):
+            raise ProtocolError(f"readings: {len(values)} values for {len(ports)} ports",
+                                device=self.name)
+        return {port: watts_to_dbm(parse_number(value, "reading", device=self.name))
+                for port, value in zip(ports, values, strict=True)}
+
+    def _within_timeout(self, ports: list[int]) -> Iterator[list[int]]:
+        """``ports`` in runs whose readings, one after another, take at most half the
+        session's timeout by their averaging times (a port alone when its own takes
+        longer); the averaging times not known yet are asked first, in one message."""
+        unknown = [port for port in ports if port not in self._averaging]
+        if unknown:
+            reply = self._checked(self._each("averaging", unknown), "averaging times")
+            values = reply.split(";")
+            if len(values) != len(unknown):
+                raise ProtocolError(f"averaging times: {len(values)} values for "
+                                    f"{len(unknown)} ports", device=self.name)
+            for port, value in zip(unknown, values, strict=True):
+                self._averaging[port] = parse_number(value, "averaging time",
+                                                     device=self.name) or 0.0
+        budget = self.session.timeout_seconds / 2
+        run: list[int] = []
+        spent = 0.0
+        for port in ports:
+            seconds = self._averaging[port]
+            if run and spent + seconds > budget:
+                yield run
+                run, spent = [], 0.0
+            run.append(port)
+            spent += seconds
+        if run:
+            yield run
 
     # ---- logging --------------------------------------------------------------------------
 
@@ -165,8 +288,10 @@ class MeterDriver:
         """Set the ports to log ``samples`` samples, one every ``interval_seconds``.
 
         The whole logging must fit in the session's timeout, which
-        :meth:`wait_logging` waits at most.
+        :meth:`wait_logging` waits at most. :class:`~drivers.errors.Unsupported` on a
+        meter without logging.
         """
+        self.require("logging")
         ports = self.ports(channels)
         if not 1 <= samples <= MAX_LOGGING_SAMPLES:
             raise ValidationError(f"logging takes 1..{MAX_LOGGING_SAMPLES} samples, "
@@ -187,6 +312,7 @@ class MeterDriver:
 
     def start_logging(self, channels: Iterable[int] | None = None) -> None:
         """Start the configured logging on the ports, all in one program message."""
+        self.require("logging")
         ports = self.ports(channels)
         missing = [p for p in ports if p not in self._logging]
         if missing:
@@ -199,9 +325,16 @@ class MeterDriver:
                             wait=False)
 
     def stop_logging(self, channels: Iterable[int] | None = None) -> None:
-        """Stop any logging on the ports; their samples are discarded."""
-        self._change("function_set", self.ports(channels), "LOGG", "STOP",
-                     what="stop logging")
+        """Stop any logging on the ports; their samples are discarded. Nothing to do on
+        a meter without logging, nor on the first request (setting the meter up stops
+        every port)."""
+        ports = self.ports(channels)
+        if not self.features().has("logging"):
+            return
+        if not self._ready:
+            self._prepare()
+            return
+        self._change("function_set", ports, "LOGG", "STOP", what="stop logging")
 
     def wait_logging(self, channels: Iterable[int] | None = None) -> None:
         """Wait until the logging on the ports has completed.
@@ -210,6 +343,7 @@ class MeterDriver:
         operation; the state query catches the others, polled until the
         logging should have ended plus the session's timeout.
         """
+        self.require("logging")
         ports = self.ports(channels)
         self.session.fence()
         deadline: float | None = None
@@ -241,6 +375,7 @@ class MeterDriver:
 
     def logging_results(self, channels: Iterable[int] | None = None) -> dict[int, PowerTrace]:
         """The samples of the last completed logging, per port, in one exchange."""
+        self.require("logging")
         ports = self.ports(channels)
         if not ports:
             return {}

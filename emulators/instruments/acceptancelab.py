@@ -4,7 +4,8 @@ For tests and benchmarks of ``msoctl ocs characterize`` without the whole
 fabric lab: the OCS (``ocs-dut``), ``laser-1`` and ``pm-1`` are served on
 loopback from an event loop in a background thread, on the clock given
 (stepped in tests). ``start()`` writes ``inventory.yaml`` and the
-test set's ``reference.yaml`` in the state directory.
+test set's ``reference.yaml`` in the state directory. ``instruments`` says which
+optional features the laser and the meter have (all by default).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import yaml
 from emulators.clock import Clock, RealClock
 from emulators.instruments.laser import TunableLaser
 from emulators.instruments.meter import PowerMeter
-from emulators.instruments.testset import AcceptanceTestSet
+from emulators.instruments.testset import FULL, AcceptanceTestSet, InstrumentKinds
 from emulators.loopthread import LoopThread
 from emulators.ocs.model import OcsDevice
 from emulators.ocs.scpi import make_interpreter
@@ -37,12 +38,14 @@ class AcceptanceLab:
 
     def __init__(self, state_dir: Path, *, size: int = 8, clock: Clock | None = None,
                  ocs_name: str = "ocs-dut", ocs_serial: str | None = None,
-                 channels: int | None = None):
+                 channels: int | None = None,
+                 instruments: InstrumentKinds = FULL):
         self.state_dir = Path(state_dir)
         self.clock = clock or RealClock()
         self.optics = OpticalModel(self.clock)
         self.ocs = OcsDevice(ocs_name, self.optics, size=size, serial=ocs_serial)
-        self.test_set = AcceptanceTestSet(self.optics, self.ocs, channels=channels)
+        self.test_set = AcceptanceTestSet(self.optics, self.ocs, channels=channels,
+                                          kinds=instruments)
         self.ocs_server: ScpiTcpServer | None = None
         self._runner = LoopThread("test-set")
 

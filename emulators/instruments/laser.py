@@ -12,6 +12,12 @@
 - The power unit (dBm or W) of the SCPI interface is a setting of the laser,
   the same for every client; ``*RST`` sets dBm again.
 - Status: OPERation SETTling while it retunes or turns on.
+- A plainer unit (``range_queries=False``) answers its range queries' headers
+  without a parameter only: ``:SOUR1:WAV? MIN`` is refused -108 (parameter not
+  allowed), no reply. ``error_extras=False``: SCPI-99's optional error queries are
+  undefined headers. Both can be switched while it runs.
+- What its clients sent is in ``requests``
+  (:class:`~emulators.instruments.requests.RequestLog`).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from collections.abc import Iterable
 
 from drivers.instruments.commands import POWER_UNITS
 from drivers.scpi.common import OPERATION_BITS
+from emulators.instruments.requests import RequestLog
 from emulators.optics.model import NO_LIGHT_DBM, Element, InputPower, OpticalModel
 from emulators.scpi.device import ScpiDevice
 from emulators.scpi.parser import ScpiError
@@ -43,9 +50,14 @@ class TunableLaser(ScpiDevice):
     SERIAL_PREFIX = "TL"
 
     def __init__(self, name: str, optics: OpticalModel, *, serial: str | None = None,
-                 firmware: str = "1.2.0", shared_status: bool = False):
+                 firmware: str = "1.2.0", shared_status: bool = False,
+                 range_queries: bool = True, error_extras: bool = True):
         super().__init__(name, optics, serial=serial, firmware=firmware,
                          shared_status=shared_status)
+        self.range_queries = range_queries
+        """Whether it answers ``MIN``/``MAX`` of its wavelength and power queries."""
+        self.error_extras = error_extras
+        self.requests = RequestLog()
         self.offset_db = random.Random(f"{self.serial}/power").uniform(
             -POWER_ACCURACY_DB, POWER_ACCURACY_DB)
         self.wavelength_nm = 1550.0

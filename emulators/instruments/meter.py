@@ -26,6 +26,12 @@ What is modelled, and why:
   power only, so a wrong setting costs no accuracy here (it would on a real
   meter: the responsivity differs by tenths of a dB across a band).
 - Status: OPERation MEASuring while a port logs.
+- A plainer unit: ``all_ports=False`` has no all-ports queries (``:READ:POW:ALL:CSV?``
+  and ``:FETC:POW:ALL:CSV?`` are undefined headers, -113); ``logging=False`` has no
+  logging (every ``:SENS<n>:CHAN1:FUNC...`` header undefined); ``error_extras=False``
+  has only ``:SYST:ERR[:NEXT]?``. Each can be switched while it runs.
+- What its clients sent is in ``requests``
+  (:class:`~emulators.instruments.requests.RequestLog`).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from drivers.instruments.commands import (
     NO_FUNCTION,
 )
 from drivers.scpi.common import OPERATION_BITS
+from emulators.instruments.requests import RequestLog
 from emulators.optics.model import OpticalModel, Receiver, dbm_to_mw
 from emulators.scpi.device import ScpiDevice
 from emulators.scpi.parser import ScpiError
@@ -108,11 +115,18 @@ class PowerMeter(ScpiDevice):
 
     def __init__(self, name: str, optics: OpticalModel, *, channels: int = 4,
                  serial: str | None = None, firmware: str = "2.1.0",
-                 shared_status: bool = False):
+                 shared_status: bool = False, all_ports: bool = True, logging: bool = True,
+                 error_extras: bool = True):
         if not 1 <= channels <= 1024:
             raise ValueError("a power meter has 1..1024 ports")
         super().__init__(name, optics, serial=serial, firmware=firmware,
                          shared_status=shared_status)
+        self.all_ports = all_ports
+        """Whether it reads every port at once (``:READ``/``:FETC:POW:ALL:CSV?``)."""
+        self.logging_supported = logging
+        """Whether it logs (the ``:SENS<n>:CHAN1:FUNC`` subtree)."""
+        self.error_extras = error_extras
+        self.requests = RequestLog()
         self.channels = channels
         calibration = random.Random(f"{self.serial}/calibration")
         self.offset_db = [calibration.uniform(-ACCURACY_DB, ACCURACY_DB)

@@ -3,11 +3,20 @@
 Each ``make_*_interpreter`` call makes the interpreter of one client, with its own
 status (error queue and registers) over the one instrument; servers call it once
 per connection. The common commands come from :mod:`emulators.scpi.common`.
+
+A plainer unit lacks what its model says it lacks, read at each query (so it can be
+switched on a running emulator): a header it does not have is an undefined header,
+-113, and a range query's ``MIN``/``MAX`` on a laser without them a parameter not
+allowed, -108; either way no reply, as a real unit answers. Every program message and
+every command (by key, known to the unit or not) is counted on the device's
+``requests`` (:class:`~emulators.instruments.requests.RequestLog`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 from drivers.instruments.commands import (
     LASER_COMMANDS,
@@ -24,9 +33,11 @@ from emulators.instruments.laser import (
     TunableLaser,
 )
 from emulators.instruments.meter import PowerMeter
+from emulators.instruments.requests import RequestLog
 from emulators.scpi.common import common_handlers
 from emulators.scpi.parser import (
     CommandTree,
+    Handler,
     Param,
     ScpiError,
     ScpiInterpreter,
@@ -38,6 +49,60 @@ from emulators.scpi.status import ClientStatus
 _LASER_TREE = CommandTree(LASER_COMMANDS)
 _METER_TREE = CommandTree(METER_COMMANDS)
 _NAN = f"{NOT_A_NUMBER:.2E}"
+LOGGING_KEYS = frozenset({"logging_set", "logging", "function_set", "function_state",
+                          "function_result"})
+"""The meter's commands a unit without logging (``PowerMeter.logging_supported``) lacks."""
+
+
+class _CountingInterpreter(ScpiInterpreter):
+    """An interpreter that logs each program message it is given on the device."""
+
+    def __init__(self, log: RequestLog, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.log = log
+
+    async def execute(self, line: str) -> str | bytes | None:
+        self.log.message(line)
+        return await super().execute(line)
+
+
+def _counted_plain(log: RequestLog, key: str, handler: Handler) -> Handler:
+    def counting(params: list[Param]) -> Any:
+        log.command(key)
+        return handler(params)
+
+    return counting
+
+
+def _counted(log: RequestLog, key: str, handler: SuffixedHandler) -> SuffixedHandler:
+    def counting(params: list[Param], suffixes: Suffixes) -> Any:
+        log.command(key)
+        return handler(params, suffixes)
+
+    return counting
+
+
+def _interpreter(log: RequestLog, tree: CommandTree, handlers: dict[str, Handler],
+                 suffixed: dict[str, SuffixedHandler],
+                 status: ClientStatus) -> ScpiInterpreter:
+    """An interpreter whose every message and command is counted on ``log``."""
+    return _CountingInterpreter(
+        log, tree, {key: _counted_plain(log, key, h) for key, h in handlers.items()}, status,
+        messages=SCPI_ERRORS,
+        suffixed_handlers={key: _counted(log, key, h) for key, h in suffixed.items()})
+
+
+def _undefined_unless(present: Callable[[], bool], header: str, lacking: str,
+                      handler: Any) -> Any:
+    """``handler`` (plain or suffixed) while ``present()``; an undefined header, -113,
+    otherwise."""
+
+    def guarded(*args: Any) -> Any:
+        if not present():
+            raise ScpiError(-113, f"{header} (this unit has no {lacking})")
+        return handler(*args)
+
+    return guarded
 
 
 def _number(param: Param) -> float:
@@ -55,10 +120,13 @@ def _unit(param: Param) -> int:
     raise ScpiError(-224, f"power unit {param}; use DBM (0) or W (1)")
 
 
-def _limit(params: list[Param]) -> str | None:
-    """``MIN``/``MAX`` (``MINimum``/``MAXimum``) of a range query, or ``None``."""
+def _limit(params: list[Param], laser: TunableLaser, header: str) -> str | None:
+    """``MIN``/``MAX`` (``MINimum``/``MAXimum``) of a range query, or ``None``; a laser
+    without range queries takes no parameter (-108)."""
     if not params:
         return None
+    if not laser.range_queries:
+        raise ScpiError(-108, f"{header} takes no parameter on this unit")
     word = str(params[0]).upper()
     for short, long_form in (("MIN", "MINIMUM"), ("MAX", "MAXIMUM")):
         if word in (short, long_form):
@@ -95,7 +163,7 @@ def make_laser_interpreter(laser: TunableLaser,
 
     def wavelength(params: list[Param], suffixes: Suffixes) -> str:
         _check_slot(suffixes, "SOURCE")
-        limit = _limit(params)
+        limit = _limit(params, laser, LASER_COMMANDS["wavelength"].header)
         nm = {"MIN": WAVELENGTH_MIN_NM, "MAX": WAVELENGTH_MAX_NM}.get(limit or "",
                                                                     laser.wavelength_nm)
         return f"{nm * 1e-9:+.11E}"
@@ -119,7 +187,7 @@ def make_laser_interpreter(laser: TunableLaser,
 
     def power(params: list[Param], suffixes: Suffixes) -> str:
         _check_slot(suffixes, "SOURCE")
-        limit = _limit(params)
+        limit = _limit(params, laser, LASER_COMMANDS["power"].header)
         dbm = {"MIN": POWER_MIN_DBM, "MAX": POWER_MAX_DBM}.get(limit or "", laser.power_dbm)
         return _format_power(_watts(dbm), laser.power_unit)
 
@@ -143,8 +211,7 @@ def make_laser_interpreter(laser: TunableLaser,
         "output_set": output_set,
         "output": output,
     }
-    return ScpiInterpreter(_LASER_TREE, handlers, status, messages=SCPI_ERRORS,
-                           suffixed_handlers=suffixed)
+    return _interpreter(laser.requests, _LASER_TREE, handlers, suffixed, status)
 
 
 def make_meter_interpreter(meter: PowerMeter,
@@ -225,7 +292,11 @@ def make_meter_interpreter(meter: PowerMeter,
     def fetch_all(_: list[Param]) -> str:
         return ",".join(_format_power(port.last_w, port.unit) for port in meter.ports)
 
-    handlers = {**common_handlers(meter, status), "read_all": read_all, "fetch_all": fetch_all}
+    handlers: dict[str, Handler] = {
+        **common_handlers(meter, status),
+        **{key: _undefined_unless(lambda: meter.all_ports, METER_COMMANDS[key].header,
+                                  "all-ports reading", handler)
+           for key, handler in (("read_all", read_all), ("fetch_all", fetch_all))}}
     suffixed: dict[str, SuffixedHandler] = {
         key: sense(key) for key in ("wavelength_set", "wavelength", "averaging_set", "averaging",
                                     "unit_set", "unit", "logging_set", "logging",
@@ -233,5 +304,8 @@ def make_meter_interpreter(meter: PowerMeter,
     }
     suffixed.update({"function_set": function_set, "function_result": function_result,
                      "read": read, "fetch": fetch})
-    return ScpiInterpreter(_METER_TREE, handlers, status, messages=SCPI_ERRORS,
-                           suffixed_handlers=suffixed)
+    suffixed.update({key: _undefined_unless(lambda: meter.logging_supported,
+                                            METER_COMMANDS[key].header, "logging",
+                                            suffixed[key])
+                     for key in LOGGING_KEYS})
+    return _interpreter(meter.requests, _METER_TREE, handlers, suffixed, status)

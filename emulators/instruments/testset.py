@@ -21,6 +21,11 @@ The lab (or a test) builds one with :class:`AcceptanceTestSet` on its optical
 model, serves it with :meth:`AcceptanceTestSet.start_servers` on its event loop,
 writes :meth:`AcceptanceTestSet.write_reference` and adds
 :meth:`AcceptanceTestSet.inventory_entries` to its inventory.
+
+What kind of instruments they are (:class:`InstrumentKinds`): by default units with
+every optional feature the drivers use (drivers/instruments/commands.py); a plainer
+laser or meter lacks one or more, as a unit of the family (or another maker's
+speaking its conventions) may. :data:`PLAIN` lacks them all.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import functools
 import os
 import random
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +50,33 @@ from emulators.scpi.server import Interpreters, ScpiTcpServer
 
 REFERENCE_NOISE_DB = 0.002
 """One sigma of a reference reading (the reference averages for a second or more)."""
+ERROR_QUERIES = ("all", "next")
+
+
+@dataclass(frozen=True)
+class InstrumentKinds:
+    """Which optional features the test set's laser and meter have."""
+
+    laser_range: bool = True
+    """The laser answers ``MIN``/``MAX`` of its wavelength and power queries."""
+    meter_all_ports: bool = True
+    """The meter reads every port at once (``:READ``/``:FETC:POW:ALL:CSV?``)."""
+    meter_logging: bool = True
+    """The meter logs (``:SENS<n>:CHAN1:FUNC...``)."""
+    error_queries: str = "all"
+    """``all``: both answer SCPI-99's optional error queries (``:SYST:ERR:ALL?``,
+    ``:COUN?``, ``:CODE?``); ``next``: ``:SYST:ERR?`` only."""
+
+    def __post_init__(self) -> None:
+        if self.error_queries not in ERROR_QUERIES:
+            raise ValueError(f"error_queries is one of {ERROR_QUERIES}")
+
+
+FULL = InstrumentKinds()
+"""A laser and a meter with every optional feature the drivers use."""
+PLAIN = InstrumentKinds(laser_range=False, meter_all_ports=False, meter_logging=False,
+                        error_queries="next")
+"""A laser and a meter without any optional feature."""
 
 
 class AcceptanceTestSet:
@@ -66,6 +99,7 @@ class AcceptanceTestSet:
         channels: int | None = None,
         laser_serial: str | None = None,
         meter_serial: str | None = None,
+        kinds: InstrumentKinds = FULL,
     ):
         self.optics = optics
         self.ocs = ocs
@@ -80,14 +114,19 @@ class AcceptanceTestSet:
         channels = len(self.egress_ports) if channels is None else channels
         if channels < len(self.egress_ports):
             raise ValueError(f"{len(self.egress_ports)} egress ports need as many meter ports")
-        self.laser = TunableLaser(laser_name, optics, serial=laser_serial)
+        extras = kinds.error_queries == "all"
+        self.kinds = kinds
+        self.laser = TunableLaser(laser_name, optics, serial=laser_serial,
+                                  range_queries=kinds.laser_range, error_extras=extras)
         self.fanout = FanOut(f"{laser_name}-fanout", len(self.ingress_ports),
                              serial=f"{self.laser.serial}/fanout")
         optics.add(self.fanout)
         optics.patch(f"{laser_name}:out", f"{self.fanout.name}:in")
         for output, ingress in enumerate(self.ingress_ports, start=1):
             optics.patch(f"{self.fanout.name}:{output}", f"{ocs.name}:{ingress}")
-        self.meter = PowerMeter(meter_name, optics, channels=channels, serial=meter_serial)
+        self.meter = PowerMeter(meter_name, optics, channels=channels, serial=meter_serial,
+                                all_ports=kinds.meter_all_ports, logging=kinds.meter_logging,
+                                error_extras=extras)
         self.meter_port = {egress: n for n, egress in enumerate(self.egress_ports, start=1)}
         for egress, port in self.meter_port.items():
             optics.patch(f"{ocs.name}:{egress}", f"{meter_name}:{port}")

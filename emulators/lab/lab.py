@@ -93,7 +93,7 @@ from emulators.cpo.model import SwitchTelemetry, TelemetrySpec, receiver_source
 from emulators.faults import Fault, FaultError, FaultInjector
 from emulators.instruments.laser import TunableLaser
 from emulators.instruments.meter import PowerMeter
-from emulators.instruments.testset import AcceptanceTestSet
+from emulators.instruments.testset import AcceptanceTestSet, InstrumentKinds
 from emulators.lab.backend import LocalBackend
 from emulators.lab.constants import (
     ENDPOINT_FILE,
@@ -277,7 +277,11 @@ class Lab:
             self.optics, ocs, laser_name=spec.laser, meter_name=spec.meter,
             ingress_ports=ingress, egress_ports=egress,
             laser_serial=f"LS{zlib.crc32(spec.laser.encode()) % 10**6:06d}",
-            meter_serial=f"PM{zlib.crc32(spec.meter.encode()) % 10**6:06d}")
+            meter_serial=f"PM{zlib.crc32(spec.meter.encode()) % 10**6:06d}",
+            kinds=InstrumentKinds(laser_range=spec.laser_range,
+                                  meter_all_ports=spec.meter_all_ports,
+                                  meter_logging=spec.meter_logging,
+                                  error_queries=spec.error_queries))
         self.test_sets[spec.ocs] = test_set
         self.instruments[spec.laser] = test_set.laser
         self.instruments[spec.meter] = test_set.meter

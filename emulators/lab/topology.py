@@ -169,6 +169,18 @@ class AcceptanceSpec:
     ocs: str
     laser: str
     meter: str
+    laser_range: bool = True
+    """``false`` models a laser without MIN/MAX range queries (``:SOUR1:WAV? MIN`` is
+    refused -108)."""
+    meter_all_ports: bool = True
+    """``false`` models a meter without the all-ports queries (``:READ:POW:ALL:CSV?``
+    undefined)."""
+    meter_logging: bool = True
+    """``false`` models a meter without logging (its ``:SENS<n>:CHAN1:FUNC`` headers
+    undefined)."""
+    error_queries: str = "all"
+    """``all``: both instruments answer SCPI-99's optional error queries besides
+    ``:SYST:ERR?``; ``next``: ``:SYST:ERR?`` only."""
 
 
 @dataclass(frozen=True)
@@ -574,7 +586,8 @@ def _parse_test_sets(top: Section, source: str, topology: Topology, names: set[s
         key = OLD_TEST_SETS_KEY
     for item, line in _items(top, key):
         section = Section(item, source, "test set entry", line=line)
-        section.reject_unknown({"ocs", "laser", "meter"})
+        section.reject_unknown({"ocs", "laser", "meter", "plain", "laser_range",
+                                "meter_all_ports", "meter_logging", "error_queries"})
         ocs = section.get("ocs", str)
         if ocs not in ocs_names:
             raise section.error("ocs", f"no ocs {ocs!r} in the ocs section")
@@ -591,7 +604,23 @@ def _parse_test_sets(top: Section, source: str, topology: Topology, names: set[s
                 raise section.error(key, f"{name!r} is defined twice")
             names.add(name)
             instruments.append(name)
-        topology.test_sets.append(AcceptanceSpec(ocs, *instruments))
+        topology.test_sets.append(AcceptanceSpec(ocs, *instruments,
+                                                 **_instrument_kind(section)))
+
+
+def _instrument_kind(section: Section) -> dict[str, Any]:
+    """What kind of instruments a ``test_sets`` entry has: ``plain: true`` is a laser and
+    a meter without any optional feature the drivers use (no range queries, no
+    all-ports reading, no logging, ``:SYST:ERR?`` only); each of ``laser_range``,
+    ``meter_all_ports``, ``meter_logging`` and ``error_queries`` given beside it wins."""
+    plain = section.get("plain", bool, default=False)
+    return {
+        "laser_range": section.get("laser_range", bool, default=not plain),
+        "meter_all_ports": section.get("meter_all_ports", bool, default=not plain),
+        "meter_logging": section.get("meter_logging", bool, default=not plain),
+        "error_queries": section.get("error_queries", str, default="next" if plain else "all",
+                                     choices=("all", "next")),
+    }
 
 
 def _parse_links(top: Section, source: str, topology: Topology, names: set[str]) -> None:

@@ -502,8 +502,7 @@ class Characterization:
         self._levels = None
 
     def _read(self) -> dict[int, float | None]:
-        readings = self.meter.read_all_dbm()
-        return {port: readings[port] for port in self._ports}
+        return self.meter.read_all_dbm(self._ports)
 
     def _log(self, window: float) -> None:
         interval = self.settings.log_interval_seconds

@@ -1,9 +1,11 @@
 """``msoctl ocs characterize`` and ``msoctl ocs report``: checks, instruments, journal, progress.
 
 Everything that can be refused is refused before the OCS is changed (exit 2):
-the options, the inventory kinds, the reference file, the ports against the
-OCS's size and the test set, the wavelengths and power against the laser's
-range, a directory holding a different characterization. The launch power
+the options, the inventory kinds, what the instruments lack of what the run needs
+(:data:`RUN_NEEDS`: found when they open, before any of the three devices is
+changed), the reference file, the ports against the OCS's size and the test set,
+the wavelengths and power against the laser's range, a directory holding a
+different characterization. The launch power
 is checked against the OCS's switching-power safety limit (exit 3 without
 ``--force``). The run holds the OCS's lock and is one journaled change; the
 map found before the first step is restored after the last.
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from drivers.errors import SafetyInterlock, ValidationError
+from drivers.errors import SafetyInterlock, Unsupported, ValidationError
 from drivers.ocs import OcsDriver, PortMap
 from drivers.yamlfile import read_text
 from msoctl import safety
@@ -45,6 +47,18 @@ from msoctl.ops.ocs import close_interrupted
 
 if TYPE_CHECKING:  # the instruments' drivers (pyvisa) load when a test set is opened
     from drivers.instruments import LaserDriver, MeterDriver
+
+RUN_NEEDS: dict[str, dict[str, str]] = {
+    "laser": {"range": "ocs characterize checks every wavelength and the launch power "
+                       "against the laser's range before it changes anything"},
+    "meter": {"logging": "ocs characterize times each switching from the meter's logging"},
+}
+"""The optional features (drivers/instruments/commands.py) a characterization needs, by
+instrument; each missing one is named in the refusal. The OCS's optional features are
+not needed: without its LC figures the report lacks the OCS's own switching times and
+factory losses, without power monitors the switching-power check takes the launch
+power alone; a meter without the all-ports query is read port by port."""
+
 
 @dataclass(frozen=True)
 class CharacterizeRequest:
@@ -111,6 +125,21 @@ def _instruments(devices: Devices, request: CharacterizeRequest) -> Iterator[
         yield entry, ocs, laser_entry, laser, meter_entry, meter
 
 
+def _check_needs(laser: LaserDriver, meter: MeterDriver) -> None:
+    """Refuse, naming every feature and instrument, when the laser or the meter lacks
+    what the run needs (:data:`RUN_NEEDS`): their answers when they opened, nothing
+    sent now."""
+    lacking: list[str] = []
+    for kind, driver in (("laser", laser), ("meter", meter)):
+        for key, purpose in RUN_NEEDS[kind].items():
+            try:
+                driver.require(key, purpose)
+            except Unsupported as error:
+                lacking.append(str(error))
+    if lacking:
+        raise Unsupported("; ".join(lacking))
+
+
 def _settings(request: CharacterizeRequest, ocs: OcsDriver, laser: LaserDriver,
               laser_entry: Device, meter_entry: Device) -> Settings:
     from msoctl.acceptance.characterize import choose_ports
@@ -173,6 +202,7 @@ def run_characterization(devices: Devices, journal: Journal, request: Characteri
     _check_timing(request)
     with _instruments(devices, request) as (entry, ocs, laser_entry, laser, meter_entry, meter):
         try:
+            _check_needs(laser, meter)
             settings = _settings(request, ocs, laser, laser_entry, meter_entry)
             state = RunState(request.out_dir)
             fresh = request.restart or not state.exists()
