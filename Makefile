@@ -75,6 +75,7 @@ test-fast: $(STAMP) peers
 
 bench: $(STAMP)
 	$(BIN)/python bench/ocs_remap.py
+	$(BIN)/python bench/ocs_open.py
 	$(BIN)/python bench/amp_poll.py
 	$(BIN)/python bench/switch_fleet.py
 	$(BIN)/python bench/netconf_edit.py
