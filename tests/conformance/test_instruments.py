@@ -3,6 +3,13 @@
 The emulators are reached at the lowest seam, TCP through pyvisa (pyvisa-py),
 so the drivers' SCPI and the emulators' parser both run. The clock is a
 SteppedClock: the OCS's and the meter's waits jump it instead of sleeping.
+
+Every test runs over the full units and the plain ones (a laser without range
+queries, a meter without all-ports reading or logging, both with ``:SYST:ERR?``
+only): what a plain unit lacks is reported, refused before anything is sent, or
+done the standard way instead. No exchange waits out a timeout: after each test
+(but those that cause one on purpose, asking for ``resyncs``) neither instrument
+received a resynchronisation probe.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from drivers.errors import (
     DeviceTimeout,
     DeviceUnreachable,
     ProtocolError,
+    Unsupported,
     ValidationError,
 )
 from drivers.instruments import LaserDriver, MeterDriver, open_laser, open_meter
@@ -32,17 +40,42 @@ from drivers.scpi.block import parse_blocks
 from emulators.clock import SteppedClock
 from emulators.faults import Fault
 from emulators.instruments.acceptancelab import AcceptanceLab
+from emulators.instruments.laser import TunableLaser
 from emulators.instruments.meter import ACCURACY_DB, NOISE_DB, PowerMeter
 from emulators.instruments.scpi import make_meter_interpreter
+from emulators.instruments.testset import FULL, PLAIN, InstrumentKinds
 from emulators.optics.model import OpticalModel, Source
 
 SIZE = 8
 
 
+@pytest.fixture(params=[FULL, PLAIN], ids=["full", "plain"])
+def kinds(request: pytest.FixtureRequest) -> InstrumentKinds:
+    kind: InstrumentKinds = request.param
+    return kind
+
+
 @pytest.fixture
-def lab(tmp_path: Path) -> Iterator[AcceptanceLab]:
-    with AcceptanceLab(tmp_path / "test-set", size=SIZE, clock=SteppedClock()) as running:
+def resyncs() -> bool:
+    """Asked for by a test that makes a session resynchronise on purpose."""
+    return True
+
+
+@pytest.fixture
+def lab(tmp_path: Path, kinds: InstrumentKinds,
+        request: pytest.FixtureRequest) -> Iterator[AcceptanceLab]:
+    with AcceptanceLab(tmp_path / "test-set", size=SIZE, clock=SteppedClock(),
+                       instruments=kinds) as running:
         yield running
+        if "resyncs" not in request.fixturenames:
+            for device in (running.laser, running.meter):
+                assert device.requests.resync_probes() == [], device.name
+
+
+def _changes(device: TunableLaser | PowerMeter) -> list[str]:
+    """The setting commands (and resets) that reached ``device``, by key."""
+    return sorted(key for key, count in device.requests.commands.items()
+                  if count and (key.endswith("_set") or key == "reset"))
 
 
 def _address(lab: AcceptanceLab, name: str) -> str:
@@ -75,12 +108,23 @@ def ocs(lab: AcceptanceLab) -> Iterator[OcsDriver]:
 # ---- the laser ---------------------------------------------------------------------------------
 
 
-def test_laser_identity_range_and_settings(laser: LaserDriver, lab: AcceptanceLab) -> None:
+def test_laser_identity_range_and_settings(laser: LaserDriver, lab: AcceptanceLab,
+                                          kinds: InstrumentKinds) -> None:
     identity = laser.identity()
     assert (identity.manufacturer, identity.serial) == ("MegaScaleOut", lab.laser.serial)
-    limits = laser.range()
-    assert (limits.wavelength_min_nm, limits.wavelength_max_nm) == (1260.0, 1640.0)
-    assert (limits.power_min_dbm, limits.power_max_dbm) == (-10.0, 13.0)
+    assert laser.features().has("range") is kinds.laser_range
+    if kinds.laser_range:
+        limits = laser.range()
+        assert (limits.wavelength_min_nm, limits.wavelength_max_nm) == (1260.0, 1640.0)
+        assert (limits.power_min_dbm, limits.power_max_dbm) == (-10.0, 13.0)
+    else:
+        sent = lab.laser.requests.received
+        with pytest.raises(Unsupported) as caught:
+            laser.range()
+        assert str(caught.value) == ("laser-1: range queries (MIN/MAX) not supported by this "
+                                     "unit (:SOUR1:WAV? MIN is refused, -108 Parameter not "
+                                     "allowed)")
+        assert lab.laser.requests.received == sent  # its answer when it opened
     laser.set_wavelength_nm(1310.5)
     laser.set_power_dbm(7.25)
     laser.set_output(True)
@@ -95,12 +139,23 @@ def test_laser_identity_range_and_settings(laser: LaserDriver, lab: AcceptanceLa
     assert lab.optics.power_dbm("laser-1:out") == -math.inf
 
 
-def test_laser_refuses_out_of_range_before_sending(laser: LaserDriver, lab: AcceptanceLab) -> None:
-    with pytest.raises(ValidationError, match="outside the laser's range"):
+def test_laser_refuses_out_of_range_before_sending(laser: LaserDriver, lab: AcceptanceLab,
+                                                   kinds: InstrumentKinds) -> None:
+    if kinds.laser_range:
+        with pytest.raises(ValidationError, match="outside the laser's range"):
+            laser.set_wavelength_nm(1700.0)
+        with pytest.raises(ValidationError):
+            laser.set_power_dbm(20.0)
+        assert lab.laser.errors_reported == 0  # nothing reached the laser
+        assert _changes(lab.laser) == []
+        return
+    # Without range queries the laser's own check refuses, and nothing changes.
+    with pytest.raises(DeviceRejected, match="-222"):
         laser.set_wavelength_nm(1700.0)
-    with pytest.raises(ValidationError):
+    with pytest.raises(DeviceRejected, match="-222"):
         laser.set_power_dbm(20.0)
-    assert lab.laser.errors_reported == 0  # nothing reached the laser
+    assert (lab.laser.wavelength_nm, lab.laser.power_dbm) == (1550.0, 0.0)
+    assert laser.settings().wavelength_nm == 1550.0
 
 
 def test_laser_rejection_is_typed(laser: LaserDriver) -> None:
@@ -117,8 +172,11 @@ def test_laser_long_forms_and_units(laser: LaserDriver, lab: AcceptanceLab) -> N
     laser.session.change(":source1:power 1.0E-03", "power")  # 1 mW
     assert lab.laser.power_dbm == pytest.approx(0.0)
     assert float(laser.session.query(":SOUR1:POW?")) == pytest.approx(1e-3)
+    assert laser.power_dbm() == pytest.approx(0.0)  # read with the unit it is answered in
+    laser.set_power_dbm(-3.0)  # sent with its unit
+    assert lab.laser.power_unit == 0 and lab.laser.power_dbm == pytest.approx(-3.0)
     laser.session.change(":SOUR1:POW:UNIT DBM", "unit")
-    assert float(laser.session.query(":SOUR1:POW?")) == pytest.approx(0.0)
+    assert float(laser.session.query(":SOUR1:POW?")) == pytest.approx(-3.0)
 
 
 # ---- the meter ---------------------------------------------------------------------------------
@@ -133,10 +191,14 @@ def _light_everything(lab: AcceptanceLab, laser: LaserDriver, ocs: OcsDriver) ->
 
 
 def test_meter_reads_what_arrives_within_its_accuracy(
-        lab: AcceptanceLab, laser: LaserDriver, meter: MeterDriver, ocs: OcsDriver) -> None:
+        lab: AcceptanceLab, laser: LaserDriver, meter: MeterDriver, ocs: OcsDriver,
+        kinds: InstrumentKinds) -> None:
     _light_everything(lab, laser, ocs)
     meter.set_averaging_seconds(0.01)
     readings = meter.read_all_dbm()
+    # All at once where the meter can; else port by port (never the query it lacks).
+    assert lab.meter.requests.commands["read_all"] == (1 if kinds.meter_all_ports else 0)
+    assert lab.meter.requests.commands["read"] == (0 if kinds.meter_all_ports else SIZE)
     for port in range(1, SIZE + 1):
         true = lab.optics.power_dbm(f"pm-1:{port}")
         reading = readings[port]
@@ -176,9 +238,31 @@ def test_meter_settings_per_port(meter: MeterDriver, lab: AcceptanceLab) -> None
         meter.session.change(":SENS99:CHAN1:POW:ATIM 0.1", "averaging")
 
 
+def _refused_without_logging(lab: AcceptanceLab, meter: MeterDriver) -> None:
+    """On a meter without logging: every logging request refused, naming the feature and
+    the probe that found it missing, before anything is sent; none to stop."""
+    sent, commands = lab.meter.requests.received, dict(lab.meter.requests.commands)
+    refusal = (r"^pm-1: power logging not supported by this unit "
+               r"\(:SENS1:CHAN1:FUNC:STAT\? is an undefined header on it\)$")
+    for request in (lambda: meter.configure_logging(100, 1e-3, [1]),
+                    lambda: meter.start_logging([1]), lambda: meter.wait_logging([1]),
+                    lambda: meter.logging_results([1])):
+        with pytest.raises(Unsupported, match=refusal):
+            request()
+    meter.stop_logging([1])
+    assert lab.meter.requests.received == sent and lab.meter.requests.commands == commands
+    assert lab.meter.requests.commands["function_state"] == 1  # the probe, when it opened
+    assert "function_set" not in lab.meter.requests.commands
+    assert lab.meter.logging_state(1) == "NONE,COMPLETE"
+
+
 def test_logging_shows_the_switching_transient(
-        lab: AcceptanceLab, laser: LaserDriver, meter: MeterDriver, ocs: OcsDriver) -> None:
+        lab: AcceptanceLab, laser: LaserDriver, meter: MeterDriver, ocs: OcsDriver,
+        kinds: InstrumentKinds) -> None:
     paths = _light_everything(lab, laser, ocs)
+    if not kinds.meter_logging:
+        _refused_without_logging(lab, meter)
+        return
     interval = 1e-4
     meter.configure_logging(600, interval)
     meter.start_logging()
@@ -200,7 +284,10 @@ def test_logging_shows_the_switching_transient(
 
 
 def test_logging_refuses_settings_while_running_and_results_before(
-        meter: MeterDriver) -> None:
+        lab: AcceptanceLab, meter: MeterDriver, kinds: InstrumentKinds) -> None:
+    if not kinds.meter_logging:
+        _refused_without_logging(lab, meter)
+        return
     with pytest.raises(DeviceRejected, match="-221"):
         meter.session.change(":SENS1:CHAN1:FUNC:RES?", "results")  # no logging yet
     meter.configure_logging(100, 1e-3, [1])
@@ -213,22 +300,26 @@ def test_logging_refuses_settings_while_running_and_results_before(
     assert meter.session.query(":SENS1:CHAN1:FUNC:STAT?") == "NONE,COMPLETE"
 
 
-def test_logging_must_fit_the_timeout(meter: MeterDriver) -> None:
-    with pytest.raises(ValidationError, match="outlast"):
-        meter.configure_logging(100_000, 1e-4)  # 10 s against a 2 s timeout
+def test_logging_must_fit_the_timeout(meter: MeterDriver, kinds: InstrumentKinds) -> None:
+    # 10 s against a 2 s timeout; on a meter without logging, that comes first.
+    with pytest.raises(ValidationError, match="outlast" if kinds.meter_logging
+                       else "power logging not supported") as caught:
+        meter.configure_logging(100_000, 1e-4)
+    assert isinstance(caught.value, Unsupported) is not kinds.meter_logging
 
 
 # ---- errors through the one hierarchy --------------------------------------------------------
 
 
-def test_garbled_reply_is_a_protocol_error(meter: MeterDriver, lab: AcceptanceLab) -> None:
+def test_garbled_reply_is_a_protocol_error(meter: MeterDriver, lab: AcceptanceLab,
+                                           resyncs: bool) -> None:
     lab.meter.faults.inject(Fault("garbage", count=1))
     with pytest.raises(ProtocolError):
         meter.identity()
     assert meter.identity().serial == lab.meter.serial  # resynchronised
 
 
-def test_silence_is_a_timeout(lab: AcceptanceLab) -> None:
+def test_silence_is_a_timeout(lab: AcceptanceLab, resyncs: bool) -> None:
     laser = open_laser("laser-1", "visa", _address(lab, "laser-1"), timeout_seconds=0.3)
     try:
         lab.laser.faults.inject(Fault("freeze"))
@@ -250,11 +341,16 @@ def test_nothing_listening_is_unreachable() -> None:
                    timeout_seconds=1.0)
 
 
-def test_serial_transport_reaches_the_meter(lab: AcceptanceLab) -> None:
+def test_serial_transport_reaches_the_meter(lab: AcceptanceLab, kinds: InstrumentKinds) -> None:
     port = _address(lab, "pm-1").split("::")[2]
     meter = open_meter("pm-1", "serial", f"socket://127.0.0.1:{port}", channels=SIZE,
                        timeout_seconds=2.0)
     try:
+        readings = meter.read_all_dbm([1, 2])
+        assert list(readings) == [1, 2] and all(v is not None for v in readings.values())
+        if not kinds.meter_logging:
+            _refused_without_logging(lab, meter)
+            return
         meter.configure_logging(300, 1e-4, [1, 2])
         meter.start_logging([1, 2])
         meter.wait_logging([1, 2])
