@@ -5,6 +5,13 @@ the vendor page's monitors and controls, which sit side by side from byte 128
 so that one read also verifies the page select). Every write is read back.
 Gain changes larger than ``max_step_db`` are ramped so downstream receivers
 see no transient.
+
+The vendor page B0h is the project's own, and CMIS does not advertise custom
+pages: it is read only on a module that identifies as one that carries it
+(:data:`drivers.amp.vendor_page.CARRIERS`). On any other CMIS module the driver
+reads the standard part alone (identity, state, the monitors page 01h
+advertises, lanes), its amplifier values are ``None``, and every change that
+needs the page is refused (ValidationError) before anything is written.
 """
 
 from __future__ import annotations
@@ -13,9 +20,18 @@ import math
 from typing import Any
 
 from drivers.amp import vendor_page as vp
-from drivers.amp.types import AmpCapabilities, AmpMonitors, AmpPath, AmpSettings, AmpStatus
+from drivers.amp.types import (
+    NO_CAPABILITIES,
+    NO_MONITORS,
+    NO_SETTINGS,
+    AmpCapabilities,
+    AmpMonitors,
+    AmpPath,
+    AmpSettings,
+    AmpStatus,
+)
 from drivers.cmis.fields import Field
-from drivers.cmis.module import CmisModule, LaneStatus
+from drivers.cmis.module import CmisModule, LaneStatus, ModuleIdentity
 from drivers.errors import ValidationError, VerificationFailed
 
 DEFAULT_SLEW_DB_PER_SECOND = 10.0
@@ -30,11 +46,49 @@ def _bits(raw: Any, names: dict[int, str]) -> tuple[str, ...]:
     return tuple(name for bit, name in names.items() if raw >> bit & 1)
 
 
+def carries_vendor_page(identity: ModuleIdentity) -> bool:
+    """Whether a module of this identity carries the vendor page (vendor_page.CARRIERS)."""
+    return vp.carried_by(identity.vendor, identity.part_number)
+
+
+AMPLIFIER_PAGE = "amplifier_page"
+"""The name of the vendor page in :meth:`AmpDriver.supported`."""
+
+
 class AmpDriver:
     def __init__(self, module: CmisModule):
         self.module = module
         self.name = module.name
         self._capabilities: AmpCapabilities | None = None
+        module.extra_pages_if = carries_vendor_page
+
+    def has_amplifier_page(self) -> bool:
+        """Whether the module carries the vendor page B0h: paged memory, and page 00h names
+        a module that has it. Reads page 00h once (the identity is kept)."""
+        return vp.PAGE in self.module.extra_pages and self.module.has_extra_pages()
+
+    def require_amplifier_page(self, what: str) -> None:
+        """Refuse (ValidationError, before anything is written) ``what`` on a module that
+        does not carry the vendor page."""
+        if self.has_amplifier_page():
+            return
+        identity = self.module.identity()
+        raise ValidationError(
+            f"{what} needs the amplifier page (B0h), which this module does not carry: it "
+            f"identifies as {identity.vendor or '?'} {identity.part_number or '?'}, and CMIS "
+            "does not advertise custom pages", device=self.name)
+
+    def supported(self) -> tuple[str, ...]:
+        """The features found: ``tx_disable`` and the monitors page 01h advertises
+        (``temperature_monitor``, ``vcc_monitor``, ``rx_power_monitor``, ...), and
+        ``amplifier_page`` where the module carries the vendor page."""
+        features = self.module.features()
+        found = ["tx_disable"] if features.tx_disable else []
+        found += [f"{name}_monitor" for name in (*features.module_monitors,
+                                                  *features.lane_monitors)]
+        if self.has_amplifier_page():
+            found.append(AMPLIFIER_PAGE)
+        return tuple(found)
 
     def close(self) -> None:
         self.module.close()
@@ -48,6 +102,9 @@ class AmpDriver:
     # ---- reading -------------------------------------------------------------------
 
     def capabilities(self) -> AmpCapabilities:
+        """The vendor page's ranges, read once; all ``None`` without the page."""
+        if self._capabilities is None and not self.has_amplifier_page():
+            self._capabilities = NO_CAPABILITIES
         if self._capabilities is None:
             v = self.module.read_fields(vp.CAPABILITIES)
             pumps = v["pump_count"]
@@ -65,9 +122,15 @@ class AmpDriver:
                        vp.ALS_RESTART_PULSE, vp.LOS_THRESHOLD)
 
     def status(self) -> AmpStatus:
-        """One poll: module state, temperature, Vcc, amplifier monitors and settings."""
+        """One poll: module state, the temperature and Vcc the module implements, amplifier
+        monitors and settings (``None`` without the vendor page, which is then not read)."""
+        if not self.has_amplifier_page():
+            values = self.module.read_fields(self.module.status_fields())
+            return AmpStatus(module=self.module.status_from(values),
+                             identity=self.module.identity(), settings=NO_SETTINGS,
+                             monitors=NO_MONITORS, amplifier_page=False)
         values = self.module.read_fields(
-            [*CmisModule.STATUS_FIELDS, *vp.MONITORS, *self.SETTINGS_FIELDS])
+            [*self.module.status_fields(), *vp.MONITORS, *self.SETTINGS_FIELDS])
         return AmpStatus(
             module=self.module.status_from(values),
             identity=self.module.identity(),
@@ -76,6 +139,9 @@ class AmpDriver:
         )
 
     def settings(self) -> AmpSettings:
+        """The vendor page's controls; all ``None`` (nothing read) without the page."""
+        if not self.has_amplifier_page():
+            return NO_SETTINGS
         return self._settings(self.module.read_fields(self.SETTINGS_FIELDS))
 
     def _settings(self, v: dict[str, Any]) -> AmpSettings:
@@ -128,7 +194,10 @@ class AmpDriver:
         return self._path(self.module.set_tx_disabled([OPTICAL_PATH_LANE], disabled))
 
     def read_and_clear_flags(self) -> dict[str, bool]:
-        """Every latched flag of the module and the amplifier; reading clears them."""
+        """Every latched flag of the module and the amplifier (the latter only where the
+        module carries the vendor page); reading clears them."""
+        if not self.has_amplifier_page():
+            return self.module.read_and_clear_flags()
         return self.module.read_and_clear_flags([(vp.AMP_FLAGS, vp.FLAG_BITS)])
 
     # ---- writing -----------------------------------------------------------------------
@@ -153,6 +222,7 @@ class AmpDriver:
                                          device=self.name)
 
     def _control_byte(self) -> int:
+        self.require_amplifier_page("the amplifier control byte")
         raw = self.module.read_fields([vp.AMP_CONTROL])["amp_control"]
         if not isinstance(raw, int):
             raise VerificationFailed("amplifier control byte unreadable", device=self.name)
@@ -162,7 +232,12 @@ class AmpDriver:
                       output_power_dbm: float | None = None,
                       tilt_db: float | None = None) -> None:
         """Refuse (ValidationError) targets outside what the module advertises or what
-        their register can hold."""
+        their register can hold, and any target on a module without the vendor page."""
+        for what, value in (("setting the gain", gain_db),
+                            ("setting the output power", output_power_dbm),
+                            ("setting the tilt", tilt_db)):
+            if value is not None:
+                self.require_amplifier_page(what)
         caps = self.capabilities()
         for what, value, low, high, unit, register in (
             ("gain", gain_db, caps.gain_min_db, caps.gain_max_db, "dB", vp.TARGET_GAIN),
@@ -190,6 +265,7 @@ class AmpDriver:
         code = next((c for c, name in vp.MODES.items() if name == mode), None)
         if code is None:
             raise ValidationError(f"mode must be one of {', '.join(vp.MODES.values())}")
+        self.require_amplifier_page("setting the mode")
         control = self._control_byte()
         wanted = control & ~vp.MODE.mask | code << vp.MODE.shift
         self.module.write_raw(vp.PAGE, vp.AMP_CONTROL.offset, bytes((wanted & 0xFF,)))
@@ -197,6 +273,7 @@ class AmpDriver:
             raise VerificationFailed(f"mode did not change to {mode}", device=self.name)
 
     def set_output_enabled(self, enabled: bool) -> None:
+        self.require_amplifier_page("the amplifier's output enable")
         control = self._control_byte()
         wanted = control | vp.OUTPUT_ENABLE.mask if enabled else control & ~vp.OUTPUT_ENABLE.mask
         self.module.write_raw(vp.PAGE, vp.AMP_CONTROL.offset, bytes((wanted & 0xFF,)))
@@ -242,6 +319,7 @@ class AmpDriver:
         code = next((c for c, name in vp.ALS_MODES.items() if name == mode), None)
         if code is None:
             raise ValidationError(f"ALS mode must be one of {', '.join(vp.ALS_MODES.values())}")
+        self.require_amplifier_page("setting the ALS mode")
         self._write([(vp.ALS_MODE, code)])
 
     def set_als_timings(self, *, los_soak_seconds: float | None = None,
@@ -258,7 +336,11 @@ class AmpDriver:
                           restart_interval_seconds: float | None = None,
                           restart_pulse_seconds: float | None = None,
                           ) -> list[tuple[Field, float | int]]:
-        """The writes the given timings make; ValidationError for one out of range."""
+        """The writes the given timings make; ValidationError for one out of range, or for
+        any on a module without the vendor page."""
+        if any(v is not None for v in (los_soak_seconds, restart_interval_seconds,
+                                       restart_pulse_seconds)):
+            self.require_amplifier_page("setting the ALS timings")
         changes: list[tuple[Field, float | int]] = []
         for item, value, low, high in (
             (vp.ALS_LOS_SOAK, los_soak_seconds, 0.001, 60.0),
@@ -275,6 +357,7 @@ class AmpDriver:
 
     def restart(self) -> None:
         """Ask for one ALS restart pulse (the manual restart)."""
+        self.require_amplifier_page("an ALS restart")
         self.module.write_raw(vp.PAGE, vp.ALS_COMMAND.offset, bytes((vp.ALS_RESTART_NOW,)))
 
     def dump(self, page: int) -> bytes:

@@ -9,6 +9,9 @@ from drivers.cmis.module import ModuleIdentity, ModuleStatus
 
 @dataclass(frozen=True)
 class AmpCapabilities:
+    """The vendor page's ranges (B0h 176-188); every value ``None`` on a module without
+    the page."""
+
     gain_min_db: float | None
     gain_max_db: float | None
     output_power_max_dbm: float | None
@@ -20,6 +23,8 @@ class AmpCapabilities:
 
 @dataclass(frozen=True)
 class AmpSettings:
+    """The vendor page's controls as read; every value ``None`` on a module without it."""
+
     mode: str | None  # "gain" (constant gain) or "power" (constant output power)
     output_enabled: bool | None
     target_gain_db: float | None
@@ -34,6 +39,8 @@ class AmpSettings:
 
 @dataclass(frozen=True)
 class AmpMonitors:
+    """The vendor page's monitors; ``None`` (no pump, no condition) without the page."""
+
     input_power_dbm: float | None
     output_power_dbm: float | None
     gain_db: float | None
@@ -60,3 +67,11 @@ class AmpStatus:
     identity: ModuleIdentity
     settings: AmpSettings
     monitors: AmpMonitors
+    amplifier_page: bool = True
+    """Whether the module carries the vendor page B0h (it identifies as one that does);
+    without it, ``settings`` and ``monitors`` hold ``None`` only and nothing of B0h was read."""
+
+
+NO_CAPABILITIES = AmpCapabilities(None, None, None, None, None, None, None)
+NO_SETTINGS = AmpSettings(None, None, None, None, None, None, None, None, None, None)
+NO_MONITORS = AmpMonitors(None, None, None, None, (), None, None, None, ())

@@ -54,6 +54,11 @@ no poll reads through them. Other bytes are reserved and read 0.
 
 The page number B0h lies in the range CMIS leaves to the vendor (verify
 against the CMIS revision a real module claims before relying on it).
+
+CMIS does not advertise custom pages (page 01h byte 142 covers none of them), so
+a host cannot ask a module whether it has this one. The driver reads it only on a
+module that identifies, on page 00h, as one that carries it (:data:`CARRIERS`);
+on any other CMIS module it reads the standard pages alone.
 """
 
 from drivers.cmis.fields import Field
@@ -61,6 +66,18 @@ from drivers.cmis.fields import Field
 PAGE = 0xB0
 P = PAGE
 NO_READING = -32768
+
+CARRIERS: tuple[tuple[str, str], ...] = (
+    ("MegaScaleOut", "MSO-EDFA-"),
+)
+"""The modules that carry this page, as page 00h names them: (vendor name, bytes 129-144,
+exactly; the start of the part number, bytes 148-163)."""
+
+
+def carried_by(vendor: str | None, part_number: str | None) -> bool:
+    """Whether a module of this vendor name and part number carries the page."""
+    return vendor is not None and part_number is not None and any(
+        vendor == name and part_number.startswith(prefix) for name, prefix in CARRIERS)
 
 AMP_CONTROL = Field("amp_control", P, 146, access="rw")
 OUTPUT_ENABLE = Field("output_enable", P, 146, kind="bits", mask=0x01, access="rw")

@@ -2,9 +2,10 @@
 
 Decoding only (bytes in, typed values out); :class:`~drivers.cmis.module.CmisModule`
 reads the bytes. Sources: CMIS 5.2 section 8.2 (lower memory: MediaType, byte 85,
-and the application descriptors, bytes 86-117) and section 8.4 (page 01h:
-supported pages, byte 142; controls, 155; flags, 157-158; monitors, 159-160;
-media lane assignment, 176-183).
+and the application descriptors, bytes 86-117), section 8.3 (page 00h: the media
+lanes a module has, byte 210) and section 8.4 (page 01h: supported pages, byte
+142; module characteristics, 145; Rx characteristics, 151; controls, 155; flags,
+157-158; monitors, 159-160; media lane assignment, 176-183).
 """
 
 from __future__ import annotations
@@ -111,6 +112,10 @@ class Advertisement:
     dp_deinit_seconds: float
     dp_tx_turn_on_seconds: float
     dp_tx_turn_off_seconds: float
+    media_lanes: tuple[int, ...]  # page 00h byte 210: the media lanes (1-8) the module has
+    cooled: bool | None  # page 01h byte 145 bit 7: a cooled (TEC-held) transmitter
+    rx_power_measurement: str | None  # 01h:151 bit 4: "average power" or "OMA"
+    rx_los_measurement: str | None  # 01h:151 bit 3: what Rx LOS responds to, likewise
 
 
 def media_type_name(raw: int | None) -> str | None:

@@ -81,10 +81,94 @@ application descriptors come from. 06h-3Fh reserved, 40h-8Fh custom, 90h-FFh res
 
 END_OF_APPLICATIONS = 0xFF
 """A HostInterfaceID of FFh ends the application list (CMIS 5.2 section 8.2, application
-advertising)."""
+advertising; SFF-8024 Table 4-5, "End of list")."""
 
 UNDEFINED_INTERFACE = 0x00
-"""SFF-8024 host electrical and media interface code 00h: undefined."""
+"""SFF-8024 host electrical and media interface code 00h: undefined. CMIS ends the list
+at FFh only, but host readers (SONiC's sonic_xcvr, for one) take 00h as the end too."""
+
+CUSTOM_INTERFACE_IDS = range(0xC0, 0xFF)
+"""SFF-8024 Tables 4-5 (host electrical interface IDs) and 4-6..4-10 (media interface IDs):
+C0h-FEh are left to the vendor (custom). The tables have no code for a module without a
+host electrical data path, nor for an optical amplifier's media side."""
+
+
+def interface_id_name(code: int | None) -> str | None:
+    """A host or media interface ID as a host reader classes it: ``undefined`` (00h),
+    ``custom (0x..)`` (C0h-FEh: what it means is the module maker's), ``end of list`` (FFh),
+    else ``0x..``, a code of the SFF-8024 tables, which this driver does not name; ``None``
+    if no value."""
+    if code is None:
+        return None
+    if code == UNDEFINED_INTERFACE:
+        return "undefined"
+    if code in CUSTOM_INTERFACE_IDS:
+        return f"custom (0x{code:02x})"
+    if code == END_OF_APPLICATIONS:
+        return "end of list"
+    return f"0x{code:02x}"
+
+
+CONNECTOR_TYPES: dict[int, str] = {
+    0x00: "unknown",
+    0x01: "SC",
+    0x02: "Fibre Channel style 1 copper",
+    0x03: "Fibre Channel style 2 copper",
+    0x04: "BNC/TNC",
+    0x05: "Fibre Channel coax headers",
+    0x06: "Fiber Jack",
+    0x07: "LC",
+    0x08: "MT-RJ",
+    0x09: "MU",
+    0x0A: "SG",
+    0x0B: "optical pigtail",
+    0x0C: "MPO 1x12",
+    0x0D: "MPO 2x16",
+    0x20: "HSSDC II",
+    0x21: "copper pigtail",
+    0x22: "RJ45",
+    0x23: "no separable connector",
+    0x24: "MXC 2x16",
+    0x25: "CS",
+    0x26: "SN",
+    0x27: "MPO 2x12",
+    0x28: "MPO 1x16",
+}
+"""Page 00h byte 203, the connector type: SFF-8024 rev 4.x Table 4-3 (Connector Types).
+0Eh-1Fh and 29h-7Fh are reserved, 80h-FFh vendor specific."""
+
+VENDOR_CONNECTORS = range(0x80, 0x100)
+
+
+def connector_name(raw: int | None) -> str | None:
+    if raw is not None and raw in VENDOR_CONNECTORS:
+        return f"vendor specific (0x{raw:02x})"
+    return name_of(CONNECTOR_TYPES, raw)
+
+
+MEDIA_INTERFACE_TECHNOLOGIES: dict[int, str] = {
+    0x00: "850 nm VCSEL",
+    0x01: "1310 nm VCSEL",
+    0x02: "1550 nm VCSEL",
+    0x03: "1310 nm FP",
+    0x04: "1310 nm DFB",
+    0x05: "1550 nm DFB",
+    0x06: "1310 nm EML",
+    0x07: "1550 nm EML",
+    0x08: "others",
+    0x09: "1490 nm DFB",
+    0x0A: "copper cable, unequalized",
+    0x0B: "copper cable, passive equalized",
+    0x0C: "copper cable, near and far end limiting active equalizers",
+    0x0D: "copper cable, far end limiting active equalizers",
+    0x0E: "copper cable, near end limiting active equalizers",
+    0x0F: "copper cable, linear active equalizers",
+    0x10: "C-band tunable laser",
+    0x11: "L-band tunable laser",
+}
+"""Page 00h byte 212, the media interface technology: CMIS 5.2 section 8.3 (page 00h), the
+table of Media Interface Technology encodings; 12h-FFh are reserved. 00h is "850 nm VCSEL",
+not "unknown": a module that leaves the byte at 0 says it is a multimode laser."""
 
 
 def name_of(table: dict[int, str], value: int | None) -> str | None:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from drivers.cmis import codes
 from drivers.cmis.advertisement import (
@@ -59,6 +59,9 @@ class ModuleIdentity:
     firmware: str | None
     power_class: int | None
     max_power_watts: float | None
+    connector: str | None  # page 00h 203, SFF-8024 Table 4-3: "LC", ...
+    media_interface_technology: str | None  # page 00h 212: "others", "1550 nm DFB", ...
+    checksum_valid: bool | None  # page 00h 222 against bytes 128-221; None: unreadable
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,31 @@ class Threshold:
             if limit is not None and (value > limit if above else value < limit):
                 return name
         return None
+
+
+@dataclass(frozen=True)
+class Features:
+    """What page 01h bytes 155-160 advertise that decides what the driver reads and writes:
+    Tx disable, and which module and lane monitors are implemented (CMIS 5.2 section 8.4).
+    A flat-memory module has no page 01h and advertises none of them."""
+
+    tx_disable: bool
+    module_monitors: tuple[str, ...]  # page01.MODULE_MONITOR_BITS names
+    lane_monitors: tuple[str, ...]  # page01.LANE_MONITOR_BITS names
+    tx_bias_multiplier: int | None  # byte 160 bits 4-3: the Tx bias step is 2 uA times this
+
+
+NO_FEATURES = Features(False, (), (), None)
+
+
+@dataclass(frozen=True)
+class LaneMonitors:
+    """Lane 1's monitors (page 11h); ``None`` for a monitor the module does not implement
+    (page 01h byte 160), which is then not read."""
+
+    tx_bias_milliamperes: float | None
+    tx_power_milliwatts: float | None
+    rx_power_milliwatts: float | None
 
 
 @dataclass(frozen=True)
@@ -142,10 +170,24 @@ class CmisModule:
         self.sleep = sleep
         self.monotonic = monotonic
         self._identity: ModuleIdentity | None = None
+        self._features: Features | None = None
         self._durations: Durations | None = None
         self._pages: PageSet | None = None
         self._flat: bool | None = None
         self._extra_pages = frozenset(f.page for f in extra_fields if f.page != LOWER)
+        self.extra_pages = self._extra_pages
+        """The custom pages of ``extra_fields``."""
+        self.extra_pages_if: Callable[[ModuleIdentity], bool] | None = None
+        """Custom pages (those of ``extra_fields``) are not advertised by CMIS: when this is
+        set, the module has them only if its identity (page 00h) passes it; unset, it is
+        taken to have them (a caller that knows the module)."""
+
+    def has_extra_pages(self) -> bool:
+        """Whether the module has the pages of ``extra_fields``: paged memory, and an
+        identity that ``extra_pages_if`` accepts (reads page 00h once, if it is set)."""
+        if not self._extra_pages or self._flat_memory():
+            return False
+        return self.extra_pages_if is None or self.extra_pages_if(self.identity())
 
     def close(self) -> None:
         self.io.close()
@@ -191,8 +233,8 @@ class CmisModule:
             if not flat:
                 with self._named():
                     supported = self.io.read(page01.P, page01.SUPPORTED_PAGES.offset, 1)[0]
-            self._pages = page_set(flat=flat, supported_pages=supported,
-                                   extra=self._extra_pages)
+            extra = self._extra_pages if not flat and self.has_extra_pages() else frozenset()
+            self._pages = page_set(flat=flat, supported_pages=supported, extra=extra)
         return self._pages
 
     def _flat_memory(self) -> bool:
@@ -215,9 +257,17 @@ class CmisModule:
         """
         if page == LOWER or (page == 0x00 and bank == 0):
             return
-        if not self._flat_memory() and bank == 0 and (
-                page in ALWAYS_PAGED or page in self._extra_pages):
+        if not self._flat_memory() and bank == 0 and page in ALWAYS_PAGED:
             return
+        if page in self._extra_pages and bank == 0 and not self._flat_memory():
+            if self.has_extra_pages():
+                return
+            identity = self.identity()
+            raise ValidationError(
+                f"page {page:02X}h is a custom page that this module does not carry: CMIS "
+                f"does not advertise custom pages, and the module identifies as "
+                f"{identity.vendor or '?'} {identity.part_number or '?'}, not as one that "
+                f"has it", device=self.name)
         known = self.pages()
         if not known.has(page, bank):
             listed = ", ".join(f"{p:02X}h" for p in sorted(known.pages))
@@ -240,11 +290,16 @@ class CmisModule:
 
     def identity(self) -> ModuleIdentity:
         if self._identity is None:
+            hardware = [] if self._flat_memory() else [page01.HARDWARE_MAJOR,
+                                                       page01.HARDWARE_MINOR]
             v = self.read_fields([lower.IDENTIFIER, lower.REVISION_MAJOR, lower.REVISION_MINOR,
                                   lower.FIRMWARE_MAJOR, lower.FIRMWARE_MINOR, *page00.FIELDS,
-                                  page01.HARDWARE_MAJOR, page01.HARDWARE_MINOR])
+                                  *hardware])
             major, minor = v["revision_major"], v["revision_minor"]
             power_class = v["power_class"]
+            covered, stated = v["checksummed"], v["page_checksum"]
+            valid = None if covered is None or stated is None else \
+                page00.checksum(bytes.fromhex(covered)) == stated
             self._identity = ModuleIdentity(
                 identifier=codes.name_of(codes.IDENTIFIERS, v["identifier"]),
                 cmis_revision=None if major is None else f"{major}.{minor}",
@@ -252,18 +307,36 @@ class CmisModule:
                 vendor_oui=v["vendor_oui"],
                 part_number=v["part_number"] or None,
                 vendor_revision=v["revision"] or None,
-                hardware_revision=f"{v['hardware_major']}.{v['hardware_minor']}",
+                hardware_revision=None if not hardware else
+                f"{v['hardware_major']}.{v['hardware_minor']}",
                 serial=v["serial"] or None,
                 date_code=v["date_code"] or None,
                 clei=v["clei"] or None,
                 firmware=f"{v['firmware_major']}.{v['firmware_minor']}",
                 power_class=None if power_class is None else int(power_class) + 1,
                 max_power_watts=v["max_power"],
+                connector=codes.connector_name(v["connector_type"]),
+                media_interface_technology=codes.name_of(codes.MEDIA_INTERFACE_TECHNOLOGIES,
+                                                         v["media_interface_technology"]),
+                checksum_valid=valid,
             )
         return self._identity
 
     STATUS_FIELDS = (lower.MODULE_STATE, lower.INTERRUPT_DEASSERTED, lower.TEMPERATURE,
                      lower.VCC)
+    """Every field a status may read; :meth:`status_fields` leaves out the monitors the
+    module does not implement."""
+
+    MODULE_MONITOR_FIELDS: ClassVar[dict[str, Field]] = {"temperature": lower.TEMPERATURE,
+                                                         "vcc": lower.VCC}
+
+    def status_fields(self) -> tuple[Field, ...]:
+        """The fields of a status read: the module state, and temperature and Vcc only where
+        page 01h byte 159 says the module implements them (a monitor it does not implement
+        reads as whatever the module leaves there: it is not read, and is ``None``)."""
+        implemented = self.features().module_monitors
+        return (lower.MODULE_STATE, lower.INTERRUPT_DEASSERTED,
+                *(f for name, f in self.MODULE_MONITOR_FIELDS.items() if name in implemented))
 
     def status_from(self, values: dict[str, Any]) -> ModuleStatus:
         state = codes.name_of(codes.MODULE_STATES, values.get("module_state"))
@@ -281,7 +354,7 @@ class CmisModule:
         )
 
     def status(self) -> ModuleStatus:
-        return self.status_from(self.read_fields(self.STATUS_FIELDS))
+        return self.status_from(self.read_fields(self.status_fields()))
 
     def state(self) -> str | None:
         state: str | None = codes.name_of(codes.MODULE_STATES,
@@ -291,9 +364,16 @@ class CmisModule:
     # ---- thresholds and flags ------------------------------------------------------------
 
     def thresholds(self) -> dict[str, Threshold]:
-        values = self.read_fields(page02.FIELDS)
+        """The page 02h thresholds of the monitors the module implements (page 01h bytes
+        159-160), by group; page 02h is not read at all when it implements none."""
+        features = self.features()
+        implemented = {*features.module_monitors, *features.lane_monitors}
+        groups = {group: fields for group, fields in page02.GROUPS.items()
+                  if group in implemented}
+        values = self.read_fields([f for fields in groups.values() for f in fields]) \
+            if groups else {}
         return {group: Threshold(*(values[f.name] for f in fields))
-                for group, fields in page02.GROUPS.items()}
+                for group, fields in groups.items()}
 
     def read_and_clear_flags(self, extra: Iterable[tuple[Field, dict[int, str]]] = ()) -> \
             dict[str, bool]:
@@ -310,7 +390,9 @@ class CmisModule:
 
     # ---- advertisement and lanes -----------------------------------------------------------
 
-    ADVERTISEMENT_FIELDS = (lower.MEDIA_TYPE, lower.APPLICATIONS, page01.SUPPORTED_PAGES,
+    ADVERTISEMENT_FIELDS = (lower.MEDIA_TYPE, lower.APPLICATIONS, page00.MEDIA_LANE_INFO,
+                            page01.SUPPORTED_PAGES, page01.MODULE_CHARACTERISTICS,
+                            page01.RX_CHARACTERISTICS,
                             page01.DP_INIT_DURATION, page01.DP_DEINIT_DURATION,
                             page01.CONTROLS_SUPPORT, page01.TX_FLAGS_SUPPORT,
                             page01.RX_FLAGS_SUPPORT, page01.MODULE_MONITOR_SUPPORT,
@@ -327,6 +409,8 @@ class CmisModule:
         lanes = bytes.fromhex(v["media_lane_assignment"]) if v["media_lane_assignment"] else b""
         controls, tx_flags, rx_flags = (v["controls_support"], v["tx_flags_support"],
                                         v["rx_flags_support"])
+        unsupported, characteristics, rx = (v["media_lane_info"], v["module_characteristics"],
+                                            v["rx_characteristics"])
         return Advertisement(
             media_type=media_type_name(v["media_type"]),
             applications=decode_applications(descriptors, lanes),
@@ -344,6 +428,14 @@ class CmisModule:
             dp_deinit_seconds=duration_seconds(v["dp_deinit_duration"]),
             dp_tx_turn_on_seconds=duration_seconds(v["dp_tx_turn_on_duration"]),
             dp_tx_turn_off_seconds=duration_seconds(v["dp_tx_turn_off_duration"]),
+            media_lanes=() if not isinstance(unsupported, int) else tuple(
+                lane + 1 for lane in range(codes.LANES) if not unsupported >> lane & 1),
+            cooled=None if not isinstance(characteristics, int)
+            else bool(characteristics & page01.COOLING_IMPLEMENTED),
+            rx_power_measurement=None if not isinstance(rx, int)
+            else "average power" if rx & page01.RX_POWER_AVERAGE else "OMA",
+            rx_los_measurement=None if not isinstance(rx, int)
+            else "average power" if rx & page01.RX_LOS_AVERAGE else "OMA",
         )
 
     LANE_FIELDS = (page11.DATA_PATH_STATES, page11.ACTIVE_CONTROL_SET, page10.TX_DISABLE)
@@ -393,6 +485,51 @@ class CmisModule:
                                      device=self.name)
         return after
 
+    FEATURE_FIELDS = (page01.CONTROLS_SUPPORT, page01.MODULE_MONITOR_SUPPORT,
+                      page01.LANE_MONITOR_SUPPORT)
+
+    def features(self) -> Features:
+        """Tx disable and the module and lane monitors page 01h advertises (bytes 155-160,
+        one read), kept until a reset; a flat-memory module has none and is not asked."""
+        if self._features is None:
+            if self._flat_memory():
+                self._features = NO_FEATURES
+            else:
+                v = self.read_fields(self.FEATURE_FIELDS)
+                controls, lanes = v["controls_support"], v["lane_monitor_support"]
+                self._features = Features(
+                    tx_disable=bool(isinstance(controls, int)
+                                    and controls & page01.TX_DISABLE_IMPLEMENTED),
+                    module_monitors=bit_names(v["module_monitor_support"],
+                                              page01.MODULE_MONITOR_BITS),
+                    lane_monitors=bit_names(lanes, page01.LANE_MONITOR_BITS),
+                    tx_bias_multiplier=page01.TX_BIAS_MULTIPLIERS.get(
+                        lanes >> page01.TX_BIAS_SCALING_SHIFT & 0x03)
+                    if isinstance(lanes, int) else None,
+                )
+        return self._features
+
+    LANE_MONITOR_FIELDS: ClassVar[dict[str, Field]] = {
+        "tx_bias": page11.TX_BIAS_LANE1, "tx_power": page11.TX_POWER_LANE1,
+        "rx_power": page11.RX_POWER_LANE1}
+
+    def lane_monitors(self) -> LaneMonitors:
+        """Lane 1's Tx bias, Tx power and Rx power (page 11h), each read only where page 01h
+        byte 160 says the module implements it, else ``None``; page 11h is not read at all
+        when it implements none. The Tx bias is scaled by byte 160 bits 4-3."""
+        features = self.features()
+        wanted = {name: f for name, f in self.LANE_MONITOR_FIELDS.items()
+                  if name in features.lane_monitors}
+        v = self.read_fields(wanted.values()) if wanted else {}
+        bias = v.get(page11.TX_BIAS_LANE1.name)
+        multiplier = features.tx_bias_multiplier
+        return LaneMonitors(
+            tx_bias_milliamperes=None if bias is None or multiplier is None
+            else round(bias * multiplier, 6),
+            tx_power_milliwatts=v.get(page11.TX_POWER_LANE1.name),
+            rx_power_milliwatts=v.get(page11.RX_POWER_LANE1.name),
+        )
+
     # ---- state machine ---------------------------------------------------------------------
 
     def durations(self) -> Durations:
@@ -428,6 +565,7 @@ class CmisModule:
         if callable(forget):
             forget()
         self._identity = None
+        self._features = None
         self._pages = self._flat = None
         return self.wait_for_state({"ModuleReady", "ModuleLowPwr", "ModuleFault"},
                                    durations.power_down_seconds + durations.power_up_seconds,

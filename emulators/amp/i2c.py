@@ -19,7 +19,10 @@ each:
   START + address (10 bit times) when the host gives up.
 
 Every transaction that went on the bus is counted in :attr:`I2cSlave.stats`,
-failed ones too; bytes only when they were moved.
+failed ones too; bytes only when they were moved. The stats also count, per
+page, the selects a host wrote (byte 127, accepted or not) and the reads that
+moved bytes of an upper page (by the page that was selected), so that a test
+can tell which pages a host asked for and which it read.
 
 Faults (the module's FaultInjector): ``nack`` and ``bus_hang`` spoil
 transactions, each use taking one from ``count`` (``None``: until cleared);
@@ -32,7 +35,7 @@ from __future__ import annotations
 
 import random
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from emulators.amp.model import AmplifierModule
 
@@ -53,6 +56,10 @@ class BusStats:
     bytes_read: int = 0
     bytes_written: int = 0
     seconds: float = 0.0  # bus time at the bus speed
+    selects: dict[int, int] = field(default_factory=dict)
+    """Page -> how many writes of the page select byte (127) asked for it."""
+    page_reads: dict[int, int] = field(default_factory=dict)
+    """Upper page -> how many reads moved bytes 128-255 while it was selected."""
 
 
 READ_OVERHEAD_BITS = 1 + 9 + 9 + 1 + 9 + 1
@@ -98,6 +105,9 @@ class I2cSlave:
         _check(offset, length)
         with self._lock:
             self._begin()
+            if offset + length > 128:
+                page = self.module.memory.selected_page
+                self.stats.page_reads[page] = self.stats.page_reads.get(page, 0) + 1
             data = bytearray(self.module.host_read(offset, length))
             corrupt = self.module.faults.consume("corrupt")
             if corrupt is not None:
@@ -114,6 +124,9 @@ class I2cSlave:
         _check(offset, len(data))
         with self._lock:
             self._begin()
+            if offset <= 127 < offset + len(data):
+                page = data[127 - offset]
+                self.stats.selects[page] = self.stats.selects.get(page, 0) + 1
             self.module.host_write(offset, bytes(data))
             self._account("write", len(data))
             self.stats.bytes_written += len(data)

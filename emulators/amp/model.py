@@ -72,6 +72,14 @@ only by a reset, even once the fault is cleared. With one of two pumps
 failed the module runs on the other, saturating earlier.
 ``back_reflection`` raises the reflection to ``target`` dB (default -15 dB),
 above the -25 dB default limit.
+
+A plain CMIS module (``vendor_page=False``, ``monitors=False``): the same amplifier
+without the project's vendor page B0h (a host's select of it is refused, as for
+any page the module lacks), identifying as another maker's part, and advertising
+no module or lane monitor (page 01h bytes 159-160 00h: temperature, Vcc and lane 1
+Rx power are neither kept in their registers nor flagged). It runs on the default
+controls (constant gain 20 dB, ALS automatic), which no host can change; Tx
+disable, low power, reset and the data path are CMIS and work as above.
 """
 
 from __future__ import annotations
@@ -95,6 +103,8 @@ from emulators.amp.registers import (
     FAULT_CAUSE_PUMP,
     MONITOR_CEILING_DBM,
     MONITOR_FLOOR_DBM,
+    PLAIN_PART_NUMBER,
+    PLAIN_VENDOR,
     STATUS_ALS_SHUTDOWN,
     STATUS_BACK_REFLECTION_HIGH,
     STATUS_GAIN_OUT_OF_RANGE,
@@ -108,11 +118,14 @@ from emulators.amp.registers import (
     Thresholds,
     flags_rx_power,
     flags_temperature_vcc,
+    has_vendor_page,
     interrupt_asserted,
+    module_monitors,
     new_memory,
     read_controls,
     refuse_invalid,
     rx_power_milliwatts,
+    rx_power_monitor,
     write_controls,
     write_identity,
     write_snapshot,
@@ -161,6 +174,8 @@ class AmplifierModule:
         ambient_celsius: float = 30.0,
         back_reflection_db: float = -40.0,
         data_path_times: DataPathTimes | None = None,
+        vendor_page: bool = True,
+        monitors: bool = True,
     ):
         self.name = name
         self.serial = serial or f"MA{zlib.crc32(name.encode()) % 10**8:08d}"
@@ -170,7 +185,11 @@ class AmplifierModule:
             tilt_max_db=tilt_max_db, pump_count=pump_count,
             pump_current_max_ma=pump_current_max_ma,
         )
-        self.identity = Identity(serial=self.serial, part_number=part_number, firmware=firmware)
+        self.identity = Identity(serial=self.serial, part_number=part_number, firmware=firmware) \
+            if vendor_page else Identity(serial=self.serial, vendor_name=PLAIN_VENDOR,
+                                         part_number=PLAIN_PART_NUMBER, firmware=firmware)
+        self.vendor_page = vendor_page
+        self.monitors = monitors
         self.optics = optics
         self.clock: Clock = optics.clock
         self.lock = optics.lock  # one lock with the graph: it calls us while holding it
@@ -187,9 +206,9 @@ class AmplifierModule:
         self._noise = random.Random(f"{self.serial}/noise")
 
         self.data_path_times = data_path_times or DataPathTimes()
-        self.memory = new_memory()
+        self.memory = new_memory(vendor_page=vendor_page)
         write_identity(self.memory, self.identity, self.design, pwr_up_seconds, pwr_dn_seconds,
-                       self.data_path_times)
+                       self.data_path_times, monitors=monitors)
         write_thresholds(self.memory, Thresholds())
         write_controls(self.memory, DEFAULTS)
         self._controls: Controls = replace(DEFAULTS)
@@ -509,7 +528,8 @@ class AmplifierModule:
 
     def _latch_conditions(self) -> None:
         status = self._status()
-        self.memory.latch(vendor.PAGE, vendor.AMP_FLAGS.offset, status)
+        if has_vendor_page(self.memory):
+            self.memory.latch(vendor.PAGE, vendor.AMP_FLAGS.offset, status)
         if status & STATUS_INPUT_LOS:
             self.memory.latch(page11.P, page11.FLAGS_RX_LOS.offset, 0x01)
         if not all(self._pumps_ok) and self._down_until is None:
@@ -563,12 +583,14 @@ class AmplifierModule:
     def _refresh(self) -> None:
         self.update()
         snap = self._snapshot()
-        self.memory.latch(LOWER, lower.FLAGS_TEMP_VCC.offset,
-                          flags_temperature_vcc(self.memory, snap.temperature_celsius,
-                                                snap.vcc_volts))
-        rx_flags = flags_rx_power(self.memory, rx_power_milliwatts(snap.input_dbm))
-        for flag, bit in zip(RX_POWER_FLAGS, rx_flags, strict=True):
-            self.memory.latch(page11.P, flag.offset, bit)
+        if module_monitors(self.memory):
+            self.memory.latch(LOWER, lower.FLAGS_TEMP_VCC.offset,
+                              flags_temperature_vcc(self.memory, snap.temperature_celsius,
+                                                    snap.vcc_volts))
+        if rx_power_monitor(self.memory):
+            rx_flags = flags_rx_power(self.memory, rx_power_milliwatts(snap.input_dbm))
+            for flag, bit in zip(RX_POWER_FLAGS, rx_flags, strict=True):
+                self.memory.latch(page11.P, flag.offset, bit)
         write_snapshot(self.memory, replace(snap, interrupt=interrupt_asserted(self.memory)))
 
     def host_read(self, offset: int, length: int) -> bytes:

@@ -4,29 +4,53 @@ Everything is written through the declarative field tables (drivers/cmis/pages
 and drivers/amp/vendor_page), so an offset lives in exactly one place. This
 module maps the model's typed values to and from bytes; it holds no state.
 
-What the module advertises, and why (CMIS 5.2 sections 8.2 and 8.4):
+What the module advertises, and why (CMIS 5.2 sections 8.2-8.4, SFF-8024 rev 4.x
+for the codes). Every identity and advertising byte is taken from what the module
+is: a C-band EDFA in a QSFP-DD shell, one single-mode fiber in and one out on an
+LC duplex receptacle, no high-speed electrical lane in use.
 
-- MediaType (byte 85) 02h, optical single-mode fiber: both of its ports are SMF.
-- One application (bytes 86-89): an EDFA has no electrical host interface and
-  no standard media interface, so HostInterfaceID and MediaInterfaceID are
-  00h, "undefined" in SFF-8024, with one host and one media lane and lane 1 as
-  the only start (host lane assignment 01h, page 01h byte 176 01h). Every other
-  descriptor has HostInterfaceID FFh: the list ends there. A host's CMIS state
-  machine thus decodes one application it cannot match to any port speed and
-  leaves the module alone, and the lane-1 data path comes up by itself (the
-  active control set, page 11h byte 206, shows AppSel 1 on lane 1; lanes 2-8
-  are in no data path and stay DPDeactivated).
+- Lower byte 85, MediaType 02h: optical single-mode fiber (both ports are SMF).
+- One application (bytes 86-89). SFF-8024 has no host electrical interface code
+  for a module without a host electrical data path, and no media interface code
+  for an amplifier; 00h ("Undefined") would be true, but host readers take it for
+  the end of the list (SONiC's sonic_xcvr, for one) and read no application while
+  the module has one in use. So both IDs are from the range SFF-8024 leaves to the
+  vendor, C0h-FEh: host C0h, the project's "optical amplifier, no host electrical
+  data path", and media C0h, its "C-band EDFA, one amplified single-mode fiber";
+  one host lane and one media lane, lane 1 the only start (host lane assignment
+  01h, page 01h byte 176 01h). Every other descriptor has HostInterfaceID FFh:
+  the list ends there. A host reader decodes one custom application and, matching
+  it to no port speed, leaves the module alone; the lane-1 data path comes up by
+  itself (the active control set, page 11h byte 206, shows AppSel 1 on lane 1;
+  lanes 2-8 are in no data path and stay DPDeactivated).
+- Page 00h: connector 07h, LC (byte 203, SFF-8024 Table 4-3); link length 00h
+  (byte 202: the fiber is not part of the module); media lanes 2-8 not supported
+  (byte 210 FEh); media interface technology 08h, "others" (byte 212: the one
+  laser is the pump, no code names an amplifier; 00h would say 850 nm VCSEL, 10h a
+  tunable laser source); no registered OUI (000000h, "unspecified"); the page
+  checksum (byte 222) over bytes 128-221.
 - Page 01h: bank 0 only, no optional page (byte 142 00h; the vendor page B0h
-  is in the custom range, which byte 142 does not cover); Tx output disable
+  is in the custom range, which byte 142 does not cover); a cooled transmitter
+  (byte 145 bit 7: the pump laser is held at 25 degC by its TEC); the input
+  monitor is a PIN photodiode measuring average power, and loss of signal is
+  judged on average power (byte 151 bits 4 and 3); Tx output disable
   implemented (byte 155 bit 1); Tx fault and Rx LOS flags (157 bit 0, 158 bit
   1); temperature and Vcc monitors (159, no aux monitor: the pump figures are
   on the vendor page); lane 1 Rx power (160 bit 2) -- the input light, which
   fits the 0.1 uW register up to +8.2 dBm. The output is not advertised as a
   Tx power monitor: an amplifier's +20 dBm does not fit that register
-  (6.5535 mW at most), and a saturated reading would lie. Data path durations
+  (6.5535 mW at most), and a saturated reading would lie. No nominal wavelength
+  (bytes 138-139 are for single-wavelength transmitters). Data path durations
   (bytes 144 and 168) are the bands that hold the model's times.
 - Page 02h thresholds for exactly the advertised monitors: temperature, Vcc,
   Rx power. The other groups read 0.
+
+A plain CMIS module (``vendor_page=False``, ``monitors=False`` in
+:func:`new_memory` and :func:`write_identity`) has no page B0h at all (a select of
+it falls back to page 00h, as for any page the module lacks), identifies as
+another maker's part, and advertises no module or lane monitor: bytes 14-17 and
+the page 11h monitors stay 0 and no threshold is set. Its amplifier runs on the
+default controls, which no host can change.
 """
 
 from __future__ import annotations
@@ -35,16 +59,18 @@ import math
 from dataclasses import dataclass
 
 from drivers.amp import vendor_page as vendor
-from drivers.cmis.codes import DURATION_SECONDS, END_OF_APPLICATIONS, LANES, UNDEFINED_INTERFACE
+from drivers.cmis.codes import DURATION_SECONDS, END_OF_APPLICATIONS, LANES
 from drivers.cmis.fields import LOWER, Field
 from drivers.cmis.pages import lower, page00, page01, page02, page10, page11
 from emulators.amp.datapath import DEACTIVATED, DataPathTimes
 from emulators.amp.edfa import EdfaDesign
 from emulators.amp.memory import PagedMemory
 
-FIELDS: tuple[Field, ...] = (*lower.FIELDS, *page00.FIELDS, *page01.FIELDS, *page02.FIELDS,
-                             *page10.FIELDS, *page11.FIELDS, *vendor.FIELDS)
-PAGES = (0x00, 0x01, 0x02, 0x10, 0x11, vendor.PAGE)
+STANDARD_FIELDS: tuple[Field, ...] = (*lower.FIELDS, *page00.FIELDS, *page01.FIELDS,
+                                      *page02.FIELDS, *page10.FIELDS, *page11.FIELDS)
+FIELDS: tuple[Field, ...] = (*STANDARD_FIELDS, *vendor.FIELDS)
+STANDARD_PAGES = (0x00, 0x01, 0x02, 0x10, 0x11)
+PAGES = (*STANDARD_PAGES, vendor.PAGE)
 
 MONITOR_FLOOR_DBM = -40.0
 MONITOR_CEILING_DBM = 30.0
@@ -68,8 +94,25 @@ def duration_code(seconds: float) -> int:
     return 0xD
 
 
-def new_memory() -> PagedMemory:
-    return PagedMemory(FIELDS, PAGES)
+def new_memory(*, vendor_page: bool = True) -> PagedMemory:
+    """The module's memory; without ``vendor_page``, the standard pages alone."""
+    if vendor_page:
+        return PagedMemory(FIELDS, PAGES)
+    return PagedMemory(STANDARD_FIELDS, STANDARD_PAGES)
+
+
+def has_vendor_page(memory: PagedMemory) -> bool:
+    return vendor.PAGE in memory.pages
+
+
+def module_monitors(memory: PagedMemory) -> bool:
+    """Whether the module advertises its temperature and Vcc monitors (page 01h byte 159)."""
+    return bool(memory.raw(page01.MODULE_MONITOR_SUPPORT) & MODULE_MONITORS)
+
+
+def rx_power_monitor(memory: PagedMemory) -> bool:
+    """Whether it advertises the lane 1 Rx power monitor (page 01h byte 160 bit 2)."""
+    return bool(memory.raw(page01.LANE_MONITOR_SUPPORT) & LANE_RX_POWER)
 
 
 @dataclass(frozen=True)
@@ -77,6 +120,7 @@ class Identity:
     serial: str
     vendor_name: str = "MegaScaleOut"
     part_number: str = "MSO-EDFA-C20"
+    """vendor_page.CARRIERS names this maker and part: the driver reads B0h on it."""
     revision: str = "A1"
     date_code: str = "25011501"  # YYMMDD and a two-character lot
     firmware: tuple[int, int] = (1, 3)
@@ -94,10 +138,34 @@ class Thresholds:
     """Input light: +3 dBm, -30 dBm (the default LOS threshold), 0 dBm, -27 dBm."""
 
 
+PLAIN_VENDOR = "NorthLight"
+PLAIN_PART_NUMBER = "NL-EDFA-QDD-C17"
+"""What a plain CMIS module (no vendor page) identifies as: another maker's part, which
+vendor_page.CARRIERS does not name."""
+
 MEDIA_TYPE_SMF = 0x02
-APPLICATION = bytes((UNDEFINED_INTERFACE, UNDEFINED_INTERFACE, 0x11, 0x01))
-"""Descriptor 1: undefined host and media interface, 1 host lane and 1 media lane, lane 1."""
+EDFA_HOST_INTERFACE = 0xC0
+"""SFF-8024 Table 4-5, custom range (C0h-FEh): "optical amplifier, no host electrical data
+path", the project's code. 00h ("Undefined") ends the list for host readers."""
+EDFA_MEDIA_INTERFACE = 0xC0
+"""SFF-8024 Table 4-7 (MediaType 02h, SMF), custom range: "C-band EDFA, one amplified
+single-mode fiber", the project's code."""
+APPLICATION = bytes((EDFA_HOST_INTERFACE, EDFA_MEDIA_INTERFACE, 0x11, 0x01))
+"""Descriptor 1: the EDFA's host and media interface, 1 host lane and 1 media lane, lane 1."""
 UNUSED_APPLICATION = bytes((END_OF_APPLICATIONS, 0, 0, 0))
+CONNECTOR_LC = 0x07
+"""Page 00h byte 203: SFF-8024 Table 4-3, LC."""
+MEDIA_TECHNOLOGY_OTHERS = 0x08
+"""Page 00h byte 212: CMIS 5.2 Media Interface Technology 08h, "Others"."""
+MEDIA_LANE_1_ONLY = 0xFE
+"""Page 00h byte 210: media lanes 2-8 not supported (bit n: lane n+1 unsupported)."""
+MODULE_MONITORS = 0x03
+"""Page 01h byte 159: temperature (bit 0) and Vcc (bit 1)."""
+LANE_RX_POWER = 0x04
+"""Page 01h byte 160 bit 2: Rx optical power, lane 1 (the input)."""
+RX_AVERAGE_POWER = page01.RX_POWER_AVERAGE | page01.RX_LOS_AVERAGE
+"""Page 01h byte 151: a PIN detector (bit 7 clear) whose reading and LOS are on average
+power (bits 4 and 3)."""
 LANE_1_ONLY = 0x01
 ACTIVE_CONTROL_LANE_1 = 0x10
 """Page 11h byte 206: AppSel 1 (bits 7-4), DataPathID 0 (lane 1 is its first lane)."""
@@ -105,7 +173,9 @@ ACTIVE_CONTROL_LANE_1 = 0x10
 
 def write_identity(memory: PagedMemory, identity: Identity, design: EdfaDesign,
                    pwr_up_seconds: float, pwr_dn_seconds: float,
-                   dp_times: DataPathTimes | None = None) -> None:
+                   dp_times: DataPathTimes | None = None, *, monitors: bool = True) -> None:
+    """Lower memory's identity and advertising bytes, pages 00h and 01h, and the vendor
+    page's ranges where the module has it; ``monitors`` false advertises no monitor."""
     m = memory
     dp = dp_times or DataPathTimes()
     m.set_field(lower.IDENTIFIER, 0x18)  # QSFP-DD
@@ -126,6 +196,10 @@ def write_identity(memory: PagedMemory, identity: Identity, design: EdfaDesign,
                         if identity.max_power_watts <= w), 7)
     m.set_field(page00.POWER_CLASS, power_class)
     m.set_field(page00.MAX_POWER, identity.max_power_watts)
+    m.set_field(page00.LINK_LENGTH, 0)  # not a cable assembly: the fiber is separable
+    m.set_field(page00.CONNECTOR_TYPE, CONNECTOR_LC)
+    m.set_field(page00.MEDIA_LANE_INFO, MEDIA_LANE_1_ONLY)
+    m.set_field(page00.MEDIA_INTERFACE_TECHNOLOGY, MEDIA_TECHNOLOGY_OTHERS)
     m.set_field(page01.INACTIVE_FIRMWARE_MAJOR, identity.firmware[0])
     m.set_field(page01.INACTIVE_FIRMWARE_MINOR, identity.firmware[1])
     m.set_field(page01.HARDWARE_MAJOR, identity.hardware[0])
@@ -137,8 +211,10 @@ def write_identity(memory: PagedMemory, identity: Identity, design: EdfaDesign,
     m.set_field(page01.CONTROLS_SUPPORT, page01.TX_DISABLE_IMPLEMENTED)
     m.set_field(page01.TX_FLAGS_SUPPORT, page01.TX_FAULT_FLAG_SUPPORTED)
     m.set_field(page01.RX_FLAGS_SUPPORT, page01.RX_LOS_FLAG_SUPPORTED)
-    m.set_field(page01.MODULE_MONITOR_SUPPORT, 0x03)  # temperature and Vcc
-    m.set_field(page01.LANE_MONITOR_SUPPORT, 0x04)  # lane 1 Rx power (the input)
+    m.set_field(page01.MODULE_CHARACTERISTICS, page01.COOLING_IMPLEMENTED)
+    m.set_field(page01.RX_CHARACTERISTICS, RX_AVERAGE_POWER)
+    m.set_field(page01.MODULE_MONITOR_SUPPORT, MODULE_MONITORS if monitors else 0)
+    m.set_field(page01.LANE_MONITOR_SUPPORT, LANE_RX_POWER if monitors else 0)
     m.set_field(page01.PWR_UP_DURATION, duration_code(pwr_up_seconds))
     m.set_field(page01.PWR_DN_DURATION, duration_code(pwr_dn_seconds))
     m.set_field(page01.DP_INIT_DURATION, duration_code(dp.init_seconds))
@@ -150,6 +226,11 @@ def write_identity(memory: PagedMemory, identity: Identity, design: EdfaDesign,
            bytes((LANE_1_ONLY,)) + bytes(assignment.size - 1))
     active = page11.ACTIVE_CONTROL_SET
     m.poke(active.page, active.offset, bytes((ACTIVE_CONTROL_LANE_1,)) + bytes(active.size - 1))
+    covered = page00.CHECKSUMMED
+    m.set_field(page00.PAGE_CHECKSUM,
+                page00.checksum(m.peek(covered.page, covered.offset, covered.size)))
+    if not has_vendor_page(m):
+        return
     m.set_field(vendor.GAIN_MIN, design.gain_min_db)
     m.set_field(vendor.GAIN_MAX, design.gain_max_db)
     m.set_field(vendor.OUTPUT_POWER_MAX, design.output_power_max_dbm)
@@ -160,6 +241,9 @@ def write_identity(memory: PagedMemory, identity: Identity, design: EdfaDesign,
 
 
 def write_thresholds(memory: PagedMemory, thresholds: Thresholds) -> None:
+    """Page 02h for the monitors the module advertises (none: nothing is set)."""
+    if not module_monitors(memory):
+        return
     for fields, values in ((page02.TEMPERATURE, thresholds.temperature_celsius),
                            (page02.VCC, thresholds.vcc_volts),
                            (page02.RX_POWER, thresholds.rx_power_milliwatts)):
@@ -213,13 +297,15 @@ def write_controls(memory: PagedMemory, controls: Controls) -> None:
            bytes((lower.LOW_POWER_REQUEST_SW if controls.low_power_request else 0,)))
     m.poke(LOWER, lower.MASKS.offset, bytes(lower.MASKS.size))
     m.select_page_00h()
+    m.set_field(page10.DATA_PATH_DEINIT, int(controls.data_path_deinit))
+    m.set_field(page10.TX_DISABLE, int(controls.tx_disable))
+    if not has_vendor_page(m):
+        return
     m.set_field(vendor.OUTPUT_ENABLE, int(controls.output_enable))
     m.set_field(vendor.MODE, int(controls.constant_power))
     for f, name in _NUMERIC:
         m.set_field(f, getattr(controls, name))
     m.set_field(vendor.AMP_FLAG_MASK, 0)
-    m.set_field(page10.DATA_PATH_DEINIT, int(controls.data_path_deinit))
-    m.set_field(page10.TX_DISABLE, int(controls.tx_disable))
 
 
 def _value(memory: PagedMemory, f: Field) -> float:
@@ -227,14 +313,18 @@ def _value(memory: PagedMemory, f: Field) -> float:
 
 
 def read_controls(memory: PagedMemory) -> Controls:
+    """The controls as the host has set them; without the vendor page, the amplifier's own
+    are the defaults, which no host can change."""
     m = memory
     controls = Controls(
         low_power_request=bool(m.raw(lower.MODULE_CONTROL) & lower.LOW_POWER_REQUEST_SW),
-        output_enable=bool(m.raw(vendor.OUTPUT_ENABLE)),
-        constant_power=m.raw(vendor.MODE) == 1,
         tx_disable=bool(m.raw(page10.TX_DISABLE) & 0x01),
         data_path_deinit=bool(m.raw(page10.DATA_PATH_DEINIT) & 0x01),
     )
+    if not has_vendor_page(m):
+        return controls
+    controls.output_enable = bool(m.raw(vendor.OUTPUT_ENABLE))
+    controls.constant_power = m.raw(vendor.MODE) == 1
     for f, name in _NUMERIC:
         setattr(controls, name, _value(m, f))
     controls.als_mode = int(controls.als_mode)
@@ -250,6 +340,8 @@ def refuse_invalid(memory: PagedMemory, previous: Controls) -> None:
     best and flags gain_out_of_range, as CMIS amplifiers do.
     """
     m = memory
+    if not has_vendor_page(m):
+        return
     if m.raw(vendor.MODE) not in vendor.MODES:
         m.set_field(vendor.MODE, int(previous.constant_power))
     if m.raw(vendor.ALS_MODE) not in vendor.ALS_MODES:
@@ -304,11 +396,21 @@ def write_snapshot(memory: PagedMemory, snap: Snapshot) -> None:
     m.set_field(lower.MODULE_STATE, snap.module_state)
     m.set_field(lower.INTERRUPT_DEASSERTED, 0 if snap.interrupt else 1)
     m.set_field(lower.FAULT_CAUSE, snap.fault_cause)
-    m.set_field(lower.TEMPERATURE, _clamped(lower.TEMPERATURE, snap.temperature_celsius))
-    m.set_field(lower.VCC, _clamped(lower.VCC, snap.vcc_volts))
+    if module_monitors(m):
+        m.set_field(lower.TEMPERATURE, _clamped(lower.TEMPERATURE, snap.temperature_celsius))
+        m.set_field(lower.VCC, _clamped(lower.VCC, snap.vcc_volts))
     control = m.raw(lower.MODULE_CONTROL)
     m.poke(LOWER, lower.MODULE_CONTROL.offset,
            bytes((control & ~lower.SOFTWARE_RESET,)))  # self-clearing
+    # Lane 1 of pages 10h/11h stands for the amplifier's one optical path; lanes 2-8 are
+    # in no data path (nibbles: lane 1 in bits 3-0 of byte 128).
+    states = [snap.data_path_state] + [DEACTIVATED] * (LANES - 1)
+    m.poke(page11.P, page11.DATA_PATH_STATES.offset,
+           bytes(states[i] | states[i + 1] << 4 for i in range(0, LANES, 2)))
+    if rx_power_monitor(m):
+        m.set_field(page11.RX_POWER_LANE1, rx_power_milliwatts(snap.input_dbm))
+    if not has_vendor_page(m):
+        return
     _set_reading(m, vendor.INPUT_POWER, snap.input_dbm)
     _set_reading(m, vendor.OUTPUT_POWER, snap.output_dbm)
     _set_reading(m, vendor.ACTUAL_GAIN, snap.gain_db)
@@ -319,12 +421,6 @@ def write_snapshot(memory: PagedMemory, snap: Snapshot) -> None:
     _set_reading(m, vendor.BACK_REFLECTION, snap.back_reflection_db)
     m.set_field(vendor.ALS_STATE, snap.als_state)
     m.set_field(vendor.AMP_STATUS, snap.status)
-    # Lane 1 of pages 10h/11h stands for the amplifier's one optical path; lanes 2-8 are
-    # in no data path (nibbles: lane 1 in bits 3-0 of byte 128).
-    states = [snap.data_path_state] + [DEACTIVATED] * (LANES - 1)
-    m.poke(page11.P, page11.DATA_PATH_STATES.offset,
-           bytes(states[i] | states[i + 1] << 4 for i in range(0, LANES, 2)))
-    m.set_field(page11.RX_POWER_LANE1, rx_power_milliwatts(snap.input_dbm))
 
 
 def rx_power_milliwatts(input_dbm: float) -> float:
@@ -360,7 +456,7 @@ def interrupt_asserted(memory: PagedMemory) -> bool:
     module_flags = m.peek(LOWER, lower.FLAGS_MODULE.offset, 4)
     if any(flag & ~mask for flag, mask in zip(module_flags, masks, strict=True)):
         return True
-    if m.raw(vendor.AMP_FLAGS) & ~m.raw(vendor.AMP_FLAG_MASK):
+    if has_vendor_page(m) and m.raw(vendor.AMP_FLAGS) & ~m.raw(vendor.AMP_FLAG_MASK):
         return True
     lane = page11.LANE_FLAGS
     return any(m.peek(lane.page, lane.offset, lane.size))

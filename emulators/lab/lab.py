@@ -224,6 +224,7 @@ class Lab:
             module = AmplifierModule(
                 amp.name, self.optics, serial=amp.serial, gain_min_db=amp.gain_min_db,
                 gain_max_db=amp.gain_max_db, output_power_max_dbm=amp.output_power_max_dbm,
+                vendor_page=amp.vendor_page, monitors=amp.monitors,
             )
             self.amps[amp.name] = module
             self.i2c[amp.name] = I2cSlave(module)

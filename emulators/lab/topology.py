@@ -119,6 +119,12 @@ class AmplifierSpec:
     gain_min_db: float
     gain_max_db: float
     output_power_max_dbm: float
+    vendor_page: bool = True
+    """``false`` models a module without the project's vendor page B0h, identifying as
+    another maker's part (the driver then reads the standard CMIS pages only)."""
+    monitors: bool = True
+    """``false`` models a module that advertises no module or lane monitor (page 01h
+    bytes 159-160 00h: no temperature, Vcc or Rx power)."""
 
 
 @dataclass(frozen=True)
@@ -289,6 +295,17 @@ def _unit_kind(section: Section) -> dict[str, Any]:
     }
 
 
+def _amplifier_kind(section: Section) -> dict[str, Any]:
+    """What kind of module an ``amplifiers`` entry is: ``plain: true`` is a plain CMIS
+    module (no vendor page, another maker's identity, no monitor advertised); each of
+    ``vendor_page`` and ``monitors`` given beside it wins."""
+    plain = section.get("plain", bool, default=False)
+    return {
+        "vendor_page": section.get("vendor_page", bool, default=not plain),
+        "monitors": section.get("monitors", bool, default=not plain),
+    }
+
+
 def _number(section: Section, key: str, default: float, low: float, high: float,
             unit: str) -> float:
     """A finite number field within ``low``..``high`` (YamlFileError naming the line)."""
@@ -407,7 +424,7 @@ def parse_topology(data: Any, source: str) -> Topology:
     for item, line in _items(top, "amplifiers"):
         section = Section(item, source, "amplifiers entry", line=line)
         section.reject_unknown({"name", "campus", "serial", "gain_min_db", "gain_max_db",
-                                "output_power_max_dbm"})
+                                "output_power_max_dbm", "plain", "vendor_page", "monitors"})
         name = claim(section)
         section.owner = f"amplifier {name!r}"
         gain_min = section.get("gain_min_db", float, default=5.0)
@@ -422,7 +439,7 @@ def parse_topology(data: Any, source: str) -> Topology:
             raise section.error("output_power_max_dbm", "must be -10..30 dBm")
         topology.amplifiers.append(AmplifierSpec(
             name, section.get("campus", str, default=""), section.get("serial", str, default=None),
-            gain_min, gain_max, output_max))
+            gain_min, gain_max, output_max, **_amplifier_kind(section)))
     amplifier_names = {a.name for a in topology.amplifiers}
     placed: set[str] = set()
 

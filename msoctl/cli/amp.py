@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -31,7 +32,7 @@ from msoctl.cli.types import AMP, Number
 from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import locked_change
-from msoctl.ops.amp import restart_amplifier, set_amplifier, set_tx
+from msoctl.ops.amp import RESTART, SET, restart_amplifier, set_amplifier, set_tx, setting_what
 
 
 @click.group()
@@ -49,11 +50,24 @@ def _driver(ctx: Context, name: str) -> Iterator[tuple[Device, AmpDriver]]:
         driver.close()
 
 
+NOT_ADVERTISED = "not advertised by this module"
+
+
+def _dbm(milliwatts: float | None) -> float | None:
+    """A power in mW as dBm; ``None`` for no reading or no light (minus infinity)."""
+    if milliwatts is None or milliwatts <= 0:
+        return None
+    return round(10 * math.log10(milliwatts), 2)
+
+
 def status_document(name: str, status: AmpStatus, driver: AmpDriver,
                     path: AmpPath | None = None) -> dict[str, Any]:
-    """The ``amp status`` document; ``path`` (Tx disable, data path) is read if not given."""
+    """The ``amp status`` document; ``path`` (Tx disable, data path) is read if not given.
+    A value the module does not have (a monitor it does not advertise, the amplifier page
+    it does not carry) is ``null``; ``supported`` lists the features found."""
     caps = driver.capabilities()
     path = path or driver.optical_path()
+    lane = driver.module.lane_monitors()
     s, m, i = status.settings, status.monitors, status.identity
     return {
         "device": name,
@@ -63,8 +77,12 @@ def status_document(name: str, status: AmpStatus, driver: AmpDriver,
         "serial": i.serial,
         "firmware": i.firmware,
         "cmis_revision": i.cmis_revision,
+        "connector": i.connector,
+        "media_interface_technology": i.media_interface_technology,
+        "supported": list(driver.supported()),
         "temperature_celsius": status.module.temperature_celsius,
         "vcc_volts": status.module.vcc_volts,
+        "lane1_rx_power_dbm": _dbm(lane.rx_power_milliwatts),
         "fault_cause": status.module.fault_cause,
         "input_power_dbm": m.input_power_dbm,
         "output_power_dbm": m.output_power_dbm,
@@ -98,24 +116,45 @@ def status_document(name: str, status: AmpStatus, driver: AmpDriver,
 @output_option
 @pass_context
 def status(ctx: Context, device: str, output: str) -> None:
-    """Module state, power in and out, gain, pumps, ALS (reads no latched flag)."""
+    """Module state, power in and out, gain, pumps, ALS (reads no latched flag).
+
+    On a module without the amplifier page (B0h) only the standard CMIS part is shown,
+    and the amplifier's values are null in JSON."""
     with _driver(ctx, device) as (_, driver):
-        document = status_document(device, driver.status(), driver)
+        status = driver.status()
+        document = status_document(device, status, driver)
     if output in DOCUMENTS:
         emit(document, output)
         return
     d = document
-    mode = {"gain": "constant gain", "power": "constant output power"}.get(d["mode"], d["mode"])
-    pumps = ", ".join(f"{cell(c, 1)} mA" for c in d["pump_currents_ma"]) or "-"
-    click.echo(fields([
+    supported = set(d["supported"])
+    temperature = (f"{cell(d['temperature_celsius'], 1)} °C"
+                   if "temperature_monitor" in supported else NOT_ADVERTISED)
+    vcc = f"{cell(d['vcc_volts'])} V" if "vcc_monitor" in supported else NOT_ADVERTISED
+    rx = (f"{cell(d['lane1_rx_power_dbm'])} dBm" if "rx_power_monitor" in supported
+          else NOT_ADVERTISED)
+    standard = [
         ("device", device),
         ("module state", d["module_state"]),
         ("module", f"{d['vendor']} {d['part_number']} serial {d['serial']}, "
                    f"firmware {d['firmware']}, CMIS {d['cmis_revision']}"),
-        ("temperature", f"{cell(d['temperature_celsius'], 1)} °C, Vcc {cell(d['vcc_volts'])} V"),
-        ("mode", f"{mode}, output {'enabled' if d['output_enabled'] else 'disabled'}"),
+        ("media", f"connector {d['connector'] or '-'}, technology "
+                  f"{d['media_interface_technology'] or '-'}"),
+        ("temperature", temperature),
+        ("Vcc", vcc),
         ("Tx", f"{_tx_word(d['tx_disabled'])} (page 10h), data path "
                f"{d['data_path_state'] or '-'}"),
+        ("Rx power", f"{rx} (lane 1)"),
+        ("supported", ", ".join(d["supported"]) or "none"),
+    ]
+    if not status.amplifier_page:
+        click.echo(fields([*standard, ("amplifier page", NOT_ADVERTISED)]))
+        return
+    mode = {"gain": "constant gain", "power": "constant output power"}.get(d["mode"], d["mode"])
+    pumps = ", ".join(f"{cell(c, 1)} mA" for c in d["pump_currents_ma"]) or "-"
+    click.echo(fields([
+        *standard,
+        ("mode", f"{mode}, output {'enabled' if d['output_enabled'] else 'disabled'}"),
         ("target gain", f"{cell(d['target_gain_db'])} dB (range {cell(d['gain_min_db'])}.."
                         f"{cell(d['gain_max_db'])} dB)"),
         ("target output", f"{cell(d['target_output_power_dbm'])} dBm "
@@ -191,6 +230,16 @@ def _refuse(ctx: Context, device: str, action: str, error: ValidationError) -> V
     return error
 
 
+def _need_amplifier_page(ctx: Context, device: str, driver: AmpDriver, action: str,
+                         what: str) -> None:
+    """Refuse ``what`` (exit 2, journaled) on a module without the amplifier page, before
+    anything is shown or written."""
+    try:
+        driver.require_amplifier_page(what)
+    except ValidationError as error:
+        raise _refuse(ctx, device, action, error) from None
+
+
 @amp.command("set")
 @click.argument("device", type=AMP)
 @click.option("--mode", type=click.Choice(["gain", "power"]),
@@ -210,6 +259,8 @@ def set_command(ctx: Context, device: str, mode: str | None, gain_db: float | No
     if mode is None and gain_db is None and output_power_dbm is None and tilt_db is None:
         raise ValidationError("nothing to set: give --mode, --gain, --output-power or --tilt")
     with _driver(ctx, device) as (entry, driver):
+        _need_amplifier_page(ctx, device, driver, SET, setting_what(
+            mode=mode, gain_db=gain_db, output_power_dbm=output_power_dbm, tilt_db=tilt_db))
         impacts = amp_impacts(ctx, device, "disturbed", "the light level on its span changes")
         click.echo(describe_impacts(impacts))
         if dry_run:
@@ -252,6 +303,9 @@ def als(ctx: Context, device: str, mode: str | None, los_soak: float | None,
     timings = {"los_soak_seconds": los_soak, "restart_interval_seconds": restart_interval,
                "restart_pulse_seconds": pulse}
     with _driver(ctx, device) as (_, driver):
+        _need_amplifier_page(ctx, device, driver, "amp.als",
+                             "setting the ALS mode" if mode is not None
+                             else "setting the ALS timings")
         try:
             driver.check_als_timings(**timings)
         except ValidationError as error:
@@ -303,6 +357,7 @@ def als(ctx: Context, device: str, mode: str | None, los_soak: float | None,
 def restart(ctx: Context, device: str) -> None:
     """Send one ALS restart pulse (after a manual-restart shutdown)."""
     with _driver(ctx, device) as (_, driver):
+        _need_amplifier_page(ctx, device, driver, RESTART, "an ALS restart")
         impacts = amp_impacts(ctx, device, "disturbed",
                               "a restart pulse lights its span's output for about 2 s")
         click.echo(describe_impacts(impacts))
@@ -333,11 +388,15 @@ def flags(ctx: Context, device: str, output: str) -> None:
 @output_option
 @pass_context
 def thresholds(ctx: Context, device: str, output: str) -> None:
-    """Alarm and warning thresholds (page 02h) and where the monitors stand against them."""
+    """Alarm and warning thresholds (page 02h) of the monitors the module advertises, and
+    where the monitors stand against them."""
     with _driver(ctx, device) as (_, driver):
         limits = driver.module.thresholds()
         module = driver.module.status()
-    values = {"temperature": module.temperature_celsius, "vcc": module.vcc_volts}
+        lane = driver.module.lane_monitors()
+    values = {"temperature": module.temperature_celsius, "vcc": module.vcc_volts,
+              "tx_bias": lane.tx_bias_milliamperes, "tx_power": lane.tx_power_milliwatts,
+              "rx_power": lane.rx_power_milliwatts}
     rows = [{"monitor": group, "value": values.get(group), "high_alarm": t.high_alarm,
              "low_alarm": t.low_alarm, "high_warning": t.high_warning,
              "low_warning": t.low_warning, "state": t.evaluate(values.get(group)) or

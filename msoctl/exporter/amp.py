@@ -16,6 +16,13 @@ is therefore not seen here; it stays in the latched flags for ``msoctl amp flags
 The CMIS module flags (temperature and Vcc alarms, state changed) have no live
 twin in CMIS and are not exported; the module temperature and Vcc are, and
 alerts compare them with thresholds instead.
+
+A module that does not carry the vendor page (:meth:`AmpDriver.has_amplifier_page`)
+is read through its standard CMIS pages only: its identity (with
+``amplifier_page="false"``), module state and the monitors it advertises; no
+amplifier series is exported for it, conditions included (0 would say "not
+holding"), and nothing of B0h is read. A monitor the module does not advertise
+(page 01h bytes 159-160) is not exported either.
 """
 
 from __future__ import annotations
@@ -39,7 +46,8 @@ def _gauge(name: str, help_text: str, labels: tuple[str, ...] = ("device",)) -> 
 
 INFO_METRIC = MetricSpec("msoctl_amp_info", INFO,
                          "Identity of the module: vendor, part number, serial, firmware, CMIS "
-                         "revision.", ("device",))
+                         "revision, and whether it carries the amplifier page (B0h).",
+                         ("device",))
 MODULE_STATE = _gauge("module_state", "1 for the CMIS module state the module is in, else 0.",
                       ("device", "state"))
 MODULE_TEMPERATURE = _gauge("module_temperature_celsius", "Module case temperature.")
@@ -92,10 +100,13 @@ class AmpCollector(DeviceCollector):
         families.info(INFO_METRIC.name, {
             "vendor": identity.vendor, "part_number": identity.part_number,
             "serial": identity.serial, "firmware": identity.firmware,
-            "cmis_revision": identity.cmis_revision}, device=name)
+            "cmis_revision": identity.cmis_revision,
+            "amplifier_page": str(status.amplifier_page).lower()}, device=name)
         families.state(MODULE_STATE.name, module.state, MODULE_STATES, device=name)
         families.add(MODULE_TEMPERATURE.name, module.temperature_celsius, device=name)
         families.add(MODULE_VCC.name, module.vcc_volts, device=name)
+        if not status.amplifier_page:
+            return
         families.add(INPUT_POWER.name, monitors.input_power_dbm, device=name)
         families.add(OUTPUT_POWER.name, monitors.output_power_dbm, device=name)
         families.add(GAIN.name, monitors.gain_db, device=name)

@@ -46,6 +46,9 @@ def set_amplifier(journal: Journal, device: Device, driver: AmpDriver, *,
     if mode is None and gain_db is None and output_power_dbm is None and tilt_db is None:
         raise ValidationError("nothing to set: give --mode, --gain, --output-power or --tilt")
     try:
+        driver.require_amplifier_page(setting_what(mode=mode, gain_db=gain_db,
+                                                   output_power_dbm=output_power_dbm,
+                                                   tilt_db=tilt_db))
         driver.check_targets(gain_db=gain_db, output_power_dbm=output_power_dbm,
                              tilt_db=tilt_db)
     except ValidationError as error:
@@ -78,6 +81,17 @@ def set_amplifier(journal: Journal, device: Device, driver: AmpDriver, *,
             driver.set_mode(mode)
     result.after = driver.settings()
     return result
+
+
+def setting_what(*, mode: str | None, gain_db: float | None, output_power_dbm: float | None,
+                 tilt_db: float | None) -> str:
+    """What a set changes, for a refusal: the first of gain, output power, tilt, mode."""
+    for what, value in (("setting the gain", gain_db),
+                        ("setting the output power", output_power_dbm),
+                        ("setting the tilt", tilt_db), ("setting the mode", mode)):
+        if value is not None:
+            return what
+    return "setting the amplifier"
 
 
 SETTLE_EPSILON = 0.005
@@ -113,7 +127,14 @@ def settings_found(driver: AmpDriver, before: AmpSettings, *, mode: str | None,
 
 def restart_amplifier(journal: Journal, device: str, driver: AmpDriver,
                       **context: Any) -> str | None:
-    """Send one ALS restart pulse, journaled; the ALS state read just after."""
+    """Send one ALS restart pulse, journaled; the ALS state read just after. Refused
+    (ValidationError, journaled) before anything is written on a module without the
+    vendor page."""
+    try:
+        driver.require_amplifier_page("an ALS restart")
+    except ValidationError as error:
+        journal.refuse(device=device, action=RESTART, reason=error.message, exit_code=2)
+        raise
     with locked_change(journal, device=device, action=RESTART, **context) as change:
         driver.restart()
         state = driver.status().monitors.als_state

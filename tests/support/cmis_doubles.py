@@ -140,3 +140,64 @@ class RecordingImageIo(ImageIo):
     def write(self, page: int, offset: int, data: bytes, *, bank: int = 0) -> None:
         self.events.append(("write", (page, offset, bytes(data))))
         super().write(page, offset, data, bank=bank)
+
+
+def pages_read(bus: ModuleBus) -> set[int]:
+    """The upper pages a host read bytes 128-255 of (the page selected at each read)."""
+    return {op.selected[1] for op in bus.ops
+            if op.kind == "read" and op.offset + op.length > 128}
+
+
+def pages_asked_for(bus: ModuleBus) -> set[int]:
+    """The pages a host wrote into the page select byte (127), whether the module kept
+    them or not."""
+    return {op.data[127 - op.offset] for op in bus.ops
+            if op.kind == "write" and op.offset <= 127 < op.offset + op.length}
+
+
+def lower_bytes_read(bus: ModuleBus) -> set[int]:
+    """The lower-memory byte addresses (0-127) the host's reads covered."""
+    return {address for op in bus.ops if op.kind == "read"
+            for address in range(op.offset, min(op.offset + op.length, 128))}
+
+
+def plain_module_pages(*, module_monitors: int = 0x00, lane_monitors: int = 0x00,
+                       vendor: str = "NorthLight", part_number: str = "NL-EDFA-QDD-C17",
+                       page_b0: bytes | None = None) -> dict[int, bytes]:
+    """A paged CMIS 5.2 QSFP-DD module in ModuleReady, written byte by byte from the
+    specification (CMIS 5.2 sections 8.2-8.4), not from the driver's tables. Its monitor
+    registers hold readings (lower 14-17: 25.0 degC and 3.3 V; page 11h lane 1: Tx power
+    154-155, Tx bias 170-171, Rx power 186-187) and page 02h holds thresholds for every
+    group, whatever page 01h advertises in bytes 159 (``module_monitors``) and 160
+    (``lane_monitors``): a driver that reads a monitor the module does not implement
+    shows a number. ``page_b0``: the bytes of a page B0h, which the image then has."""
+    lower = bytearray(128)
+    lower[0:4] = bytes((0x18, 0x52, 0x00, 0x07))  # QSFP-DD, CMIS 5.2, paged, ModuleReady
+    lower[14:18] = bytes((0x19, 0x00, 0x80, 0xE8))  # 25.0 degC, 3.3 V
+    lower[85] = 0x02  # MediaType: optical SMF
+    lower[86:90] = bytes((0xC0, 0xC0, 0x11, 0x01))  # one custom application on lane 1
+    lower[90:118] = bytes((0xFF, 0, 0, 0)) * 7
+    page00 = bytearray(128)
+    page00[0] = 0x18
+    page00[129 - 128:145 - 128] = vendor.encode().ljust(16)
+    page00[148 - 128:164 - 128] = part_number.encode().ljust(16)
+    page01 = bytearray(128)
+    page01[155 - 128] = 0x02  # Tx output disable implemented
+    page01[159 - 128] = module_monitors
+    page01[160 - 128] = lane_monitors
+    page01[167 - 128] = 0x45  # power down < 100 ms, power up < 500 ms
+    page02 = bytearray(128)
+    page02[0:16] = bytes.fromhex("4B00FB00460000008DCC7404875A7A76")  # temperature, Vcc
+    page02[176 - 128:200 - 128] = bytes.fromhex(  # Tx power, Tx bias, Rx power
+        "4E2001F43A9803E8" "C35013882710C350" "7530006461A800C8")
+    page11 = bytearray(128)
+    page11[0:4] = bytes((0x14, 0x11, 0x11, 0x11))  # lane 1 DPActivated, 2-8 DPDeactivated
+    page11[154 - 128:156 - 128] = (5000).to_bytes(2, "big")  # Tx power 0.5 mW
+    page11[170 - 128:172 - 128] = (25000).to_bytes(2, "big")  # Tx bias 50 mA at 2 uA
+    page11[186 - 128:188 - 128] = (1000).to_bytes(2, "big")  # Rx power 0.1 mW
+    page11[206 - 128] = 0x10  # AppSel 1 on lane 1
+    pages = {LOWER: bytes(lower), 0x00: bytes(page00), 0x01: bytes(page01),
+             0x02: bytes(page02), 0x10: bytes(128), 0x11: bytes(page11)}
+    if page_b0 is not None:
+        pages[0xB0] = page_b0
+    return pages

@@ -93,7 +93,7 @@ def test_the_application_advertisement_is_consistent_and_decodable(host: Host) -
     adv = host.module.advertisement()
     assert adv.media_type == "optical SMF"
     assert adv.applications == (Application(
-        code=1, host_interface_id=0x00, media_interface_id=0x00, host_lane_count=1,
+        code=1, host_interface_id=0xC0, media_interface_id=0xC0, host_lane_count=1,
         media_lane_count=1, host_lane_assignment=0x01, media_lane_assignment=0x01),)
     assert adv.pages == (0x00, 0x01, 0x02, 0x10, 0x11, vp.PAGE) and adv.banks == 1
     lanes = host.module.lanes()
@@ -106,6 +106,86 @@ def test_the_application_advertisement_is_consistent_and_decodable(host: Host) -
     assert lanes.active_applications == (1, 0, 0, 0, 0, 0, 0, 0)
     assert lanes.data_path_states == ("DPActivated",) + ("DPDeactivated",) * 7
     assert lanes.tx_disabled == (False,) * 8
+
+
+def host_reader_applications(descriptors: bytes) -> dict[int, tuple[int, int, int, int, int]]:
+    """The application list as host readers decode it (SONiC's sonic_xcvr CmisApi, for
+    one), written here apart from the driver: descriptors from lower byte 86, four bytes
+    each, up to HostInterfaceID FFh, where CMIS 5.2 section 8.2 ends the list, or 00h,
+    SFF-8024's "Undefined", which such readers take for the end as well. AppSel code (the
+    descriptor's number) -> (host ID, media ID, host lanes, media lanes, host lane
+    assignment)."""
+    found = {}
+    for number in range(1, len(descriptors) // 4 + 1):
+        host_id, media_id, counts, assignment = descriptors[4 * number - 4:4 * number]
+        if host_id in (0xFF, 0x00):
+            break
+        found[number] = (host_id, media_id, counts >> 4, counts & 0x0F, assignment)
+    return found
+
+
+def test_a_host_reader_decodes_the_application_the_module_has_in_use(host: Host) -> None:
+    """CMIS 5.2 section 8.2 (application descriptors, lower bytes 86-117) and page 11h
+    bytes 206-213 (active control set, AppSel in bits 7-4 of each lane's byte): what a
+    host reader decodes is what the module runs: AppSel 1, on lane 1 and no other lane,
+    its host lane count and start lane those of descriptor 1. Its IDs are in SFF-8024's
+    custom range (C0h-FEh): neither the end of the list (FFh) nor "Undefined" (00h)."""
+    assert host_reader_applications(bytes((0x00, 0x00, 0x11, 0x01)) + b"\xff" * 28) == {}, \
+        "the reader must end the list at an undefined host ID, as host readers do"
+    descriptors = host.module.read_raw(LOWER, 86, 32)
+    applications = host_reader_applications(descriptors)
+    active = host.module.read_raw(0x11, 206, 8)
+    in_use = {lane + 1: active[lane] >> 4 for lane in range(LANES) if active[lane] >> 4}
+    assert in_use == {1: 1}
+    assert applications == {1: (0xC0, 0xC0, 1, 1, 0x01)}
+    for appsel in set(in_use.values()):
+        _host, _media, host_lanes, _media_lanes, starts = applications[appsel]
+        lanes = sorted(lane for lane, code in in_use.items() if code == appsel)
+        assert starts >> (lanes[0] - 1) & 1 and len(lanes) == host_lanes
+    assert 0xC0 <= descriptors[0] <= 0xFE and 0xC0 <= descriptors[1] <= 0xFE
+    assert descriptors[4] == 0xFF  # descriptor 2: the end of the list
+    own = {a.code: (a.host_interface_id, a.media_interface_id, a.host_lane_count,
+                    a.media_lane_count, a.host_lane_assignment)
+           for a in host.module.advertisement().applications}
+    assert own == applications
+
+
+def test_the_identity_bytes_tell_an_lc_connected_c_band_edfa(host: Host) -> None:
+    """Every identity and advertising byte from what the module is, checked against the
+    standards' code tables, byte by byte (not through the driver's tables)."""
+    head = host.module.read_raw(LOWER, 0, 3)
+    assert head[0] == 0x18  # SFF-8024 Table 4-1: QSFP-DD
+    assert head[1] == 0x52  # CMIS 5.2
+    assert head[2] & 0x80 == 0  # CMIS 5.2 section 8.2.1: paged memory
+    assert head[2] & 0x0C == 0  # bits 3-2: management interface up to 400 kHz
+    assert host.module.read_raw(LOWER, 85, 1) == b"\x02"  # MediaType 02h: optical SMF
+    admin = host.module.read_raw(0x00, 128, 128)
+
+    def at(address: int) -> int:
+        return admin[address - 128]
+
+    assert at(128) == 0x18  # the identifier again
+    assert admin[1:17].decode().strip() == "MegaScaleOut"
+    assert admin[20:36].decode().strip().startswith("MSO-EDFA-")
+    assert at(202) == 0x00  # CMIS 5.2 section 8.3: no cable assembly length, separable
+    assert at(203) == 0x07  # SFF-8024 Table 4-3: 07h, LC (00h would be "unknown")
+    assert at(210) == 0xFE  # CMIS 5.2 section 8.3: media lanes 2-8 not supported
+    # CMIS 5.2 section 8.3, Media Interface Technology: 08h "Others"; not 00h (850 nm
+    # VCSEL) nor 10h (C-band tunable laser): the module's one laser is its pump
+    assert at(212) == 0x08
+    assert at(222) == sum(admin[:94]) & 0xFF  # page checksum over bytes 128-221
+    adv = host.module.read_raw(0x01, 138, 23)  # bytes 138-160
+
+    def at01(address: int) -> int:
+        return adv[address - 138]
+
+    assert (at01(138), at01(139)) == (0, 0)  # no nominal wavelength: not a transmitter
+    assert at01(142) == 0x00  # bank 0, no optional page
+    assert at01(145) & 0x80  # CoolingImplemented: the pump is held by its TEC
+    assert at01(151) == 0x18  # PIN detector; Rx power and Rx LOS on average power
+    assert at01(155) & 0x02  # Tx disable implemented
+    assert at01(159) == 0x03  # temperature and Vcc monitors
+    assert at01(160) == 0x04  # lane Rx power monitor, the 2 uA bias step unscaled
 
 
 def test_the_data_path_follows_the_module_state_within_the_advertised_durations(
@@ -187,21 +267,20 @@ def test_tx_disable_darkens_the_output_and_leaves_the_data_path(host: Host) -> N
 
 def test_page_02h_holds_thresholds_for_every_advertised_monitor(host: Host) -> None:
     """CMIS 5.2 section 8.4 (page 01h bytes 159-160, implemented monitors) and page 02h
-    (thresholds): each advertised monitor has four thresholds, high above low; a group of
-    a monitor not advertised is all zero; no aux monitor is advertised and the aux
-    monitor bytes (lower 18-23) read 0."""
+    (thresholds): each advertised monitor has four thresholds, high above low, and the
+    driver gives exactly those; a group of a monitor not advertised is all zero on the
+    page; no aux monitor is advertised and the aux monitor bytes (lower 18-23) read 0."""
     adv = host.module.advertisement()
     assert adv.module_monitors == ("temperature", "vcc")
     assert adv.lane_monitors == ("rx_power",)
     limits = host.module.thresholds()
-    assert set(limits) == set(page02.GROUPS)
+    assert set(limits) == {"temperature", "vcc", "rx_power"}
     for group, limit in limits.items():
-        values = (limit.high_alarm, limit.low_alarm, limit.high_warning, limit.low_warning)
-        if group in adv.module_monitors or group in adv.lane_monitors:
-            assert all(v is not None for v in values), group
-            assert limit.high_alarm > limit.high_warning > limit.low_warning > limit.low_alarm
-        else:
-            assert values == (0, 0, 0, 0), group
+        assert limit.high_alarm > limit.high_warning > limit.low_warning > limit.low_alarm, \
+            group
+    for group in set(page02.GROUPS) - set(limits):
+        first = page02.GROUPS[group][0].offset
+        assert host.module.read_raw(0x02, first, 8) == bytes(8), group
     aux = host.module.read_fields([lower.AUX1, lower.AUX2, lower.AUX3])
     assert set(aux.values()) == {0}
     assert host.module.read_raw(LOWER, lower.AUX1.offset, 6) == bytes(6)

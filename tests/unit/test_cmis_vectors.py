@@ -246,14 +246,22 @@ SPEC_FIELDS: tuple[tuple[str, int, int, int], ...] = (
     ("clei", 0x00, 190, 10),
     ("power_class", 0x00, 200, 1),
     ("max_power", 0x00, 201, 1),
+    ("link_length", 0x00, 202, 1),  # cable assembly length; 0: the media is separable
+    ("connector_type", 0x00, 203, 1),  # SFF-8024 Table 4-3
+    ("media_lane_info", 0x00, 210, 1),  # bit n: media lane n+1 not supported
+    ("media_interface_technology", 0x00, 212, 1),
+    ("checksummed", 0x00, 128, 94),  # bytes 128-221, which the page checksum covers
+    ("page_checksum", 0x00, 222, 1),
     # page 01h
     ("inactive_firmware_major", 0x01, 128, 1),
     ("inactive_firmware_minor", 0x01, 129, 1),
     ("hardware_major", 0x01, 130, 1),
     ("hardware_minor", 0x01, 131, 1),
     ("supported_pages", 0x01, 142, 1),
+    ("module_characteristics", 0x01, 145, 1),  # bit 7 cooled transmitter
     ("dp_deinit_duration", 0x01, 144, 1),
     ("dp_init_duration", 0x01, 144, 1),
+    ("rx_characteristics", 0x01, 151, 1),  # detector, Rx power and LOS measurement
     ("controls_support", 0x01, 155, 1),
     ("tx_flags_support", 0x01, 157, 1),
     ("rx_flags_support", 0x01, 158, 1),
