@@ -22,10 +22,13 @@ import pytest
 import yaml
 
 from drivers.instruments import open_laser, open_meter
+from drivers.ocs.commands import ALARM_COMMANDS
+from drivers.ocs.commands import COMMANDS as OCS_COMMANDS
 from drivers.ocs.connect import open_ocs
 from emulators.clock import RealClock, SteppedClock
 from emulators.instruments.acceptancelab import REFERENCE_FILE, AcceptanceLab
 from emulators.instruments.meter import ACCURACY_DB, NOISE_DB
+from emulators.instruments.testset import PLAIN, InstrumentKinds
 from msoctl.acceptance import characterize as char
 from msoctl.acceptance.characterize import (
     Characterization,
@@ -327,6 +330,78 @@ def test_report_of_an_unfinished_or_missing_characterization(cli: Msoctl,
     (tmp_path / "half" / "state.json").write_text(json.dumps({"version": 1}))
     half = cli("ocs", "report", str(tmp_path / "half"))
     assert half.code == 1 and "not finished" in half.err
+
+
+# ---- instruments without an optional feature ------------------------------------------------
+
+
+def _ocs_changes(lab: AcceptanceLab) -> list[str]:
+    """The OCS commands that change something (not queries, not *CLS) that reached it."""
+    table = {**OCS_COMMANDS, **ALARM_COMMANDS}
+    return sorted(key for key, count in lab.ocs.requests.commands.items()
+                  if count and not table[key].is_query and key != "clear_status")
+
+
+def _instrument_changes(lab: AcceptanceLab) -> list[str]:
+    return sorted(f"{device.name}:{key}" for device in (lab.laser, lab.meter)
+                  for key, count in device.requests.commands.items()
+                  if count and (key.endswith("_set") or key == "reset"))
+
+
+@pytest.mark.parametrize("kinds, lacking", [
+    (InstrumentKinds(meter_logging=False),
+     "pm-1: power logging not supported by this unit (:SENS1:CHAN1:FUNC:STAT? is an "
+     "undefined header on it): ocs characterize times each switching from the meter's "
+     "logging"),
+    (PLAIN, "laser-1: range queries (MIN/MAX) not supported by this unit (:SOUR1:WAV? MIN "
+            "is refused, -108 Parameter not allowed): ocs characterize checks every "
+            "wavelength and the launch power against the laser's range before it changes "
+            "anything; pm-1: power logging not supported"),
+], ids=["meter without logging", "plain instruments"])
+def test_what_the_instruments_lack_is_refused_before_any_device_changes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        kinds: InstrumentKinds, lacking: str) -> None:
+    with AcceptanceLab(tmp_path / "test-set", size=4, clock=SteppedClock(),
+                       instruments=kinds) as lab:
+        lab.ocs.only((1,), (6,))
+        lab.ocs.requests.clear()
+        monkeypatch.setenv("MSOCTL_INVENTORY", str(lab.state_dir / "inventory.yaml"))
+        monkeypatch.delenv("MSOCTL_JOURNAL", raising=False)
+        result = characterize(in_process(capsys), tmp_path / "out", "--repeat", "1")
+        assert result.code == 2, result.err
+        assert result.err.startswith(f"error: {lacking}") and result.err.count("\n") == 1
+        # Nothing reached any of the three devices that changes anything.
+        assert _ocs_changes(lab) == [] and _instrument_changes(lab) == []
+        assert lab.ocs.connection_map() == {1: 6}
+        assert (lab.laser.output_on, lab.laser.wavelength_nm, lab.laser.power_unit) == (
+            False, 1550.0, 0)
+        assert [port.unit for port in lab.meter.ports] == [0] * 4
+        for device in (lab.laser, lab.meter):
+            assert device.requests.resync_probes() == [], device.name
+        assert not (tmp_path / "out" / "state.json").exists()
+        refused = [r for r in Journal(lab.state_dir / "journal.sqlite").records()
+                   if r.get("action") == "ocs.characterize"]
+        assert [(r["event"], r["exit_code"]) for r in refused] == [("refused", 2)]
+        assert refused[0]["reason"].startswith(lacking)
+
+
+def test_a_meter_without_the_all_ports_query_is_read_port_by_port(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    kinds = InstrumentKinds(meter_all_ports=False, error_queries="next")
+    with AcceptanceLab(tmp_path / "test-set", size=4, clock=SteppedClock(),
+                       instruments=kinds) as lab:
+        monkeypatch.setenv("MSOCTL_INVENTORY", str(lab.state_dir / "inventory.yaml"))
+        monkeypatch.delenv("MSOCTL_JOURNAL", raising=False)
+        result = characterize(in_process(capsys), tmp_path / "out", "--ports", "1-2,5-6",
+                              "--repeat", "1", "-o", "json")
+        assert result.code == 0, result.err
+        assert json.loads(result.out)["pass"] is True
+        commands = lab.meter.requests.commands
+        assert commands["read_all"] == 0 and commands["read"] > 0
+        assert commands["fetch_all"] == 1  # the probe when it opened, alone
+        for device in (lab.laser, lab.meter):
+            assert device.requests.resync_probes() == [], device.name
 
 
 # ---- interruptions -----------------------------------------------------------------------------

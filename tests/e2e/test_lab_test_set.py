@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from drivers.yamlfile import YamlFileError
+from emulators.clock import SteppedClock
 from emulators.faults import Fault
 from emulators.lab import Lab, load_topology
 from tests.support import Msoctl
@@ -63,4 +64,54 @@ def test_a_topology_with_both_names_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "both.yaml"
     path.write_text(_TEST_SET % "test_sets" + "bench: []\n", encoding="utf-8")
     with pytest.raises(YamlFileError, match=r"'bench'.*old name of test_sets"):
+        load_topology(path)
+
+
+_KINDS = """
+ocs:
+  - {name: ocs-x, size: 4}
+  - {name: ocs-y, size: 4}
+  - {name: ocs-z, size: 4}
+  - {name: ocs-w, size: 4}
+test_sets:
+  - {ocs: ocs-x, laser: laser-x, meter: pm-x}
+  - {ocs: ocs-y, laser: laser-y, meter: pm-y, plain: true}
+  - {ocs: ocs-z, laser: laser-z, meter: pm-z, plain: true, meter_all_ports: true,
+     error_queries: all}
+  - {ocs: ocs-w, laser: laser-w, meter: pm-w, meter_logging: false}
+"""
+
+
+def test_a_test_set_says_what_its_instruments_lack(tmp_path: Path) -> None:
+    """``plain: true`` is a laser and a meter without any optional feature; each key
+    given beside it wins; the lab builds the instruments so."""
+    path = tmp_path / "kinds.yaml"
+    path.write_text(_KINDS, encoding="utf-8")
+    topology = load_topology(path)
+    kinds = {spec.ocs: (spec.laser_range, spec.meter_all_ports, spec.meter_logging,
+                        spec.error_queries) for spec in topology.test_sets}
+    assert kinds == {"ocs-x": (True, True, True, "all"), "ocs-y": (False, False, False, "next"),
+                     "ocs-z": (False, True, False, "all"), "ocs-w": (True, True, False, "all")}
+    lab = Lab(tmp_path / "state", topology, clock=SteppedClock(), serial_consoles=False)
+    try:
+        built = {spec.ocs: lab.test_sets[spec.ocs] for spec in topology.test_sets}
+        assert {name: (t.laser.range_queries, t.meter.all_ports, t.meter.logging_supported,
+                       t.laser.error_extras and t.meter.error_extras)
+                for name, t in built.items()} == {
+            name: (*kind[:3], kind[3] == "all") for name, kind in kinds.items()}
+    finally:
+        lab.stop()
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("{ocs: ocs-x, laser: laser-x, meter: pm-x, plain: yes-please}", "plain"),
+    ("{ocs: ocs-x, laser: laser-x, meter: pm-x, error_queries: some}", "error_queries"),
+    ("{ocs: ocs-x, laser: laser-x, meter: pm-x, meter_range: false}", "meter_range"),
+])
+def test_a_wrong_instrument_kind_names_its_field(tmp_path: Path, entry: str,
+                                                 message: str) -> None:
+    path = tmp_path / "wrong.yaml"
+    path.write_text(f"ocs:\n  - {{name: ocs-x, size: 4}}\ntest_sets:\n  - {entry}\n",
+                    encoding="utf-8")
+    with pytest.raises(YamlFileError, match=message):
         load_topology(path)
