@@ -28,8 +28,8 @@ from emulators.lab import Lab, load_topology
 from emulators.lab.topology import default_topology_text
 from emulators.ocs.model import OcsDevice
 from msoctl.journal import Journal
-from tests.e2e.test_protect import protecting
 from tests.support.cli import Msoctl
+from tests.support.protecting import protecting
 
 PLAIN_UNITS = ("ocs-a", "ocs-b", "ocs-lab")
 

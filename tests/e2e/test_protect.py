@@ -14,10 +14,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -25,15 +23,14 @@ from typing import Any
 import pytest
 
 from drivers.errors import DeviceRejected
-from drivers.ocs.connect import open_ocs
 from drivers.scpi.session import Pending
 from emulators.faults import Fault
 from emulators.lab import Lab
-from msoctl.inventory import Inventory, load_inventory
+from msoctl.inventory import load_inventory
 from msoctl.journal import DeviceBusy, Journal
 from msoctl.links import Link, LinkEnd, OcsPort, Span, SpanFiber
 from msoctl.protect.budget import QueryBudget
-from msoctl.protect.controller import ProtectConfig, ProtectionController, ProtectionEvent
+from msoctl.protect.controller import ProtectionController
 from msoctl.protect.light import (
     LevelDetector,
     LightJudge,
@@ -44,6 +41,7 @@ from msoctl.protect.light import (
 )
 from msoctl.protect.watch import OcsWatch
 from tests.support import Msoctl, dead_pid, subprocess_env, wait_until
+from tests.support.protecting import Running, connect_working, protecting
 
 # The controller's switching, hold-off and wait-to-restore are timed in real time, and so
 # is the emulated LC engine: alone on the machine (make test's second pass).
@@ -58,72 +56,6 @@ host; bench/protection.py measures the real figures)."""
 def lab(shared_lab: Lab) -> Lab:
     """One lab for the module, put back and checked between tests (tests/support/reset.py)."""
     return shared_lab
-
-
-def connect_working(inventory: Inventory) -> None:
-    link = inventory.link("link-1")
-    for name, pairs in link.connections("working").items():
-        device = inventory.device(name, "ocs")
-        driver = open_ocs(name, device.endpoint.transport, device.endpoint.address)
-        try:
-            driver.connect(dict(pairs))
-        finally:
-            driver.close()
-
-
-@dataclass
-class Running:
-    controller: ProtectionController
-    journal: Journal
-    events: list[ProtectionEvent] = field(default_factory=list)
-    lock: threading.Condition = field(default_factory=threading.Condition)
-
-    def record(self, event: ProtectionEvent) -> None:
-        with self.lock:
-            self.events.append(event)
-            self.lock.notify_all()
-
-    def kinds(self, *kinds: str) -> list[ProtectionEvent]:
-        with self.lock:
-            return [e for e in self.events if e.kind in kinds]
-
-    def wait_for(self, kind: str, seconds: float = 5.0, *, after: int = 0) -> ProtectionEvent:
-        """The first event of ``kind`` beyond the first ``after`` of that kind."""
-        deadline = time.monotonic() + seconds
-        with self.lock:
-            while True:
-                found = [e for e in self.events if e.kind == kind]
-                if len(found) > after:
-                    return found[after]
-                left = deadline - time.monotonic()
-                assert left > 0, f"no {kind} event in {seconds} s: " + "; ".join(
-                    f"{e.kind}: {e.message}" for e in self.events)
-                self.lock.wait(left)
-
-    def link(self) -> dict[str, Any]:
-        return self.controller.status()[0]
-
-    def protection_ops(self, action: str) -> list[Any]:
-        return [o for o in self.journal.operations() if o.action == action]
-
-
-@contextmanager
-def protecting(lab: Lab, **settings: Any) -> Iterator[Running]:
-    """link-1 on its working span, under a controller running in a thread, both spans lit."""
-    inventory = load_inventory(lab.state_dir / "inventory.yaml")
-    connect_working(inventory)
-    assert inventory.journal_path is not None
-    journal = Journal(inventory.journal_path)
-    # A 5 ms poll, as these tests were written for: the lab's OCS is taken to answer
-    # 1000 messages a second (tests/e2e/test_protect_scale.py keeps the default budget).
-    config = ProtectConfig(**{"poll_seconds": 0.005, "wait_to_restore_seconds": 0.3,
-                              "ocs_messages_per_second": 1000.0, **settings})
-    running = Running(ProtectionController(inventory, journal, config=config), journal)
-    running.controller.on_event = running.record
-    with running.controller.background():
-        assert running.controller.wait_ready(8), "link-1 on a span, both spans lit"
-        assert running.link()["role"] == "working"
-        yield running
 
 
 def rx_power(lab: Lab, switch: str) -> float:

@@ -14,7 +14,8 @@ wait_until``); the rest live in modules named for what they serve:
 - doubles and data of one kind of test: :mod:`tests.support.cmis_doubles`,
   :mod:`tests.support.cmis_vectors`, :mod:`tests.support.netconf`,
   :mod:`tests.support.yang`, :mod:`tests.support.exporter`, :mod:`tests.support.bench`,
-  :mod:`tests.support.inventory`, :mod:`tests.support.paths`.
+  :mod:`tests.support.inventory`, :mod:`tests.support.paths`,
+  :mod:`tests.support.protecting` (a protection controller running in a thread).
 """
 
 import importlib
