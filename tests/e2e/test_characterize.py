@@ -404,6 +404,30 @@ def test_a_meter_without_the_all_ports_query_is_read_port_by_port(
             assert device.requests.resync_probes() == [], device.name
 
 
+def test_an_ocs_without_its_optional_features_is_characterized_without_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run needs nothing optional of the OCS: without its LC figures the report
+    lacks the OCS's own switching times, without monitors the light check takes the
+    launch power alone; what it lacks is never asked but by the probe that opened it."""
+    with AcceptanceLab(tmp_path / "test-set", size=4, clock=SteppedClock()) as lab:
+        device = lab.ocs
+        device.extensions = device.power_monitors = device.alarms_supported = False
+        device.error_extras = False
+        monkeypatch.setenv("MSOCTL_INVENTORY", str(lab.state_dir / "inventory.yaml"))
+        monkeypatch.delenv("MSOCTL_JOURNAL", raising=False)
+        result = characterize(in_process(capsys), tmp_path / "out", "--ports", "1-2,5-6",
+                              "--repeat", "1", "-o", "json")
+        assert result.code == 0, result.err
+        document = json.loads(result.out)
+        assert document["pass"] is True and document["switching"]["samples"] > 0
+        assert document["switching"]["ocs_reported"]["steps"] == 0
+        asked = device.requests.commands
+        assert asked["lc_switch_time"] == asked["insertion_loss"] == 0
+        assert asked["power"] <= 1  # the probe alone, not the light check
+        assert asked["event_status_enable_set"] == 0  # no resynchronisation
+
+
 # ---- interruptions -----------------------------------------------------------------------------
 
 
