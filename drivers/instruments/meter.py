@@ -70,8 +70,10 @@ class MeterDriver:
     def open(self) -> MeterDriver:
         """Connect and ask what the unit has (once per session); either way the error
         queue is cleared, so that errors left by someone else are not blamed on our
-        first change. Nothing is changed."""
+        first change. Nothing is changed (the set-up is done again by the first request
+        that needs it: the meter may have been used meanwhile)."""
         self.session.open()
+        self._ready = False
         if self.session.probed(self._probes):
             self.session.write(METER_COMMANDS["clear_status"].short())
         else:
