@@ -1,8 +1,11 @@
-"""The OCS collector: port power and state, the connection map, the LC engine.
+"""The OCS collector: port power and state, the connection map, the LC engine, and which
+optional features the unit has.
 
 One probe is ``*CLS`` and six queries: identity, size, the power of every port, the
 state of every port, the map with its insertion losses, and the LC figures (those two
-are extension queries; a unit without them reports nothing for them, not 0).
+are extension queries; a unit without them reports nothing for them, not 0). What the
+unit has is asked once per connection (``OcsDriver.features()``): a feature it lacks
+is never asked, and ``msoctl_ocs_feature_supported`` says which.
 
 Over a network endpoint (VISA ``TCPIP::host::port::SOCKET``) the connection is kept
 between probes in the prober's :class:`~msoctl.exporter.sessions.SessionPool`: the
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 from drivers.errors import DeviceUnreachable
 from drivers.ocs.connect import ocs_session
 from drivers.ocs.driver import OcsDriver
-from drivers.ocs.types import Connection, Identity, LcStatus, PortState
+from drivers.ocs.types import Connection, Features, Identity, LcStatus, PortState
 from drivers.scpi.session import ScpiSession
 from msoctl.access import timeout_seconds
 from msoctl.exporter.collector import DeviceCollector
@@ -49,9 +52,12 @@ LC_TEMPERATURE = MetricSpec("msoctl_ocs_lc_cell_temperature_celsius", GAUGE,
 LAST_SWITCHING = MetricSpec("msoctl_ocs_last_switching_duration_seconds", GAUGE,
                             "How long the last reconfiguration took to settle.")
 PORTS = MetricSpec("msoctl_ocs_ports", GAUGE, "Ports of the switch, ingress and egress.")
+FEATURE = MetricSpec("msoctl_ocs_feature_supported", GAUGE,
+                     "1 when the unit has the optional feature (power monitors, boot mode, "
+                     "LC figures, loss-of-light alarms), else 0.", ("device", "feature"))
 
 METRICS = (INFO_METRIC, PORTS, PORT_POWER, PORT_STATE, CONNECTIONS, CONNECTION,
-           INSERTION_LOSS, LC_TEMPERATURE, LAST_SWITCHING)
+           INSERTION_LOSS, LC_TEMPERATURE, LAST_SWITCHING, FEATURE)
 
 
 class OcsCollector(DeviceCollector):
@@ -69,6 +75,9 @@ class OcsCollector(DeviceCollector):
             "manufacturer": identity.manufacturer, "model": identity.model,
             "serial": identity.serial, "firmware": identity.firmware}, device=name)
         families.add(PORTS.name, 2 * size, device=name)
+        for feature in reading.features.known:
+            families.add(FEATURE.name, int(reading.features.has(feature)), device=name,
+                         feature=feature)
         for port, dbm in power.items():
             families.add(PORT_POWER.name, dbm, device=name, port=port,
                          direction=_direction(port, size))
@@ -111,7 +120,8 @@ class OcsCollector(DeviceCollector):
             driver = OcsDriver(session, shared_error_queue=self.device.shared_error_queue)
             driver.open()  # *CLS, as on a new connection
             reading = _Reading(driver.identity(), driver.size, driver.power(),
-                               driver.port_states(), driver.connections(), driver.lc_status())
+                               driver.port_states(), driver.connections(), driver.lc_status(),
+                               driver.features())
         except BaseException:
             self.close_later(session.close)
             raise
@@ -130,6 +140,7 @@ class _Reading:
     states: dict[int, PortState]
     connections: list[Connection]
     lc: LcStatus
+    features: Features
 
 
 def _held_kind(transport: str, address: str) -> bool:

@@ -117,6 +117,29 @@ def test_ocs_probe_ports_connections_and_lc_engine(lab: Lab, msoctl: Msoctl) -> 
     assert value(body, "msoctl_ocs_info", model="LCOCS-64x64") == 1
 
 
+def test_ocs_probe_of_a_plain_unit_says_what_it_lacks(lab: Lab, msoctl: Msoctl) -> None:
+    """A unit without the project's extensions and alarms: the probe succeeds, the LC
+    figures are absent (not 0), and the feature gauges say which features it has; its
+    extension queries were asked once, by the probe of the features, never again."""
+    device = lab.ocs["ocs-a"]
+    device.extensions = device.alarms_supported = False
+    assert msoctl("ocs", "connect", "ocs-a", "1:121").code == 0
+    asked = device.requests.commands["lc_temperature"]
+    with serve_exporter(inventory(lab)) as server:
+        bodies = [probe(server.url, "ocs-a").body for _ in range(2)]
+    for body in bodies:
+        assert value(body, "msoctl_up", device="ocs-a") == 1
+        assert value(body, "msoctl_ocs_connections", device="ocs-a") == 1
+        assert value(body, "msoctl_ocs_lc_cell_temperature_celsius") is None
+        assert value(body, "msoctl_ocs_last_switching_duration_seconds") is None
+        assert value(body, "msoctl_ocs_connection_insertion_loss_db", ingress="1") is None
+        supported = {feature: value(body, "msoctl_ocs_feature_supported", feature=feature)
+                     for feature in ("power_monitors", "boot_mode", "lc_figures", "alarms")}
+        assert supported == {"power_monitors": 1, "boot_mode": 0, "lc_figures": 0,
+                             "alarms": 0}
+    assert device.requests.commands["lc_temperature"] == asked + 1  # one held connection
+
+
 def test_amplifier_probe_never_consumes_latched_flags(lab: Lab, msoctl: Msoctl) -> None:
     """The dark span at lab start latched input LOS. Light comes back; the live condition
     clears; probes run; the latched flag must still be there for ``msoctl amp flags``."""
