@@ -92,6 +92,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import zlib
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -277,6 +278,8 @@ class OcsDevice(ScpiDevice):
             raise ValueError(f"identity form must be one of {IDENTITY_FORMS}, "
                              f"not {identity_form!r}")
         polatis = identity_form == "polatis"
+        if polatis and serial is None:  # the family's serial numbers are digits
+            serial = f"{zlib.crc32(name.encode()) % 10**6:06d}"
         super().__init__(name, optics, serial=serial, firmware=firmware,
                          shared_status=shared_status,
                          manufacturer=manufacturer or (POLATIS_MANUFACTURER if polatis else None))
