@@ -144,7 +144,7 @@ def status(ctx: Context, device: str, output: str) -> None:
         ("Vcc", vcc),
         ("Tx", f"{_tx_word(d['tx_disabled'])} (page 10h), data path "
                f"{d['data_path_state'] or '-'}"),
-        ("Rx power", f"{rx} (lane 1)"),
+        ("lane 1 Rx power", rx),
         ("supported", ", ".join(d["supported"]) or "none"),
     ]
     if not status.amplifier_page:
@@ -405,6 +405,10 @@ def thresholds(ctx: Context, device: str, output: str) -> None:
             if any(v for v in (t.high_alarm, t.low_alarm, t.high_warning, t.low_warning))]
     if output in DOCUMENTS:
         emit({"device": device, "thresholds": rows}, output)
+        return
+    if not limits:
+        say(f"{device}: the module advertises no monitor (page 01h bytes 159-160), so it "
+            "has no threshold")
         return
     click.echo(table(["monitor", "value", "high alarm", "low alarm", "high warn", "low warn",
                       "state"],

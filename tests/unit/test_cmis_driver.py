@@ -10,6 +10,7 @@ The module images come from the golden vectors (tests/vectors/cmis_amp.txt).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 
@@ -21,14 +22,23 @@ from drivers.cmis.fields import LOWER
 from drivers.cmis.image import ImageIo
 from drivers.cmis.io import OTHER_HOST_ATTEMPTS, PagedIo, latched_bytes
 from drivers.cmis.module import CmisModule
-from drivers.cmis.pages import STANDARD_FIELDS
+from drivers.cmis.pages import STANDARD_FIELDS, lower
 from drivers.errors import (
     DeviceRejected,
     DeviceTimeout,
     ValidationError,
     VerificationFailed,
 )
-from tests.support.cmis_doubles import ModuleBus, Op, RecordingImageIo, StickyImageIo
+from tests.support.cmis_doubles import (
+    ModuleBus,
+    Op,
+    RecordingImageIo,
+    StickyImageIo,
+    lower_bytes_read,
+    pages_asked_for,
+    pages_read,
+    plain_module_pages,
+)
 from tests.support.cmis_vectors import load_vectors
 from tests.support.paths import VECTORS as VECTOR_DIR
 
@@ -532,3 +542,161 @@ def test_a_flat_memory_module_is_asked_for_no_upper_page_but_00h() -> None:
     assert io.stats.transactions - before == 1  # lower byte 2, once
     assert module.read_raw(0x00, 129, 4) == pages[0x00][1:5]
     assert events == []
+
+
+# ---- features the module does not have: absent, never read; refusals before any write -----------
+#
+# CMIS 5.2 section 8.4: page 01h byte 155 bit 1 (Tx disable), byte 159 (module monitors: bit 0
+# temperature, bit 1 Vcc), byte 160 (lane monitors: bit 0 Tx bias, 1 Tx power, 2 Rx power).
+# The vendor page B0h is the project's own; CMIS advertises no custom page, so it exists only
+# on a module page 00h names as one that carries it (vendor_page.CARRIERS).
+
+
+def plain_on_bus(**image: object) -> tuple[AmpDriver, ModuleBus]:
+    pages = plain_module_pages(**image)  # type: ignore[arg-type]
+    return amp_on_bus(pages)
+
+
+def test_a_plain_cmis_module_is_read_through_its_standard_pages_only() -> None:
+    amp, bus = plain_on_bus()
+    status = amp.status()
+    assert status.amplifier_page is False
+    assert (status.identity.vendor, status.identity.part_number) == ("NorthLight",
+                                                                    "NL-EDFA-QDD-C17")
+    assert status.module.state == "ModuleReady"
+    assert set(dataclasses.astuple(status.settings)) == {None}
+    assert status.monitors.pump_currents_ma == () and status.monitors.conditions == ()
+    assert {v for v in dataclasses.astuple(status.monitors) if v != ()} == {None}
+    assert set(dataclasses.astuple(amp.capabilities())) == {None}
+    assert set(dataclasses.astuple(amp.settings())) == {None}
+    assert amp.supported() == ("tx_disable",)
+    assert not amp.has_amplifier_page()
+    assert set(amp.read_and_clear_flags()) == {*lower.MODULE_FLAG_BITS.values(),
+                                               *lower.TEMP_VCC_FLAG_BITS.values()}
+    assert amp.optical_path().data_path_state == "DPActivated"
+    assert amp.module.advertisement().pages == (0x00, 0x01, 0x02, 0x10, 0x11)
+    assert B0 not in pages_read(bus) and B0 not in pages_asked_for(bus)
+    assert all(op.kind == "read" or op.offset == 126 for op in bus.ops)  # selects only
+    with pytest.raises(ValidationError, match="custom page that this module does not carry"):
+        amp.dump(B0)
+    assert B0 not in pages_asked_for(bus)
+
+
+def test_another_makers_page_b0h_is_never_read() -> None:
+    """A module with a page at B0h that page 00h does not name as a carrier: what it holds
+    there is not the project's page, so the driver never selects it."""
+    amp, bus = plain_on_bus(page_b0=amp_image()[B0], module_monitors=0x03)
+    assert amp.status().amplifier_page is False
+    assert amp.status().settings.target_gain_db is None
+    amp.read_and_clear_flags()
+    assert B0 not in pages_asked_for(bus)
+    assert (B0, 224) not in bus.latched_reads
+
+
+def test_monitors_that_are_not_advertised_are_none_and_never_read() -> None:
+    amp, bus = plain_on_bus()  # the registers hold 25.0 degC, 3.3 V and lane readings
+    status = amp.module.status()
+    assert (status.temperature_celsius, status.vcc_volts) == (None, None)
+    assert amp.module.thresholds() == {}
+    lane = amp.module.lane_monitors()
+    assert (lane.tx_bias_milliamperes, lane.tx_power_milliwatts,
+            lane.rx_power_milliwatts) == (None, None, None)
+    assert not lower_bytes_read(bus) & set(range(14, 18))
+    assert 0x02 not in pages_read(bus) and 0x11 not in pages_read(bus)
+
+
+@pytest.mark.parametrize("module_monitors, lane_monitors, temperature, vcc, groups, read", [
+    (0x01, 0x00, 25.0, None, {"temperature"}, {14, 15}),
+    (0x02, 0x04, None, 3.3, {"vcc", "rx_power"}, {16, 17}),
+    (0x03, 0x07, 25.0, 3.3, {"temperature", "vcc", "tx_bias", "tx_power", "rx_power"},
+     {14, 15, 16, 17}),
+], ids=["temperature-only", "vcc-and-rx-power", "all"])
+def test_only_the_advertised_monitors_are_read_with_their_thresholds(
+        module_monitors: int, lane_monitors: int, temperature: float | None,
+        vcc: float | None, groups: set[str], read: set[int]) -> None:
+    amp, bus = plain_on_bus(module_monitors=module_monitors, lane_monitors=lane_monitors)
+    status = amp.module.status()
+    assert (status.temperature_celsius, status.vcc_volts) == (temperature, vcc)
+    assert lower_bytes_read(bus) & set(range(14, 18)) == read
+    limits = amp.module.thresholds()
+    assert set(limits) == groups
+    assert all(None not in dataclasses.astuple(t) for t in limits.values())
+    lane = amp.module.lane_monitors()
+    assert (lane.rx_power_milliwatts is not None) == bool(lane_monitors & 0x04)
+    assert (lane.tx_power_milliwatts is not None) == bool(lane_monitors & 0x02)
+    assert (lane.tx_bias_milliamperes is not None) == bool(lane_monitors & 0x01)
+    if lane_monitors & 0x04:
+        assert lane.rx_power_milliwatts == pytest.approx(0.1)
+    if lane_monitors & 0x01:
+        assert lane.tx_bias_milliamperes == pytest.approx(50.0)
+
+
+def test_the_tx_bias_is_scaled_as_byte_160_says() -> None:
+    """Page 01h byte 160 bits 4-3: the Tx bias monitor's 2 uA step times 1, 2 or 4."""
+    amp, _bus = plain_on_bus(lane_monitors=0x01 | 0x10)  # bits 4-3 = 10b: times 4
+    assert amp.module.lane_monitors().tx_bias_milliamperes == pytest.approx(200.0)
+
+
+def test_the_status_poll_of_a_plain_module_is_one_read_of_the_state() -> None:
+    """A module that implements no monitor: the amplifier status poll is two reads of lower
+    memory or fewer, and never page 02h."""
+    amp, bus = plain_on_bus()
+    amp.status()
+    bus.ops.clear()
+    amp.status()
+    assert [(op.kind, op.offset, op.length) for op in bus.ops] == [("read", 3, 1)]
+
+
+REFUSED = [
+    ("setting the gain", lambda amp: amp.set_gain(15.0)),
+    ("setting the output power", lambda amp: amp.set_output_power(10.0)),
+    ("setting the tilt", lambda amp: amp.set_tilt(0.5)),
+    ("setting the mode", lambda amp: amp.set_mode("power")),
+    ("output enable", lambda amp: amp.set_output_enabled(False)),
+    ("setting the ALS mode", lambda amp: amp.set_als_mode("manual")),
+    ("setting the ALS timings", lambda amp: amp.set_als_timings(los_soak_seconds=0.2)),
+    ("an ALS restart", lambda amp: amp.restart()),
+    ("setting the gain", lambda amp: amp.check_targets(gain_db=10.0)),
+]
+
+
+@pytest.mark.parametrize("what, call", REFUSED, ids=[
+    "gain", "output-power", "tilt", "mode", "output-enable", "als-mode", "als-timings",
+    "restart", "check-targets"])
+def test_every_change_that_needs_the_amplifier_page_is_refused_before_a_write(
+        what: str, call: Callable[[AmpDriver], object]) -> None:
+    amp, bus = plain_on_bus(page_b0=amp_image()[B0])
+    before = {page: bus.page_bytes(page) for page in (LOWER, 0x00, 0x01, 0x10, 0x11, B0)}
+    with pytest.raises(ValidationError) as refused:
+        call(amp)
+    message = str(refused.value)
+    assert what in message and "amplifier page (B0h)" in message and "\n" not in message
+    assert "NorthLight NL-EDFA-QDD-C17" in message
+    assert [op for op in bus.ops if op.kind == "write" and op.offset != 126] == []
+    assert B0 not in pages_asked_for(bus)
+    after = {page: bus.page_bytes(page) for page in before}
+    assert {p: b for p, b in after.items() if p != LOWER} == \
+        {p: b for p, b in before.items() if p != LOWER}
+    assert after[LOWER][:126] == before[LOWER][:126]
+
+
+def test_tx_disable_stays_a_cmis_control_on_a_plain_module() -> None:
+    """Page 10h byte 130 is CMIS: it works without the vendor page, checked against page
+    01h byte 155 before it is written."""
+    amp, bus = plain_on_bus()
+    assert amp.set_tx_disabled(True).tx_disabled is True
+    assert bus.page_bytes(0x10)[130 - 128] == 0x01
+    assert B0 not in pages_asked_for(bus)
+
+
+def test_the_carrier_is_known_by_vendor_name_and_part_number() -> None:
+    """vendor_page.CARRIERS: the vendor name exactly, the part number by its start."""
+    vendor, prefix = vp.CARRIERS[0]
+    assert vp.carried_by(vendor, prefix + "C20")
+    assert not vp.carried_by(vendor, "OTHER-" + prefix)
+    assert not vp.carried_by(vendor.upper(), prefix + "C20")
+    assert not vp.carried_by(None, prefix) and not vp.carried_by(vendor, None)
+    amp, bus = plain_on_bus(vendor=vendor, part_number=prefix + "C20",
+                            page_b0=amp_image()[B0], module_monitors=0x03)
+    assert amp.has_amplifier_page() and amp.status().settings.target_gain_db == 35.75
+    assert B0 in pages_read(bus)

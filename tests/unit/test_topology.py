@@ -350,6 +350,41 @@ def test_switch_defaults(tmp_path: Path) -> None:
                                                                  4_000_000_000)
 
 
+@pytest.mark.parametrize("entry, vendor_page, monitors", [
+    ("{name: amp-x}", True, True),
+    ("{name: amp-x, plain: true}", False, False),
+    ("{name: amp-x, plain: true, monitors: true}", False, True),
+    ("{name: amp-x, vendor_page: false}", False, True),
+    ("{name: amp-x, monitors: false}", True, False),
+], ids=["default", "plain", "plain-with-monitors", "no-vendor-page", "no-monitors"])
+def test_amplifier_kinds(tmp_path: Path, entry: str, vendor_page: bool,
+                         monitors: bool) -> None:
+    """An amplifier entry says what kind of module it is, as an ocs entry does: ``plain``
+    (no vendor page, another maker's identity, no monitor advertised), each of
+    ``vendor_page`` and ``monitors`` given beside it winning."""
+    text = f"ocs:\n  - {{name: ocs-x}}\namplifiers:\n  - {entry}\n"
+    [amp] = load_topology(_write(tmp_path, text)).amplifiers
+    assert (amp.vendor_page, amp.monitors) == (vendor_page, monitors)
+
+
+def test_a_lab_amplifier_is_built_as_its_entry_says(tmp_path: Path) -> None:
+    text = ("ocs:\n  - {name: ocs-x, size: 4}\namplifiers:\n  - {name: amp-p, plain: true}\n"
+            "  - {name: amp-q, monitors: false}\n")
+    with Lab(tmp_path / "lab", load_topology(_write(tmp_path, text)),
+             serial_consoles=False) as lab:
+        plain, quiet = lab.amps["amp-p"], lab.amps["amp-q"]
+        assert 0xB0 not in plain.memory.pages and 0xB0 in quiet.memory.pages
+        assert plain.identity.vendor_name != quiet.identity.vendor_name == "MegaScaleOut"
+        assert (plain.monitors, quiet.monitors) == (False, False)
+
+
+def test_an_amplifier_kind_must_be_a_boolean(tmp_path: Path) -> None:
+    text = "ocs:\n  - {name: ocs-x}\namplifiers:\n  - {name: amp-x, plain: maybe}\n"
+    path = _write(tmp_path, text)
+    with pytest.raises(YamlFileError, match=f"{path}:4: .*field 'plain'"):
+        load_topology(path)
+
+
 SWITCH_BROKEN = [
     ("unknown switch field", "campus: x, ports", "campus: x, colour: red, ports", "colour: red",
      "colour", "unknown field"),
