@@ -253,7 +253,8 @@ class ScpiSession:
         an error read one entry at a time, ``*CLS`` goes first (see the module's
         docstring)."""
         if self._clear_first:
-            messages = (CLEAR_STATUS, *messages)
+            if not messages[0].startswith(CLEAR_STATUS):  # a change clears first itself
+                messages = (CLEAR_STATUS, *messages)
             self._clear_first = False
         self.transport.write(b"".join(m.encode("ascii") + self.write_termination
                                       for m in messages))

@@ -67,6 +67,11 @@ def reset_lab(lab: Lab) -> None:
         lab.telemetry[name].faults.clear()
     for instrument in lab.instruments.values():
         instrument.faults.clear()
+    for spec in lab.topology.test_sets:  # what each instrument has, as the topology says
+        laser, meter = lab.instruments[spec.laser], lab.instruments[spec.meter]
+        laser.range_queries = spec.laser_range
+        meter.all_ports, meter.logging_supported = spec.meter_all_ports, spec.meter_logging
+        laser.error_extras = meter.error_extras = spec.error_queries == "all"
     remove_journal(lab.state_dir / JOURNAL_FILE)
     lab.write_inventory()
     left = what_is_left(lab)
