@@ -160,8 +160,14 @@ def set_tx(journal: Journal, device: str, driver: AmpDriver, *, disabled: bool,
     while ALS as the module holds it would not shut the output on a cut fiber, unless
     ``override_laser_safety``, which is journaled with the change. ``overrides`` are other
     rules the caller was told to override (a link taken down), noted the same way. Raises
-    ValidationError when the module does not advertise Tx disable.
+    ValidationError (journaled as a refusal, before the intent) when the module does not
+    advertise Tx disable (page 01h byte 155 bit 1).
     """
+    if not driver.module.features().tx_disable:
+        error = ValidationError("the module does not advertise Tx disable (page 01h byte 155 "
+                                "bit 1)", device=device)
+        journal.refuse(device=device, action=TX, reason=error.message, exit_code=2)
+        raise error
     before = driver.optical_path()
     violations: list[safety.Violation] = []
     if not disabled:

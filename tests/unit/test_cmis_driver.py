@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +30,8 @@ from drivers.errors import (
     ValidationError,
     VerificationFailed,
 )
+from msoctl.journal import Journal
+from msoctl.ops.amp import set_tx
 from tests.support.cmis_doubles import (
     ModuleBus,
     Op,
@@ -700,3 +703,19 @@ def test_the_carrier_is_known_by_vendor_name_and_part_number() -> None:
                             page_b0=amp_image()[B0], module_monitors=0x03)
     assert amp.has_amplifier_page() and amp.status().settings.target_gain_db == 35.75
     assert B0 in pages_read(bus)
+
+
+def test_tx_disable_not_advertised_is_a_journaled_refusal_before_the_intent(
+        tmp_path: Path) -> None:
+    """msoctl/ops/amp.py set_tx: page 01h byte 155 bit 1 clear, so ``amp tx`` is refused
+    (journaled, exit 2) before any intent or write."""
+    pages = plain_module_pages()
+    page01 = bytearray(pages[0x01])
+    page01[155 - 128] = 0x00
+    amp, bus = amp_on_bus({**pages, 0x01: bytes(page01)})
+    journal = Journal(tmp_path / "journal.sqlite")
+    with pytest.raises(ValidationError, match="does not advertise Tx disable"):
+        set_tx(journal, "amp-1", amp, disabled=True)
+    (record,) = journal.records()
+    assert (record["event"], record["action"], record["exit_code"]) == ("refused", "amp.tx", 2)
+    assert [op for op in bus.ops if op.kind == "write" and op.offset != 126] == []
