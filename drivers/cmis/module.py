@@ -174,8 +174,7 @@ class CmisModule:
         self._durations: Durations | None = None
         self._pages: PageSet | None = None
         self._flat: bool | None = None
-        self._extra_pages = frozenset(f.page for f in extra_fields if f.page != LOWER)
-        self.extra_pages = self._extra_pages
+        self.extra_pages = frozenset(f.page for f in extra_fields if f.page != LOWER)
         """The custom pages of ``extra_fields``."""
         self.extra_pages_if: Callable[[ModuleIdentity], bool] | None = None
         """Custom pages (those of ``extra_fields``) are not advertised by CMIS: when this is
@@ -185,7 +184,7 @@ class CmisModule:
     def has_extra_pages(self) -> bool:
         """Whether the module has the pages of ``extra_fields``: paged memory, and an
         identity that ``extra_pages_if`` accepts (reads page 00h once, if it is set)."""
-        if not self._extra_pages or self._flat_memory():
+        if not self.extra_pages or self._flat_memory():
             return False
         return self.extra_pages_if is None or self.extra_pages_if(self.identity())
 
@@ -233,7 +232,7 @@ class CmisModule:
             if not flat:
                 with self._named():
                     supported = self.io.read(page01.P, page01.SUPPORTED_PAGES.offset, 1)[0]
-            extra = self._extra_pages if not flat and self.has_extra_pages() else frozenset()
+            extra = self.extra_pages if not flat and self.has_extra_pages() else frozenset()
             self._pages = page_set(flat=flat, supported_pages=supported, extra=extra)
         return self._pages
 
@@ -259,7 +258,7 @@ class CmisModule:
             return
         if not self._flat_memory() and bank == 0 and page in ALWAYS_PAGED:
             return
-        if page in self._extra_pages and bank == 0 and not self._flat_memory():
+        if page in self.extra_pages and bank == 0 and not self._flat_memory():
             if self.has_extra_pages():
                 return
             identity = self.identity()
