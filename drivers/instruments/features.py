@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from drivers.errors import Unsupported
+from drivers.features import Features
 from drivers.instruments.commands import OptionalFeature
-from drivers.instruments.types import Features
 from drivers.scpi.session import UNDEFINED_HEADER, Probed
 
 

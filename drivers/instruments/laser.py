@@ -21,6 +21,7 @@ import math
 from types import TracebackType
 
 from drivers.errors import ProtocolError, ValidationError
+from drivers.features import Features
 from drivers.instruments.commands import (
     LASER_COMMANDS,
     LASER_FEATURES,
@@ -33,7 +34,7 @@ from drivers.instruments.features import (
     probe_queries,
     unsupported,
 )
-from drivers.instruments.types import Features, Identity, LaserRange, LaserSettings
+from drivers.instruments.types import Identity, LaserRange, LaserSettings
 from drivers.scpi.session import Probed, ScpiSession
 
 NM_PER_M = 1e9

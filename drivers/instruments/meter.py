@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator
 from types import TracebackType
 
 from drivers.errors import DeviceRejected, ProtocolError, ValidationError
+from drivers.features import Features
 from drivers.instruments.commands import (
     LOGGING_COMPLETE,
     LOGGING_IN_PROGRESS,
@@ -36,7 +37,7 @@ from drivers.instruments.commands import (
 )
 from drivers.instruments.features import features_from, probe_queries, unsupported
 from drivers.instruments.laser import NM_PER_M, parse_identity, parse_number
-from drivers.instruments.types import Features, Identity, PowerTrace
+from drivers.instruments.types import Identity, PowerTrace
 from drivers.scpi.session import ScpiSession
 
 MIN_AVERAGING_SECONDS = 1e-6

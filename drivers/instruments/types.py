@@ -49,23 +49,3 @@ class PowerTrace:
         return self.interval_seconds * len(self.powers_dbm)
 
 
-@dataclass(frozen=True)
-class Features:
-    """The optional features an instrument has, by key of its table
-    (:data:`~drivers.instruments.commands.LASER_FEATURES`,
-    :data:`~drivers.instruments.commands.METER_FEATURES`)."""
-
-    present: frozenset[str]
-    known: tuple[str, ...]
-    """Every feature asked about, in the table's order."""
-
-    def has(self, key: str) -> bool:
-        return key in self.present
-
-    @property
-    def supported(self) -> list[str]:
-        return [key for key in self.known if key in self.present]
-
-    @property
-    def missing(self) -> list[str]:
-        return [key for key in self.known if key not in self.present]

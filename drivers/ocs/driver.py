@@ -43,6 +43,7 @@ from drivers.errors import (
     ValidationError,
     VerificationFailed,
 )
+from drivers.features import Features
 from drivers.ocs import alarms
 from drivers.ocs.commands import (
     BOOT_MODES,
@@ -55,7 +56,6 @@ from drivers.ocs.commands import (
 from drivers.ocs.types import (
     BootMode,
     Connection,
-    Features,
     Identity,
     LcStatus,
     PortMap,

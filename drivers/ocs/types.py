@@ -29,27 +29,6 @@ class Identity:
 
 
 @dataclass(frozen=True)
-class Features:
-    """The optional features a unit has, by key of
-    :data:`~drivers.ocs.commands.OPTIONAL_FEATURES` (``OcsDriver.features()``)."""
-
-    present: frozenset[str]
-    known: tuple[str, ...]
-    """Every feature asked about, in the table's order."""
-
-    def has(self, key: str) -> bool:
-        return key in self.present
-
-    @property
-    def supported(self) -> list[str]:
-        return [key for key in self.known if key in self.present]
-
-    @property
-    def missing(self) -> list[str]:
-        return [key for key in self.known if key not in self.present]
-
-
-@dataclass(frozen=True)
 class Connection:
     ingress: int
     egress: int

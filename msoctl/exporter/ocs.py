@@ -19,9 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from drivers.errors import DeviceUnreachable
+from drivers.features import Features
 from drivers.ocs.connect import ocs_session
 from drivers.ocs.driver import OcsDriver
-from drivers.ocs.types import Connection, Features, Identity, LcStatus, PortState
+from drivers.ocs.types import Connection, Identity, LcStatus, PortState
 from drivers.scpi.session import ScpiSession
 from msoctl.access import timeout_seconds
 from msoctl.exporter.collector import DeviceCollector
