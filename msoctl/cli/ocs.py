@@ -310,6 +310,28 @@ def apply(ctx: Context, device: str, mapfile: Path, dry_run: bool, force: bool, 
         _run_plan(ctx, entry, driver, plan, "ocs.apply", force, output, dry_run=dry_run)
 
 
+@ocs.command("map")
+@watch_option
+@click.argument("device", type=OCS)
+@console_option
+@output_option
+@pass_context
+def map_command(ctx: Context, device: str, console: bool, output: str) -> None:
+    """The connection map of DEVICE, written as a map file: saved, ``msoctl ocs apply
+    DEVICE FILE`` puts this map back. ``-o json`` gives the connections as objects."""
+    with _driver(ctx, device, console) as (_, driver):
+        current = driver.port_map()
+    if output in DOCUMENTS:
+        emit({"device": device, "connections": [{"ingress": i, "egress": e}
+                                                for i, e in current.items()]}, output)
+        return
+    click.echo(f"# {device}: {len(current)} connection(s); "
+               f"'msoctl ocs apply {device} FILE' puts this map back")
+    click.echo("connections:" + ("" if current else " []"))
+    for ingress, egress in current.items():
+        click.echo(f'  - "{ingress}:{egress}"')
+
+
 @ocs.command()
 @watch_option
 @click.argument("device", type=OCS)

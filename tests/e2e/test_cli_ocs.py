@@ -180,6 +180,30 @@ def test_apply_dry_run_then_apply(msoctl: Msoctl, lab: Lab, tmp_path: Path) -> N
     assert again["method"] == "none" and again["changes"] == []
 
 
+def test_a_saved_map_is_put_back_by_apply(msoctl: Msoctl, lab: Lab, tmp_path: Path) -> None:
+    """``ocs map`` writes the map as a map file; applied later, it puts the map back."""
+    device = lab.ocs["ocs-a"]
+    device.add((1, 2, 3), (65, 70, 66))
+    saved = msoctl("ocs", "map", "ocs-a")
+    assert saved.code == 0 and saved.err == ""
+    (tmp_path / "saved.yaml").write_text(saved.out)
+    as_json = json.loads(msoctl("ocs", "map", "ocs-a", "-o", "json").out)
+    assert as_json["connections"] == [{"ingress": 1, "egress": 65},
+                                      {"ingress": 2, "egress": 70},
+                                      {"ingress": 3, "egress": 66}]
+    device.disconnect_all()
+    device.add((4,), (67,))
+    result = msoctl("ocs", "apply", "ocs-a", str(tmp_path / "saved.yaml"))
+    assert result.code == 0, result.err
+    assert device.connection_map() == {1: 65, 2: 70, 3: 66}
+    device.disconnect_all()
+    empty = msoctl("ocs", "map", "ocs-a")
+    (tmp_path / "empty.yaml").write_text(empty.out)
+    device.add((5,), (68,))
+    assert msoctl("ocs", "apply", "ocs-a", str(tmp_path / "empty.yaml")).code == 0
+    assert device.connection_map() == {}
+
+
 @pytest.mark.parametrize("current, wanted, method", [
     ({}, ["1:65", "2:66"], "add"),
     ({1: 65, 2: 66}, ["1:65"], "subtract"),

@@ -171,6 +171,10 @@ def test_reading_commands(unit: OcsDevice, msoctl: Msoctl) -> None:
             assert result.code == 2 and refused(result.err, title), (args, result.err)
         assert cost.messages <= OPEN + extra and cost.changes == 0, args
     with counted(unit) as cost:
+        saved = msoctl("ocs", "map", "ocs-a")
+    assert saved.code == 0 and saved.out.splitlines()[1:] == ["connections:", '  - "1:65"']
+    assert cost.messages <= OPEN + 1
+    with counted(unit) as cost:
         ports = msoctl("ocs", "ports", "ocs-a", "-o", "json")
     assert ports.code == 0, ports.err
     assert cost.messages <= OPEN + 4
