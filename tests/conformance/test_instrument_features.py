@@ -139,11 +139,11 @@ def test_ports_are_read_one_by_one_in_one_message(
     first = meter.read_all_dbm()
     assert list(first) == list(range(1, SIZE + 1))
     assert all(value is not None and value < -70.0 for value in first.values())  # dark
-    # The *CLS a session with :SYST:ERR? alone sends after reading errors one at a time
-    # (the probes' may have left more), the set-up (ports idle and in watts: change,
-    # *OPC?, error query), the averaging times not known yet (one message and its
-    # error query), the reads (the same).
-    assert lab.meter.requests.received - opened == 1 + 3 + 2 + 2
+    # The set-up (ports idle and in watts: change, *OPC?, error query; the change's own
+    # *CLS clears what the probes' errors, read one at a time, may have left), the
+    # averaging times not known yet (one message and its error query), the reads (the
+    # same).
+    assert lab.meter.requests.received - opened == 3 + 2 + 2
     assert all(port.unit == 1 for port in lab.meter.ports)
     again = lab.meter.requests.received
     latest = meter.read_all_dbm([2, 5])
