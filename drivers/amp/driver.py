@@ -32,7 +32,7 @@ from drivers.amp.types import (
 )
 from drivers.cmis.fields import Field
 from drivers.cmis.module import CmisModule, LaneStatus, ModuleIdentity
-from drivers.errors import ValidationError, VerificationFailed
+from drivers.errors import Unsupported, ValidationError, VerificationFailed
 
 DEFAULT_SLEW_DB_PER_SECOND = 10.0
 DEFAULT_MAX_STEP_DB = 0.5
@@ -68,12 +68,12 @@ class AmpDriver:
         return vp.PAGE in self.module.extra_pages and self.module.has_extra_pages()
 
     def require_amplifier_page(self, what: str) -> None:
-        """Refuse (ValidationError, before anything is written) ``what`` on a module that
-        does not carry the vendor page."""
+        """Refuse (:class:`Unsupported`, before anything is written) ``what`` on a module
+        that does not carry the vendor page."""
         if self.has_amplifier_page():
             return
         identity = self.module.identity()
-        raise ValidationError(
+        raise Unsupported(
             f"{what} needs the amplifier page (B0h), which this module does not carry: it "
             f"identifies as {identity.vendor or '?'} {identity.part_number or '?'}, and CMIS "
             "does not advertise custom pages", device=self.name)

@@ -34,6 +34,7 @@ from drivers.errors import (
     DeviceError,
     DeviceTimeout,
     ProtocolError,
+    Unsupported,
     ValidationError,
     VerificationFailed,
 )
@@ -458,9 +459,9 @@ class CmisModule:
         the other lanes' bits alone; read back. CMIS 5.2 page 10h: Tx disable turns the
         lane's output off without changing its data path state.
 
-        Raises ValidationError, before writing, for a lane outside 1-8 or when page 01h
-        byte 155 does not advertise Tx disable; VerificationFailed when the bits do not
-        read back as written.
+        Raises ValidationError, before writing, for a lane outside 1-8, and Unsupported
+        when page 01h byte 155 does not advertise Tx disable; VerificationFailed when the
+        bits do not read back as written.
         """
         chosen = sorted(set(lanes))
         if not chosen or any(not 1 <= lane <= codes.LANES for lane in chosen):
@@ -468,7 +469,7 @@ class CmisModule:
                                   device=self.name)
         controls = self.read_fields([page01.CONTROLS_SUPPORT])["controls_support"]
         if not (isinstance(controls, int) and controls & page01.TX_DISABLE_IMPLEMENTED):
-            raise ValidationError("the module does not advertise Tx disable (page 01h byte "
+            raise Unsupported("the module does not advertise Tx disable (page 01h byte "
                                   "155 bit 1)", device=self.name)
         current = self.read_fields([page10.TX_DISABLE])["tx_disable"]
         if not isinstance(current, int):
