@@ -27,6 +27,7 @@ from msoctl.cli.types import OutputFile
 from msoctl.journal import Journal, JournalError
 from msoctl.journal.jsonl import export_jsonl, import_jsonl
 from msoctl.journal.location import SQLITE_MAGIC
+from msoctl.outfile import output
 
 
 @click.group()
@@ -80,19 +81,13 @@ def export_command(ctx: Context, out_file: Path | None) -> None:
     if out_file is None:
         export_jsonl(source, sys.stdout)
         return
-    partial = out_file.with_name(f".{out_file.name}.{os.getpid()}.partial")
     try:
-        with partial.open("w", encoding="utf-8") as handle:
+        with output(out_file) as handle:
             count = export_jsonl(source, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(partial, out_file)
     except OSError as error:
         if not isinstance(error, JournalError):
             error = JournalError(f"cannot write {out_file}: {error.strerror}")
         raise error from None
-    finally:
-        partial.unlink(missing_ok=True)
     click.echo(f"{count} record(s) exported from {source.where} to {out_file}", err=True)
 
 

@@ -48,6 +48,7 @@ from msoctl.ops.switch import (
     load_want,
 )
 from msoctl.ops.switch_plan import PortLink, derive, parse_size
+from msoctl.outfile import write_output
 
 
 class OperationFailed(DeviceError):
@@ -166,7 +167,7 @@ def plan(ctx: Context, ports: tuple[str, ...], lossless: str, lossless_pool: str
         click.echo(text, nl=False)
         return
     try:
-        out_file.write_text(text, encoding="utf-8")
+        write_output(out_file, text)
     except OSError as error:
         raise ValidationError(f"cannot write {out_file}: {error.strerror}") from None
     say(f"# wrote {out_file}")

@@ -29,6 +29,7 @@ import click
 from drivers.yamlfile import unsafe_character
 from msoctl.inventory import DEVICE_NAME, Inventory, find_inventory, load_inventory
 from msoctl.links import LINK_NAME
+from msoctl.outfile import OutputRefused, output_target
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
@@ -166,7 +167,9 @@ def _blocking_ancestor(path: Path) -> str | None:
 
 class OutputFile(click.Path):
     """A file to write: not empty, not a directory, in a directory that exists and can
-    be written; an existing file must be writable. Gives a :class:`Path`."""
+    be written; an existing file must be writable. A character device or a FIFO is
+    written into and a symbolic link followed (:mod:`msoctl.outfile`); a block device or
+    a socket is refused. Gives a :class:`Path`."""
 
     def __init__(self) -> None:
         super().__init__(dir_okay=False, path_type=Path)
@@ -176,10 +179,15 @@ class OutputFile(click.Path):
         if isinstance(value, str) and not value.strip():
             self.fail("an empty path", param, ctx)
         Text().convert(str(value), param, ctx)
-        path = Path(value).expanduser()
+        given = Path(value).expanduser()
+        if given.is_dir():
+            self.fail(f"{given} is a directory; give a file", param, ctx)
+        try:
+            target = output_target(given)
+        except OutputRefused as error:
+            self.fail(error.message, param, ctx)
+        path = target if given.is_symlink() else given  # a link: what it points to
         parent = path.parent
-        if path.is_dir():
-            self.fail(f"{path} is a directory; give a file", param, ctx)
         if not parent.exists():
             self.fail(f"no directory {parent} to write {path.name} in", param, ctx)
         if not parent.is_dir():
@@ -188,7 +196,7 @@ class OutputFile(click.Path):
             os.access(parent, os.W_OK | os.X_OK)
         if not writable:
             self.fail(f"{path} cannot be written (permission denied or read-only)", param, ctx)
-        return super().convert(path, param, ctx)
+        return super().convert(given, param, ctx)
 
 
 class OutputDir(click.Path):

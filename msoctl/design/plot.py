@@ -13,6 +13,7 @@ from pathlib import Path
 from msoctl.design.inputs import speed_text
 from msoctl.design.report import what_if_text
 from msoctl.design.study import Row, Study, variants
+from msoctl.outfile import output
 
 _STYLES = ("-", "--", ":", "-.")
 
@@ -55,7 +56,8 @@ def write_png(path: Path, study: Study, rows: Sequence[Row]) -> None:
         f"{speed_text(shape.switch_speed_gbps)}; components: {study.table.name}",
         fontsize="medium")
     figure.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp")
-    figure.savefig(tmp, dpi=100, format="png")
-    pyplot.close(figure)
-    tmp.replace(path)
+    try:
+        with output(path, binary=True) as handle:
+            figure.savefig(handle, dpi=100, format="png")
+    finally:
+        pyplot.close(figure)

@@ -17,6 +17,7 @@ from typing import Any
 from msoctl.design.cost import Costing
 from msoctl.design.inputs import speed_text
 from msoctl.design.study import Row, Study
+from msoctl.outfile import output
 
 CSV_FIELDS = (
     "gpus", "architecture", "what_if", "buildable", "reason", "servers", "endpoint_ports",
@@ -121,16 +122,15 @@ def document(study: Study, rows: Sequence[Row],
 
 def write_csv(path: Path, rows: Sequence[Row]) -> None:
     """One line per row, CSV_FIELDS in order; empty cells where a figure is missing.
-    Written to a temporary file and renamed, so a reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as handle:
+    Written as msoctl writes every output (:mod:`msoctl.outfile`): a file in full or not
+    at all, a device or FIFO written into."""
+    with output(path, newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
             values = row_document(row)
             values["what_if"] = what_if_text(row.what_if)
             writer.writerow({k: "" if values.get(k) is None else values[k] for k in CSV_FIELDS})
-    tmp.replace(path)
 
 
 _WIDTH, _WIDE = 80, 100

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 from msoctl.inventory import Inventory
+from msoctl.outfile import write_output
 
 RESERVED = frozenset({"kind", "job", "instance"})
 EXPORTED_KINDS = ("ocs", "amp", "switch")
@@ -116,13 +116,9 @@ def render(groups: list[dict[str, Any]]) -> str:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write then rename, so Prometheus never reads a half-written file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    """Write then rename, so Prometheus never reads a half-written file (a device or a
+    FIFO is written into: :mod:`msoctl.outfile`)."""
+    write_output(path, text)
 
 
 def shard_config(config: dict[str, Any], shard: int, shards: int, *, exporter: str,

@@ -32,7 +32,6 @@ the alerts and the dashboard work on either path.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +44,7 @@ from drivers.snmp import mibs
 from drivers.snmp.collector import CPC, CPO, IF_NAME, LOG10_BER_SYNTAX, SYS_UP_TIME, THRESHOLD
 from msoctl.exporter import cpo
 from msoctl.inventory import Device, Inventory, SecretRef
+from msoctl.outfile import write_output
 
 MODULES = (CPO, CPC)
 MAX_REPETITIONS = 50
@@ -295,18 +295,9 @@ def render(document: dict[str, Any], *, show_secrets: bool) -> str:
 
 def write_private(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` with mode 0600 from the first byte (a temporary file in
-    the same directory, renamed into place). Raises OSError."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, 0o600)  # whatever the umask
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    the same directory, renamed into place; a device or FIFO written into:
+    :mod:`msoctl.outfile`). Raises OSError."""
+    write_output(path, text, private=True)
 
 
 # ---- recording rules ----------------------------------------------------------------------

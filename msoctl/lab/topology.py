@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from drivers.errors import ValidationError
 from emulators.lab.generate import FabricDoesNotFit, FabricSpec, generate, render, summary
+from msoctl.outfile import write_output
 
 
 def write_topology(path: Path | None, command: str, **arguments: Any) -> str:
@@ -27,7 +27,5 @@ def write_topology(path: Path | None, command: str, **arguments: Any) -> str:
         raise ValidationError(f"cannot generate this fabric: {error}") from None
     if path is None:
         return text
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_output(path, text)
     return summary(document, spec)
