@@ -46,13 +46,15 @@ class Context:
     def _journal_location(self) -> JournalLocation:
         if self.journal_option is not None:
             try:
-                return parse_location(self.journal_option)
+                return _in_a_directory(parse_location(self.journal_option),
+                                       "--journal (or MSOCTL_JOURNAL)")
             except ValueError as error:
                 raise ValidationError(f"--journal (or MSOCTL_JOURNAL) {error}") from None
         if inventory_named(self.inventory_option) is None:  # history works without one
             return JournalLocation(path=default_journal_path(), is_default=True)
-        return self.inventory.journal or JournalLocation(path=default_journal_path(),
-                                                         is_default=True)
+        if self.inventory.journal is not None:
+            return _in_a_directory(self.inventory.journal, "the inventory's journal")
+        return JournalLocation(path=default_journal_path(), is_default=True)
 
     @property
     def link_states(self) -> LinkStates:
@@ -107,3 +109,14 @@ class Context:
 
 
 pass_context = click.make_pass_decorator(Context)
+
+
+def _in_a_directory(location: JournalLocation, what: str) -> JournalLocation:
+    """``location``, refused (ValidationError) when it is a file in a directory that does
+    not exist: a mistyped path would otherwise start a journal of its own, apart from the
+    audit trail, or read as "no changes". Only the default location is made on use."""
+    path = location.path
+    if path is not None and not path.parent.is_dir():
+        raise ValidationError(f"{what} {path}: no directory {path.parent} to keep it in "
+                              "(create it, or give another path)")
+    return location

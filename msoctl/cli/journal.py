@@ -26,7 +26,6 @@ from msoctl.cli.output import DOCUMENTS, emit, output_option
 from msoctl.cli.types import OutputFile
 from msoctl.journal import Journal, JournalError
 from msoctl.journal.jsonl import export_jsonl, import_jsonl
-from msoctl.journal.location import SQLITE_MAGIC
 from msoctl.outfile import output
 
 
@@ -60,10 +59,6 @@ def import_command(ctx: Context, files: tuple[Path, ...]) -> None:
         if target.path is not None and target.path.exists() \
                 and os.path.samefile(path, target.path):
             raise ValidationError(f"{path} is the journal itself")
-        with path.open("rb") as handle:
-            if handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC:
-                raise ValidationError(f"{path} is an SQLite journal, not JSON lines: point "
-                                      "--journal at it, or export it first")
         report = import_jsonl(target, path)
         click.echo(f"{path}: {report.added} record(s) imported into {target.where}"
                    + (f", {report.present} already there" if report.present else "")

@@ -6,19 +6,34 @@ a line that is not a record), and adds each record with an id derived from the l
 bytes: importing the same file twice, or two copies that overlap, adds each record
 once. Export writes every record, in journal order, one JSON object per line, a page
 at a time (flat memory at any size); importing an export gives the same records.
+
+What import reads is bounded like every file msoctl reads: a regular file only (a FIFO
+or a device such as ``/dev/zero`` is refused unread), at most :data:`MAX_IMPORT_BYTES`,
+each line at most :data:`MAX_LINE_BYTES` (a longer one is skipped without being held
+in memory); a file with lines but no record in it is not a journal, and is refused.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-from collections.abc import Iterator
+import os
+import stat
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from drivers.errors import ValidationError
 from msoctl.journal.core import Journal
+from msoctl.journal.location import SQLITE_MAGIC
 from msoctl.journal.model import JournalError
+
+MAX_IMPORT_BYTES = 4 * 2**30
+"""The largest JSON-lines file an import reads (some ten million records)."""
+MAX_LINE_BYTES = 1 * 2**20
+"""The longest line taken for a record; msoctl's own records are a few kilobytes."""
 
 
 @dataclass
@@ -35,8 +50,9 @@ def line_id(raw: bytes) -> str:
     return hashlib.sha256(b"msoctl-jsonl:" + raw.strip()).hexdigest()[:24]
 
 
-def _records(handle: IO[bytes], report: ImportReport) -> Iterator[tuple[str, dict[str, Any]]]:
-    for raw in handle:
+def _records(lines: Iterable[bytes], report: ImportReport
+             ) -> Iterator[tuple[str, dict[str, Any]]]:
+    for raw in lines:
         report.lines += 1
         try:
             record = json.loads(raw)
@@ -51,21 +67,69 @@ def _records(handle: IO[bytes], report: ImportReport) -> Iterator[tuple[str, dic
 
 
 def import_jsonl(journal: Journal, path: Path) -> ImportReport:
-    """Add the records of the JSON-lines file ``path`` to ``journal``."""
+    """Add the records of the JSON-lines file ``path`` to ``journal``. Raises
+    :class:`~drivers.errors.ValidationError`, with nothing added, for what is not a
+    journal to import (see the module's docstring), and JournalError when it cannot be
+    read or stored."""
     report = ImportReport()
-    try:
-        handle = path.open("rb")
-    except OSError as error:
-        raise JournalError(f"cannot read {path}: {error.strerror}") from None
+    handle = _open_regular(path)
     with handle:
+        if handle.peek(len(SQLITE_MAGIC))[:len(SQLITE_MAGIC)] == SQLITE_MAGIC:
+            raise ValidationError(f"{path} is an SQLite journal, not JSON lines: point "
+                                  "--journal at it, or export it first")
         try:
             report.added, report.present = journal.store.import_records(
-                _records(handle, report))
+                _records(_bounded_lines(handle, report), report))
         except OSError as error:
             if isinstance(error, JournalError):
                 raise
             raise JournalError(f"cannot read {path}: {error.strerror}") from None
+    if report.lines and not report.added and not report.present:
+        raise ValidationError(f"{path}: no journal record in its {report.lines:,} line(s): "
+                              "not a JSON-lines journal (as msoctl journal export writes)")
     return report
+
+
+def _open_regular(path: Path) -> io.BufferedReader:
+    """``path`` opened for reading: a regular file of at most MAX_IMPORT_BYTES, else
+    ValidationError, unread (O_NONBLOCK: a FIFO's open does not wait for a writer)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        raise JournalError(f"cannot read {path}: {error.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValidationError(f"{path}: not a regular file (a device, FIFO or socket): "
+                                  "a journal to import is a file")
+        if info.st_size > MAX_IMPORT_BYTES:
+            raise ValidationError(f"{path}: {info.st_size:,} bytes; an import reads at most "
+                                  f"{MAX_IMPORT_BYTES // 2**30} GiB (split it with split -l)")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")  # buffered: its first bytes can be looked at
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _bounded_lines(handle: IO[bytes], report: ImportReport) -> Iterator[bytes]:
+    """The lines of ``handle``, each at most MAX_LINE_BYTES (a longer one is read past,
+    counted as skipped, never held whole), and no more than MAX_IMPORT_BYTES in all (a
+    file that grows as it is read stops there)."""
+    total = 0
+    while total <= MAX_IMPORT_BYTES:
+        line = handle.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        total += len(line)
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while (rest := handle.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+                total += len(rest)
+            total += len(rest)
+            report.lines += 1
+            report.skipped += 1
+            continue
+        yield line
 
 
 def export_jsonl(journal: Journal, out: IO[str]) -> int:

@@ -7,6 +7,7 @@ JSON-lines journals are refused with the hint to import them.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -129,6 +130,48 @@ def test_bad_journal_locations_are_one_error_line(msoctl: Msoctl, tmp_path: Path
                                          "devices: []\n")
     error = one_error(msoctl("--inventory", str(site / "inventory.yaml"), "history"), 2)
     assert "env:NAME or file:PATH" in error and "hunter2" not in error
+
+
+def test_an_import_reads_only_a_journal_file_and_within_bounds(
+        msoctl: Msoctl, tmp_path: Path, old_journal: Path) -> None:
+    """A FIFO or a device is refused unread (an import of a FIFO waited for ever, of
+    /dev/zero it grew by a gigabyte a second); a file with lines but no record is not a
+    journal; a line too long for a record is read past, never held whole. Nothing is
+    added by a refused import."""
+    journal = tmp_path / "journal.sqlite"
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for source in (str(fifo), "/dev/zero"):
+        error = one_error(msoctl("--journal", str(journal), "journal", "import", source), 2)
+        assert "not a regular file" in error
+    text = tmp_path / "notes.txt"
+    text.write_text("not a journal\n{}\n[1, 2]\n")
+    error = one_error(msoctl("--journal", str(journal), "journal", "import", str(text)), 2)
+    assert "no journal record in its 3 line(s)" in error
+    assert not journal.exists() or Journal(journal).records() == []
+    long = tmp_path / "long.jsonl"
+    long.write_bytes(b"x" * (3 * 2**20) + b"\n" + old_journal.read_bytes())
+    done = msoctl("--journal", str(journal), "journal", "import", str(long))
+    assert done.code == 0 and "3 record(s) imported" in done.out, done
+    assert "2 line(s) skipped" in done.out  # the long line, and the torn last one
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert msoctl("--journal", str(journal), "journal", "import", str(empty)).code == 0
+
+
+def test_a_journal_in_a_directory_that_does_not_exist_is_an_error(
+        msoctl: Msoctl, tmp_path: Path) -> None:
+    """Not "no changes", nor a journal started apart from the audit trail."""
+    missing = tmp_path / "typo" / "journal.sqlite"
+    for args in (("history",), ("journal", "info")):
+        error = one_error(msoctl("--journal", str(missing), *args), 2)
+        assert f"no directory {missing.parent}" in error
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "inventory.yaml").write_text("journal: logs/journal.sqlite\ndevices: []\n")
+    error = one_error(msoctl("--inventory", str(site / "inventory.yaml"), "history"), 2)
+    assert "the inventory's journal" in error and "no directory" in error
+    assert not (tmp_path / "typo").exists() and not (site / "logs").exists()
 
 
 def test_the_commands_on_a_postgresql_journal(msoctl: Msoctl, old_journal: Path,
