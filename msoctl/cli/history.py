@@ -90,6 +90,11 @@ def _as_dict(operation: Operation) -> dict[str, Any]:
     }
 
 
+ACTION_KINDS = ("amp", "fabric", "link", "ocs", "protection", "switch")
+"""What every journaled action starts with (``ocs.apply``, ``protection.switch``): a
+``--kind`` of another is a mistake, not a filter that finds nothing."""
+
+
 @click.command()
 @click.option("--device", "device", metavar="NAME", type=DEVICE, help="Only this device.")
 @click.option("-n", "limit", type=Count(1, 1_000_000), default=20, show_default=True,
@@ -106,6 +111,9 @@ def history(ctx: Context, device: str | None, limit: int, kind: str | None, outp
     else the change. -o wide shows the year and milliseconds, the host and process,
     and the change and the outcome apart.
     """
+    if kind is not None and kind.split(".")[0] not in ACTION_KINDS:
+        raise click.BadParameter(f"{kind!r}: no action is of that kind; actions start with "
+                                 f"{', '.join(ACTION_KINDS)}", param_hint="'--kind'")
     journal = ctx.journal
     # one index lookup: the newest N of the device / action prefix, never the whole history
     operations = journal.operations(device, action_prefix=kind or None, newest=limit)

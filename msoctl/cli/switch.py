@@ -373,6 +373,9 @@ def cc_apply(ctx: Context, devices: tuple[str, ...], labels: tuple[str, ...], wa
     configuration the file does not name (see --allow-delete, --merge) or take an
     in-service link down (drain it first, or --force).
     """
+    if merge_only and allow_delete:
+        raise click.UsageError("--merge and --allow-delete exclude each other: --merge "
+                               "deletes nothing, --allow-delete lets a replace delete")
     names = list(devices)
     if labels:
         labelled = ctx.devices_labelled("switch", labels)

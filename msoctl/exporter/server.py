@@ -120,7 +120,7 @@ class ProbeHandler(BaseHTTPRequestHandler):
         prober = self.server.prober
         if url.path == "/probe":
             try:
-                result = prober.probe(_first(params, "target"), _first(params, "module"),
+                result = prober.probe(_once(params, "target"), _once(params, "module"),
                                       self.headers.get(TIMEOUT_HEADER))
             except ProbeRefused as refused:
                 self._send(refused.status, f"{refused}\n".encode(), TEXT)
@@ -152,6 +152,12 @@ class ProbeHandler(BaseHTTPRequestHandler):
         log.debug("%s %s", self.address_string(), format % args)
 
 
-def _first(params: dict[str, list[str]], key: str) -> str | None:
+def _once(params: dict[str, list[str]], key: str) -> str | None:
+    """The value of query parameter ``key``; refused (400) when given more than once: a
+    probe reads one device with one module, and taking the first would answer for one
+    while the caller asked for several."""
     values = params.get(key)
+    if values and len(values) > 1:
+        raise ProbeRefused(400, f"{key} given {len(values)} times "
+                                f"({', '.join(repr(v) for v in values)}): give it once")
     return values[0] if values else None

@@ -159,6 +159,14 @@ def test_an_import_reads_only_a_journal_file_and_within_bounds(
     assert msoctl("--journal", str(journal), "journal", "import", str(empty)).code == 0
 
 
+def test_history_of_a_kind_no_action_has_is_refused(msoctl: Msoctl, tmp_path: Path) -> None:
+    journal = str(tmp_path / "journal.sqlite")
+    error = one_error(msoctl("--journal", journal, "history", "--kind", "bogus"), 2)
+    assert "'bogus': no action is of that kind" in error
+    for kind in ("ocs", "ocs.apply", "protection.switch", "switch.cc"):
+        assert msoctl("--journal", journal, "history", "--kind", kind).code == 0
+
+
 def test_a_journal_in_a_directory_that_does_not_exist_is_an_error(
         msoctl: Msoctl, tmp_path: Path) -> None:
     """Not "no changes", nor a journal started apart from the audit trail."""

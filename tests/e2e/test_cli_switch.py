@@ -151,6 +151,17 @@ def test_no_confirm_leaves_it_pending_then_confirm(msoctl: Msoctl, fleet: dict[s
     assert "no pending change" in one_error_line(again.err)
 
 
+def test_merge_and_allow_delete_together_are_refused(msoctl: Msoctl, fleet: dict[str, Switch],
+                                                    want_file: Path) -> None:
+    """--merge deletes nothing, --allow-delete lets a replace delete: both is a
+    contradiction, refused before any switch is asked (no journal record either)."""
+    result = msoctl("switch", "cc", "apply", "sw-2", "--file", str(want_file), "--merge",
+                    "--allow-delete")
+    assert result.code == 2
+    assert "--merge and --allow-delete exclude each other" in one_error_line(result.err)
+    assert xoff(fleet["sw-2"]) is None
+
+
 def test_no_confirm_then_cancel_restores_running(msoctl: Msoctl, fleet: dict[str, Switch],
                                                  want_file: Path) -> None:
     assert msoctl("switch", "cc", "apply", "sw-2", "--file", str(want_file),

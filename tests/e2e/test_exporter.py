@@ -241,6 +241,8 @@ def test_requests_that_name_nothing_probeable(lab: Lab) -> None:
         wrong_module = probe(server.url, "ocs-a", module="switch")
         not_a_switch = probe(server.url, "ocs-a", module="cpo")
         instrument = probe(server.url, "laser-1")
+        twice = fetch(f"{server.url}/probe?target=ocs-a&target=ocs-b")
+        two_modules = fetch(f"{server.url}/probe?target=ocs-a&module=ocs&module=switch")
         nowhere = fetch(f"{server.url}/nowhere")
         index = fetch(f"{server.url}/")
         healthy = fetch(f"{server.url}/-/healthy")
@@ -250,6 +252,9 @@ def test_requests_that_name_nothing_probeable(lab: Lab) -> None:
     assert wrong_module.status == 400 and "modules: ocs" in wrong_module.body
     assert not_a_switch.status == 400 and "module 'cpo' does not apply" in not_a_switch.body
     assert instrument.status == 400 and "no collector" in instrument.body
+    # one device and one module per probe: several are refused, not the first taken
+    assert twice.status == 400 and "target given 2 times" in twice.body
+    assert two_modules.status == 400 and "module given 2 times" in two_modules.body
     assert nowhere.status == 404
     assert index.status == 200 and "/probe?target=NAME" in index.body
     assert healthy.status == 200

@@ -69,3 +69,37 @@ def test_support_is_a_package_of_helpers_with_no_tests() -> None:
     support = TESTS / "support"
     assert (support / "__init__.py").is_file()
     assert not list(support.rglob("test_*.py"))
+
+
+def test_every_journaled_action_is_of_a_kind_history_knows() -> None:
+    """``history --kind`` refuses a kind no action has (msoctl/cli/history.py): every
+    ``action=`` the code passes (to the journal, a lock, a refusal) must start with one
+    of its kinds."""
+    from msoctl.cli.history import ACTION_KINDS
+
+    kinds: dict[str, str] = {}
+    for path in (ROOT / "msoctl").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named: list[ast.AST] = []  # what is given or kept as an action
+            given = isinstance(node, ast.keyword) and node.arg == "action"
+            kept = isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "action" for t in node.targets)
+            if given or kept:
+                named.append(node.value)  # type: ignore[attr-defined]
+            elif isinstance(node, ast.Dict):
+                named += [v for k, v in zip(node.keys, node.values, strict=True)
+                          if isinstance(k, ast.Constant) and k.value == "action"]
+            for value in named:
+                for part in ast.walk(value):
+                    if isinstance(part, ast.Constant) and isinstance(part.value, str) \
+                            and "." in part.value and " " not in part.value:
+                        kinds[part.value.split(".")[0]] = path.name
+    from msoctl.fabric.plan import ACTION as FABRIC_APPLY
+    from msoctl.linkstate import DRAIN
+    from msoctl.ops.switch import APPLY as SWITCH_APPLY
+
+    for constant in (FABRIC_APPLY, DRAIN, SWITCH_APPLY):  # kept in module constants
+        kinds[constant.split(".")[0]] = constant
+    assert len(kinds) >= 5, kinds
+    unknown = {kind: where for kind, where in kinds.items() if kind not in ACTION_KINDS}
+    assert not unknown, unknown
