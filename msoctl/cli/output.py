@@ -222,6 +222,13 @@ def say(text: str, *, indent: int = 2) -> None:
     click.echo(wrap(text, indent=indent))
 
 
+def say_comment(text: str) -> None:
+    """Print a line of prose as a YAML comment: wrapped like :func:`say`, every line of
+    it starting ``# ``, so that output saved to a file (a WANT file) still parses."""
+    wrapped = wrap(text, indent=0, width=WIDTH - 2)
+    click.echo("\n".join(f"# {line}".rstrip() for line in wrapped.splitlines()))
+
+
 def describe_impacts(impacts: Sequence[impact.Impact]) -> str:
     """The impact as operators read it: a table of the links touched, worst first, or the
     one line that says there are none."""

@@ -24,6 +24,7 @@ from msoctl.cli.output import (
     output_format,
     output_option,
     say,
+    say_comment,
     table,
     watch_option,
 )
@@ -157,11 +158,11 @@ def plan(ctx: Context, ports: tuple[str, ...], lossless: str, lossless_pool: str
         return
     of_pool = ("" if result.lossless_pool_bytes is None
                else f" of the {result.lossless_pool_bytes / 1e6:.2f} MB lossless pool")
-    say(f"# msoctl switch plan: {len(result.headroom)} port(s), headroom "
-        f"{result.headroom_needed_bytes / 1e6:.2f} MB{of_pool}")
+    say_comment(f"msoctl switch plan: {len(result.headroom)} port(s), headroom "
+                f"{result.headroom_needed_bytes / 1e6:.2f} MB{of_pool}")
     for name, h in result.headroom.items():
-        say(f"# {name}: {h.distance_m / 1000:g} km, RTT {h.rtt_seconds * 1e6:.0f} us, "
-            f"BDP {h.bdp_bytes / 1e6:.2f} MB, xoff {h.xoff_bytes / 1e6:.2f} MB")
+        say_comment(f"{name}: {h.distance_m / 1000:g} km, RTT {h.rtt_seconds * 1e6:.0f} us, "
+                    f"BDP {h.bdp_bytes / 1e6:.2f} MB, xoff {h.xoff_bytes / 1e6:.2f} MB")
     text = yaml.safe_dump(result.config, sort_keys=False)
     if out_file is None:
         click.echo(text, nl=False)
@@ -170,7 +171,7 @@ def plan(ctx: Context, ports: tuple[str, ...], lossless: str, lossless_pool: str
         write_output(out_file, text)
     except OSError as error:
         raise ValidationError(f"cannot write {out_file}: {error.strerror}") from None
-    say(f"# wrote {out_file}")
+    say_comment(f"wrote {out_file}")
 
 
 def _chip_lossless_pool(ctx: Context, device: str) -> int:

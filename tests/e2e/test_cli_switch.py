@@ -315,3 +315,22 @@ def test_plan_reads_the_chips_lossless_pool(msoctl: Msoctl, fleet: dict[str, Swi
     both = msoctl("switch", "plan", "--port", "Ethernet1=30km@400G", "--device", "sw-1",
                   "--lossless-pool", "1GB")
     assert both.code == 2 and "not both" in both.err
+
+
+def test_a_plan_saved_from_stdout_is_a_want_file(msoctl: Msoctl, tmp_path: Path) -> None:
+    """The README's workflow, ``msoctl switch plan ... > want.yaml``: the summary lines
+    are YAML comments however they wrap (a long one wrapped onto a line of its own that
+    was not a comment, and the saved file did not load)."""
+    from msoctl.ops.switch import load_want
+
+    result = msoctl("switch", "plan", "--port", "Ethernet1=30km@400G", "--port",
+                    "Ethernet12=80km@800G", "--lossless-pool", "1280MB", "--lossless", "3,4")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert any(len(line) > 60 and line.startswith("# ") for line in lines)
+    head = lines[:lines.index("switch:")]
+    assert len(head) >= 3 and all(line.startswith("# ") for line in head), head
+    assert all(len(line) <= 80 for line in lines)
+    saved = tmp_path / "want.yaml"
+    saved.write_text(result.out)
+    assert load_want(saved) is not None
