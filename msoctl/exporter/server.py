@@ -5,6 +5,12 @@ probe never holds up another. With TLS the handshake also happens in the
 request's thread, bounded in time, so a client that stalls it holds up nobody.
 Closing the server waits for the requests in flight (each bounded by its
 budget): a SIGTERM ends the exporter gracefully.
+
+As a server on a management network must, it bounds what a client can hold: the
+request line and headers must arrive within :data:`HEADER_TIMEOUT_SECONDS` in all (a
+client sending a byte now and then is cut off then, not at each byte's wait), and at
+most :data:`MAX_CONNECTIONS` connections are served at once; one more is answered 503
+and closed at once, without a thread.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ import logging
 import re
 import socket
 import ssl
+import threading
+import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -26,6 +34,15 @@ from msoctl.exporter.probe import MODULES, TIMEOUT_HEADER, Prober, ProbeRefused
 log = logging.getLogger(__name__)
 
 HANDSHAKE_TIMEOUT_SECONDS = 5.0
+HEADER_TIMEOUT_SECONDS = 10.0
+"""How long a request's line and headers may take to arrive, in all."""
+RESPONSE_TIMEOUT_SECONDS = 60.0
+"""How long a response's write may wait for a client that does not read it."""
+MAX_CONNECTIONS = 512
+"""Connections served at once: well above a fleet's concurrent scrapes."""
+_BUSY = (b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
+         b"Content-Length: 38\r\nConnection: close\r\n\r\n"
+         b"too many connections to this exporter\n")
 TEXT = "text/plain; charset=utf-8"
 EXPOSITION = "text/plain; version=0.0.4; charset=utf-8"
 """The text format ``generate_latest`` writes (our names are all classic names)."""
@@ -61,6 +78,55 @@ def tls_context(cert: Path, key: Path) -> ssl.SSLContext:
     return context
 
 
+class _Deadlines:
+    """One thread that cuts off the connections whose headers are late: it closes their
+    reading side, and the handler's read ends at once (a thread per connection for this
+    would double the threads a crowd of slow clients holds)."""
+
+    def __init__(self) -> None:
+        self._due: dict[socket.socket, float] = {}
+        self._cut: set[socket.socket] = set()
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, connection: socket.socket, seconds: float) -> None:
+        with self._changed:
+            self._due[connection] = time.monotonic() + seconds
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="header-deadlines",
+                                                daemon=True)
+                self._thread.start()
+            self._changed.notify()
+
+    def done(self, connection: socket.socket) -> bool:
+        """Stop watching ``connection``; whether it was cut off (its headers came late:
+        what was read of them is not a request to answer)."""
+        with self._changed:
+            self._due.pop(connection, None)
+            if connection in self._cut:
+                self._cut.discard(connection)
+                return True
+            return False
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                now = time.monotonic()
+                late = [c for c, due in self._due.items() if due <= now]
+                for connection in late:
+                    del self._due[connection]
+                    self._cut.add(connection)
+                wait = min(self._due.values(), default=now + 60.0) - now
+            for connection in late:
+                try:
+                    connection.shutdown(socket.SHUT_RD)
+                except OSError:
+                    pass
+            with self._changed:
+                if not late:
+                    self._changed.wait(max(0.01, wait))
+
+
 class ExporterServer(ThreadingHTTPServer):
     daemon_threads = False
     # socketserver's default backlog is 5: a burst of scrapes (a Prometheus server
@@ -70,12 +136,43 @@ class ExporterServer(ThreadingHTTPServer):
     block_on_close = True  # server_close() waits for the requests in flight
 
     def __init__(self, address: tuple[str, int], prober: Prober,
-                 tls: ssl.SSLContext | None = None):
+                 tls: ssl.SSLContext | None = None, *,
+                 header_timeout_seconds: float = HEADER_TIMEOUT_SECONDS,
+                 max_connections: int = MAX_CONNECTIONS):
         self.prober = prober
         self.tls = tls
+        self.header_timeout_seconds = header_timeout_seconds
+        self.deadlines = _Deadlines()
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self.refused_busy = 0
+        """Connections answered 503 because every slot was taken."""
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, ProbeHandler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for the connection while a slot is free; else 503, closed at once
+        (written from the accepting thread: a small reply into a new socket's buffer)."""
+        if not self._slots.acquire(blocking=False):
+            self.refused_busy += 1
+            try:
+                request.setblocking(False)
+                request.send(_BUSY)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     @property
     def url(self) -> str:
@@ -104,6 +201,29 @@ class ExporterServer(ThreadingHTTPServer):
 class ProbeHandler(BaseHTTPRequestHandler):
     server: ExporterServer
     server_version = f"msoctl-exporter/{__version__}"
+
+    def setup(self) -> None:
+        super().setup()
+        # Each read waits at most the header time; the whole of the headers as long, by
+        # the server's watchdog, which closes the connection's reading side if they are
+        # not in by then.
+        self.connection.settimeout(self.server.header_timeout_seconds)
+        self.server.deadlines.watch(self.connection, self.server.header_timeout_seconds)
+
+    def parse_request(self) -> bool:
+        parsed = super().parse_request()
+        late = self.server.deadlines.done(self.connection)  # the probe's budget bounds
+        self.connection.settimeout(RESPONSE_TIMEOUT_SECONDS)  # the rest
+        if late and parsed:
+            self.send_error(HTTPStatus.REQUEST_TIMEOUT,
+                            f"the request's headers took more than "
+                            f"{self.server.header_timeout_seconds:g} s")
+            return False
+        return parsed
+
+    def finish(self) -> None:
+        self.server.deadlines.done(self.connection)
+        super().finish()
 
     def do_GET(self) -> None:
         try:

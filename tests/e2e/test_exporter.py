@@ -466,3 +466,39 @@ def test_listen_address_errors(msoctl: Msoctl) -> None:
     assert msoctl("exporter", "--listen", "nowhere").code == 2
     taken = msoctl("exporter", "--listen", "256.1.1.1:80")
     assert taken.code == 2 and taken.err.startswith("error: cannot listen on")
+
+
+def test_half_sent_requests_are_cut_off_and_connections_bounded(lab: Lab) -> None:
+    """Clients that open a connection and send half a request (a byte now and then, to
+    keep each read waiting) are cut off when the header time is up, however they
+    trickle; past the connection bound one more is answered 503 at once without a
+    thread; a scrape is served meanwhile and after. (300 half-sent requests held 304
+    threads of the exporter for ever.)"""
+    options = {"header_timeout_seconds": 0.6, "max_connections": 40}
+    with serve_exporter(inventory(lab), server_options=options) as server:
+        host, port = server.server_address[:2]
+        threads_before = threading.active_count()
+        stalled = [socket.create_connection((str(host), port), timeout=5) for _ in range(60)]
+        try:
+            for client in stalled:
+                client.sendall(b"GET /probe?target=ocs-a HTTP/1.1\r\nHost: x\r\n")
+            time.sleep(0.2)
+            assert threading.active_count() - threads_before <= 40 + 5  # their timers too
+            assert server.refused_busy >= 20
+            for client in stalled[:40]:
+                client.sendall(b"X")  # a trickle: each read is fed in time
+            # the bound holds a scrape out while every slot is held ...
+            busy = fetch(f"{server.url}/-/healthy")
+            assert busy.status == 503
+            time.sleep(0.8)
+            # ... and the header time cut every held connection off
+            for client in stalled[:40]:
+                client.settimeout(2)
+                reply = client.recv(4096)
+                assert reply == b"" or reply.startswith(b"HTTP/1.0 408"), reply[:80]
+            healthy = fetch(f"{server.url}/-/healthy")
+            assert healthy.status == 200
+            assert probe(server.url, "ocs-a").status == 200
+        finally:
+            for client in stalled:
+                client.close()

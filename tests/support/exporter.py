@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -24,10 +25,12 @@ from msoctl.exporter.server import ExporterServer
 
 @contextmanager
 def serve_exporter(inventory: Path, *, tls: ssl.SSLContext | None = None,
+                   server_options: dict[str, Any] | None = None,
                    **prober_options: float) -> Iterator[ExporterServer]:
-    """An exporter on a free loopback port, in a thread of this process."""
+    """An exporter on a free loopback port, in a thread of this process
+    (``server_options``: :class:`ExporterServer`'s keyword arguments)."""
     prober = Prober(inventory, **prober_options)
-    server = ExporterServer(("127.0.0.1", 0), prober, tls)
+    server = ExporterServer(("127.0.0.1", 0), prober, tls, **(server_options or {}))
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                               daemon=True)
     thread.start()
