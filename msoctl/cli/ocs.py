@@ -10,9 +10,9 @@ from typing import Any
 
 import click
 
-from drivers.errors import DeviceError, ValidationError
+from drivers.errors import DeviceError, SafetyInterlock, ValidationError
 from drivers.ocs import BootMode, OcsDriver, PortMap, PortState
-from msoctl import impact
+from msoctl import impact, safety
 from msoctl.acceptance.characterize import Limits, parse_port_list, parse_wavelengths
 from msoctl.acceptance.report import summary_rows
 from msoctl.acceptance.run import (
@@ -46,6 +46,7 @@ from msoctl.ops.ocs import (
     parse_pair,
     parse_port,
     plan_map,
+    plan_violations,
 )
 
 console_option = click.option(
@@ -216,8 +217,15 @@ def _run_plan(ctx: Context, device: Device, driver: OcsDriver, plan: OcsPlan, ac
     impacts = impact.ocs_map(ctx.inventory, device.name, plan.current, plan.wanted,
                              ctx.drained(), read_map=ctx.read_map)
     if dry_run:
-        _print_result(ApplyResult(plan, plan.current, 0.0, impacts=impacts), output,
-                      dry_run=True)
+        # the same rules as the run itself: a dry run refuses what the run would refuse
+        violations, unchecked = plan_violations(driver, plan, device, impacts)
+        if violations and not force:
+            _print_result(ApplyResult(plan, plan.current, 0.0, impacts=impacts,
+                                      unchecked_ports=unchecked), output, dry_run=True)
+            raise SafetyInterlock(f"the change would be refused: {safety.refusal(violations)}",
+                                  device=device.name)
+        _print_result(ApplyResult(plan, plan.current, 0.0, impacts=impacts,
+                                  unchecked_ports=unchecked), output, dry_run=True)
         return
     result = apply_plan(driver, plan, journal=ctx.journal, device=device, action=action,
                         force=force, impacts=impacts)
@@ -398,6 +406,10 @@ def _set_ports(ctx: Context, device: str, ports: tuple[str, ...], enabled: bool,
         if not enabled:
             print_impacts(impacts)
         if dry_run:
+            violations = safety.links_taken_down(impacts)  # as the run itself would judge
+            if violations and not force:
+                raise SafetyInterlock("the change would be refused: "
+                                      f"{safety.refusal(violations)}", device=entry.name)
             say("dry run: nothing was sent")
             return
         overrides = impact.enforce(impacts, journal=ctx.journal, device=entry.name,

@@ -257,6 +257,22 @@ def close_interrupted(journal: Journal, device: str, current: PortMap, change: C
     return closed
 
 
+def plan_violations(driver: OcsDriver, plan: OcsPlan, device: Device,
+                    impacts: Sequence[Impact]) -> tuple[list[safety.Violation], list[int]]:
+    """What the safety rules say of ``plan`` now: its violations (an in-service link
+    taken down, a lit port switched above the limit) and the ports whose power could not
+    be read. The same rules for a dry run as for the change itself.
+
+    A port without a monitor reading (a unit without monitors, or a port without a
+    detector) cannot be checked for a high-power beam: said and journaled, not refused
+    (refusing would make such units unusable; the links' impact is still checked)."""
+    touched = plan.touched_ports
+    powers = driver.power(touched) if touched else {}
+    violations = [*safety.links_taken_down(impacts), *safety.ocs_lit_ports(
+        powers, touched, device.max_switch_power_dbm)]
+    return violations, [port for port in touched if powers.get(port) is None]
+
+
 def apply_plan(
     driver: OcsDriver,
     plan: OcsPlan,
@@ -274,14 +290,7 @@ def apply_plan(
     one that takes an in-service link down is refused like a lit port is, unless ``force``.
     """
     with DeviceLock(journal, device.name):
-        touched = plan.touched_ports
-        powers = driver.power(touched) if touched else {}
-        violations = [*safety.links_taken_down(impacts), *safety.ocs_lit_ports(
-            powers, touched, device.max_switch_power_dbm)]
-        # A port without a monitor reading (a unit without monitors, or a port without a
-        # detector) cannot be checked for a high-power beam: said and journaled, not refused
-        # (refusing would make such units unusable; the links' impact is still checked).
-        unchecked = [port for port in touched if powers.get(port) is None]
+        violations, unchecked = plan_violations(driver, plan, device, impacts)
         if violations and not force:
             message = safety.refusal(violations)
             journal.refuse(device=device.name, action=action, reason=message, exit_code=3,

@@ -111,15 +111,45 @@ def _refusals(lab: Lab, action: str) -> list[dict[str, object]]:
             and o.status == "refused"]
 
 
+def test_a_dry_run_refuses_a_lit_port_as_the_run_does(lab: Lab, msoctl: Msoctl) -> None:
+    """The lit-port interlock: a port carrying more than the inventory's
+    max_switch_power_dbm is not switched without --force, and a dry run says so too."""
+    import yaml
+
+    lab.ocs["ocs-a"].add((1,), (70,))  # sw-a's tx1 lights ingress 1 (no inventory link)
+    entries = yaml.safe_load((lab.state_dir / "inventory.yaml").read_text())
+    for entry in entries["devices"]:
+        if entry["name"] == "ocs-a":
+            entry["max_switch_power_dbm"] = -10
+    low = lab.state_dir / "inventory-low-limit.yaml"
+    low.write_text(yaml.safe_dump(entries))
+    try:
+        for dry in (("--dry-run",), ()):
+            result = msoctl("--inventory", str(low), "ocs", "disconnect", "ocs-a", "1", *dry)
+            assert result.code == 3, result.err
+            assert "port 1 carries" in result.err and "switching limit" in result.err
+        assert lab.ocs["ocs-a"].connection_map() == {1: 70}
+        assert msoctl("--inventory", str(low), "ocs", "disconnect", "ocs-a", "1",
+                      "--dry-run", "--force").code == 0
+    finally:
+        low.unlink()
+
+
 def test_disconnecting_a_live_link_is_refused_until_it_is_drained(lab: Lab,
                                                                    msoctl: Msoctl) -> None:
     _light_link_1(lab)
     dry = msoctl("ocs", "disconnect", "ocs-a", "1", "--dry-run", "-o", "json")
-    assert dry.code == 0, dry.err
-    document = json.loads(dry.out)
+    assert dry.code == 3  # a dry run refuses what the run would refuse ...
+    assert dry.err.count("\n") == 1 and "the change would be refused: link-1 is in " \
+        "service" in dry.err
+    document = json.loads(dry.out)  # ... after showing the plan and its impact
     assert document["dry_run"] is True
     assert [(i["link"], i["effect"], i["service"]) for i in document["impact"]] == [
         ("link-1", "down", "in service")]
+    assert _refusals(lab, "ocs.disconnect") == []  # a dry run journals nothing
+    assert msoctl("ocs", "disconnect", "ocs-a", "1", "--dry-run", "--force").code == 0
+    for args in (("port", "disable", "ocs-a", "1"), ("port", "disable", "ocs-a", "1", "--force")):
+        assert msoctl("ocs", *args, "--dry-run").code == (0 if "--force" in args else 3)
     refused = msoctl("ocs", "disconnect", "ocs-a", "1")
     assert refused.code == 3
     assert refused.err.count("\n") == 1 and refused.err.startswith("error: ")
