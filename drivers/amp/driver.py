@@ -360,5 +360,12 @@ class AmpDriver:
         self.require_amplifier_page("an ALS restart")
         self.module.write_raw(vp.PAGE, vp.ALS_COMMAND.offset, bytes((vp.ALS_RESTART_NOW,)))
 
+    def reset(self) -> str:
+        """CMIS software reset; waits (as long as the module advertises) for a steady
+        state and returns it (ModuleReady, ModuleLowPwr, or ModuleFault when its cause
+        is still there). What was read of the module before is read again."""
+        self._capabilities = None
+        return self.module.reset()
+
     def dump(self, page: int) -> bytes:
         return self.module.dump(page)

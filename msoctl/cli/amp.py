@@ -12,7 +12,7 @@ import click
 from drivers.amp.driver import AmpDriver
 from drivers.amp.types import AmpPath, AmpStatus
 from drivers.cmis.fields import LOWER
-from drivers.errors import SafetyInterlock, ValidationError
+from drivers.errors import SafetyInterlock, ValidationError, VerificationFailed
 from msoctl import impact, safety
 from msoctl.access import open_amp
 from msoctl.cli.context import Context, pass_context
@@ -451,6 +451,55 @@ def power_mode(ctx: Context, device: str, mode: str, dry_run: bool, force: bool)
         change.outcome["module_state"] = state
     advertised = durations.power_down_seconds if mode == "low" else durations.power_up_seconds
     say(f"{device}: {state} (the module advertises up to {advertised:g} s for this)")
+
+
+@amp.command()
+@click.argument("device", type=AMP)
+@click.option("--dry-run", is_flag=True, help="Show the links it darkens; write nothing.")
+@click.option("--force", is_flag=True,
+              help="Reset although it darkens an in-service link meanwhile (journaled).")
+@pass_context
+def reset(ctx: Context, device: str, dry_run: bool, force: bool) -> None:
+    """CMIS software reset of the module (lower page byte 26 bit 3), waiting as long as
+    the module advertises for it to come back.
+
+    The way out of ModuleFault once its cause is gone (a module leaves it only by a
+    reset). The output is dark while the module restarts, and its settings are the
+    module's defaults afterwards: an in-service link on its span is refused unless
+    drained or --force, as every change that darkens one is.
+    """
+    impacts = amp_impacts(ctx, device, "down",
+                          "software reset: no output until the module is back, then "
+                          "its default settings")
+    click.echo(describe_impacts(impacts))
+    if dry_run:
+        violations = safety.links_taken_down(impacts)  # as the reset itself would judge
+        if violations and not force:
+            raise SafetyInterlock("the reset would be refused: "
+                                  f"{safety.refusal(violations)}", device=device)
+        say("dry run: nothing was written")
+        return
+    overrides = impact.enforce(impacts, journal=ctx.journal, device=device,
+                               action="amp.reset", force=force)
+    steady = ("ModuleReady", "ModuleLowPwr")
+
+    def found(driver: AmpDriver) -> dict[str, Any]:
+        now = driver.module.state()
+        return {"state": "applied" if now in steady else "not applied", "module_state": now}
+
+    with _driver(ctx, device) as (_, driver), locked_change(
+        ctx.journal, device=device, action="amp.reset",
+        impact=[i.as_dict() for i in impacts], read_back=lambda: found(driver)
+    ) as change:
+        impact.note_overrides(change, overrides)
+        before = driver.module.state()
+        state = driver.reset()
+        change.outcome.update(module_state_before=before, module_state=state)
+    if state not in steady:
+        raise VerificationFailed(f"still {state} after a software reset (its fault is "
+                                 "still there: see msoctl amp status)", device=device)
+    say(f"{device}: {state} after a software reset (was {before}); its settings are the "
+        "module's defaults")
 
 
 def parse_page(text: str) -> int:

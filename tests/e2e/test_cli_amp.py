@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
+from drivers.cmis.codes import MODULE_STATE_CODES
 from emulators.amp.als import NORMAL
+from emulators.faults import Fault
 from emulators.lab import Lab
 from emulators.optics.model import NO_LIGHT_DBM
 from msoctl.journal import Journal
@@ -198,8 +200,6 @@ def test_unreachable_amplifier_is_one_line(msoctl: Msoctl, lab: Lab) -> None:
 
 
 def test_nack_is_reported_as_refused(msoctl: Msoctl, lab: Lab) -> None:
-    from emulators.faults import Fault
-
     lab.inject("amp-1", Fault("nack"))
     result = msoctl("amp", "status", "amp-1")
     lab.clear("amp-1", "nack")
@@ -277,3 +277,32 @@ def test_tx_on_with_als_disabled_needs_the_override(msoctl: Msoctl, lab: Lab) ->
     assert [r["event"] for r in tx] == ["intent", "result", "refused", "intent", "override",
                                         "result"]
     assert tx[2]["exit_code"] == 3 and tx[2]["rule"].startswith("amp-output-on")
+
+
+def test_a_software_reset_brings_a_module_out_of_fault(lab: Lab, msoctl: Msoctl) -> None:
+    """A module in ModuleFault leaves it only by a reset (CMIS 5.2, the module state
+    machine), even once the fault's cause is gone: ``amp reset`` does it, journaled; while
+    the cause is there it says the module is still faulted (exit 1)."""
+    module = lab.amps["amp-1"]
+    lab.inject("amp-1", Fault("pump"))
+    wait_until(lambda: _state(msoctl) == "ModuleFault", "amp-1 in ModuleFault")
+    still = msoctl("amp", "reset", "amp-1")
+    assert still.code == 1 and "still ModuleFault after a software reset" in still.err
+    lab.clear("amp-1", "pump")
+    assert _state(msoctl) == "ModuleFault"  # a cleared cause alone is not enough
+    dry = msoctl("amp", "reset", "amp-1", "--dry-run")
+    assert dry.code == 0 and "dry run: nothing was written" in dry.out
+    done = msoctl("amp", "reset", "amp-1")
+    assert done.code == 0, done.err
+    assert "after a software reset (was ModuleFault)" in done.out
+    assert _state(msoctl) in ("ModuleReady", "ModuleLowPwr")
+    assert module.module_state in (MODULE_STATE_CODES["ModuleReady"],
+                                   MODULE_STATE_CODES["ModuleLowPwr"])
+    records = [r for r in Journal(lab.state_dir / "journal.sqlite").records()
+               if r.get("action") == "amp.reset"]
+    assert [r["event"] for r in records] == ["intent", "result"] * 2
+    assert records[-1]["status"] == "ok" and records[-1]["module_state_before"] == "ModuleFault"
+
+
+def _state(msoctl: Msoctl) -> str:
+    return str(json.loads(msoctl("amp", "status", "amp-1", "-o", "json").out)["module_state"])
