@@ -93,6 +93,15 @@ class VisaTransport:
             raise DeviceUnreachable(f"cannot open {self._address}: {error.description}") from None
         except (OSError, ValueError) as error:
             raise DeviceUnreachable(f"cannot open {self._address}: {error}") from None
+        except Exception as error:
+            # pyvisa-py's TCPIP sessions raise a bare Exception("could not connect: ...")
+            # when the connection cannot be made at all (a host name DNS does not know):
+            # the device is unreachable, not an internal error.
+            if not str(error).startswith("could not connect"):
+                raise
+            raise DeviceUnreachable(f"cannot open {self._address}: "
+                                    f"{str(error).removeprefix('could not connect: ')}"
+                                    ) from None
         self._resource = resource
         self._termination = None
         if self._address.upper().endswith("::SOCKET"):

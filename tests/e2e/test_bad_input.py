@@ -11,6 +11,7 @@ one emulated lab shared by the module and reset after each test.
 from __future__ import annotations
 
 import os
+import socket
 import textwrap
 import time
 from collections.abc import Iterator
@@ -666,3 +667,37 @@ def test_budget_caps_huge_scrape_timeouts(tmp_path: Path) -> None:
     assert prober.budget("30") == pytest.approx(29.75)
     for unreadable in ("inf", "-inf", "nan", "0", "", "thirty"):
         assert prober.budget(unreadable) == pytest.approx(9.75)
+
+
+def test_a_host_name_dns_does_not_know_is_an_unreachable_device(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Over VISA (pyvisa-py raises a bare Exception for it), over a serial URL and over
+    I2C: one line naming the device and why, exit 1 -- not "internal error ... please
+    report it". The resolver is made to refuse the name here, as an unknown host's DNS
+    answer does, so nothing leaves the machine."""
+    real = socket.getaddrinfo
+
+    def resolve(host: object, *args: object, **kwargs: object) -> object:
+        if host == "unknown-host.invalid":
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(textwrap.dedent("""\
+        journal: journal.sqlite
+        devices:
+          - {name: ocs-v, kind: ocs, transport: visa, timeout_seconds: 2,
+             address: "TCPIP::unknown-host.invalid::5025::SOCKET"}
+          - {name: ocs-s, kind: ocs, transport: serial, timeout_seconds: 2,
+             address: "socket://unknown-host.invalid:5025"}
+          - {name: amp-s, kind: amp, transport: i2c-bridge,
+             address: "socket://unknown-host.invalid:9"}
+        """))
+    msoctl = in_process(capsys)
+    for args in (("ocs", "status", "ocs-v"), ("ocs", "status", "ocs-s"),
+                 ("amp", "status", "amp-s")):
+        line = one_error_line(msoctl("-i", str(inventory), *args), 1)
+        assert "internal error" not in line and "Name or service not known" in line, line
+        assert f"{args[2]}:" in line
