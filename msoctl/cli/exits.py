@@ -10,6 +10,7 @@ when SIGINT or SIGTERM ended it. ``-v`` adds the error's detail on a second line
 
 from __future__ import annotations
 
+import logging
 import traceback
 
 import click
@@ -64,11 +65,25 @@ def _failed(error: BaseException, *, verbose: bool, debug: bool) -> int:
                  EXIT_FAILED, verbose=verbose)
 
 
+LIBRARY_LOGGERS = ("paramiko", "ncclient", "asyncssh", "pyvisa", "pysnmp")
+"""The libraries whose own log lines (a paramiko transport's traceback when a peer
+never answers, a VISA library's complaint about a garbled reply) would otherwise reach
+stderr before msoctl's one ``error:`` line, which says what failed; ``--debug`` shows
+them."""
+
+
+def quiet_libraries(*, debug: bool) -> None:
+    """Keep the libraries' log lines off stderr unless ``debug`` (every level then)."""
+    for name in LIBRARY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if debug else logging.CRITICAL + 1)
+
+
 def invoke(group: click.Group, args: list[str]) -> int:
     """Run command line ``args`` of ``group`` (``msoctl`` and its commands) and return its
     exit code; never raises, except with ``--debug``."""
     verbose = "-v" in args or "--verbose" in args or "--debug" in args
     debug = "--debug" in args
+    quiet_libraries(debug=debug)
     restore_sigterm = interrupts.raise_on_sigterm()
     try:
         code = group.main(args=args, prog_name="msoctl", standalone_mode=False)

@@ -72,8 +72,9 @@ def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | N
     logging.basicConfig(level=logging.DEBUG if ctx.debug else
                         logging.INFO if ctx.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for chatty in ("ncclient", "paramiko"):  # every RPC at INFO: not what -v is for
-        logging.getLogger(chatty).setLevel(logging.DEBUG if ctx.debug else logging.WARNING)
+    # The libraries' own lines (ncclient's every RPC at INFO, paramiko's traceback of a
+    # peer that never answers) stay out of the log unless --debug: a failed probe is
+    # logged by the exporter itself, in one line saying why (msoctl.cli.exits).
     prober = Prober(ctx.inventory.path, timeout_offset_seconds=timeout_offset,
                     share_seconds=share_seconds, max_readings=max_readings,
                     max_sessions=max_sessions, session_idle_seconds=session_idle_seconds)

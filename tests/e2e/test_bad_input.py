@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +27,7 @@ from emulators.faults import Fault
 from emulators.lab import Lab
 from msoctl.exporter.probe import MAX_SCRAPE_TIMEOUT_SECONDS, TIMEOUT_HEADER, Prober
 from tests.support import Msoctl, Result, in_process, journal_actions, remove_journal
-from tests.support.exporter import fetch, serve_exporter, value
+from tests.support.exporter import exporter_process, fetch, serve_exporter, value
 
 INVENTORY = """\
 journal: journal.sqlite
@@ -701,3 +704,61 @@ def test_a_host_name_dns_does_not_know_is_an_unreachable_device(
         line = one_error_line(msoctl("-i", str(inventory), *args), 1)
         assert "internal error" not in line and "Name or service not known" in line, line
         assert f"{args[2]}:" in line
+
+
+@pytest.fixture
+def silent_peer() -> Iterator[int]:
+    """A TCP port whose peer accepts and never says a word (a frozen SSH server)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(2)
+        for connection in held:
+            connection.close()
+        listener.close()
+
+
+def test_a_frozen_ssh_peer_is_one_error_line_in_the_cli_and_the_exporter_log(
+        silent_peer: int, tmp_path: Path) -> None:
+    """The SSH library's traceback of a peer that never sends its banner (20 lines)
+    reached stderr before the ``error:`` line, and the exporter's log (``--debug`` shows
+    the libraries' lines)."""
+    (tmp_path / "known_hosts").write_text("")
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(textwrap.dedent(f"""\
+        journal: journal.sqlite
+        devices:
+          - {{name: sw-f, kind: switch, transport: netconf, timeout_seconds: 1,
+             address: "127.0.0.1:{silent_peer}", username: u, password: "env:SW_PASSWORD",
+             known_hosts: known_hosts}}
+        """))
+    env = {**os.environ, "MSOCTL_INVENTORY": str(inventory), "SW_PASSWORD": "x"}
+    command = subprocess.run([sys.executable, "-m", "msoctl", "switch", "cc", "show", "sw-f"],
+                             env=env, capture_output=True, text=True, timeout=60)
+    line = one_error_line(Result(command.returncode, command.stdout, command.stderr), 1)
+    # the session's own deadline, or the library's banner wait of the same length
+    assert "no NETCONF session within 1 s" in line or "SSH protocol banner" in line, line
+    log = tmp_path / "exporter.log"
+    with exporter_process(env, log) as address:
+        assert fetch(f"{address}/probe?target=sw-f", timeout=20).status == 200
+    text = log.read_text()
+    assert "sw-f" in text and "Traceback" not in text
+    assert not [line for line in text.splitlines() if line.startswith(" ")]  # no trace
+    assert "Exception (client)" not in text  # the library's own line
