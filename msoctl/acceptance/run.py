@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -41,12 +41,16 @@ from msoctl.acceptance.characterize import (
 )
 from msoctl.acceptance.report import REPORT_FILE, write_report
 from msoctl.access import Devices, open_laser, open_meter, open_ocs
+from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import Journal, locked_change
 from msoctl.ops.ocs import close_interrupted
 
 if TYPE_CHECKING:  # the instruments' drivers (pyvisa) load when a test set is opened
     from drivers.instruments import LaserDriver, MeterDriver
+
+BENCH_LABEL = "bench"
+"""The inventory label that ties an instrument to the OCS whose test set it is part of."""
 
 RUN_NEEDS: dict[str, dict[str, str]] = {
     "laser": {"range": "ocs characterize checks every wavelength and the launch power "
@@ -78,6 +82,9 @@ class CharacterizeRequest:
     restart: bool
     force: bool
     show_progress: bool
+    impacts_of: Callable[[Mapping[int, int], Mapping[int, int]], list[Impact]] | None = None
+    """What a map change of the OCS does to the inventory's links (msoctl.impact.ocs_map
+    with the drained links and the other OCS's maps); ``None``: nothing checked."""
 
 
 def limits_from_options(max_il: float, max_repeatability: float, max_switching_ms: float,
@@ -123,6 +130,16 @@ def _instruments(devices: Devices, request: CharacterizeRequest) -> Iterator[
         meter = open_meter(meter_entry)
         stack.callback(meter.close)
         yield entry, ocs, laser_entry, laser, meter_entry, meter
+
+
+def _check_bench(entry: Device, *instruments: Device) -> None:
+    """Refuse instruments the inventory ties to the test set of another OCS."""
+    for instrument in instruments:
+        bench = instrument.labels.get(BENCH_LABEL)
+        if bench is not None and bench != entry.name:
+            raise ValidationError(f"{instrument.name} belongs to the test set of {bench} "
+                                  f"(its label {BENCH_LABEL}), not to {entry.name}: its "
+                                  "fibers reach that OCS's ports")
 
 
 def _check_needs(laser: LaserDriver, meter: MeterDriver) -> None:
@@ -196,12 +213,32 @@ def _safety(journal: Journal, entry: Device, ocs: OcsDriver, settings: Settings,
     return violations
 
 
+def _links(journal: Journal, entry: Device, ocs: OcsDriver,
+           request: CharacterizeRequest) -> list[safety.Violation]:
+    """The in-service rule of every change: each step sets the whole map to its test
+    paths, so every connection the OCS holds now goes dark for the run; an in-service
+    link among them is refused (exit 3, journaled) unless drained or --force."""
+    if request.impacts_of is None:
+        return []
+    impacts = request.impacts_of(ocs.port_map(), {})
+    violations = safety.links_taken_down(impacts)
+    if violations and not request.force:
+        message = safety.refusal(violations)
+        journal.refuse(device=entry.name, action="ocs.characterize", reason=message,
+                       exit_code=3, rule=violations[0].rule,
+                       links=[i.as_dict() for i in impacts])
+        raise SafetyInterlock(f"the characterization sets whole maps: {message}",
+                              device=entry.name)
+    return violations
+
+
 def run_characterization(devices: Devices, journal: Journal, request: CharacterizeRequest
                          ) -> dict[str, Any]:
     """Check, run (or continue) and report a characterization; the report document."""
     _check_timing(request)
     with _instruments(devices, request) as (entry, ocs, laser_entry, laser, meter_entry, meter):
         try:
+            _check_bench(entry, laser_entry, meter_entry)
             _check_needs(laser, meter)
             settings = _settings(request, ocs, laser, laser_entry, meter_entry)
             state = RunState(request.out_dir)
@@ -218,6 +255,7 @@ def run_characterization(devices: Devices, journal: Journal, request: Characteri
                                reason=error.message, exit_code=2)
             raise
         violations = _safety(journal, entry, ocs, settings, request.force)
+        violations += _links(journal, entry, ocs, request)
         steps = plan_steps(settings)
         identities = {"ocs": asdict(ocs.identity()), "laser": asdict(laser.identity()),
                       "meter": asdict(meter.identity())}
@@ -252,6 +290,9 @@ def run_characterization(devices: Devices, journal: Journal, request: Characteri
                 extra={"identities": stored.get("identities", identities),
                        "started": stored.get("started")})
             change.outcome["pass"] = document["pass"]
+            if not document["pass"]:  # what the run found, not only that it ran
+                change.status = "failed"
+                change.outcome["failures"] = document["failures"]
             return document
 
 

@@ -623,7 +623,9 @@ def characterize(ctx: Context, device: str, laser_name: str, meter_name: str, po
         log_interval_seconds=log_interval, log_window_seconds=log_window,
         limits=limits_from_options(max_il, max_repeatability, max_switching_ms, max_crosstalk),
         restart=restart, force=force,
-        show_progress=output not in DOCUMENTS and sys.stderr.isatty())
+        show_progress=output not in DOCUMENTS and sys.stderr.isatty(),
+        impacts_of=lambda before, after: impact.worst_first(impact.ocs_map(
+            ctx.inventory, device, before, after, ctx.drained(), read_map=ctx.read_map)))
     document = run_characterization(ctx.devices, ctx.journal, request)
     if output in DOCUMENTS:
         emit(document, output)

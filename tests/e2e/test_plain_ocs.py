@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from drivers.ocs.driver import OcsDriver
 from emulators.faults import Fault
@@ -28,7 +29,7 @@ from emulators.lab import Lab, load_topology
 from emulators.lab.topology import default_topology_text
 from emulators.ocs.model import OcsDevice
 from msoctl.journal import Journal
-from tests.support.cli import Msoctl
+from tests.support.cli import Msoctl, Result
 from tests.support.protecting import protecting
 
 PLAIN_UNITS = ("ocs-a", "ocs-b", "ocs-lab")
@@ -256,3 +257,49 @@ def test_characterize_a_plain_unit(lab: Lab, msoctl: Msoctl, tmp_path: Path) -> 
     document = json.loads(result.out)
     assert document["device"] == "ocs-lab" and document["paths"] == 4
     assert document["identities"]["ocs"]["manufacturer"] == "Polatis"
+
+
+def _characterize(msoctl: Msoctl, device: str, out: Path, *extra: str) -> Result:
+    return msoctl("ocs", "characterize", device, "--laser", "laser-1", "--meter", "pm-1",
+                  "--ports", "1-2,65-66", "--repeat", "1", "--out", str(out), *extra)
+
+
+def test_characterize_obeys_the_in_service_rule_and_its_bench(lab: Lab, msoctl: Msoctl,
+                                                              tmp_path: Path) -> None:
+    """A characterization sets whole maps: an OCS carrying an in-service link is refused
+    (exit 3, journaled) before anything is changed, as every change is; and instruments
+    the inventory ties to another OCS's test set are refused (exit 2)."""
+    ocs_a, ocs_b = lab.ocs["ocs-a"], lab.ocs["ocs-b"]
+    ocs_a.only((1, 61), (121, 65))  # link-1 on span-1, end to end: in service
+    ocs_b.only((1, 61), (121, 65))
+    elsewhere = _characterize(msoctl, "ocs-a", tmp_path / "a")
+    assert elsewhere.code == 2 and "laser-1 belongs to the test set of ocs-lab" in elsewhere.err
+    entries = yaml.safe_load((lab.state_dir / "inventory.yaml").read_text())
+    for entry in entries["devices"]:
+        if entry["name"] in ("laser-1", "pm-1"):
+            entry["labels"]["bench"] = "ocs-a"
+    moved = lab.state_dir / "inventory-bench-a.yaml"
+    moved.write_text(yaml.safe_dump(entries))
+    try:
+        before = ocs_a.requests.commands["connect_only"]
+        refused = _characterize(msoctl, "ocs-a", tmp_path / "b", "--inventory", str(moved))
+        assert refused.code == 3, refused.err
+        assert "link-1 is in service and would go down" in refused.err
+        assert ocs_a.connection_map() == {1: 121, 61: 65}
+        assert ocs_a.requests.commands["connect_only"] == before
+    finally:
+        moved.unlink()
+    records = [r for r in Journal(lab.state_dir / "journal.sqlite").records()
+               if r.get("action") == "ocs.characterize"]
+    assert [(r["event"], r.get("exit_code")) for r in records] == [("refused", 2),
+                                                                  ("refused", 3)]
+
+
+def test_a_characterization_that_fails_its_limits_is_journaled_failed(
+        msoctl: Msoctl, lab: Lab, tmp_path: Path) -> None:
+    result = _characterize(msoctl, "ocs-lab", tmp_path / "c", "--max-il", "0.1")
+    assert result.code == 1 and "did not pass" in result.err
+    [outcome] = [r for r in Journal(lab.state_dir / "journal.sqlite").records()
+                 if r.get("action") == "ocs.characterize" and r["event"] == "result"]
+    assert outcome["status"] == "failed" and outcome["pass"] is False
+    assert any("insertion loss" in failure for failure in outcome["failures"])
