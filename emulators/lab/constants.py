@@ -7,6 +7,9 @@ fault``) can find a lab without importing the lab itself.
 """
 
 PROTOCOL = "msoctl-lab-control/1"
+DEADLINE_HEADER = "X-Msoctl-Deadline"
+"""A request's deadline (seconds since the epoch): past it, the lab does nothing with the
+request (its client has reported it as timed out)."""
 """The control endpoint's protocol name, in ``lab.json`` and in every answer."""
 ENDPOINT_FILE = "lab.json"
 """In the state directory while the lab runs: where its control endpoint listens."""

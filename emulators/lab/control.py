@@ -37,6 +37,10 @@ Requests:
   (default: every fault on the target): answers ``{"target", "cleared":
   [FAULT, ...]}``.
 
+A request may carry ``X-Msoctl-Deadline: <seconds since the epoch>``: taken up after
+it (the lab was stopped, or busy), it is answered 408 and nothing is done, because its
+client has given up and reported it failed.
+
 Errors are ``{"error": "one line"}`` with 400 (a bad request: unknown
 target, a kind the target does not take, the listing of those it does, a
 parameter the device refuses), 401 (token), 404, 405, 411, 413, or 500.
@@ -52,6 +56,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from http import HTTPStatus
 from pathlib import Path
@@ -59,6 +64,7 @@ from typing import TYPE_CHECKING, Any
 
 from emulators.faults import Fault, FaultError
 from emulators.lab.constants import (
+    DEADLINE_HEADER,
     ENDPOINT_FILE,
     INVENTORY_FILE,
     PROTOCOL,
@@ -126,9 +132,10 @@ class ControlServer:
                 self._check_token(headers)
                 handler, wants_body = self._route(method, path)
                 document = _parse_body(body) if wants_body else None
+                deadline = _deadline(headers)
                 answer = await asyncio.wait_for(
                     asyncio.get_running_loop().run_in_executor(None, self._locked, handler,
-                                                               document),
+                                                               document, deadline),
                     REQUEST_TIMEOUT_SECONDS)
                 status = HTTPStatus.OK
             except _HttpError as error:
@@ -178,8 +185,15 @@ class ControlServer:
             raise _HttpError(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} takes {route[0]}")
         return route[1], route[2]
 
-    def _locked(self, handler: Callable[[Any], Any], document: Any) -> Any:
+    def _locked(self, handler: Callable[[Any], Any], document: Any,
+                deadline: float | None = None) -> Any:
         with self._lock:
+            # checked once the request's turn has come, just before it acts: a request
+            # its client gave up on is never carried out late
+            if deadline is not None and time.time() > deadline:
+                raise _HttpError(HTTPStatus.REQUEST_TIMEOUT,
+                                 "taken up after its deadline (the lab was stopped or "
+                                 "busy): nothing was done")
             return handler(document)
 
     # ---- operations ----------------------------------------------------------------------
@@ -277,6 +291,21 @@ async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict[st
                              f"request body over {MAX_BODY_BYTES} bytes")
         body = await reader.readexactly(length)
     return parts[0], parts[1], headers, body
+
+
+def _deadline(headers: dict[str, str]) -> float | None:
+    """The request's deadline header, seconds since the epoch (None without one)."""
+    text = headers.get(DEADLINE_HEADER.lower())
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise _HttpError(HTTPStatus.BAD_REQUEST, f"{DEADLINE_HEADER}: a number of seconds "
+                         f"since the epoch, not {text[:40]!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise _HttpError(HTTPStatus.BAD_REQUEST, f"{DEADLINE_HEADER}: not a finite number")
+    return value
 
 
 def _parse_body(body: bytes) -> dict[str, Any]:

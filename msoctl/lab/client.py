@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,11 @@ from drivers.errors import (
     ProtocolError,
     ValidationError,
 )
-from emulators.lab.constants import ENDPOINT_FILE, PROTOCOL
+from emulators.lab.constants import DEADLINE_HEADER, ENDPOINT_FILE, PROTOCOL
 
-TIMEOUT_SECONDS = 30.0
+TIMEOUT_SECONDS = 10.0
+"""How long a request waits for the lab: its operations take milliseconds, so a lab
+that has not answered by then is stopped (SIGSTOP), hung or gone."""
 LAB = "lab"
 
 
@@ -75,12 +78,18 @@ def find_lab(state_dir: Path) -> LabEndpoint:
 
 
 def call(endpoint: LabEndpoint, method: str, path: str, body: dict[str, Any] | None = None,
-         *, timeout_seconds: float = TIMEOUT_SECONDS) -> dict[str, Any]:
-    """One request to the lab; its JSON answer. Raises the errors of the module docstring."""
+         *, timeout_seconds: float | None = None) -> dict[str, Any]:
+    """One request to the lab; its JSON answer. Raises the errors of the module docstring.
+
+    The request carries its deadline (``X-Msoctl-Deadline``, this host's clock, which
+    the lab shares): a lab that takes it up later (stopped meanwhile, then continued)
+    does nothing with it, so a request reported as timed out never takes effect."""
+    timeout_seconds = TIMEOUT_SECONDS if timeout_seconds is None else timeout_seconds
     connection = http.client.HTTPConnection(endpoint.host, endpoint.port,
                                             timeout=timeout_seconds)
     payload = None if body is None else json.dumps(body).encode("utf-8")
-    headers = {"Authorization": f"Bearer {endpoint.token}", "Accept": "application/json"}
+    headers = {"Authorization": f"Bearer {endpoint.token}", "Accept": "application/json",
+               DEADLINE_HEADER: f"{time.time() + timeout_seconds:.3f}"}
     if payload is not None:
         headers["Content-Type"] = "application/json"
     try:
@@ -93,8 +102,9 @@ def call(endpoint: LabEndpoint, method: str, path: str, body: dict[str, Any] | N
             f"(its {ENDPOINT_FILE} is left from a lab that did not stop cleanly)",
             device=LAB) from None
     except TimeoutError:
-        raise DeviceTimeout(f"no answer from {endpoint.url} within {timeout_seconds:g} s",
-                            device=LAB) from None
+        raise DeviceTimeout(f"no answer from {endpoint.url} within {timeout_seconds:g} s "
+                            "(the lab is stopped, hung or overloaded; the request will not "
+                            "take effect later)", device=LAB) from None
     except (OSError, http.client.HTTPException) as error:
         raise DeviceUnreachable(f"{endpoint.url}: {error}", device=LAB) from None
     finally:

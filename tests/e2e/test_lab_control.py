@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from emulators.lab import Lab
-from emulators.lab.constants import ENDPOINT_FILE, PROTOCOL, TOKEN_FILE
+from emulators.lab.constants import DEADLINE_HEADER, ENDPOINT_FILE, PROTOCOL, TOKEN_FILE
 from tests.support import Msoctl, in_process
 
 MSOCTL = [sys.executable, "-m", "msoctl"]
@@ -337,3 +337,40 @@ def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def test_a_request_the_lab_takes_up_after_its_deadline_does_nothing(
+        lab: Lab, msoctl: Msoctl, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lab that cannot act (stopped with SIGSTOP, or busy: here its request lock is
+    held) is waited for a bounded time, the request reported failed, and when the lab
+    takes the request up later it does nothing with it: a fault reported failed never
+    takes effect. A deadline already past is answered 408 at once."""
+    from msoctl.lab import client
+
+    monkeypatch.setattr(client, "TIMEOUT_SECONDS", 0.5)
+    assert lab.control is not None
+    busy = lab.control._lock
+    busy.acquire()
+    try:
+        result = msoctl("lab", "fault", "fiber_cut", "span-1")
+        assert result.code == 1
+        assert "no answer" in _one_error_line(result.err) and "will not take effect" \
+            in result.err
+    finally:
+        busy.release()
+    time.sleep(0.3)  # the lab takes the queued request up now, past its deadline
+    assert not lab.fibers["span-1/1"].cut
+    assert msoctl("lab", "status").code == 0  # and it goes on serving
+    endpoint = json.loads((lab.state_dir / ENDPOINT_FILE).read_text())
+    token = (lab.state_dir / endpoint["token_file"]).read_text().strip()
+    connection = http.client.HTTPConnection(endpoint["host"], endpoint["port"], timeout=10)
+    try:
+        connection.request("POST", "/v1/faults",
+                           body=json.dumps({"kind": "fiber_cut", "target": "span-1"}),
+                           headers={"Authorization": f"Bearer {token}",
+                                    DEADLINE_HEADER: f"{time.time() - 1:.3f}"})
+        response = connection.getresponse()
+        assert response.status == 408 and b"nothing was done" in response.read()
+    finally:
+        connection.close()
+    assert not lab.fibers["span-1/1"].cut
