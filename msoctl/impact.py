@@ -16,12 +16,17 @@ Effects, from worst:
 | unprotected  | the span that would protect the link goes dark                     |
 | disturbed    | the link stays up but its light or its congestion settings change  |
 | at risk      | nothing changes now; a later event (a power loss) would darken it  |
-| restored     | the link's path at this device comes back                          |
+| still dark   | the link's path at this device is made, but its other OCS does not |
+|              | carry that span: no light end to end                               |
+| restored     | the link's path comes back end to end                              |
 
 Where a link is carried is read from the OCS maps: a link is carried on the
 span of a role (working, protection) at an OCS when both its cross-connects
 for that role are in that OCS's map (:meth:`msoctl.links.Link.connections`);
-it is carried end to end when that holds at both its OCS.
+it is carried end to end when that holds at both its OCS. An impact follows the light
+end to end, as ``path show`` does: a path made at one OCS is ``restored`` only when the
+other OCS carries the same span after the change, and moving one end of an in-service
+link to another span while the other end stays takes it ``down``.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from msoctl.links import Link
 from msoctl.safety import Violation
 
 ROLES = ("working", "protection")
-EFFECTS = ("down", "moved", "unprotected", "disturbed", "at risk", "restored")
+EFFECTS = ("down", "moved", "unprotected", "disturbed", "at risk", "still dark", "restored")
 _PORT_PATH = re.compile(r"/ports/port\[name='(?P<port>[^']*)'\](?P<rest>/.*)?$")
 
 
@@ -110,11 +115,15 @@ def _lit_elsewhere(link: Link, ocs: str, role: str, read_map: MapReader | None
 
 def ocs_map(inventory: Inventory, ocs: str, before: Mapping[int, int],
             after: Mapping[int, int], drained: Iterable[str] = (),
-            read_map: MapReader | None = None) -> list[Impact]:
+            read_map: MapReader | None = None,
+            read_after: MapReader | None = None) -> list[Impact]:
     """A map change of ``ocs``: the links whose path there goes, moves or comes back.
 
     With ``read_map`` (the other OCS's maps), a link is taken down or moved only if it is
-    carried end to end now: one already dark at its other end loses nothing."""
+    carried end to end now: one already dark at its other end loses nothing; and what it
+    becomes is judged with the other OCS's map after the change (``read_after``: the
+    other OCS's planned maps, when a plan changes them too; else its maps now)."""
+    after_elsewhere = read_after or read_map
     out = set(drained)
     impacts = []
     for link in links_at(inventory, ocs):
@@ -133,14 +142,32 @@ def ocs_map(inventory: Inventory, ocs: str, before: Mapping[int, int],
                                   f"{ocs}: {', '.join(gone)} ({was}) removed",
                                   link.name in out, assumed=assumed))
         elif was is not None and will is not None:
-            impacts.append(Impact(link.name, "moved", _span_name(link, was),
-                                  f"{ocs}: {was} -> {will}", link.name in out,
-                                  to_span=_span_name(link, will), assumed=assumed))
+            followed, _ = _lit_elsewhere(link, ocs, will, after_elsewhere)
+            if followed:
+                impacts.append(Impact(link.name, "moved", _span_name(link, was),
+                                      f"{ocs}: {was} -> {will}", link.name in out,
+                                      to_span=_span_name(link, will), assumed=assumed))
+            else:
+                impacts.append(Impact(link.name, "down", _span_name(link, was),
+                                      f"{ocs}: {was} -> {will}, but {_other(link, ocs)} "
+                                      f"stays off {will}: dark until both ends move",
+                                      link.name in out, assumed=assumed))
         elif will is not None:
-            impacts.append(Impact(link.name, "restored", _span_name(link, will),
-                                  f"{ocs}: its {will} cross-connects are made",
-                                  link.name in out))
+            lit, unknown = _lit_elsewhere(link, ocs, will, after_elsewhere)
+            if lit:
+                impacts.append(Impact(link.name, "restored", _span_name(link, will),
+                                      f"{ocs}: its {will} cross-connects are made",
+                                      link.name in out, assumed=unknown))
+            else:
+                impacts.append(Impact(link.name, "still dark", _span_name(link, will),
+                                      f"{ocs}: its {will} cross-connects are made, but "
+                                      f"{_other(link, ocs)} does not carry {will}",
+                                      link.name in out))
     return impacts
+
+
+def _other(link: Link, ocs: str) -> str:
+    return next((name for name in link.ocs_names if name != ocs), ocs)
 
 
 def ocs_ports_disabled(inventory: Inventory, ocs: str, ports: Iterable[int],

@@ -40,6 +40,7 @@ STATE_COLOURS: dict[str, str] = {
                      "restored", "pass"), "green"),
     **dict.fromkeys(("low", "high", "warn", "warning", "disturbed", "at risk", "pending",
                      "moved", "unprotected", "interrupted", "partly applied", "low_warning",
+                     "still dark",
                      "high_warning"), "yellow"),
     **dict.fromkeys(("dark", "lost", "down", "failed", "refused", "unlit", "not applied",
                      "low_alarm", "high_alarm", "fail"), "red"),

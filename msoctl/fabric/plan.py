@@ -412,10 +412,15 @@ def fabric_impacts(devices: Devices, journal: Journal, plan: FabricPlan) -> list
                 maps[name] = None
         return maps[name]
 
+    planned = {o.device: dict(o.plan.wanted) for o in plan.ocs}
+
+    def read_after(name: str) -> dict[int, int] | None:  # the plan moves both ends at once
+        return planned[name] if name in planned else read_map(name)
+
     found: list[Impact] = []
     for o in plan.ocs:
         found += impact.ocs_map(inventory, o.device, o.plan.current, o.plan.wanted, drained,
-                                read_map=read_map)
+                                read_map=read_map, read_after=read_after)
     for s in plan.switches:
         found += impact.switch_config(inventory, s.device, s.changes, drained,
                                       read_map=read_map)

@@ -20,6 +20,7 @@ from tests.support.inventory import INVENTORY
 WORKING_A = {1: 121, 61: 65}
 WORKING_B = {1: 121, 61: 65}
 PROTECTION_A = {1: 122, 62: 65}
+PROTECTION_B = {1: 122, 62: 65}
 
 
 @pytest.fixture
@@ -43,10 +44,21 @@ def test_an_ocs_change_darkens_moves_or_restores_the_links_through_it(inventory)
     [down] = impact.ocs_map(inventory, "ocs-a", WORKING_A, {61: 65}, read_map=maps.get)
     assert (down.link, down.effect, down.span) == ("link-1", "down", "span-1")
     assert "1:121" in down.reason and not down.drained
-    [moved] = impact.ocs_map(inventory, "ocs-a", WORKING_A, PROTECTION_A, read_map=maps.get)
+    # One end moved while the other stays on span-1: dark end to end, not "moved"
+    [one_end] = impact.ocs_map(inventory, "ocs-a", WORKING_A, PROTECTION_A, read_map=maps.get)
+    assert (one_end.effect, one_end.span) == ("down", "span-1")
+    assert "ocs-b stays off protection" in one_end.reason
+    # Both ends moved (the other's map after the change, as a fabric plan gives it)
+    after = {"ocs-a": PROTECTION_A, "ocs-b": PROTECTION_B}
+    [moved] = impact.ocs_map(inventory, "ocs-a", WORKING_A, PROTECTION_A, read_map=maps.get,
+                             read_after=after.get)
     assert (moved.effect, moved.span, moved.to_span) == ("moved", "span-1", "span-2")
     [back] = impact.ocs_map(inventory, "ocs-a", {}, WORKING_A, read_map=maps.get)
     assert back.effect == "restored"
+    # Made at ocs-a with the far OCS unconnected: the light does not arrive end to end
+    far_dark = {"ocs-a": {}, "ocs-b": {}}
+    [half] = impact.ocs_map(inventory, "ocs-a", {}, WORKING_A, read_map=far_dark.get)
+    assert half.effect == "still dark" and "ocs-b does not carry working" in half.reason
     # Drained, the same change is shown, marked drained, and blocks nothing.
     [drained] = impact.ocs_map(inventory, "ocs-a", WORKING_A, {}, ["link-1"], read_map=maps.get)
     assert drained.drained and drained.service == "drained"
