@@ -78,7 +78,7 @@ from msoctl.fabric.plan import (
 )
 from msoctl.journal import Change, DeviceLock, Journal
 from msoctl.ops.amp import restart_amplifier, set_amplifier
-from msoctl.ops.ocs import apply_plan, close_interrupted, plan_map
+from msoctl.ops.ocs import apply_plan, close_interrupted, map_found, plan_map
 from msoctl.ops.switch import CANCEL, CONFIRM, Fleet, Guard, deletion_refusal
 
 RESTART_WAIT_SECONDS = 3.0
@@ -105,20 +105,34 @@ def _close_interrupted(journal: Journal, device: str, change: Change, found: str
 def _steps_found(report: ApplyReport | None) -> dict[str, Any]:
     """How far an interrupted or failed apply got (``report`` None: stopped before it was
     planned); each device's own operation records what that device holds (its own
-    read-back)."""
+    read-back), and the step under way is counted as its device has it, so that the
+    fabric's account agrees with its devices' (a map the OCS took is a step done)."""
     if report is None:
         return {"state": "not applied", "steps_done": [], "steps_left": None}
     planned = report.plan.step_ids()
     done = [s.step for s in report.steps if s.status == "done"]
     settled = {s.step for s in report.steps if s.status in ("done", "in place")}
+    partly: list[str] = []
+    if report.in_progress is not None:
+        step, read_back = report.in_progress
+        try:
+            state = read_back().get("state")
+        except Exception:  # the device may be what failed: the step stays not done
+            state = None
+        if state == "applied" and step not in settled:
+            done.append(step)
+            settled.add(step)
+        elif state == "partly applied":
+            partly.append(step)
     if planned and settled >= set(planned):
         state = "applied"
-    elif not done:
+    elif not done and not partly:
         state = "not applied"
     else:
         state = "partly applied"
     return {"state": state, "steps_done": done,
-            "steps_left": [step for step in planned if step not in settled]}
+            "steps_left": [step for step in planned if step not in settled],
+            **({"steps_partly_done": partly} if partly else {})}
 
 
 @dataclass
@@ -138,6 +152,9 @@ class ApplyReport:
     steps: list[StepOutcome] = field(default_factory=list)
     light: PathReport | None = None
     cancelled_leftovers: dict[str, str] = field(default_factory=dict)
+    in_progress: tuple[str, Callable[[], dict[str, Any]]] | None = None
+    """The step under way and what its device holds when asked (its own operation's
+    read-back): an interruption then reports that step as the device has it."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"op": self.op, "file": str(self.plan.intent.path),
@@ -238,6 +255,9 @@ class _Run:
                 self.record(step.step, "in place", "the map is as wanted")
                 return
             step.plan, step.reasons = plan, reasons
+            # Until it returns, an interruption's read-back asks the OCS what it took (a
+            # closed session reconnects): the fabric's account is then the device's own.
+            self.report.in_progress = (step.step, lambda: map_found(driver, plan))
             result = apply_plan(driver, plan, journal=self.journal,
                                 device=self.inventory.device(step.device, "ocs"),
                                 action="ocs.apply")
@@ -246,6 +266,7 @@ class _Run:
                         f"{len(plan.diff.remove)} removed, {len(plan.diff.add)} added "
                         f"({plan.method}) in {result.seconds * 1000:.0f} ms; "
                         f"{lit} lit path(s) pass light")
+            self.report.in_progress = None  # recorded done first: no moment goes untold
 
     # 3. amplifier settings -----------------------------------------------------------
 

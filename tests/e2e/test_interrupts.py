@@ -250,6 +250,12 @@ def test_ctrl_c_during_fabric_apply_is_recorded_as_the_devices_have_it(
             for name in ("ocs-a", "ocs-b"):
                 if f"ocs:{name}" in ocs_done:
                     assert lab.ocs[name].connection_map() == maps[span][name]
+                # and the other way: the parent agrees with its children
+                op = _last_ocs_op(journal, name, seen)
+                if op is not None and op.result is not None and (
+                        op.result["status"] == "ok"
+                        or op.result.get("found", {}).get("state") == "applied"):
+                    assert f"ocs:{name}" in ocs_done, (name, found, op.result)
         _check_closed_once(journal)
         rerun = msoctl("fabric", "apply", str(intents[span]))
         assert rerun.code == 0, rerun.err
