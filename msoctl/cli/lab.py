@@ -274,7 +274,7 @@ def _print_status(endpoint: LabEndpoint, document: dict[str, Any]) -> None:
                          _faults_text(snmp.get("faults", []))))
     click.echo()
     click.echo(table(("device", "kind", "up", "serving", "faults"), rows,
-                     cut=("serving", "faults")))
+                     cut=("serving", "faults"), wrap=("serving", "faults")))
     amps = [d for d in devices if d["kind"] == "amp"]
     if amps:
         click.echo()

@@ -128,13 +128,15 @@ def paint(text: str) -> str:
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
           wide_only: Collection[str] = (), cut: Collection[str] | None = None,
-          wide: bool | None = None, width: int = WIDTH) -> str:
+          wrap: Collection[str] = (), wide: bool | None = None, width: int = WIDTH) -> str:
     """Rows under upper-cased ``headers``, numbers right-aligned. Unless ``wide`` (default:
     ``-o wide`` was given), the columns named in ``wide_only`` are left out and the
     widest text column (of those named in ``cut``, when given: names and times are
-    better whole) is cut with ``…``, one character at a time, until the table fits
-    ``width`` columns or nothing more can be cut: no column is cut narrower than its
-    title or :data:`MIN_CUT`, and no number is cut."""
+    better whole) is narrowed one character at a time until the table fits ``width``
+    columns or nothing more can give: no column narrower than its title or
+    :data:`MIN_CUT`, and no number. A column named in ``wrap`` (the words that matter:
+    a reason, a detail) then goes on in lines of its own under itself; any other is cut
+    with ``…``."""
     if wide is None:
         wide = output_format() == "wide"
     keep = [i for i, name in enumerate(headers) if wide or name not in wide_only]
@@ -158,8 +160,18 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
             parts.append(pad + shown if number else shown + pad)
         return GAP.join(parts).rstrip()
 
+    wrapping = [not wide and headers[i] in wrap for i in keep]
+
+    def lines(values: Sequence[str]) -> list[str]:
+        columns = [textwrap.wrap(value, size, break_on_hyphens=False) or [value]
+                   if wraps and len(value) > size else [value]
+                   for value, size, wraps in zip(values, widths, wrapping, strict=True)]
+        return [line([column[k] if k < len(column) else "" for column in columns])
+                for k in range(max(len(column) for column in columns))]
+
     out = [line(titles, heading=True)]
-    out.extend(line(row) for row in cells)
+    for row in cells:
+        out.extend(lines(row))
     return "\n".join(out)
 
 
@@ -240,7 +252,7 @@ def describe_impacts(impacts: Sequence[impact.Impact]) -> str:
                                     if i.assumed else "")]
             for i in impact.worst_first(impacts)]
     return "impact on links:\n" + table(["link", "effect", "span", "service", "why"], rows,
-                                         cut=("why",))
+                                         cut=("why",), wrap=("why",))
 
 
 # ---- --watch ---------------------------------------------------------------------------

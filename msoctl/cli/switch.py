@@ -444,7 +444,7 @@ def _print_outcomes(outcomes: list[Outcome], *, verbose: bool, timeout: int) -> 
                 click.echo(f"{o.device}:")
                 _echo_changes(o.changes)
     click.echo(table(["switch", "status", "changes", "deletions", "seconds", "detail"], rows,
-                     cut=("detail",)))
+                     cut=("detail",), wrap=("detail",)))
     touched = [i for o in outcomes for i in o.impacts]
     if touched:
         click.echo(describe_impacts(touched))

@@ -169,6 +169,23 @@ def test_the_widest_text_column_is_cut_and_numbers_never_are() -> None:
         "PORT", "NAME", "POWER", "DBM"]
 
 
+def test_a_column_of_words_that_matter_wraps_under_itself() -> None:
+    """A reason or a detail is not cut mid-word at 80 columns: it goes on in lines of its
+    own under itself, every word kept, and the table still fits."""
+    headers = ["link", "effect", "why"]
+    why = ("ocs-a: its working cross-connects are made, but ocs-b does not carry "
+           "working, so no light arrives end to end")
+    lines = table(headers, [["link-1", "still dark", why], ["link-2", "down", "short"]],
+                  wide=False, cut=("why",), wrap=("why",)).splitlines()
+    assert max(len(line) for line in lines) <= 80 and ELLIPSIS not in "\n".join(lines)
+    column = lines[0].index("WHY")
+    first = [i for i, line in enumerate(lines) if line.startswith("link-1")][0]
+    pieces = [lines[first][column:]] + [line[column:] for line in lines[first + 1:]
+                                        if line[:column].strip() == ""]
+    assert " ".join(piece.strip() for piece in pieces) == why
+    assert lines[-1].startswith("link-2") and lines[-1].endswith("short")
+
+
 # ---- -o yaml: the JSON document ----------------------------------------------------------
 
 
