@@ -397,7 +397,8 @@ def thresholds(ctx: Context, device: str, output: str) -> None:
     values = {"temperature": module.temperature_celsius, "vcc": module.vcc_volts,
               "tx_bias": lane.tx_bias_milliamperes, "tx_power": lane.tx_power_milliwatts,
               "rx_power": lane.rx_power_milliwatts}
-    rows = [{"monitor": group, "value": values.get(group), "high_alarm": t.high_alarm,
+    rows = [{"monitor": group, "unit": MONITOR_UNITS.get(group), "value": values.get(group),
+             "high_alarm": t.high_alarm,
              "low_alarm": t.low_alarm, "high_warning": t.high_warning,
              "low_warning": t.low_warning, "state": t.evaluate(values.get(group)) or
              ("ok" if values.get(group) is not None else None)}
@@ -410,10 +411,15 @@ def thresholds(ctx: Context, device: str, output: str) -> None:
         say(f"{device}: the module advertises no monitor (page 01h bytes 159-160), so it "
             "has no threshold")
         return
-    click.echo(table(["monitor", "value", "high alarm", "low alarm", "high warn", "low warn",
-                      "state"],
-                     [[r["monitor"], r["value"], r["high_alarm"], r["low_alarm"],
+    click.echo(table(["monitor", "unit", "value", "high alarm", "low alarm", "high warn",
+                      "low warn", "state"],
+                     [[r["monitor"], r["unit"], r["value"], r["high_alarm"], r["low_alarm"],
                        r["high_warning"], r["low_warning"], r["state"]] for r in rows]))
+
+
+MONITOR_UNITS = {"temperature": "°C", "vcc": "V", "tx_bias": "mA", "tx_power": "mW",
+                 "rx_power": "mW"}
+"""The unit of each page 02h threshold group, as the thresholds are decoded."""
 
 
 @amp.command("power-mode")

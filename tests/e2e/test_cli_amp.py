@@ -187,6 +187,11 @@ def test_thresholds(msoctl: Msoctl) -> None:
     temperature = next(t for t in document["thresholds"] if t["monitor"] == "temperature")
     assert temperature["high_alarm"] > temperature["high_warning"] > temperature["value"]
     assert temperature["state"] == "ok"
+    units = {t["monitor"]: t["unit"] for t in document["thresholds"]}
+    assert units == {"temperature": "°C", "vcc": "V", "rx_power": "mW"}  # every figure's
+    text = msoctl("amp", "thresholds", "amp-1").out.splitlines()
+    assert text[0].split()[:3] == ["MONITOR", "UNIT", "VALUE"]
+    assert next(line for line in text if line.startswith("rx_power")).split()[1] == "mW"
 
 
 def test_unreachable_amplifier_is_one_line(msoctl: Msoctl, lab: Lab) -> None:
