@@ -174,3 +174,34 @@ def test_a_bad_file_of_quotes_is_one_line_with_its_line_number(
     assert words in message, message
     if words.startswith(":"):
         assert message.startswith(f"error: {quotes}{words.split(':')[0]}:")
+
+
+def test_the_figure_draws_each_line_once_and_only_what_a_what_if_changes() -> None:
+    """Architectures whose figures coincide at every scale are one line named for all
+    of them; a what-if is drawn only where it changes the figures, and the label says
+    which changed nothing (the figure drew 28 legend entries, lines hidden under others,
+    what-ifs identical to their base)."""
+    from msoctl.design.components import load_table
+    from msoctl.design.inputs import FabricInputs
+    from msoctl.design.plot import drawn
+    from msoctl.design.study import Study, run
+
+    shape = FabricInputs(gpus=1024, gpus_per_server=8, nics_per_gpu=1, nic_speed_gbps=400,
+                         radix=64, switch_speed_gbps=400, oversubscription=1.0, planes=8)
+    architectures = ("fat-tree-3", "fat-tree-2", "rail-optimized", "multi-plane",
+                     "rail-only", "bigswitch", "ocs-spine")
+    study = Study((1024, 4096, 16384), shape, architectures, "fat-tree-3", ("aec", "lpo"),
+                  load_table("default", None))
+    rows = run(study)
+    lines = drawn(study, rows)
+    labels = [label for label, _ in lines]
+    named = [name for label in labels for name in label.split(" (")[0].split(" = ")]
+    assert sorted(named) == sorted(architectures)  # each once, whether alone or grouped
+    for label, drawn_lines in lines:
+        series = [points for _, points in drawn_lines]
+        assert all(a != b for i, a in enumerate(series) for b in series[i + 1:]), label
+        what_ifs = {" ".join(w) for w, _ in drawn_lines if w}
+        if "no change" in label:
+            said = label.split(" (")[1].split(":")[0].split(", ")
+            assert not set(said) & {w.replace(" ", "+") for w in what_ifs}, label
+    assert any("no change" in label for label in labels)  # the study has such what-ifs
