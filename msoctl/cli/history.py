@@ -135,7 +135,7 @@ def history(ctx: Context, device: str | None, limit: int, kind: str | None, outp
         ["time", "device", "action", "status", "user", "detail"],
         [[_time(o, 19)[5:], o.device, o.action, o.status, o.intent.get("user"),
           _outcome(o) or _summary(o)] for o in operations],
-        cut=("detail",), wrap=("detail",)))
+        cut=("detail",), wrap=("detail",), wrap_lines=2))
 
 
 def _time(operation: Operation, length: int) -> str:

@@ -128,15 +128,16 @@ def paint(text: str) -> str:
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
           wide_only: Collection[str] = (), cut: Collection[str] | None = None,
-          wrap: Collection[str] = (), wide: bool | None = None, width: int = WIDTH) -> str:
+          wrap: Collection[str] = (), wrap_lines: int = 4, wide: bool | None = None,
+          width: int = WIDTH) -> str:
     """Rows under upper-cased ``headers``, numbers right-aligned. Unless ``wide`` (default:
     ``-o wide`` was given), the columns named in ``wide_only`` are left out and the
     widest text column (of those named in ``cut``, when given: names and times are
     better whole) is narrowed one character at a time until the table fits ``width``
     columns or nothing more can give: no column narrower than its title or
     :data:`MIN_CUT`, and no number. A column named in ``wrap`` (the words that matter:
-    a reason, a detail) then goes on in lines of its own under itself; any other is cut
-    with ``…``."""
+    a reason, a detail) then goes on in lines of its own under itself, ``wrap_lines`` at
+    most; any other is cut with ``…``."""
     if wide is None:
         wide = output_format() == "wide"
     keep = [i for i, name in enumerate(headers) if wide or name not in wide_only]
@@ -163,8 +164,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
     wrapping = [not wide and headers[i] in wrap for i in keep]
 
     def lines(values: Sequence[str]) -> list[str]:
-        columns = [textwrap.wrap(value, size, break_on_hyphens=False) or [value]
-                   if wraps and len(value) > size else [value]
+        columns = [_wrapped(value, size, wrap_lines) if wraps and len(value) > size
+                   else [value]
                    for value, size, wraps in zip(values, widths, wrapping, strict=True)]
         return [line([column[k] if k < len(column) else "" for column in columns])
                 for k in range(max(len(column) for column in columns))]
@@ -173,6 +174,20 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
     for row in cells:
         out.extend(lines(row))
     return "\n".join(out)
+
+
+def _wrapped(value: str, size: int, most: int) -> list[str]:
+    """``value`` in lines of at most ``size``, at spaces: a word longer than a line is cut
+    with ``…`` (not broken across lines), and at most ``most`` lines, the last of them
+    ending with ``…`` when more would follow."""
+    pieces = [piece if len(piece) <= size else piece[:size - 1] + ELLIPSIS
+              for piece in textwrap.wrap(value, size, break_long_words=False,
+                                         break_on_hyphens=False)] or [value]
+    if len(pieces) > most:
+        pieces = pieces[:most]
+        last = pieces[-1].removesuffix(ELLIPSIS)
+        pieces[-1] = (last if len(last) < size else last[:size - 1]).rstrip() + ELLIPSIS
+    return pieces
 
 
 def _fit(titles: list[str], cells: list[list[str]], widths: list[int], may_cut: list[bool],

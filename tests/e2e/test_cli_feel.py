@@ -184,6 +184,12 @@ def test_a_column_of_words_that_matter_wraps_under_itself() -> None:
                                         if line[:column].strip() == ""]
     assert " ".join(piece.strip() for piece in pieces) == why
     assert lines[-1].startswith("link-2") and lines[-1].endswith("short")
+    capped = table(headers, [["link-1", "down", " ".join(["word"] * 60)]], wide=False,
+                   cut=("why",), wrap=("why",), wrap_lines=2).splitlines()
+    assert len(capped) == 3 and capped[-1].endswith(ELLIPSIS)  # at most the lines asked
+    long_word = table(headers, [["link-1", "down", "x" * 200]], wide=False, cut=("why",),
+                      wrap=("why",)).splitlines()
+    assert len(long_word) == 2 and long_word[1].endswith(ELLIPSIS)  # cut, not broken
 
 
 # ---- -o yaml: the JSON document ----------------------------------------------------------
