@@ -552,6 +552,19 @@ class ProtectionController(Acting, KeepingStandby):
             time.sleep(0.01)
         return False
 
+    def amplifiers_steady(self) -> dict[str, str | None]:
+        """The amplifiers watched that are not steady now, and their ALS state: one shut
+        by ALS, or in a restart pulse (its output at the pulse's power, its gain loop
+        settling), has not reached the light it carries when steady. Empty when all are
+        (a measurement of the protection switch starts from there)."""
+        unsteady: dict[str, str | None] = {}
+        for name, watch in self._amp_watches.items():
+            sample = watch.sample
+            if sample is None or sample.module_state != "ModuleReady" \
+                    or sample.als_state != "normal":
+                unsteady[name] = None if sample is None else sample.als_state
+        return unsteady
+
     def _progress(self, link: str) -> LinkProgress:
         state: _LinkState = self._states[link]
         return state
