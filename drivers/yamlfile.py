@@ -25,6 +25,7 @@ character (NUL, escape, newline, bidirectional overrides...).
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import re
@@ -327,13 +328,12 @@ def load_text(text: str, source: str, *, pure_python: bool = False) -> Any:
         raise YamlFileError(f"{source}: not valid YAML: {one_line(str(error))}") from None
 
 
-def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
-    """The UTF-8 text of the regular file ``path``, at most ``max_bytes`` long.
+def open_regular(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> io.BufferedReader:
+    """``path`` opened for reading, when it is a regular file of at most ``max_bytes``.
 
     Nothing is read from a directory, a FIFO or a device (``/dev/zero`` would never
-    end, a FIFO without a writer would block); the size is checked before reading and
-    the read is bounded too, for a file that grows meanwhile. Raises
-    :class:`YamlFileError`.
+    end, a FIFO without a writer would block: the open does not wait for one); the size
+    is checked before anything is read. Raises :class:`YamlFileError`.
     """
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it.
@@ -354,14 +354,23 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
         if info.st_size > max_bytes:
             raise YamlFileError(f"{path}: {info.st_size:,} bytes; a file is read only up "
                                 f"to {_size_text(max_bytes)}")
-        with os.fdopen(fd, "rb") as file:
-            fd = -1  # the file object closes it now
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """The UTF-8 text of the regular file ``path``, at most ``max_bytes`` long
+    (:func:`open_regular`); the read is bounded too, for a file that grows meanwhile.
+    Raises :class:`YamlFileError`.
+    """
+    try:
+        with open_regular(path, max_bytes=max_bytes) as file:
             data = file.read(max_bytes + 1)
     except OSError as error:
         raise YamlFileError(f"{path}: cannot read: {error.strerror or error}") from None
-    finally:
-        if fd >= 0:
-            os.close(fd)
     if len(data) > max_bytes:
         raise YamlFileError(f"{path}: more than {_size_text(max_bytes)}; a file is read "
                             f"only up to {_size_text(max_bytes)}")

@@ -18,14 +18,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
-import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from drivers.errors import ValidationError
+from drivers.yamlfile import YamlFileError, open_regular
 from msoctl.journal.core import Journal
 from msoctl.journal.location import SQLITE_MAGIC
 from msoctl.journal.model import JournalError
@@ -92,24 +91,11 @@ def import_jsonl(journal: Journal, path: Path) -> ImportReport:
 
 def _open_regular(path: Path) -> io.BufferedReader:
     """``path`` opened for reading: a regular file of at most MAX_IMPORT_BYTES, else
-    ValidationError, unread (O_NONBLOCK: a FIFO's open does not wait for a writer)."""
+    ValidationError, unread (drivers.yamlfile.open_regular: every file msoctl reads)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as error:
-        raise JournalError(f"cannot read {path}: {error.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValidationError(f"{path}: not a regular file (a device, FIFO or socket): "
-                                  "a journal to import is a file")
-        if info.st_size > MAX_IMPORT_BYTES:
-            raise ValidationError(f"{path}: {info.st_size:,} bytes; an import reads at most "
-                                  f"{MAX_IMPORT_BYTES // 2**30} GiB (split it with split -l)")
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")  # buffered: its first bytes can be looked at
-    except BaseException:
-        os.close(fd)
-        raise
+        return open_regular(path, max_bytes=MAX_IMPORT_BYTES)
+    except YamlFileError as error:
+        raise ValidationError(f"{error}: a journal to import is a JSON-lines file") from None
 
 
 def _bounded_lines(handle: IO[bytes], report: ImportReport) -> Iterator[bytes]:
