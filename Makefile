@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast peers lint typecheck pytest bench clean
+.PHONY: demo test test-fast peers lint typecheck pytest docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/msoctl demo
 
-test: peers lint typecheck pytest
+test: peers lint typecheck docs pytest
 
 # Third-party peers of the interop tests: Debian's netconfd (yuma123) with
 # openssh-server (a private sshd on loopback carries its netconf subsystem; no system
@@ -68,6 +68,11 @@ PYTEST = env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 pytest: $(STAMP) peers
 	$(PYTEST) $(PYTEST_PARALLEL) -m "not serial"
 	$(PYTEST) -m serial
+
+# The documentation site from docs/ (mkdocs.yml) into build/site, which git ignores.
+# --strict fails on any warning: a link to a page or an anchor that does not exist.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --quiet
 
 # The inner loop: the unit and conformance tests (CI runs everything, through `make test`).
 test-fast: $(STAMP) peers

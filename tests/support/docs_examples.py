@@ -20,7 +20,8 @@ Output is compared as text with its whitespace collapsed (tables' column widths 
 the 80-column wrapping of prose lines do not count); decimal numbers, times, dates,
 journal ids and counts of a unit (``32 ms``) match any value of their kind; a line
 ``...`` matches any output, and a transcript that does not end with one must match
-the whole output.
+the whole output. ``...`` within a line matches any text there (a cause that differs
+from one run to the next, say).
 """
 
 from __future__ import annotations
@@ -124,7 +125,15 @@ def _directives(lines: list[str], fence: int) -> list[str]:
     matched = DIRECTIVE.match(lines[above].strip())
     if not matched:
         return []
-    return [item.strip() for item in matched["items"].split(";") if item.strip()]
+    items, depth, current = [], 0, ""
+    for char in matched["items"]:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == ";" and depth == 0:
+            items.append(current)
+            current = ""
+        else:
+            current += char
+    return [item.strip() for item in [*items, current] if item.strip()]
 
 
 def _apply(example: Example, item: str) -> None:
@@ -189,9 +198,9 @@ def _commands(example: Example, first_line: int, body: list[str]) -> list[Comman
             pending = text[:-1].rstrip()
             continue
         pending = ""
-        command = _without_comment(text)
-        if command:
-            commands.append(Command(start, command))
+        line_text = _without_comment(text)
+        if line_text:
+            commands.append(Command(start, line_text))
     return commands
 
 
@@ -235,7 +244,9 @@ def output_pattern(expected: list[str]) -> re.Pattern[str]:
             segments.append([])
         else:
             segments[-1].append(line)
-    parts = [_segment(collapse("\n".join(lines))) for lines in segments]
+    parts = [r".*?".join(_segment(piece.strip()) for piece in
+                         collapse("\n".join(lines)).split("..."))
+             for lines in segments]
     gap = r".*?"
     pattern = r"\A" + gap.join(part for part in parts)
     if expected and expected[-1].strip() == "...":
