@@ -216,6 +216,10 @@ class Page:
     # ---- the foreground -------------------------------------------------------------------
 
     def start_foreground(self, example: Example, command: Command, args: list[str]) -> bool:
+        if args[:1] == ["exporter"] and "--listen" not in args:
+            # the example's default port (9810) may be another program's on this host: a
+            # port the kernel picks, as the test's own exporters do
+            args = [*args, "--listen", "127.0.0.1:0"]
         directory = self.directory
         if args[:2] == ["lab", "up"]:
             directory = self.directory / f".shell-{command.line}"
