@@ -179,7 +179,7 @@ def test_a_column_of_words_that_matter_wraps_under_itself() -> None:
                   wide=False, cut=("why",), wrap=("why",)).splitlines()
     assert max(len(line) for line in lines) <= 80 and ELLIPSIS not in "\n".join(lines)
     column = lines[0].index("WHY")
-    first = [i for i, line in enumerate(lines) if line.startswith("link-1")][0]
+    first = next(i for i, line in enumerate(lines) if line.startswith("link-1"))
     pieces = [lines[first][column:]] + [line[column:] for line in lines[first + 1:]
                                         if line[:column].strip() == ""]
     assert " ".join(piece.strip() for piece in pieces) == why
