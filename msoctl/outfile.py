@@ -90,7 +90,9 @@ def _written(target: Path, *, binary: bool, private: bool,
     except FileNotFoundError:
         kept = None
     tmp = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+    tmp.unlink(missing_ok=True)  # one a killed run of this pid left
+    # O_EXCL: made here, never an existing file or a link planted where it would be
+    descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL,
                          0o600 if private else 0o666)
     try:
         with os.fdopen(descriptor, mode, encoding=encoding, newline=newline) as handle:
