@@ -260,10 +260,13 @@ class ScpiSession:
                                       for m in messages))
 
     def _queue_read(self, line: str) -> list[tuple[int, str]]:
-        """The entries of an error query's reply ``line``; with a one-entry query, an
-        entry read means more may be queued behind it, cleared by the next write."""
-        entries = parse_error_queue(line)
-        if entries and self.error_query != ALL_ERRORS_QUERY:
+        """The entries of the error query's reply ``line`` (:meth:`_took`)."""
+        return self._took(parse_error_queue(line), self.error_query)
+
+    def _took(self, entries: list[tuple[int, str]], query: str) -> list[tuple[int, str]]:
+        """``entries``, read by ``query``: read by a one-entry query, an entry means more
+        may be queued behind it, cleared by the next write (see the module's docstring)."""
+        if entries and query != ALL_ERRORS_QUERY:
             self._clear_first = True
         return entries
 
@@ -346,9 +349,7 @@ class ScpiSession:
         first = self._read_line(command)
         entries = _error_queue_or_none(first)
         if entries is not None:
-            if entries and self.error_query != ALL_ERRORS_QUERY:
-                self._clear_first = True
-            return None, entries
+            return None, self._took(entries, self.error_query)
         return first, self._queue_read(self._read_line(self.error_query))
 
     def query_if_supported(self, command: str) -> str | None:
@@ -415,13 +416,12 @@ class ScpiSession:
         first = self._read_line(query)
         entries = _error_queue_or_none(first)
         if entries is None:  # the reply, then the error query's
-            after = self._queue_read_strict(self._read_line(NEXT_ERROR_QUERY),
-                                            NEXT_ERROR_QUERY)
-            self._clear_first = self._clear_first or bool(after)
+            after = self._took(self._queue_read_strict(self._read_line(NEXT_ERROR_QUERY),
+                                                       NEXT_ERROR_QUERY), NEXT_ERROR_QUERY)
             return Probed(query, first, after[0] if after else None)
         if not entries:
             raise ProtocolError(f"no reply to {query} and no error")
-        self._clear_first = True  # one entry read: the query may have queued more
+        self._took(entries, NEXT_ERROR_QUERY)  # the fence's entry: more may be queued
         return Probed(query, None, entries[0])
 
     def probed(self, queries: Mapping[str, str]) -> bool:
