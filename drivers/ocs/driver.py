@@ -141,6 +141,7 @@ class OcsDriver:
         self.name = session.device
         self.shared_error_queue = shared_error_queue
         self._size: int | None = None
+        self._features: Features | None = None
         self._has_monitors: bool | None = None  # False once :PMON:POW? is undefined
 
     # ---- lifecycle ----------------------------------------------------------------
@@ -150,7 +151,7 @@ class OcsDriver:
         queue is cleared, so that errors left by someone else are not blamed on our first
         change."""
         self.session.open()
-        if self.session.probed(self._probes()):
+        if self.session.probed(_PROBES):
             self.session.write(COMMANDS["clear_status"].short())
         else:
             self.features()
@@ -171,20 +172,19 @@ class OcsDriver:
 
     # ---- what the unit has ------------------------------------------------------------
 
-    @staticmethod
-    def _probes() -> dict[str, str]:
-        return {_SIZE: COMMANDS["size"].short(),
-                **{key: feature.probe for key, feature in OPTIONAL_FEATURES.items()}}
-
     def features(self) -> Features:
         """The optional features the unit has: asked once per session, in one write with
-        the size query (the session keeps the answers)."""
-        answers = self.session.probe(self._probes())
-        size = answers.pop(_SIZE)
-        if self._size is None and size.reply is not None:
-            self._size = self._parse_size(size.reply)
-        return Features(frozenset(key for key, answer in answers.items() if answer.supported),
-                        tuple(OPTIONAL_FEATURES))
+        the size query (the session keeps the answers), and kept by the driver (a power
+        read asks at every poll whether there are monitors)."""
+        if self._features is None:
+            answers = self.session.probe(_PROBES)
+            size = answers.pop(_SIZE)
+            if self._size is None and size.reply is not None:
+                self._size = self._parse_size(size.reply)
+            self._features = Features(
+                frozenset(key for key, answer in answers.items() if answer.supported),
+                tuple(OPTIONAL_FEATURES))
+        return self._features
 
     def require(self, key: str) -> None:
         """Raise :class:`Unsupported`, naming the feature, when the unit lacks ``key``
@@ -598,6 +598,9 @@ class OcsDriver:
 
 
 _SIZE = "size"
+_PROBES = {_SIZE: COMMANDS["size"].short(),
+           **{key: feature.probe for key, feature in OPTIONAL_FEATURES.items()}}
+"""What opening a session asks: the size, and each optional feature's probe."""
 
 
 def unsupported_message(key: str) -> str:
