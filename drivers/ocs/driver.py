@@ -588,9 +588,10 @@ class OcsDriver:
         """Loss of light now on each armed port of ``ports`` (True: lost)."""
         return alarms.los_states(self, ports)
 
-    def los_thresholds(self, ports: Iterable[int]) -> dict[int, float | None]:
-        """Each port's loss-of-light threshold, dBm; ``None`` where not armed."""
-        return alarms.los_thresholds(self, ports)
+    def los_thresholds(self, ports: Iterable[int] | None = None) -> dict[int, float | None]:
+        """Each port's loss-of-light threshold, dBm; ``None`` where not armed (every port
+        when ``ports`` is None)."""
+        return alarms.los_thresholds(self, self._all_ports(ports))
 
     def _optional(self, key: str, *args: str) -> str | None:
         """A query of the LC extension; ``None`` on units that do not know it."""

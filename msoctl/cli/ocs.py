@@ -532,8 +532,7 @@ def alarms(ctx: Context, device: str, ports: tuple[str, ...], console: bool,
         chosen = [parse_port(p) for p in ports] if ports else None
         driver.require("alarms")
         settings = alarm_settings(driver)
-        thresholds = driver.los_thresholds(driver.check_ports(chosen) if chosen is not None
-                                           else range(1, 2 * driver.size + 1))
+        thresholds = driver.los_thresholds(chosen)
         armed = [port for port, value in thresholds.items() if value is not None]
         states = driver.los_states(armed) if armed else {}
     rows = [{"port": port, "threshold_dbm": thresholds[port], "light_lost": states[port]}
