@@ -17,7 +17,7 @@
   allowed), no reply. ``error_extras=False``: SCPI-99's optional error queries are
   undefined headers. Both can be switched while it runs.
 - What its clients sent is in ``requests``
-  (:class:`~emulators.instruments.requests.RequestLog`).
+  (:class:`~emulators.scpi.requests.RequestLog`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from collections.abc import Iterable
 
 from drivers.instruments.commands import POWER_UNITS
 from drivers.scpi.common import OPERATION_BITS
-from emulators.instruments.requests import RequestLog
 from emulators.optics.model import NO_LIGHT_DBM, Element, InputPower, OpticalModel
 from emulators.scpi.device import ScpiDevice
 from emulators.scpi.parser import ScpiError
@@ -57,7 +56,6 @@ class TunableLaser(ScpiDevice):
         self.range_queries = range_queries
         """Whether it answers ``MIN``/``MAX`` of its wavelength and power queries."""
         self.error_extras = error_extras
-        self.requests = RequestLog()
         self.offset_db = random.Random(f"{self.serial}/power").uniform(
             -POWER_ACCURACY_DB, POWER_ACCURACY_DB)
         self.wavelength_nm = 1550.0

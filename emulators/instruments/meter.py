@@ -31,7 +31,7 @@ What is modelled, and why:
   logging (every ``:SENS<n>:CHAN1:FUNC...`` header undefined); ``error_extras=False``
   has only ``:SYST:ERR[:NEXT]?``. Each can be switched while it runs.
 - What its clients sent is in ``requests``
-  (:class:`~emulators.instruments.requests.RequestLog`).
+  (:class:`~emulators.scpi.requests.RequestLog`).
 """
 
 from __future__ import annotations
@@ -49,7 +49,6 @@ from drivers.instruments.commands import (
     NO_FUNCTION,
 )
 from drivers.scpi.common import OPERATION_BITS
-from emulators.instruments.requests import RequestLog
 from emulators.optics.model import OpticalModel, Receiver, dbm_to_mw
 from emulators.scpi.device import ScpiDevice
 from emulators.scpi.parser import ScpiError
@@ -126,7 +125,6 @@ class PowerMeter(ScpiDevice):
         self.logging_supported = logging
         """Whether it logs (the ``:SENS<n>:CHAN1:FUNC`` subtree)."""
         self.error_extras = error_extras
-        self.requests = RequestLog()
         self.channels = channels
         calibration = random.Random(f"{self.serial}/calibration")
         self.offset_db = [calibration.uniform(-ACCURACY_DB, ACCURACY_DB)

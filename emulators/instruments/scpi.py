@@ -9,7 +9,7 @@ switched on a running emulator): a header it does not have is an undefined heade
 -113, and a range query's ``MIN``/``MAX`` on a laser without them a parameter not
 allowed, -108; either way no reply, as a real unit answers. Every program message and
 every command (by key, known to the unit or not) is counted on the device's
-``requests`` (:class:`~emulators.instruments.requests.RequestLog`).
+``requests`` (:class:`~emulators.scpi.requests.RequestLog`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from emulators.instruments.laser import (
     TunableLaser,
 )
 from emulators.instruments.meter import PowerMeter
-from emulators.instruments.requests import RequestLog
 from emulators.scpi.common import common_handlers
 from emulators.scpi.parser import (
     CommandTree,
@@ -44,6 +43,7 @@ from emulators.scpi.parser import (
     SuffixedHandler,
     Suffixes,
 )
+from emulators.scpi.requests import counting_interpreter
 from emulators.scpi.status import ClientStatus
 
 _LASER_TREE = CommandTree(LASER_COMMANDS)
@@ -52,44 +52,6 @@ _NAN = f"{NOT_A_NUMBER:.2E}"
 LOGGING_KEYS = frozenset({"logging_set", "logging", "function_set", "function_state",
                           "function_result"})
 """The meter's commands a unit without logging (``PowerMeter.logging_supported``) lacks."""
-
-
-class _CountingInterpreter(ScpiInterpreter):
-    """An interpreter that logs each program message it is given on the device."""
-
-    def __init__(self, log: RequestLog, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.log = log
-
-    async def execute(self, line: str) -> str | bytes | None:
-        self.log.message(line)
-        return await super().execute(line)
-
-
-def _counted_plain(log: RequestLog, key: str, handler: Handler) -> Handler:
-    def counting(params: list[Param]) -> Any:
-        log.command(key)
-        return handler(params)
-
-    return counting
-
-
-def _counted(log: RequestLog, key: str, handler: SuffixedHandler) -> SuffixedHandler:
-    def counting(params: list[Param], suffixes: Suffixes) -> Any:
-        log.command(key)
-        return handler(params, suffixes)
-
-    return counting
-
-
-def _interpreter(log: RequestLog, tree: CommandTree, handlers: dict[str, Handler],
-                 suffixed: dict[str, SuffixedHandler],
-                 status: ClientStatus) -> ScpiInterpreter:
-    """An interpreter whose every message and command is counted on ``log``."""
-    return _CountingInterpreter(
-        log, tree, {key: _counted_plain(log, key, h) for key, h in handlers.items()}, status,
-        messages=SCPI_ERRORS,
-        suffixed_handlers={key: _counted(log, key, h) for key, h in suffixed.items()})
 
 
 def _undefined_unless(present: Callable[[], bool], header: str, lacking: str,
@@ -211,7 +173,8 @@ def make_laser_interpreter(laser: TunableLaser,
         "output_set": output_set,
         "output": output,
     }
-    return _interpreter(laser.requests, _LASER_TREE, handlers, suffixed, status)
+    return counting_interpreter(laser.requests, laser.clock, _LASER_TREE, handlers, status,
+                                messages=SCPI_ERRORS, suffixed=suffixed)
 
 
 def make_meter_interpreter(meter: PowerMeter,
@@ -308,4 +271,5 @@ def make_meter_interpreter(meter: PowerMeter,
                                             METER_COMMANDS[key].header, "logging",
                                             suffixed[key])
                      for key in LOGGING_KEYS})
-    return _interpreter(meter.requests, _METER_TREE, handlers, suffixed, status)
+    return counting_interpreter(meter.requests, meter.clock, _METER_TREE, handlers, status,
+                                messages=SCPI_ERRORS, suffixed=suffixed)

@@ -82,9 +82,9 @@ a port closed, opened or failed, power lost or back) is told to the optical mode
 beam will settle, so that whoever watches the light (the alarms) looks exactly
 then instead of polling.
 
-What clients asked (``requests``, a :class:`RequestLog`): the device time of every
-program message received and a count of every command by its key, so that a test can
-check a client's rate at the device itself.
+What clients asked (``requests``, a :class:`~emulators.scpi.requests.RequestLog`): the
+device time of every program message received and a count of every command by its
+key, so that a test can check a client's rate at the device itself.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ import json
 import math
 import random
 import zlib
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,48 +138,6 @@ POLATIS_MANUFACTURER = "Polatis"
 def polatis_model(size: int) -> str:
     """The model field of a Polatis unit's ``*IDN?``: its size as ``-NxN-``."""
     return f"N-VST-{size}x{size}-HU1-DMHNV"
-
-
-REQUEST_LOG_SIZE = 200_000
-"""Program messages remembered (their device times) for rate checks."""
-
-
-class RequestLog:
-    """What the clients of one device sent: when each program message (line) arrived, and
-    how many times each command (by its key in the command table) was given."""
-
-    def __init__(self) -> None:
-        self.times: deque[float] = deque(maxlen=REQUEST_LOG_SIZE)
-        self.commands: Counter[str] = Counter()
-        self.received = 0
-        """Program messages received in all (the times keep only the latest)."""
-
-    def message(self, when: float) -> None:
-        self.times.append(when)
-        self.received += 1
-
-    def command(self, key: str) -> None:
-        self.commands[key] += 1
-
-    def clear(self) -> None:
-        self.times.clear()
-        self.commands.clear()
-        self.received = 0
-
-    def between(self, start: float, end: float) -> int:
-        """Messages received in device time ``[start, end)``."""
-        return sum(1 for t in self.times if start <= t < end)
-
-    def most_in_window(self, seconds: float, *, since: float = float("-inf")) -> int:
-        """The most messages received within any ``seconds`` of device time (from
-        ``since`` on): a sliding window over the log."""
-        times = [t for t in self.times if t >= since]
-        most = start = 0
-        for end, when in enumerate(times):
-            while when - times[start] >= seconds:
-                start += 1
-            most = max(most, end - start + 1)
-        return most
 
 
 def _error(code: int, detail: str = "") -> ScpiError:
@@ -292,7 +250,6 @@ class OcsDevice(ScpiDevice):
         self.alarm_port = 0
         """The TCP port the alarm connection is served on (0: not served)."""
         self.power_query_max_ports = POWER_QUERY_MAX_PORTS  # in the Polatis form
-        self.requests = RequestLog()
         self.model_name = model_name or (polatis_model(size) if polatis
                                          else f"LCOCS-{size}x{size}")
         self.ambient_celsius = ambient_celsius

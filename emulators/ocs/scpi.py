@@ -11,7 +11,7 @@ table, the boot mode): a unit without them answers each of those headers -113, a
 would a header it never heard of.
 
 Every program message (line) a client sends is counted on the device
-(:class:`~emulators.ocs.model.RequestLog`), and every command by its key: a real unit
+(:class:`~emulators.scpi.requests.RequestLog`), and every command by its key: a real unit
 answers a limited rate of them, and a client's rate is checked there.
 """
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 from drivers.ocs.commands import (
     ALARM_COMMANDS,
@@ -39,6 +38,7 @@ from emulators.scpi.parser import (
     ScpiError,
     ScpiInterpreter,
 )
+from emulators.scpi.requests import counting_interpreter
 from emulators.scpi.status import ClientStatus
 
 _TREE = CommandTree({**COMMANDS, **ALARM_COMMANDS})
@@ -61,26 +61,6 @@ def _format_power(reading: float | None) -> str:
     if reading is None or math.isnan(reading):
         return f"{NOT_A_NUMBER:.2E}"
     return f"{reading:.2f}"
-
-
-class _CountingInterpreter(ScpiInterpreter):
-    """An interpreter that logs each line it is given on the device."""
-
-    def __init__(self, device: OcsDevice, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.device = device
-
-    async def execute(self, line: str) -> str | bytes | None:
-        self.device.requests.message(self.device.clock.now())
-        return await super().execute(line)
-
-
-def _counted(device: OcsDevice, key: str, handler: Handler) -> Handler:
-    def counting(params: list[Param]) -> Any:
-        device.requests.command(key)
-        return handler(params)
-
-    return counting
 
 
 def make_interpreter(device: OcsDevice, status: ClientStatus | None = None) -> ScpiInterpreter:
@@ -219,5 +199,5 @@ def make_interpreter(device: OcsDevice, status: ClientStatus | None = None) -> S
                                    "such extension", handlers[key])
                      for key in EXTENSION_KEYS})
     handlers.update({key: alarms(key, handler) for key, handler in alarm_handlers.items()})
-    counted = {key: _counted(device, key, handler) for key, handler in handlers.items()}
-    return _CountingInterpreter(device, _TREE, counted, status, messages=_MESSAGES)
+    return counting_interpreter(device.requests, device.clock, _TREE, handlers, status,
+                                messages=_MESSAGES)

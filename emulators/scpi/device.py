@@ -1,6 +1,7 @@
 """What every emulated SCPI device keeps: an identity (a serial number made from its
 name unless given), the clock and lock of the optical model it sits in, the status
-of each client talking to it, its fault injector and the listeners told when its
+of each client talking to it, what its clients sent (``requests``, a
+:class:`~emulators.scpi.requests.RequestLog`), its fault injector and the listeners told when its
 power goes off or comes back — what a ``LineDevice`` of :mod:`emulators.scpi.server`
 needs. It is always powered unless the device says otherwise (the OCS reboots; the
 test-set instruments do not).
@@ -26,6 +27,7 @@ from collections.abc import Callable
 from emulators.clock import Clock
 from emulators.faults import FaultInjector
 from emulators.optics.model import OpticalModel
+from emulators.scpi.requests import RequestLog
 from emulators.scpi.status import ClientStatus, ConditionSource, NoConditions
 
 
@@ -52,6 +54,8 @@ class ScpiDevice:
         self.error_extras = True
         """Whether it answers SCPI-99's optional error-queue queries (``:SYST:ERR:ALL?``,
         ``:COUN?``, ``:CODE?``); a unit without them has only ``:SYST:ERR[:NEXT]?``."""
+        self.requests = RequestLog()
+        """What its clients sent: every program message, every command by its key."""
         self.errors_reported = 0
         """Errors any client has caused since the device was built (a closed connection's
         queue is gone with it; this count is not)."""
