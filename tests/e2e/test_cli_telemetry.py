@@ -147,7 +147,7 @@ def test_rising_ber_shows_in_pre_fec_ber_cer_and_flr(telemetry_lab: Lab,
         else:
             assert ber < 1e-4
     lost = [row for row in rows if row[0] == "Ethernet2" and row[8] != "-"]
-    assert lost and all(float(row[8]) > 0.5 and float(row[9]) > 0.5 for row in lost)
+    assert lost and all(float(row[8]) > 0.5 and float(row[9]) > 0.5 for row in lost), result.out
     assert all(row[10] == "16+" for row in lost)  # the most symbol errors in a codeword
 
 
