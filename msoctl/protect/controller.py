@@ -841,7 +841,10 @@ class ProtectionController(Acting, KeepingStandby):
         if state.drained:  # out of service: its darkness is work in progress, not a failure
             return None
         if not reachable or arming:
-            state.loss_since = state.wtr_since = None
+            # No map to judge from (an OCS silent, or its map read again after a change):
+            # as with no fresh reading, an outage goes on, to be judged, ended or told
+            # restored once the maps are back; a wait-to-restore starts again.
+            state.wtr_since = None
             return None
         if not state.seen:
             state.seen = True

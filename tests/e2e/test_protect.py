@@ -41,6 +41,7 @@ from msoctl.protect.light import (
 )
 from msoctl.protect.watch import OcsWatch
 from tests.support import Msoctl, dead_pid, subprocess_env, wait_until
+from tests.support.generated_fabric import last_order
 from tests.support.protecting import Running, connect_working, protecting
 
 # The controller's switching, hold-off and wait-to-restore are timed in real time, and so
@@ -158,23 +159,50 @@ def test_a_dark_protection_span_is_never_switched_onto(lab: Lab) -> None:
     with protecting(lab) as running:
         lab.inject("span-2", Fault("fiber_cut"))
         wait_until(lambda: running.link()["protection"]["light"] == "lost", "span-2 seen dark")
-        last = running.journal.last()
-        since = 0 if last is None else last.order  # a refusal at start-up is another outage
+        since, outages = last_order(running.journal), len(running.kinds("unavailable"))
         lab.inject("span-1", Fault("fiber_cut"))
-        refused = running.wait_for("unavailable", after=len(running.kinds("unavailable")))
+        refused = running.wait_for("unavailable", after=outages)
         assert "span-2" in refused.message
         time.sleep(0.3)
         assert not running.kinds("switch")
         assert running.link()["active_span"] == "span-1"
         refusals = [o for o in running.protection_ops("protection.switch") if o.order > since]
-        assert [o.status for o in refusals] == ["refused"], [  # once per outage, not per poll
-            o.intent["reason"] for o in refusals]
+        assert [o.status for o in refusals] == ["refused"], (  # once per outage, not per poll
+            [(o.order, o.status, o.intent.get("reason")) for o in
+             running.protection_ops("protection.switch")], since, running.told())
         assert "protection unavailable" in refusals[0].intent["reason"]
         # once span-2 is repaired (its amplifier restarted: ALS shut it), the link moves
         lab.clear("span-2")
         event = running.wait_for("switch", seconds=8)
         assert event.details["to_span"] == "span-2"
         assert rx_power(lab, "sw-b") > -10
+
+
+def test_an_outage_goes_on_through_a_silent_ocs_and_its_end_is_told(lab: Lab) -> None:
+    """An OCS silent for a while (no map to judge from) does not end an outage unseen:
+    the light that came back meanwhile is told restored once the OCS answers, and the
+    next loss is a new outage, journaled again."""
+    with protecting(lab, device_timeout_seconds=0.3) as running:
+        lab.inject("span-2", Fault("fiber_cut"))
+        wait_until(lambda: running.link()["protection"]["light"] == "lost", "span-2 seen dark")
+        since, outages = last_order(running.journal), len(running.kinds("unavailable"))
+        lab.inject("span-1", Fault("fiber_cut"))
+        running.wait_for("unavailable", after=outages)
+        told = len(running.kinds("restored"))
+        lab.inject("ocs-b", Fault("freeze"))
+        running.wait_for("device_down")
+        lab.clear("span-1")  # amp-1, shut by ALS, is restarted meanwhile
+        wait_until(lambda: rx_power(lab, "sw-b") > -10, "span-1 lit again", seconds=8)
+        lab.clear("ocs-b", "freeze")
+        running.wait_for("device_up")
+        restored = running.wait_for("restored", after=told)
+        assert "span-1" in restored.message, running.told()
+        outages = len(running.kinds("unavailable"))
+        lab.inject("span-1", Fault("fiber_cut"))
+        running.wait_for("unavailable", after=outages)
+        time.sleep(0.1)
+        refusals = [o for o in running.protection_ops("protection.switch") if o.order > since]
+        assert [o.status for o in refusals] == ["refused", "refused"], running.told()
 
 
 def test_a_level_wandering_around_the_threshold_does_not_flap(lab: Lab) -> None:

@@ -15,6 +15,7 @@ from emulators.lab import Lab
 from msoctl.inventory import Inventory, load_inventory
 from msoctl.journal import Journal
 from msoctl.protect.controller import ProtectConfig, ProtectionController, ProtectionEvent
+from tests.support.lab import wait_until
 
 
 def connect_working(inventory: Inventory) -> None:
@@ -57,6 +58,11 @@ class Running:
                     f"{e.kind}: {e.message}" for e in self.events)
                 self.lock.wait(left)
 
+    def told(self) -> str:
+        """Every event so far, a line each (for a failing assertion to show)."""
+        with self.lock:
+            return "\n".join(f"{e.kind}: {e.message}" for e in self.events)
+
     def link(self) -> dict[str, Any]:
         return self.controller.status()[0]
 
@@ -79,5 +85,10 @@ def protecting(lab: Lab, **settings: Any) -> Iterator[Running]:
     running.controller.on_event = running.record
     with running.controller.background():
         assert running.controller.wait_ready(8), "link-1 on a span, both spans lit"
+        # and an outage of the start (a span dark until its amplifier was restarted) told
+        # over, so that a test's first loss is an outage of its own
+        wait_until(lambda: running.link()["unavailable"] is None
+                   and running.link()["hold_off_running_ms"] is None,
+                   "no outage running at start", seconds=2)
         assert running.link()["role"] == "working"
         yield running
