@@ -251,6 +251,7 @@ class ProtectionController(Acting, KeepingStandby):
         self._sample_times: dict[str, float | None] = {}
         self._map_valid_after: dict[str, float] = {}
         self._started = 0.0
+        self._armed = False  # judged once with every amplifier read (ARMING_SECONDS)
         self._mono0, self._wall0 = time.monotonic(), time.time()
         self._thread_failure: list[BaseException] = []
         self._link_states = LinkStates(journal)
@@ -540,14 +541,20 @@ class ProtectionController(Acting, KeepingStandby):
             raise failure[0]
 
     def wait_ready(self, timeout_seconds: float = 10.0) -> bool:
-        """Wait until every link is on a span and both its spans are lit (probes parked,
-        amplifiers restarted); whether that happened within the timeout."""
+        """Wait until every link is on a span, both its spans lit (probes parked,
+        amplifiers restarted) and no loss of it being timed or told, as judged with
+        every amplifier read (before that, a span behind an amplifier shut by ALS can
+        look lit: its far-end threshold is raised by a gain not read yet); whether
+        that happened within the timeout."""
         deadline = time.monotonic() + timeout_seconds
         while time.monotonic() < deadline:
             if self._thread_failure:
                 raise self._thread_failure[0]
-            if all(link["role"] is not None and link["working"]["light"] == LIT
-                   and link["protection"]["light"] == LIT for link in self.status()):
+            if self._armed and all(
+                    link["role"] is not None and link["working"]["light"] == LIT
+                    and link["protection"]["light"] == LIT
+                    and link["hold_off_running_ms"] is None and link["unavailable"] is None
+                    for link in self.status()):
                 return True
             time.sleep(0.01)
         return False
@@ -658,6 +665,7 @@ class ProtectionController(Acting, KeepingStandby):
         # Only now are these readings judged: after a failure in the loop above, the next
         # evaluation compares its readings with the last ones judged, not with these.
         self._judged_views = (powers, maps, amps)
+        self._armed = self._armed or not arming
         with self._lock:
             self._settling -= settled
         moves: list[Candidate] = []
@@ -893,8 +901,12 @@ class ProtectionController(Acting, KeepingStandby):
                 self._emit("restored", link.name, f"{link.name}: light back on "
                            f"{link.span(role).name} after {lasted:.0f} ms, without a switch")
             else:
+                # judged past the hold-off only when a judgement fell there (a busy host
+                # can leave a gap between two)
+                within = ("within the hold-off" if lasted < self.config.hold_off_seconds * 1000
+                          else "before it was judged past the hold-off")
                 self._emit("dip", link.name, f"{link.name}: a loss of {lasted:.0f} ms on "
-                           f"{link.span(role).name} ended within the hold-off; no switch",
+                           f"{link.span(role).name} ended {within}; no switch",
                            details={"lasted_ms": round(lasted, 1), "cause": state.cause})
             state.loss_since, state.unavailable = None, None
         if role == "protection" and self.config.revertive:

@@ -147,7 +147,7 @@ class KeepingStandby:
                                spans=sorted({span.name for _, span, _ in fibers.values()}),
                                connections=[f"{i}:{e}" for i, e in pairs.items()],
                                terms=terms or None, instance=self.ownership.instance):
-                self.ocs.call(ocs, partial(_connect_checked, pairs=pairs, check=partial(
+                final = self.ocs.call(ocs, partial(_connect_checked, pairs=pairs, check=partial(
                     self.ownership.check, [link for link, _, _ in fibers.values()])))
         except Fenced as fenced:
             self._emit("fenced", None, f"{', '.join(links)}: no probe at {ocs}: "
@@ -156,7 +156,12 @@ class KeepingStandby:
         except (DeviceError, DeviceBusy, JournalError) as error:
             self._emit("error", None, f"{', '.join(links)}: no probe at {ocs}: {error}")
             return
-        self._map_valid_after[ocs] = time.monotonic()
+        # The map the connect read back is the map now: the links through this OCS are
+        # judged on it at once (a loss meanwhile is not left unjudged until a whole read
+        # of the unit comes back), and that read is asked for, for the light.
+        done = time.monotonic()
+        self._map_valid_after[ocs] = done
+        self._watches[ocs].adopt_map(final, done)
         self._watches[ocs].refresh_map()
         for probe, start in pairs.items():
             link, span, direction = fibers[start]
@@ -194,6 +199,6 @@ def _size(driver: OcsDriver) -> int:
 
 
 def _connect_checked(driver: OcsDriver, *, pairs: dict[int, int],
-                     check: Callable[[], None]) -> object:
+                     check: Callable[[], None]) -> Mapping[int, int]:
     check()
     return driver.connect(pairs)
