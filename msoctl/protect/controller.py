@@ -102,6 +102,10 @@ REJUDGE_EVERY_SECONDS = 1.0
 STALE_POLLS = 5
 """An OCS reading older than this many of its watch's poll intervals is not judged."""
 SWITCH_INTERVAL_SECONDS = 0.001
+GAIN_SETTLED_DB = 0.3
+"""An amplifier's gain loop has settled when its gain is this close to its target, or
+has moved no more than this since the reading before (one held short of its target, by
+its pumps' power say, settles there)."""
 ARMING_SECONDS = 1.0
 """How long to wait at start for a first reading of every amplifier, whose gain the
 far-end thresholds behind it need."""
@@ -247,6 +251,7 @@ class ProtectionController(Acting, KeepingStandby):
         self._run_op: Change | None = None
         self._silent: dict[str, float] = {}
         self._restart_after: dict[str, float] = {}
+        self._restarted_at: dict[str, float] = {}  # amplifier -> its last restart pulse sent
         self._probe_after: dict[tuple[str, str], float] = {}
         self._sample_times: dict[str, float | None] = {}
         self._map_valid_after: dict[str, float] = {}
@@ -550,7 +555,7 @@ class ProtectionController(Acting, KeepingStandby):
         while time.monotonic() < deadline:
             if self._thread_failure:
                 raise self._thread_failure[0]
-            if self._armed and all(
+            if self._armed and not self.amplifiers_steady() and all(
                     link["role"] is not None and link["working"]["light"] == LIT
                     and link["protection"]["light"] == LIT
                     and link["hold_off_running_ms"] is None and link["unavailable"] is None
@@ -561,15 +566,25 @@ class ProtectionController(Acting, KeepingStandby):
 
     def amplifiers_steady(self) -> dict[str, str | None]:
         """The amplifiers watched that are not steady now, and their ALS state: one shut
-        by ALS, or in a restart pulse (its output at the pulse's power, its gain loop
-        settling), has not reached the light it carries when steady. Empty when all are
-        (a measurement of the protection switch starts from there)."""
+        by ALS, or in a restart pulse (its output at the pulse's power), has not reached
+        the light it carries when steady; nor has one not read since its restart pulse
+        was sent (its last reading is of before it), nor one whose gain loop is still
+        settling after it (its gain neither at its target nor still since the reading
+        before). Empty when all are (a measurement of the protection switch starts from
+        there)."""
         unsteady: dict[str, str | None] = {}
         for name, watch in self._amp_watches.items():
-            sample = watch.sample
+            sample, before = watch.sample, watch.previous
             if sample is None or sample.module_state != "ModuleReady" \
-                    or sample.als_state != "normal":
+                    or sample.als_state != "normal" \
+                    or sample.taken <= self._restarted_at.get(name, -1.0):
                 unsteady[name] = None if sample is None else sample.als_state
+            elif sample.gain_db is not None and not (
+                    (sample.target_gain_db is not None
+                     and abs(sample.gain_db - sample.target_gain_db) <= GAIN_SETTLED_DB)
+                    or (before is not None and before.gain_db is not None
+                        and abs(sample.gain_db - before.gain_db) <= GAIN_SETTLED_DB)):
+                unsteady[name] = f"{sample.als_state}, gain {sample.gain_db:.1f} dB settling"
         return unsteady
 
     def _progress(self, link: str) -> LinkProgress:

@@ -54,6 +54,7 @@ class KeepingStandby:
     _link_tx: dict[str, dict[int, str]]
     _arrivals: dict[str, set[int]]
     _restart_after: dict[str, float]
+    _restarted_at: dict[str, float]
     _probe_after: dict[tuple[str, str], float]
     _probes_checked: float = 0.0
     _map_valid_after: dict[str, float]
@@ -92,6 +93,7 @@ class KeepingStandby:
                                       "output shut"):
                 self.ownership.check(links)
                 driver.restart()
+                self._restarted_at[name] = time.monotonic()
         except Fenced as fenced:
             self._emit("fenced", None, f"{name}: no ALS restart: {fenced.message}")
             return
@@ -162,7 +164,6 @@ class KeepingStandby:
         done = time.monotonic()
         self._map_valid_after[ocs] = done
         self._watches[ocs].adopt_map(final, done)
-        self._watches[ocs].refresh_map()
         for probe, start in pairs.items():
             link, span, direction = fibers[start]
             self._emit("probe", link.name, f"{span.name} {DIRECTION_NAMES[direction]}: "

@@ -521,6 +521,7 @@ class AmpWatch(_Watch[AmpDriver]):
                  notify: Callable[[], None]):
         super().__init__(name, opener, poll_seconds=poll_seconds, notify=notify)
         self.sample: AmpReading | None = None
+        self.previous: AmpReading | None = None  # the reading before ``sample``
         self._requests: queue.Queue[tuple[Callable[[AmpDriver], object], Future[object]]] = \
             queue.Queue()
 
@@ -543,7 +544,7 @@ class AmpWatch(_Watch[AmpDriver]):
                 if isinstance(error, DeviceError):
                     raise
         values = driver.module.read_fields(AMP_FIELDS)
-        self.sample = reading(time.monotonic(), values)
+        self.previous, self.sample = self.sample, reading(time.monotonic(), values)
 
     def run(self) -> None:
         try:

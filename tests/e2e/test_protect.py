@@ -24,6 +24,7 @@ import pytest
 
 from drivers.errors import DeviceRejected
 from drivers.scpi.session import Pending
+from emulators.amp.registers import read_controls
 from emulators.faults import Fault
 from emulators.lab import Lab
 from msoctl.inventory import load_inventory
@@ -133,6 +134,19 @@ def test_non_revertive_stays_on_protection_and_switches_back_on_its_loss(lab: La
         back = running.wait_for("switch", after=1)
         assert back.details["to_span"] == "span-1"
         assert running.link()["active_span"] == "span-1"
+
+
+def test_ready_is_both_spans_lit_with_every_amplifier_steady(lab: Lab) -> None:
+    """A controller is ready (what the demo and these tests start from) once the start's
+    outage is over and the amplifiers ALS had shut are restarted and at their gain: a
+    cut before that measured an amplifier settling, not the switch."""
+    with protecting(lab) as running:
+        assert "amp-2" in {o.device for o in running.protection_ops("protection.als_restart")}
+        for name, module in lab.amps.items():
+            gain, target = module.gain_db, read_controls(module.memory).target_gain_db
+            assert gain is not None and abs(gain - target) < 0.5, (name, gain, running.told())
+        link = running.link()
+        assert link["hold_off_running_ms"] is None and link["unavailable"] is None
 
 
 # ---- hold-off, dark protection, hysteresis --------------------------------------------------
