@@ -160,10 +160,12 @@ class KeepingStandby:
             return
         # The map the connect read back is the map now: the links through this OCS are
         # judged on it at once (a loss meanwhile is not left unjudged until a whole read
-        # of the unit comes back), and that read is asked for, for the light.
+        # of the unit comes back); the light is read at the ports the probes now feed
+        # (a whole read would hold up a protection change that comes meanwhile).
         done = time.monotonic()
         self._map_valid_after[ocs] = done
         self._watches[ocs].adopt_map(final, done)
+        self._watches[ocs].confirm(pairs.values())
         for probe, start in pairs.items():
             link, span, direction = fibers[start]
             self._emit("probe", link.name, f"{span.name} {DIRECTION_NAMES[direction]}: "
