@@ -43,6 +43,7 @@ from msoctl.journal import Change as JournalChange
 from msoctl.journal import Journal
 from msoctl.links import Link
 from msoctl.safety import Violation
+from msoctl.words import plural
 
 ROLES = ("working", "protection")
 EFFECTS = ("down", "moved", "unprotected", "disturbed", "at risk", "still dark", "restored")
@@ -184,7 +185,8 @@ def ocs_ports_disabled(inventory: Inventory, ocs: str, ports: Iterable[int],
         used = sorted({p for pair in link.connections(role)[ocs] for p in pair} & chosen)
         if used and up:
             impacts.append(Impact(link.name, "down", _span_name(link, role),
-                                  f"{ocs}: port(s) {', '.join(map(str, used))} disabled",
+                                  f"{ocs}: {plural(len(used), 'port')} "
+                                  f"{', '.join(map(str, used))} disabled",
                                   link.name in out, assumed=assumed))
     return impacts
 

@@ -27,6 +27,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from msoctl.words import counted
+
 if TYPE_CHECKING:
     from msoctl.impact import Impact
 
@@ -125,6 +127,6 @@ def refusal(violations: list[Violation]) -> str:
     if violations[0].rule == LINK_IN_SERVICE:
         links = sorted({v.link for v in violations if v.link})
         return (f"{message}; drain it first ('msoctl link drain {' '.join(links[:1])}'"
-                + (f", and {len(links) - 1} more link(s)" if len(links) > 1 else "")
+                + (f", and {counted(len(links) - 1, 'more link')}" if len(links) > 1 else "")
                 + ") or use --force (journaled)")
     return f"{message}; use --force to override (journaled)"

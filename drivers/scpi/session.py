@@ -605,7 +605,8 @@ def opened(driver: Opened) -> Opened:
 def render(command: ScpiCommand, *args: str) -> str:
     """The wire form of ``command`` with its arguments, short headers."""
     if len(args) > len(command.params):
-        raise ValueError(f"{command.header} takes {len(command.params)} parameter(s)")
+        count = len(command.params)
+        raise ValueError(f"{command.header} takes {count} parameter{'' if count == 1 else 's'}")
     return command.short() + (" " + ",".join(args) if args else "")
 
 

@@ -244,9 +244,11 @@ def parse_param(text: str) -> Param:
 def check_params(command: ScpiCommand, params: list[Param]) -> None:
     required = [p for p in command.params if not p.endswith("?")]
     if len(params) < len(required):
-        raise ScpiError(-109, f"{command.short()} needs {len(required)} parameter(s)")
+        raise ScpiError(-109, f"{command.short()} needs {len(required)} parameter"
+                              f"{'' if len(required) == 1 else 's'}")
     if len(params) > len(command.params):
-        raise ScpiError(-108, f"{command.short()} takes {len(command.params)} parameter(s)")
+        raise ScpiError(-108, f"{command.short()} takes {len(command.params)} parameter"
+                              f"{'' if len(command.params) == 1 else 's'}")
     for shape, value in zip(command.params, params, strict=False):
         kind = shape.rstrip("?")
         ok = {

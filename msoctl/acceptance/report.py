@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from msoctl.acceptance.characterize import Limits, Settings, iter_rows
+from msoctl.words import counted
 
 REPORT_FILE = "report.json"
 CSV_FILE = "measurements.csv"
@@ -75,7 +76,7 @@ def _wavelength_section(settings: Settings, wavelength: float, rows: list[dict[s
             "mean": _r(statistics.fmean(deltas)), "max_abs": _r(max(map(abs, deltas)))}
     il["pass"] = bool(means) and not dark and il["max_db"] <= limits.max_insertion_loss_db
     if dark:
-        failures.append(f"{wavelength:g} nm: {len(dark)} path(s) without light, e.g. "
+        failures.append(f"{wavelength:g} nm: {counted(len(dark), 'path')} without light, e.g. "
                         + ", ".join(f"{i}:{e}" for i, e in dark[:4]))
     elif means and not il["pass"]:
         failures.append(f"{wavelength:g} nm: insertion loss {il['max_db']:.2f} dB on "
@@ -157,7 +158,7 @@ def _switching_section(records: Sequence[Mapping[str, Any]],
                         "max_seconds": None, "mean_seconds": None, "pass": None})
     if unsettled:
         section["pass"] = False
-        failures.append(f"{unsettled} switching(s) not settled within the logging window")
+        failures.append(f"{counted(unsettled, 'switching')} not settled within the logging window")
     section["ocs_reported"] = {
         "steps": len(reported),
         "median_seconds": _r(statistics.median(reported), 5) if reported else None,

@@ -45,6 +45,7 @@ from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import Journal, locked_change
 from msoctl.ops.ocs import close_interrupted
+from msoctl.words import counted
 
 if TYPE_CHECKING:  # the instruments' drivers (pyvisa) load when a test set is opened
     from drivers.instruments import LaserDriver, MeterDriver
@@ -329,6 +330,7 @@ def load_report(directory: Path) -> dict[str, Any]:
     state = RunState(directory)
     if state.exists():
         raise click.ClickException(
-            f"{directory}: characterization not finished ({len(state.records())} steps done); "
+            f"{directory}: characterization not finished "
+            f"({counted(len(state.records()), 'step')} done); "
             "run 'msoctl ocs characterize' again with the same options to finish it")
     raise ValidationError(f"{directory}: no characterization here (no {REPORT_FILE})")

@@ -33,6 +33,7 @@ from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import locked_change
 from msoctl.ops.amp import RESTART, SET, restart_amplifier, set_amplifier, set_tx, setting_what
+from msoctl.words import counted
 
 
 @click.group()
@@ -273,7 +274,7 @@ def set_command(ctx: Context, device: str, mode: str | None, gain_db: float | No
     steps, before, after = result.gain_steps_db, result.before, result.after
     if len(steps) > 1:
         say(f"{device}: gain ramped {cell(before.target_gain_db)} -> "
-            f"{steps[-1]:.2f} dB in {len(steps)} steps at "
+            f"{steps[-1]:.2f} dB in {counted(len(steps), 'step')} at "
             f"{result.slew_db_per_second:g} dB/s")
     say(f"{device}: mode {after.mode}, target gain {cell(after.target_gain_db)} dB, "
         f"target output {cell(after.target_output_power_dbm)} dBm, "

@@ -35,6 +35,7 @@ from msoctl.cli.types import input_path
 from msoctl.fabric.apply import ApplyReport, apply
 from msoctl.fabric.intent import FabricIntent, load_intent
 from msoctl.fabric.plan import FabricPlan, find_resume, make_plan, switch_leftovers
+from msoctl.words import counted
 
 
 @click.group()
@@ -67,18 +68,18 @@ def print_plan(plan: FabricPlan, *, shown: Path | None = None) -> None:
     """The plan as operators read it; ``shown``: the intent file as they named it."""
     intent = plan.intent
     steps = plan.step_ids()
-    say(f"fabric plan {shown or intent.path}: {plan.changes} change(s); apply runs "
-        f"{len(steps)} step(s): {', '.join(steps) or 'none'}")
+    say(f"fabric plan {shown or intent.path}: {counted(plan.changes, 'change')}; apply runs "
+        f"{counted(len(steps), 'step')}: {', '.join(steps) or 'none'}")
     if plan.resume is not None:
         resume = plan.resume
         say(f"note: fabric apply {resume.op} of this file {resume.status}"
             + (f" at step {resume.failed_step}" if resume.failed_step else "")
-            + f" after {len(resume.done)} step(s); apply continues it from the device "
+            + f" after {counted(len(resume.done), 'step')}; apply continues it from the device "
               "state")
     for s in plan.switches:
         how = ("the switch's own diff" if s.method == "candidate"
                else "computed here: no candidate")
-        head = (f"switch {s.device}: {len(s.changes)} change(s) ({how})" if s.changes
+        head = (f"switch {s.device}: {counted(len(s.changes), 'change')} ({how})" if s.changes
                 else f"switch {s.device}: no change")
         click.echo(head)
         if s.leftover:
@@ -96,7 +97,7 @@ def print_plan(plan: FabricPlan, *, shown: Path | None = None) -> None:
                 click.echo(line)
     for o in plan.ocs:
         if o.plan.method == "none":
-            say(f"ocs {o.device}: no change ({len(o.plan.wanted)} connection(s))")
+            say(f"ocs {o.device}: no change ({counted(len(o.plan.wanted), 'connection')})")
             continue
         say(f"ocs {o.device}: {len(o.plan.diff.remove)} to remove, "
             f"{len(o.plan.diff.add)} to add, {len(o.plan.diff.keep)} unchanged "

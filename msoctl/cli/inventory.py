@@ -9,6 +9,7 @@ from msoctl.cli.context import Context, pass_context
 from msoctl.cli.output import DOCUMENTS, emit, output_option, table
 from msoctl.cli.types import Count, OutputDir, OutputFile
 from msoctl.exporter.sd import MAX_SHARDS
+from msoctl.words import counted
 
 
 @click.group()
@@ -53,20 +54,21 @@ def check(ctx: Context, deep: bool) -> None:
     """
     inv = ctx.inventory
     if not deep:
-        click.echo(f"{inv.path}: ok, {len(inv.devices)} device(s); structure only: secrets "
-                   "not resolved, no device contacted (--deep resolves and parses them)")
+        click.echo(f"{inv.path}: ok, {counted(len(inv.devices), 'device')}; structure only: "
+                   "secrets not resolved, no device contacted (--deep resolves and parses them)")
         return
     from msoctl.inventory_check import deep_check
 
     report = deep_check(inv)
     for problem in report.problems:
         click.echo(f"{inv.path}: {problem}")
-    checked = (f"{report.secrets} secret(s) resolved, {report.addresses} address(es) parsed, "
-               f"{report.files} file(s) read; nothing was sent")
+    checked = (f"{counted(report.secrets, 'secret')} resolved, "
+               f"{counted(report.addresses, 'address')} parsed, "
+               f"{counted(report.files, 'file')} read; nothing was sent")
     if report.problems:
-        raise ValidationError(f"{inv.path}: {len(report.problems)} problem(s) listed above "
-                              f"({checked})")
-    click.echo(f"{inv.path}: ok, {len(inv.devices)} device(s); {checked}")
+        raise ValidationError(f"{inv.path}: {counted(len(report.problems), 'problem')} listed "
+                              f"above ({checked})")
+    click.echo(f"{inv.path}: ok, {counted(len(inv.devices), 'device')}; {checked}")
 
 
 @inventory.command()
@@ -100,7 +102,7 @@ def sd(ctx: Context, out: str | None, shards: int | None, snmp_exporter: bool) -
             raise ValidationError(f"cannot write in {directory}: "
                                   f"{error.strerror or error}") from None
         for path, own in zip(written, file_sd.split(groups, shards), strict=True):
-            click.echo(f"{path}: {len(own)} target group(s)")
+            click.echo(f"{path}: {counted(len(own), 'target group')}")
         return
     text = file_sd.render(groups)
     if out is None:
@@ -111,7 +113,7 @@ def sd(ctx: Context, out: str | None, shards: int | None, snmp_exporter: bool) -
         file_sd.write_atomically(path, text)
     except OSError as error:
         raise ValidationError(f"cannot write {path}: {error.strerror or error}") from None
-    click.echo(f"{path}: {len(groups)} target group(s)")
+    click.echo(f"{path}: {counted(len(groups), 'target group')}")
 
 
 def _param(name: str) -> click.Parameter:

@@ -27,6 +27,7 @@ from msoctl.cli.types import OutputFile
 from msoctl.journal import Journal, JournalError
 from msoctl.journal.jsonl import export_jsonl, import_jsonl
 from msoctl.outfile import output
+from msoctl.words import counted
 
 
 @click.group()
@@ -60,9 +61,9 @@ def import_command(ctx: Context, files: tuple[Path, ...]) -> None:
                 and os.path.samefile(path, target.path):
             raise ValidationError(f"{path} is the journal itself")
         report = import_jsonl(target, path)
-        click.echo(f"{path}: {report.added} record(s) imported into {target.where}"
+        click.echo(f"{path}: {counted(report.added, 'record')} imported into {target.where}"
                    + (f", {report.present} already there" if report.present else "")
-                   + (f", {report.skipped} line(s) skipped (torn or not records)"
+                   + (f", {counted(report.skipped, 'line')} skipped (torn or not records)"
                       if report.skipped else ""))
 
 
@@ -83,7 +84,7 @@ def export_command(ctx: Context, out_file: Path | None) -> None:
         if not isinstance(error, JournalError):
             error = JournalError(f"cannot write {out_file}: {error.strerror}")
         raise error from None
-    click.echo(f"{count} record(s) exported from {source.where} to {out_file}", err=True)
+    click.echo(f"{counted(count, 'record')} exported from {source.where} to {out_file}", err=True)
 
 
 @journal.command("prune")
@@ -97,8 +98,8 @@ def prune_command(ctx: Context, before: str, dry_run: bool) -> None:
     target = ctx.journal
     operations, records = target.store.prune(cutoff, dry_run=dry_run)
     verb = "would remove" if dry_run else "removed"
-    click.echo(f"{verb} {operations} operation(s), {records} record(s) that ended before "
-               f"{cutoff} from {target.where}; open operations are kept")
+    click.echo(f"{verb} {counted(operations, 'operation')}, {counted(records, 'record')} "
+               f"that ended before {cutoff} from {target.where}; open operations are kept")
 
 
 @journal.command("info")

@@ -21,6 +21,7 @@ from msoctl.cli.output import DOCUMENTS, emit, output_option, say, table, watch_
 from msoctl.cli.types import TARGET, TEXT, Count, Number, OutputDir, OutputFile, input_path
 from msoctl.inventory import inventory_named
 from msoctl.lab.client import LabEndpoint, call, find_lab
+from msoctl.words import counted
 
 DEFAULT_STATE_DIR = Path("lab-state")
 MAX_PROCESSES = 64
@@ -217,7 +218,7 @@ def fault(ctx: Context, kind: str, target: str, port: str | None, queue: int | N
         cleared = answer.get("cleared", [])
         what = "fault" if kind == ALL_KINDS else f"{kind} fault"
         if len(cleared) > LISTED_FIBERS and all(f.get("kind") == "fiber_cut" for f in cleared):
-            say(f"cleared the cut of {len(cleared)} fibers on {target}")
+            say(f"cleared the cut of {counted(len(cleared), 'fiber')} on {target}")
         else:
             say(f"cleared {', '.join(_fault_text(f) for f in cleared)} on {target}"
                 if cleared else f"nothing to clear: no active {what} on {target}")
@@ -226,8 +227,8 @@ def fault(ctx: Context, kind: str, target: str, port: str | None, queue: int | N
         fibers = injected.get("fibers")
         if fibers and len(fibers) > LISTED_FIBERS:
             spans = sorted({name.rpartition("/")[0] for name in fibers})
-            say(f"injected {_fault_text(injected)} on {target} ({len(fibers)} fibers "
-                f"of {len(spans)} spans)")
+            say(f"injected {_fault_text(injected)} on {target} ({counted(len(fibers), 'fiber')} "
+                f"of {counted(len(spans), 'span')})")
         else:
             say(f"injected {_fault_text(injected)} on {target}"
                 + (f" (fibers {', '.join(fibers)})" if fibers else ""))

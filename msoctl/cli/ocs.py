@@ -48,6 +48,7 @@ from msoctl.ops.ocs import (
     plan_map,
     plan_violations,
 )
+from msoctl.words import counted, plural
 
 console_option = click.option(
     "--console", is_flag=True, help="Use the device's serial console instead of its network port."
@@ -185,17 +186,18 @@ def _print_result(result: ApplyResult, output: str, *, dry_run: bool = False) ->
         shown = ", ".join(map(str, result.unchecked_ports[:8]))
         more = f" and {len(result.unchecked_ports) - 8} more" if len(result.unchecked_ports) > 8 \
             else ""
-        say(f"warning: no power reading on port(s) {shown}{more}: the lit-port "
+        ports = plural(len(result.unchecked_ports), "port")
+        say(f"warning: no power reading on {ports} {shown}{more}: the lit-port "
             "interlock could not check them (journaled)")
     if plan.method != "none":
         say(f"applied with 1 command ({plan.method}) in {result.seconds * 1000:.0f} ms; "
-            f"map verified ({len(result.final)} connections)")
+            f"map verified ({counted(len(result.final), 'connection')})")
     if not result.light_checked:
         say(f"light not checked: {plan.device} has no power monitors")
     if result.light:
         lit = [p for p in result.light if p.status != "dark input"]
-        say(f"light verified on {len(lit)} lit path(s); "
-            f"{len(result.light) - len(lit)} path(s) have no light at their ingress")
+        say(f"light verified on {counted(len(lit), 'lit path')}; "
+            f"{counted(len(result.light) - len(lit), 'path')} without light at the ingress")
         click.echo(table(["ingress", "egress", "in dBm", "out dBm", "loss dB", "light"],
                          [[p.ingress, p.egress, p.ingress_dbm, p.egress_dbm,
                            p.insertion_loss_db, p.status] for p in result.light]))
@@ -203,7 +205,7 @@ def _print_result(result: ApplyResult, output: str, *, dry_run: bool = False) ->
 
 def _print_plan(plan: OcsPlan) -> None:
     if plan.method == "none":
-        say(f"{plan.device}: map already as wanted ({len(plan.wanted)} connections)")
+        say(f"{plan.device}: map already as wanted ({counted(len(plan.wanted), 'connection')})")
         return
     say(f"{plan.device}: {len(plan.diff.remove)} to remove, {len(plan.diff.add)} to add, "
         f"{len(plan.diff.keep)} unchanged; method: {plan.method}")
@@ -333,7 +335,7 @@ def map_command(ctx: Context, device: str, console: bool, output: str) -> None:
         emit({"device": device, "connections": [{"ingress": i, "egress": e}
                                                 for i, e in current.items()]}, output)
         return
-    click.echo(f"# {device}: {len(current)} connection(s); "
+    click.echo(f"# {device}: {counted(len(current), 'connection')}; "
                f"'msoctl ocs apply {device} FILE' puts this map back")
     click.echo("connections:" + ("" if current else " []"))
     for ingress, egress in current.items():
@@ -507,7 +509,7 @@ def light(ctx: Context, device: str, console: bool, output: str) -> None:
                            p.insertion_loss_db, p.status] for p in paths]))
     lost = [f"{p.ingress}:{p.egress}" for p in paths if p.status == "lost"]
     if lost:
-        raise LightLost(f"light lost on {len(lost)} of {len(paths)} path(s): "
+        raise LightLost(f"light lost on {len(lost)} of {counted(len(paths), 'path')}: "
                         f"{', '.join(lost)}", device=device)
 
 
@@ -652,7 +654,8 @@ def _print_characterization(document: dict[str, Any], directory: Path) -> None:
     ocs_id = document.get("identities", {}).get("ocs", {})
     say(f"{document['device']}: {verdict}  "
         f"({len(settings['ingress'])}x{len(settings['egress'])} paths, "
-        f"{len(settings['wavelengths_nm'])} wavelength(s), {settings['repeat']} round(s), "
+        f"{counted(len(settings['wavelengths_nm']), 'wavelength')}, "
+        f"{counted(settings['repeat'], 'round')}, "
         f"{document['steps']} switch steps"
         + (f"; serial {ocs_id['serial']}" if ocs_id.get("serial") else "") + ")")
     click.echo(table(["measure", "wavelength", "measured", "limit", "result"],

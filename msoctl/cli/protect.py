@@ -42,6 +42,7 @@ from msoctl.protect.light import (
 )
 from msoctl.protect.ownership import shard_of
 from msoctl.protect.watch import AMP_FIELDS, reading
+from msoctl.words import counted
 
 
 @click.group()
@@ -153,9 +154,9 @@ def run(ctx: Context, links: tuple[str, ...], hold_off_ms: float, wait_to_restor
     finally:
         _restore_signals(previous)
     counts = controller.counts
-    say(f"stopped: {counts['switch']} switch(es), {counts['revert']} revert(s), "
-        f"{counts['unavailable']} time(s) protection unavailable, "
-        f"{counts['failed']} failure(s), {counts['fenced']} fenced")
+    say(f"stopped: {counted(counts['switch'], 'switch')}, {counted(counts['revert'], 'revert')}, "
+        f"{counted(counts['unavailable'], 'time')} protection unavailable, "
+        f"{counted(counts['failed'], 'failure')}, {counts['fenced']} fenced")
 
 
 def _check_monitors(ctx: Context, names: list[str]) -> None:

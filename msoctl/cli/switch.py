@@ -50,6 +50,7 @@ from msoctl.ops.switch import (
 )
 from msoctl.ops.switch_plan import PortLink, derive, parse_size
 from msoctl.outfile import write_output
+from msoctl.words import counted
 
 
 class OperationFailed(DeviceError):
@@ -158,7 +159,7 @@ def plan(ctx: Context, ports: tuple[str, ...], lossless: str, lossless_pool: str
         return
     of_pool = ("" if result.lossless_pool_bytes is None
                else f" of the {result.lossless_pool_bytes / 1e6:.2f} MB lossless pool")
-    say_comment(f"msoctl switch plan: {len(result.headroom)} port(s), headroom "
+    say_comment(f"msoctl switch plan: {counted(len(result.headroom), 'port')}, headroom "
                 f"{result.headroom_needed_bytes / 1e6:.2f} MB{of_pool}")
     for name, h in result.headroom.items():
         say_comment(f"{name}: {h.distance_m / 1000:g} km, RTT {h.rtt_seconds * 1e6:.0f} us, "
@@ -334,7 +335,7 @@ def cc_plan(ctx: Context, device: str, want_file: Path, merge_only: bool, output
     if not plan.changes:
         say(f"{device}: no change: running already holds {want_file}")
         return
-    say(f"{device}: {len(kept)} change(s), {len(removed)} deletion(s) ({how})")
+    say(f"{device}: {counted(len(kept), 'change')}, {counted(len(removed), 'deletion')} ({how})")
     _echo_changes(kept)
     if removed:
         say("deletions (configuration on the switch that the file does not name; "

@@ -80,6 +80,7 @@ from msoctl.journal import Change, DeviceLock, Journal
 from msoctl.ops.amp import restart_amplifier, set_amplifier
 from msoctl.ops.ocs import apply_plan, close_interrupted, map_found, plan_map
 from msoctl.ops.switch import CANCEL, CONFIRM, Fleet, Guard, deletion_refusal
+from msoctl.words import counted
 
 RESTART_WAIT_SECONDS = 3.0
 """How long an amplifier's output may take to come back after a restart pulse (the
@@ -225,7 +226,7 @@ class _Run:
                 elif outcome.status == "unchanged":
                     self.record(s.step, "in place", "running already held the WANT tree")
                 else:
-                    self.record(s.step, "done", f"{len(outcome.changes)} change(s) "
+                    self.record(s.step, "done", f"{counted(len(outcome.changes), 'change')} "
                                                 "committed")
             for s in todo:  # every switch verified: confirm them all
                 if s.device not in pending:
@@ -233,8 +234,8 @@ class _Run:
                 self.change.outcome["failed_step"] = s.step
                 fleet.settle(s.device, CONFIRM, pending[s.device])
                 del pending[s.device]
-                self.record(s.step, "done", f"{len(s.changes)} change(s): confirmed commit, "
-                                            "read back over a new session, confirmed")
+                self.record(s.step, "done", f"{counted(len(s.changes), 'change')}: confirmed "
+                                            "commit, read back over a new session, confirmed")
         except BaseException:
             for device, token in pending.items():  # all or nothing
                 with suppress(DeviceError):
@@ -265,7 +266,7 @@ class _Run:
             self.record(step.step, "done",
                         f"{len(plan.diff.remove)} removed, {len(plan.diff.add)} added "
                         f"({plan.method}) in {result.seconds * 1000:.0f} ms; "
-                        f"{lit} lit path(s) pass light")
+                        f"{counted(lit, 'lit path')} pass{'es' if lit == 1 else ''} light")
             self.report.in_progress = None  # recorded done first: no moment goes untold
 
     # 3. amplifier settings -----------------------------------------------------------
@@ -281,7 +282,7 @@ class _Run:
             wanted = {name: new for name, (_, new) in changes.items()}
             result = set_amplifier(self.journal, self.inventory.device(step.device, "amp"),
                                    driver, **wanted, fabric_op=self.change.op)
-            ramp = (f", gain ramped in {len(result.gain_steps_db)} steps"
+            ramp = (f", gain ramped in {counted(len(result.gain_steps_db), 'step')}"
                     if len(result.gain_steps_db) > 1 else "")
             self.record(step.step, "done", ", ".join(
                 f"{name} {old} -> {new}" for name, (old, new) in changes.items()) + ramp)
@@ -403,13 +404,13 @@ def _apply(devices: Devices, journal: Journal, intent: FabricIntent, say: Report
             if resume is not None:
                 say(f"resuming fabric operation {resume.op} ({resume.status}"
                     + (f" at step {resume.failed_step}" if resume.failed_step else "")
-                    + f"; {len(resume.done)} step(s) done): device state read again"
+                    + f"; {counted(len(resume.done), 'step')} done): device state read again"
                     + ("" if resume.same_intent else "; the intent file changed since"))
                 if resume.orphaned:
                     journal.close(resume.op, {"device": FABRIC, "action": ACTION,
                                               "status": "interrupted",
                                               "resolved_by": change.op,
-                                              "found": f"{len(resume.done)} step(s) done: "
+                                              "found": f"{counted(len(resume.done), 'step')} done: "
                                                        f"{', '.join(resume.done) or 'none'}"})
             leftovers = switch_leftovers(journal, intent, resume)
             report = ApplyReport(change.op, FabricPlan(intent, resume=resume))

@@ -28,6 +28,7 @@ from drivers.yamlfile import YamlFileError, open_regular
 from msoctl.journal.core import Journal
 from msoctl.journal.location import SQLITE_MAGIC
 from msoctl.journal.model import JournalError
+from msoctl.words import counted
 
 MAX_IMPORT_BYTES = 4 * 2**30
 """The largest JSON-lines file an import reads (some ten million records)."""
@@ -84,7 +85,7 @@ def import_jsonl(journal: Journal, path: Path) -> ImportReport:
                 raise
             raise JournalError(f"cannot read {path}: {error.strerror}") from None
     if report.lines and not report.added and not report.present:
-        raise ValidationError(f"{path}: no journal record in its {report.lines:,} line(s): "
+        raise ValidationError(f"{path}: no journal record in its {counted(report.lines, 'line')}: "
                               "not a JSON-lines journal (as msoctl journal export writes)")
     return report
 

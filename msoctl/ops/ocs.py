@@ -16,6 +16,7 @@ from msoctl import safety
 from msoctl.impact import Impact
 from msoctl.inventory import Device
 from msoctl.journal import Change, DeviceLock, Journal
+from msoctl.words import counted
 
 LIT_THRESHOLD_DBM = -30.0
 """An ingress port reading above this carries light that should arrive at its egress."""
@@ -326,7 +327,7 @@ def apply_plan(
                 change.outcome["light"] = {p.ingress: p.status for p in result.light}
                 if lost:
                     raise VerificationFailed(
-                        f"light does not arrive on {len(lost)} path(s): "
+                        f"light does not arrive on {counted(len(lost), 'path')}: "
                         + ", ".join(f"{p.ingress}:{p.egress}" for p in lost[:8]),
                         device=device.name,
                     )

@@ -40,6 +40,7 @@ from msoctl import safety
 from msoctl.impact import Impact
 from msoctl.journal import Change as JournalChange
 from msoctl.journal import Journal, locked_change
+from msoctl.words import counted
 
 APPLY = "switch.cc.apply"
 CONFIRM = "switch.cc.confirm"
@@ -127,7 +128,7 @@ def deletions(changes: Sequence[Change]) -> list[Change]:
 def deletion_refusal(device: str, removed: Sequence[Change]) -> str:
     shown = ", ".join(c.path for c in removed[:3])
     more = f" and {len(removed) - 3} more" if len(removed) > 3 else ""
-    return (f"the WANT file would delete {len(removed)} leaf(s) it does not name "
+    return (f"the WANT file would delete {counted(len(removed), 'leaf')} it does not name "
             f"({shown}{more}); give --allow-delete to delete them, or --merge to change only "
             "what the file names")
 

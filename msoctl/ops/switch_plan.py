@@ -16,6 +16,7 @@ from typing import Any
 
 from drivers.errors import ValidationError
 from msoctl.ops.headroom import Headroom, LinkParameters, compute, parse_distance, parse_speed
+from msoctl.words import counted
 
 _PORT = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_./:-]*)=(?P<distance>[^@]+)@(?P<speed>\S+)$")
 _SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(B|KB|MB|GB)?\s*", re.IGNORECASE)
@@ -104,7 +105,8 @@ def derive(
         worst = max(headroom.items(), key=lambda item: item[1].xoff_bytes)
         count = len(lossless_priorities)
         raise ValidationError(
-            f"the plan needs {needed / 1e6:.2f} MB of PFC headroom ({len(links)} port(s) x "
+            f"the plan needs {needed / 1e6:.2f} MB of PFC headroom "
+            f"({counted(len(links), 'port')} x "
             f"{count} lossless priorit{'y' if count == 1 else 'ies'}, up to "
             f"{worst[1].xoff_bytes / 1e6:.2f} MB each on {worst[0]}), but the chip's "
             f"lossless pool holds {lossless_pool_bytes / 1e6:.2f} MB")

@@ -53,6 +53,7 @@ from drivers.errors import DeviceError, ValidationError
 from drivers.ocs import OcsDriver
 from msoctl.protect.moves import OcsActions
 from msoctl.protect.watch import OcsWatch
+from msoctl.words import counted
 
 LOS_HYSTERESIS_MAX_DB = 10.0
 """The most hysteresis the alarm extension takes (one value for the whole unit)."""
@@ -156,7 +157,7 @@ class AlarmFeeds:
             return
         if later:
             self.arm(name, later)
-        self.say("alarms", f"{name}: loss-of-light alarms armed on {len(ports)} ports; "
+        self.say("alarms", f"{name}: loss-of-light alarms armed on {counted(len(ports), 'port')}; "
                  "polling slows to a reconciliation once the stream is live")
 
     def _arm(self, name: str, ports: dict[int, float]) -> bool:

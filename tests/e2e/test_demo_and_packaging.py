@@ -23,7 +23,7 @@ def test_demo_runs_to_the_end(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr
     assert "Traceback" not in result.stdout + result.stderr
-    for landmark in ("$ msoctl ocs apply", "light verified on 2 lit path(s)",
+    for landmark in ("$ msoctl ocs apply", "light verified on 2 lit paths",
                      "(exit code 2, as expected)", "(exit code 3, as expected)",
                      "verify: done: link-1 light arrives both ways",
                      "$ msoctl switch cc apply sw-a sw-b", "optical lanes",

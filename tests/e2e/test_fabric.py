@@ -340,5 +340,5 @@ def test_a_killed_apply_is_resumed_by_the_rerun(lab: Lab) -> None:
     closing = operations[killed.op].result
     assert closing is not None and closing["status"] == "interrupted"
     assert closing["resolved_by"] == report["op"]
-    assert closing["found"] == "1 step(s) done: ocs:ocs-a"
+    assert closing["found"] == "1 step done: ocs:ocs-a"
     assert operations[report["op"]].status == "ok"

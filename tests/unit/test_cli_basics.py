@@ -193,7 +193,7 @@ def test_local_inventory_yaml_is_used(msoctl: Msoctl, workdir: Path) -> None:
     (workdir / "inventory.yaml").write_text(INVENTORY, encoding="utf-8")
     result = msoctl("inventory", "check")
     assert result.code == 0, result
-    assert result.out.startswith("inventory.yaml: ok, 2 device(s); structure only")
+    assert result.out.startswith("inventory.yaml: ok, 2 devices; structure only")
 
 
 def test_inventory_option_beats_environment(msoctl: Msoctl, inventory: Path,
@@ -202,7 +202,7 @@ def test_inventory_option_beats_environment(msoctl: Msoctl, inventory: Path,
     other.write_text("devices: []\n", encoding="utf-8")
     result = msoctl("--inventory", str(other), "inventory", "check")
     assert result.code == 0, result
-    assert result.out.startswith(f"{other}: ok, 0 device(s); ")
+    assert result.out.startswith(f"{other}: ok, 0 devices; ")
 
 
 def test_missing_inventory_file(msoctl: Msoctl, workdir: Path) -> None:
@@ -237,7 +237,7 @@ def test_unknown_device_lists_known_devices(msoctl: Msoctl, inventory: Path) -> 
 def test_inventory_check(msoctl: Msoctl, inventory: Path) -> None:
     result = msoctl("inventory", "check")
     assert result.code == 0, result
-    assert result.out == (f"{inventory}: ok, 2 device(s); structure only: secrets not "
+    assert result.out == (f"{inventory}: ok, 2 devices; structure only: secrets not "
                           "resolved, no device contacted (--deep resolves and parses them)\n")
     assert result.err == ""
 

@@ -35,6 +35,7 @@ from msoctl.design.fabric import (
     fabric_from,
 )
 from msoctl.design.inputs import DesignError, FabricInputs
+from msoctl.words import counted
 
 if TYPE_CHECKING:
     from msoctl.design.components import ComponentTable
@@ -66,7 +67,7 @@ def build(inputs: FabricInputs, table: ComponentTable) -> Fabric:
     external = math.ceil(ports / planes)
     if external > most:
         raise NotBuildable(
-            f"bigswitch: {ports:,} NIC ports in {planes} plane(s) need big switches of "
+            f"bigswitch: {ports:,} NIC ports in {counted(planes, 'plane')} need big switches of "
             f"{external:,} ports; at most {most:,} (a server has {inputs.ports_per_server} "
             "NIC ports, one plane each at most)")
     half = inputs.link_radix // 2
@@ -79,5 +80,5 @@ def build(inputs: FabricInputs, table: ComponentTable) -> Fabric:
     flat = Tree(tiers=(box,), links=(LinkGroup(ENDPOINT, external, inputs.nic_speed_gbps),),
                 switch_hops=1, path=(ENDPOINT, ENDPOINT), chip_hops=inside.switch_hops)
     return fabric_from(NAME, flat, planes=planes, notes=(
-        f"{planes} big switch(es) of {external:,} ports, {chips} chips in "
-        f"{len(inside.tiers)} internal tier(s) each",))
+        f"{counted(planes, 'big switch', 'big switches')} of {external:,} ports, {chips} chips in "
+        f"{counted(len(inside.tiers), 'internal tier')} each",))
