@@ -149,7 +149,7 @@ class KeepingStandby:
                                spans=sorted({span.name for _, span, _ in fibers.values()}),
                                connections=[f"{i}:{e}" for i, e in pairs.items()],
                                terms=terms or None, instance=self.ownership.instance):
-                final = self.ocs.call(ocs, partial(_connect_checked, pairs=pairs, check=partial(
+                self.ocs.call(ocs, partial(_connect_checked, pairs=pairs, check=partial(
                     self.ownership.check, [link for link, _, _ in fibers.values()])))
         except Fenced as fenced:
             self._emit("fenced", None, f"{', '.join(links)}: no probe at {ocs}: "
@@ -158,14 +158,12 @@ class KeepingStandby:
         except (DeviceError, DeviceBusy, JournalError) as error:
             self._emit("error", None, f"{', '.join(links)}: no probe at {ocs}: {error}")
             return
-        # The map the connect read back is the map now: the links through this OCS are
-        # judged on it at once (a loss meanwhile is not left unjudged until a whole read
-        # of the unit comes back); the light is read at the ports the probes now feed
-        # (a whole read would hold up a protection change that comes meanwhile).
-        done = time.monotonic()
-        self._map_valid_after[ocs] = done
-        self._watches[ocs].adopt_map(final, done)
-        self._watches[ocs].confirm(pairs.values())
+        # The map is read again, whole, with the light it brings: until then the links
+        # through this OCS are not judged (the map adopted alone, with the readings of
+        # before the probe, would have the protection span judged dark and a cut meanwhile
+        # refused for it).
+        self._map_valid_after[ocs] = time.monotonic()
+        self._watches[ocs].refresh_map()
         for probe, start in pairs.items():
             link, span, direction = fibers[start]
             self._emit("probe", link.name, f"{span.name} {DIRECTION_NAMES[direction]}: "
