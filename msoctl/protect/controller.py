@@ -547,15 +547,18 @@ class ProtectionController(Acting, KeepingStandby):
 
     def wait_ready(self, timeout_seconds: float = 10.0) -> bool:
         """Wait until every link is on a span, both its spans lit (probes parked,
-        amplifiers restarted) and no loss of it being timed or told, as judged with
-        every amplifier read (before that, a span behind an amplifier shut by ALS can
-        look lit: its far-end threshold is raised by a gain not read yet); whether
-        that happened within the timeout."""
+        amplifiers restarted and steady) and no loss of it being timed or told, as
+        judged with every amplifier read (before that, a span behind an amplifier shut
+        by ALS can look lit: its far-end threshold is raised by a gain not read yet) and
+        no OCS read outstanding; whether that happened within the timeout."""
         deadline = time.monotonic() + timeout_seconds
         while time.monotonic() < deadline:
             if self._thread_failure:
                 raise self._thread_failure[0]
-            if self._armed and not self.amplifiers_steady() and all(
+            # (and no read asked for outstanding: a map read again after a probe's park,
+            # say, whose links are not judged until it comes)
+            if self._armed and not self.amplifiers_steady() \
+                    and not any(w.poll_pending for w in self._watches.values()) and all(
                     link["role"] is not None and link["working"]["light"] == LIT
                     and link["protection"]["light"] == LIT
                     and link["hold_off_running_ms"] is None and link["unavailable"] is None
