@@ -206,9 +206,11 @@ def _protection(msoctl: click.Group, fabric: Lab) -> None:
          "onto it.")
     with controller.background():
         if not controller.wait_ready(15.0):
-            raise click.ClickException("demo step failed: the protection controller did "
-                                       "not see both spans lit within 15 s, its amplifiers "
-                                       f"steady ({controller.amplifiers_steady() or 'they are'})")
+            unsteady = controller.amplifiers_steady()
+            raise click.ClickException(
+                "demo step failed: the protection controller was not ready within 15 s "
+                "(both spans lit, every amplifier steady"
+                + (f"; not steady: {unsteady}" if unsteady else "") + ")")
         # The protection span was dark until the controller parked its probe light, so
         # ALS had shut its amplifier; ready includes the restart's pulse being over (a
         # cut during it would measure the amplifier settling, not the switch).
