@@ -11,10 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drivers.ocs.connect import open_ocs
+from emulators.amp.als import NORMAL, SHUTDOWN
 from emulators.lab import Lab
+from msoctl.access import Devices
 from msoctl.inventory import Inventory, load_inventory
 from msoctl.journal import Journal
 from msoctl.protect.controller import ProtectConfig, ProtectionController, ProtectionEvent
+from tests.support.lab import wait_until
 
 
 def connect_working(inventory: Inventory) -> None:
@@ -26,6 +29,25 @@ def connect_working(inventory: Inventory) -> None:
             driver.connect(dict(pairs))
         finally:
             driver.close()
+
+
+def restart_working_amplifiers(lab: Lab, inventory: Inventory) -> None:
+    """Restart the amplifiers of link-1's working span that ALS holds shut, as an
+    operator brings a span into service (the lab's amplifiers are shut when it is new or
+    put back: their input was dark), and wait until they pump again; the protection
+    span's are left to the controller, which restarts them once its probe lights them."""
+    span = inventory.link("link-1").span("working")
+    names = [f.amplifier for f in (span.a_to_b, span.b_to_a)
+             if f.amplifier is not None and lab.amps[f.amplifier].als_state == SHUTDOWN]
+    devices = Devices(inventory)
+    for name in names:
+        driver = devices.amp(name)
+        try:
+            driver.restart()
+        finally:
+            driver.close()
+    wait_until(lambda: all(lab.amps[name].als_state == NORMAL for name in names),
+               f"{', '.join(names)} pumping again")
 
 
 @dataclass
@@ -74,6 +96,7 @@ def protecting(lab: Lab, **settings: Any) -> Iterator[Running]:
     """link-1 on its working span, under a controller running in a thread, both spans lit."""
     inventory = load_inventory(lab.state_dir / "inventory.yaml")
     connect_working(inventory)
+    restart_working_amplifiers(lab, inventory)
     assert inventory.journal_path is not None
     journal = Journal(inventory.journal_path)
     # A 5 ms poll, as these tests were written for: the lab's OCS is taken to answer
@@ -83,8 +106,6 @@ def protecting(lab: Lab, **settings: Any) -> Iterator[Running]:
     running = Running(ProtectionController(inventory, journal, config=config), journal)
     running.controller.on_event = running.record
     with running.controller.background():
-        # (and an outage of the start, a span dark until its amplifier was restarted, over:
-        # a test's first loss is an outage of its own)
         assert running.controller.wait_ready(8), "link-1 on a span, both spans lit"
         assert running.link()["role"] == "working"
         yield running
