@@ -3,9 +3,16 @@ and every shared fixture from tests/support (docs/testing.md)."""
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 pytest_plugins = ["tests.support.fixtures"]
+
+# A run started in the background by a shell without job control (``make test &`` in a
+# script) inherits SIGINT ignored, as does every msoctl it starts: the tests of Ctrl-C
+# need it as a terminal gives it (a handler here: the programs started get the default).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 KINDS = ("bench", "interop", "e2e", "conformance", "unit")
 """The kinds, in the order they run: the kinds whose modules are few long tests (real
