@@ -6,13 +6,11 @@ IRREGULAR = {"switch": "switches", "address": "addresses", "leaf": "leaves"}
 """Plurals that are not the noun and an ``s``."""
 
 
-def counted(count: int, noun: str, plural: str | None = None) -> str:
-    """``count`` (with thousands separators) and ``noun`` in the number it takes."""
-    if count == 1:
-        return f"1 {noun}"
-    return f"{count:,} {plural or IRREGULAR.get(noun) or noun + 's'}"
-
-
 def plural(count: int, noun: str, plural_form: str | None = None) -> str:
     """``noun`` in the number ``count`` takes, without the count."""
     return noun if count == 1 else plural_form or IRREGULAR.get(noun) or noun + "s"
+
+
+def counted(count: int, noun: str, plural_form: str | None = None) -> str:
+    """``count`` (with thousands separators) and ``noun`` in the number it takes."""
+    return f"{count:,} {plural(count, noun, plural_form)}"

@@ -75,8 +75,7 @@ class Running:
                 if len(found) > after:
                     return found[after]
                 left = deadline - time.monotonic()
-                assert left > 0, f"no {kind} event in {seconds} s: " + "; ".join(
-                    f"{e.kind}: {e.message}" for e in self.events)
+                assert left > 0, f"no {kind} event in {seconds} s:\n{self.told()}"
                 self.lock.wait(left)
 
     def told(self) -> str:
