@@ -214,7 +214,7 @@ def _protection(msoctl: click.Group, fabric: Lab) -> None:
         # The protection span was dark until the controller parked its probe light, so
         # ALS had shut its amplifier; ready includes the restart's pulse being over (a
         # cut during it would measure the amplifier settling, not the switch).
-        restarted = sorted({e.message.split(":")[0] for e in list(controller.events)
+        restarted = sorted({e.details["amplifier"] for e in list(controller.events)
                             if e.kind == "als_restart"})
         if restarted:
             _say(f"(at start the controller restarted {', '.join(restarted)}, which ALS had "

@@ -101,7 +101,8 @@ class KeepingStandby:
             self._emit("error", None, f"{name}: no ALS restart: {error}")
             return
         self._emit("als_restart", None, f"{name}: ALS restart requested (input "
-                   f"{reading.input_dbm:.1f} dBm is back, output shut)")
+                   f"{reading.input_dbm:.1f} dBm is back, output shut)",
+                   details={"amplifier": name})
 
     def _keep_probes(self, now: float, maps: dict[str, Any]) -> None:
         """Park a probe on every standby span fiber that nothing feeds: one journaled
