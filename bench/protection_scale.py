@@ -73,6 +73,7 @@ from tests.support.generated_fabric import (  # noqa: E402
     protection_ops,
     settled,
     stop,
+    told_ready,
     wait,
 )
 
@@ -167,8 +168,10 @@ class Bench:
         self.controller = self.running.protect(
             self.directory / f"{name}.log", "--wait-to-restore-s", f"{WTR_SECONDS:g}",
             *arguments)
-        wait(lambda: settled(self.running, self.links), "every link protected", 120.0,
-             lambda: (self.directory / f"{name}.log").read_text()[-1500:])
+        log = self.directory / f"{name}.log"
+        wait(lambda: settled(self.running, self.links) and told_ready(log),
+             "every link protected, the controller ready", 120.0,
+             lambda: log.read_text()[-1500:])
 
     def stop_controller(self) -> None:
         if self.controller is not None:

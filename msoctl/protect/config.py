@@ -100,7 +100,7 @@ def check_probes(probes: Sequence[OcsPort], inventory: Inventory,
 class ProtectionEvent:
     """Something the controller did or saw, for its output and for callers."""
 
-    kind: str  # switch, revert, unavailable, failed, dip, restored, probe, als_restart,
+    kind: str  # switch, revert, unavailable, failed, dip, restored, probe, als_restart, ready,
     #            device_down, device_up, role, error, fenced, ownership
     link: str | None
     message: str

@@ -91,6 +91,7 @@ from msoctl.protect.moves import OcsActions
 from msoctl.protect.ownership import Ownership, SoleOwner, shard_of
 from msoctl.protect.standby import KeepingStandby
 from msoctl.protect.watch import AmpWatch, OcsWatch
+from msoctl.words import counted
 
 __all__ = ["ProtectConfig", "ProtectionController", "ProtectionEvent"]
 
@@ -114,6 +115,8 @@ DRAIN_CHECK_SECONDS = 0.2
 CHANGES_IN_FLIGHT = 4
 """Changes carried out at once (each in a worker of its own, acting.py): a change being
 verified does not hold back the next."""
+READY_CHECK_SECONDS = 0.05
+"""How often the decision loop looks whether the controller is ready, until it is."""
 GATHER_MIN_SECONDS = 0.01
 GATHER_QUIET_SECONDS = 0.01
 GATHER_MAX_SECONDS = 0.03
@@ -257,6 +260,8 @@ class ProtectionController(Acting, KeepingStandby):
         self._map_valid_after: dict[str, float] = {}
         self._started = 0.0
         self._armed = False  # judged once with every amplifier read (ARMING_SECONDS)
+        self._ready_told = False
+        self._ready_due = 0.0
         self._mono0, self._wall0 = time.monotonic(), time.time()
         self._thread_failure: list[BaseException] = []
         self._link_states = LinkStates(journal)
@@ -332,6 +337,7 @@ class ProtectionController(Acting, KeepingStandby):
                         self._follow_ownership()
                     try:
                         self._evaluate()
+                        self._tell_ready()
                     except JournalError as error:
                         self._emit("error", None, f"journal: {error}")
                         stop.wait(1.0)
@@ -545,24 +551,28 @@ class ProtectionController(Acting, KeepingStandby):
         if failure:
             raise failure[0]
 
-    def wait_ready(self, timeout_seconds: float = 10.0) -> bool:
-        """Wait until every link is on a span, both its spans lit (probes parked,
+    def ready(self) -> bool:
+        """Whether every link is on a span, both its spans lit (probes parked,
         amplifiers restarted and steady) and no loss of it being timed or told, as
         judged with every amplifier read (before that, a span behind an amplifier shut
         by ALS can look lit: its far-end threshold is raised by a gain not read yet) and
-        no OCS read outstanding; whether that happened within the timeout."""
+        no OCS read outstanding (a map read again after a probe's park, say, whose links
+        are not judged until it comes). A cut measured from then is answered as the
+        controller answers any: the ``ready`` event says when it first is."""
+        return (self._armed and not self.amplifiers_steady()
+                and not any(w.poll_pending for w in self._watches.values())
+                and all(link["role"] is not None and link["working"]["light"] == LIT
+                        and link["protection"]["light"] == LIT
+                        and link["hold_off_running_ms"] is None
+                        and link["unavailable"] is None for link in self.status()))
+
+    def wait_ready(self, timeout_seconds: float = 10.0) -> bool:
+        """Wait until :meth:`ready`; whether that happened within the timeout."""
         deadline = time.monotonic() + timeout_seconds
         while time.monotonic() < deadline:
             if self._thread_failure:
                 raise self._thread_failure[0]
-            # (and no read asked for outstanding: a map read again after a probe's park,
-            # say, whose links are not judged until it comes)
-            if self._armed and not self.amplifiers_steady() \
-                    and not any(w.poll_pending for w in self._watches.values()) and all(
-                    link["role"] is not None and link["working"]["light"] == LIT
-                    and link["protection"]["light"] == LIT
-                    and link["hold_off_running_ms"] is None and link["unavailable"] is None
-                    for link in self.status()):
+            if self.ready():
                 return True
             time.sleep(0.01)
         return False
@@ -602,6 +612,24 @@ class ProtectionController(Acting, KeepingStandby):
 
     def _all_watches(self) -> list[OcsWatch | AmpWatch]:
         return [*self._watches.values(), *self._amp_watches.values()]
+
+    def _tell_ready(self) -> None:
+        """The ``ready`` event, once, when the controller first is (:meth:`ready`):
+        whoever started it (an operator, a script, a test about to cut a fiber) knows
+        from its output when a loss will be answered from a steady state. Looked at
+        every READY_CHECK_SECONDS at most, not at every reading."""
+        now = time.monotonic()
+        if self._ready_told or now < self._ready_due:
+            return
+        self._ready_due = now + READY_CHECK_SECONDS
+        if not self.ready():
+            return
+        self._ready_told = True
+        amplifiers = len(self._amp_watches)
+        self._emit("ready", None, (
+            f"{counted(len(self.links), 'link')} on a span with both spans lit, "
+            f"{counted(amplifiers, 'amplifier')} steady, "
+            f"{(now - self._started) * 1000:.0f} ms after the start"))
 
     def wall(self, monotonic: float | None) -> str | None:
         """ISO 8601 UTC time of a monotonic instant, to the millisecond."""

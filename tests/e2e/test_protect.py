@@ -42,7 +42,7 @@ from msoctl.protect.light import (
 )
 from msoctl.protect.watch import OcsWatch
 from tests.support import Msoctl, dead_pid, subprocess_env, wait_until
-from tests.support.generated_fabric import last_order
+from tests.support.generated_fabric import last_order, told_ready
 from tests.support.protecting import Running, connect_working, protecting
 
 # The controller's switching, hold-off and wait-to-restore are timed in real time, and so
@@ -147,6 +147,14 @@ def test_ready_is_both_spans_lit_with_every_amplifier_steady(lab: Lab) -> None:
             assert gain is not None and abs(gain - target) < 0.5, (name, gain, running.told())
         link = running.link()
         assert link["hold_off_running_ms"] is None and link["unavailable"] is None
+        # and it says so once (``protect run`` prints it: what a script waits for)
+        told = running.wait_for("ready")
+        assert told.message.startswith("1 link on a span with both spans lit, "), told.message
+        assert running.controller.ready()
+        lab.inject("span-1", Fault("fiber_cut"))
+        running.wait_for("switch")
+        assert not running.controller.ready()  # the working span is dark
+        assert len(running.kinds("ready")) == 1, running.told()
 
 
 # ---- hold-off, dark protection, hysteresis --------------------------------------------------
@@ -349,14 +357,16 @@ def test_an_ocs_that_freezes_or_reboots_is_reported_and_the_controller_recovers(
 # ---- the commands ---------------------------------------------------------------------------
 
 
-def test_protect_run_and_status_through_the_cli(lab: Lab, msoctl: Msoctl) -> None:
+def test_protect_run_and_status_through_the_cli(lab: Lab, msoctl: Msoctl,
+                                                tmp_path: Path) -> None:
     inventory = load_inventory(lab.state_dir / "inventory.yaml")
     connect_working(inventory)
+    log = tmp_path / "protect.log"
     process = subprocess.Popen(
         [sys.executable, "-m", "msoctl", "protect", "run",
          "--poll-ms", "5",
          "--wait-to-restore-s", "0.2"],
-        env=subprocess_env(lab), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env=subprocess_env(lab), stdout=log.open("w"), stderr=subprocess.PIPE, text=True)
     try:
         def both_lit() -> bool:
             result = msoctl("protect", "status", "-o", "json")
@@ -365,13 +375,16 @@ def test_protect_run_and_status_through_the_cli(lab: Lab, msoctl: Msoctl) -> Non
             return all(spans[r]["light"] == "lit" for r in ("working", "protection"))
 
         wait_until(both_lit, "both spans lit under the controller", seconds=15)
+        # what a script waits for before it measures a cut: the controller's word
+        wait_until(lambda: told_ready(log), "the controller says it is ready", seconds=15)
         lab.inject("span-1", Fault("fiber_cut"))
         wait_until(lambda: json.loads(msoctl("protect", "status", "-o", "json").out)
                    ["links"][0]["active_span"] == "span-2", "switched", seconds=5)
     finally:
         process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=15)
+        _, err = process.communicate(timeout=15)
     assert process.returncode == 0, err
+    out = log.read_text()
     assert "protecting link-1" in out and "switch " in out and "stopped:" in out
     document = json.loads(msoctl("protect", "status", "-o", "json").out)
     link = document["links"][0]

@@ -34,6 +34,7 @@ from tests.support.generated_fabric import (
     on_span,
     protection_ops,
     settled,
+    told_ready,
     wait,
 )
 
@@ -53,7 +54,8 @@ def _start(directory: Path, *arguments: str) -> RunningLab:
         log = directory / "protect.log"
         running.protect(log, "--wait-to-restore-s", f"{WTR_SECONDS:g}")
         links = list(running.inventory.links.values())
-        wait(lambda: settled(running, links), "every link protected, both spans lit",
+        wait(lambda: settled(running, links) and told_ready(log),
+             "every link protected, both spans lit, the controller ready",
              60.0, lambda: log.read_text()[-1500:])
     except BaseException:
         running.close()
@@ -119,7 +121,11 @@ def test_a_cable_cut_of_16_links_is_one_replace_map_per_ocs_touched(
     finally:
         running.fault("cable_cut", "cable-1", clear=True)
     switches = protection_ops(journal, since, "protection.switch")
-    assert len(switches) == 1, [(o.status, o.intent.get("links")) for o in switches]
+    # (if not: why each change's gathering ended, and when each of its links was seen dark)
+    assert len(switches) == 1, [
+        (o.status, o.intent.get("gathered"),
+         {name: entry.get("detected") for name, entry in (o.result or {}).get("links", {}).items()})
+        for o in switches]
     change = switches[0]
     assert change.status == "ok", change.result
     assert sorted(change.intent["links"]) == sorted(link.name for link in cut)
@@ -135,7 +141,6 @@ def test_a_cable_cut_of_16_links_is_one_replace_map_per_ocs_touched(
         assert entry["light_verified"] is not None, name
         assert all(point["lit"] for point in entry["light"].values()), name
     # the reverts follow each link's own wait-to-restore: one or a few changes, each link
-    # in exactly one of them
     # in exactly one of them (or, a device having timed out on a loaded machine, the
     # change tried again: then the last one naming it)
     def reverted() -> dict[str, str]:

@@ -199,6 +199,17 @@ def last_order(journal: Journal) -> int:
     return 0 if last is None else last.order
 
 
+def told_ready(log: Path) -> bool:
+    """Whether the ``msoctl protect run`` writing ``log`` has said it is ready (its
+    ``ready`` event: every link on a span, both spans lit, the amplifiers steady, no
+    read outstanding). A cut made earlier may fall in its start (a map being read again
+    after a probe's park), when part of a cable's losses are not judged yet."""
+    try:
+        return any(line.split()[1:2] == ["ready"] for line in log.read_text().splitlines())
+    except FileNotFoundError:
+        return False
+
+
 def settled(running: RunningLab, links: Sequence[Link]) -> bool:
     """Every link on its working span and light arriving at both ends of both its spans
     (the protection span's from the probe the controller parked), read from the OCSes."""
