@@ -626,9 +626,9 @@ class ProtectionController(Acting, KeepingStandby):
             return
         self._ready_told = True
         amplifiers = len(self._amp_watches)
+        steady = f", {counted(amplifiers, 'amplifier')} steady" if amplifiers else ""
         self._emit("ready", None, (
-            f"{counted(len(self.links), 'link')} on a span with both spans lit, "
-            f"{counted(amplifiers, 'amplifier')} steady, "
+            f"{counted(len(self.links), 'link')} on a span with both spans lit{steady}, "
             f"{(now - self._started) * 1000:.0f} ms after the start"))
 
     def wall(self, monotonic: float | None) -> str | None:
