@@ -4,6 +4,7 @@ and every shared fixture from tests/support (docs/testing.md)."""
 from __future__ import annotations
 
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -31,5 +32,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         raise pytest.UsageError(
             "tests outside the kinds' folders (tests/unit, conformance, interop, e2e, bench): "
             + ", ".join(stray[:5]) + (" ..." if len(stray) > 5 else ""))
+    hidden = [item.nodeid for item in items if item.get_closest_marker("serial")
+              and "mark.serial" not in item.path.read_text(encoding="utf-8")]
+    if hidden:  # pytest_ignore_collect would leave them out of the serial pass
+        raise pytest.UsageError("marked serial without pytest.mark.serial in its module: "
+                                + ", ".join(hidden[:5]))
     items.sort(key=lambda item: next(KINDS.index(kind) for kind in KINDS
                                      if item.get_closest_marker(kind)))
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The serial pass (``-m serial``: a handful of modules) does not import every test
+    module to find them (six seconds of a two-core machine): a module whose text never
+    says ``mark.serial`` has no test marked so."""
+    if (config.getoption("markexpr") == "serial" and collection_path.is_file()
+            and collection_path.name.startswith("test_") and collection_path.suffix == ".py"):
+        return "mark.serial" not in collection_path.read_text(encoding="utf-8")
+    return None
