@@ -115,8 +115,11 @@ DRAIN_CHECK_SECONDS = 0.2
 CHANGES_IN_FLIGHT = 4
 """Changes carried out at once (each in a worker of its own, acting.py): a change being
 verified does not hold back the next."""
-READY_CHECK_SECONDS = 0.05
-"""How often the decision loop looks whether the controller is ready, until it is."""
+READY_CHECK_SECONDS = (0.05, 0.5)
+"""How often the decision loop looks whether the controller is ready, until it is: at
+first, and at most (twice as long after each look that finds it not ready, so that a
+controller that stays short of ready, a protection span dark, does not work out every
+link's state on the decision's path 20 times a second)."""
 GATHER_MIN_SECONDS = 0.01
 GATHER_QUIET_SECONDS = 0.01
 GATHER_MAX_SECONDS = 0.03
@@ -262,6 +265,7 @@ class ProtectionController(Acting, KeepingStandby):
         self._armed = False  # judged once with every amplifier read (ARMING_SECONDS)
         self._ready_told = False
         self._ready_due = 0.0
+        self._ready_every = READY_CHECK_SECONDS[0]
         self._mono0, self._wall0 = time.monotonic(), time.time()
         self._thread_failure: list[BaseException] = []
         self._link_states = LinkStates(journal)
@@ -617,12 +621,14 @@ class ProtectionController(Acting, KeepingStandby):
         """The ``ready`` event, once, when the controller first is (:meth:`ready`):
         whoever started it (an operator, a script, a test about to cut a fiber) knows
         from its output when a loss will be answered from a steady state. Looked at
-        every READY_CHECK_SECONDS at most, not at every reading."""
+        at READY_CHECK_SECONDS, not at every reading, and not while a loss is being
+        gathered (it is not ready then)."""
         now = time.monotonic()
-        if self._ready_told or now < self._ready_due:
+        if self._ready_told or now < self._ready_due or self._gather_until is not None:
             return
-        self._ready_due = now + READY_CHECK_SECONDS
+        self._ready_due = now + self._ready_every
         if not self.ready():
+            self._ready_every = min(2 * self._ready_every, READY_CHECK_SECONDS[1])
             return
         self._ready_told = True
         amplifiers = len(self._amp_watches)
