@@ -20,7 +20,9 @@ from typing import Any
 import pytest
 import yaml
 
+from emulators.amp.als import NORMAL, SHUTDOWN, AlsSettings
 from emulators.lab import Lab
+from msoctl.access import Devices
 from msoctl.exporter import sd
 from tests.support.exporter import exporter_process
 from tests.support.lab import subprocess_env, wait_until
@@ -86,7 +88,38 @@ def shards(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     directory = tmp_path_factory.mktemp("shards")
     with Lab(directory / "lab") as lab:
         inventory = lab.state_dir / "inventory.yaml"
+        _steady_amplifiers(lab, inventory)
         yield {"lab": lab, "inventory": inventory, "directory": directory}
+
+
+def _steady_amplifiers(lab: Lab, inventory: Path) -> None:
+    """Every amplifier's ALS in manual mode, and settled: a new lab's amplifiers have a
+    dark input, and in automatic mode each sends a 2 s restart pulse every 100 s, during
+    which it has a gain and a tilt (no series while shut). Servers scraping 3 s apart would each catch
+    a pulse or miss it, and their series would differ by it (seen once, on a loaded
+    machine whose test outlasted the first interval), while what is compared here is the
+    split of the targets."""
+    devices = Devices(_inventory(inventory))
+    for name in lab.amps:
+        driver = devices.amp(name)
+        try:
+            driver.set_als_mode("manual")
+        finally:
+            driver.close()
+
+    def states() -> dict[str, int]:
+        return {name: module.als_state for name, module in lab.amps.items()}
+
+    # settled: shut (a dark input) or amplifying, and still so a soak's time later
+    deadline = time.monotonic() + 30
+    before = states()
+    while True:
+        time.sleep(2 * AlsSettings().los_soak_seconds)
+        now = states()
+        if now == before and set(now.values()) <= {SHUTDOWN, NORMAL}:
+            return
+        assert time.monotonic() < deadline, f"amplifiers not settled: {now}"
+        before = now
 
 
 def test_sd_shards_split_the_targets_and_refuse_bad_input(shards: dict[str, Any]) -> None:
