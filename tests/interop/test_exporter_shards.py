@@ -95,10 +95,10 @@ def shards(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
 def _steady_amplifiers(lab: Lab, inventory: Path) -> None:
     """Every amplifier's ALS in manual mode, and settled: a new lab's amplifiers have a
     dark input, and in automatic mode each sends a 2 s restart pulse every 100 s, during
-    which it has a gain and a tilt (no series while shut). Servers scraping 3 s apart would each catch
-    a pulse or miss it, and their series would differ by it (seen once, on a loaded
-    machine whose test outlasted the first interval), while what is compared here is the
-    split of the targets."""
+    which it has a gain and a tilt (no series while shut). Servers scraping 3 s apart
+    would each catch a pulse or miss it, and their series would differ by it (seen
+    once, on a loaded machine whose test outlasted the first interval), while what is
+    compared here is the split of the targets."""
     devices = Devices(_inventory(inventory))
     for name in lab.amps:
         driver = devices.amp(name)
