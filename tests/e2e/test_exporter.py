@@ -348,14 +348,19 @@ def test_inventory_changes_are_picked_up(lab: Lab) -> None:
     path = lab.state_dir / "exporter-inventory.yaml"  # beside the lab's: its secrets resolve
     document = yaml.safe_load(inventory(lab).read_text())
     path.write_text(yaml.safe_dump(document))
+    # budgets far beyond a reading's: the subject is the reload (the first CPO/CPC
+    # reading of a loaded machine once took 4.8 s, out of the 5 s the helper gives)
+    roomy = 60.0
     with serve_exporter(path) as server:
         assert probe(server.url, "ocs-c").status == 404
-        assert value(probe(server.url, "sw-b", module="cpo").body, "msoctl_up") == 1.0
+        assert value(probe(server.url, "sw-b", module="cpo", scrape_timeout=roomy).body,
+                     "msoctl_up") == 1.0
         ocs_a = next(d for d in document["devices"] if d["name"] == "ocs-a")
         document["devices"].append({**ocs_a, "name": "ocs-c"})  # a second way to ocs-a
         next(d for d in document["devices"] if d["name"] == "sw-b").pop("snmp")
         path.write_text(yaml.safe_dump(document) + "\n# changed\n")
-        assert value(probe(server.url, "ocs-c").body, "msoctl_up", device="ocs-c") == 1.0
+        assert value(probe(server.url, "ocs-c", scrape_timeout=roomy).body, "msoctl_up",
+                     device="ocs-c") == 1.0
         no_snmp = probe(server.url, "sw-b", module="cpo")
         assert no_snmp.status == 400 and "no snmp section" in no_snmp.body
         path.write_text("devices: [{name: broken}]\n")  # a bad file keeps the last good one
