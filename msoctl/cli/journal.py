@@ -61,6 +61,9 @@ def import_command(ctx: Context, files: tuple[Path, ...]) -> None:
                 and os.path.samefile(path, target.path):
             raise ValidationError(f"{path} is the journal itself")
         report = import_jsonl(target, path)
+        if not report.lines:
+            click.echo(f"{path}: empty, nothing imported into {target.where}")
+            continue
         click.echo(f"{path}: {counted(report.added, 'record')} imported into {target.where}"
                    + (f", {report.present} already there" if report.present else "")
                    + (f", {counted(report.skipped, 'line')} skipped (torn or not records)"

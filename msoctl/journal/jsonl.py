@@ -10,7 +10,9 @@ at a time (flat memory at any size); importing an export gives the same records.
 What import reads is bounded like every file msoctl reads: a regular file only (a FIFO
 or a device such as ``/dev/zero`` is refused unread), at most :data:`MAX_IMPORT_BYTES`,
 each line at most :data:`MAX_LINE_BYTES` (a longer one is skipped without being held
-in memory); a file with lines but no record in it is not a journal, and is refused.
+in memory); a file with lines but no record in it, or none in its first hundred, is
+not a journal, and is refused (without reading the rest). An empty file is an empty
+journal (what an export of one writes): nothing to add.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ MAX_IMPORT_BYTES = 4 * 2**30
 """The largest JSON-lines file an import reads (some ten million records)."""
 MAX_LINE_BYTES = 1 * 2**20
 """The longest line taken for a record; msoctl's own records are a few kilobytes."""
+NOT_A_JOURNAL_LINES = 100
+"""A file whose first this many lines hold no record is not a journal: it is refused
+there, not read to its end (a crash tears the last line of a journal, not its first
+hundred)."""
 
 
 @dataclass
@@ -50,12 +56,21 @@ def line_id(raw: bytes) -> str:
     return hashlib.sha256(b"msoctl-jsonl:" + raw.strip()).hexdigest()[:24]
 
 
-def _records(lines: Iterable[bytes], report: ImportReport
+def _not_finite(constant: str) -> float:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+def _records(lines: Iterable[bytes], report: ImportReport, path: Path
              ) -> Iterator[tuple[str, dict[str, Any]]]:
+    found = False
     for raw in lines:
         report.lines += 1
-        try:
-            record = json.loads(raw)
+        if not found and report.skipped >= NOT_A_JOURNAL_LINES:
+            raise ValidationError(f"{path}: no journal record in its first "
+                                  f"{NOT_A_JOURNAL_LINES} lines: not a JSON-lines journal "
+                                  "(as msoctl journal export writes)")
+        try:  # NaN and Infinity are not JSON: such a line is not one msoctl wrote
+            record = json.loads(raw, parse_constant=_not_finite)
         except ValueError:
             report.skipped += 1  # torn by a crash mid-write
             continue
@@ -63,6 +78,7 @@ def _records(lines: Iterable[bytes], report: ImportReport
             report.skipped += 1
             continue
         record["op"] = str(record["op"])
+        found = True
         yield line_id(raw), record
 
 
@@ -79,7 +95,7 @@ def import_jsonl(journal: Journal, path: Path) -> ImportReport:
                                   "--journal at it, or export it first")
         try:
             report.added, report.present = journal.store.import_records(
-                _records(_bounded_lines(handle, report), report))
+                _records(_bounded_lines(handle, report), report, path))
         except OSError as error:
             if isinstance(error, JournalError):
                 raise

@@ -155,8 +155,24 @@ def test_an_import_reads_only_a_journal_file_and_within_bounds(
     assert done.code == 0 and "3 records imported" in done.out, done
     assert "2 lines skipped" in done.out  # the long line, and the torn last one
     empty = tmp_path / "empty.jsonl"
-    empty.write_text("")
-    assert msoctl("--journal", str(journal), "journal", "import", str(empty)).code == 0
+    empty.write_text("")  # an empty journal, as an export of one writes
+    done = msoctl("--journal", str(journal), "journal", "import", str(empty))
+    assert done.code == 0 and "empty, nothing imported" in done.out, done
+    # a big file that is not a journal is refused at its hundredth line, not read whole
+    # (50 MB of "x: 1" took more than 40 s to be told "no journal record")
+    big = tmp_path / "big.yaml"
+    with big.open("wb") as out:
+        for _ in range(50):
+            out.write(b"x: 1\n" * 200_000)
+    error = one_error(msoctl("--journal", str(journal), "journal", "import", str(big)), 2)
+    assert "no journal record in its first 100 lines" in error
+    # NaN is not JSON: a line carrying it is not one msoctl wrote
+    nan = tmp_path / "nan.jsonl"
+    nan.write_text('{"op": "n1", "event": "intent", "power_dbm": NaN}\n'
+                   + old_journal.read_text())
+    done = msoctl("--journal", str(tmp_path / "nan.sqlite"), "journal", "import", str(nan))
+    assert done.code == 0 and "3 records imported" in done.out, done
+    assert "2 lines skipped" in done.out  # the NaN line, and the torn last one
 
 
 def test_history_of_a_kind_no_action_has_is_refused(msoctl: Msoctl, tmp_path: Path) -> None:
