@@ -262,6 +262,9 @@ def set_command(ctx: Context, device: str, mode: str | None, gain_db: float | No
     with _driver(ctx, device) as (entry, driver):
         _need_amplifier_page(ctx, device, driver, SET, setting_what(
             mode=mode, gain_db=gain_db, output_power_dbm=output_power_dbm, tilt_db=tilt_db))
+        if dry_run:  # what the change would refuse, the dry run refuses (not journaled)
+            driver.check_targets(gain_db=gain_db, output_power_dbm=output_power_dbm,
+                                 tilt_db=tilt_db)
         impacts = amp_impacts(ctx, device, "disturbed", "the light level on its span changes")
         click.echo(describe_impacts(impacts))
         if dry_run:

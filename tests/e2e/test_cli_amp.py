@@ -112,6 +112,17 @@ def test_out_of_range_targets_are_refused_before_sending(
     assert refusal["event"] == "refused" and refusal["exit_code"] == 2
 
 
+@pytest.mark.parametrize("args", [["--gain", "99"], ["--gain", "-5"],
+                                  ["--output-power", "1e308"], ["--tilt", "30"]])
+def test_a_dry_run_refuses_what_the_change_would(msoctl: Msoctl, lab: Lab,
+                                                 args: list[str]) -> None:
+    """A dry run said "nothing was written", exit 0, for a gain the module cannot take."""
+    result = msoctl("amp", "set", "amp-1", *args, "--dry-run")
+    assert result.code == 2 and "outside the module's range" in _one_error_line(result)
+    assert "dry run" not in result.out
+    assert _journal(lab) == []  # a dry run writes nothing, its refusal included
+
+
 def test_disabling_als_needs_the_override(msoctl: Msoctl, lab: Lab) -> None:
     result = msoctl("amp", "als", "amp-1", "--mode", "disabled")
     assert result.code == 3
