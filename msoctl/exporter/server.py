@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from drivers.errors import ValidationError
+from drivers.yamlfile import YamlFileError, open_regular
 from msoctl import __version__
 from msoctl.exporter.probe import MODULES, TIMEOUT_HEADER, Prober, ProbeRefused
 
@@ -38,6 +39,8 @@ HEADER_TIMEOUT_SECONDS = 10.0
 """How long a request's line and headers may take to arrive, in all."""
 RESPONSE_TIMEOUT_SECONDS = 60.0
 """How long a response's write may wait for a client that does not read it."""
+TLS_FILE_BYTES = 1 * 2**20
+"""The largest certificate chain or key file read (a chain is a few kilobytes)."""
 MAX_CONNECTIONS = 512
 """Connections served at once: well above a fleet's concurrent scrapes."""
 _BUSY = (b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
@@ -67,7 +70,14 @@ def parse_listen(listen: str) -> tuple[str, int]:
 
 
 def tls_context(cert: Path, key: Path) -> ssl.SSLContext:
-    """A server context (TLS 1.2 and later) with this certificate chain and key."""
+    """A server context (TLS 1.2 and later) with this certificate chain and key: each a
+    regular file of at most TLS_FILE_BYTES (a FIFO would hold the start for ever)."""
+    for path in (cert, key):
+        try:
+            open_regular(path, max_bytes=TLS_FILE_BYTES).close()
+        except YamlFileError as error:
+            raise ValidationError(f"TLS {'certificate' if path == cert else 'key'}: "
+                                  f"{error}") from None
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import json
+import os
 import signal
 import socket
 import ssl
@@ -435,6 +436,14 @@ def test_tls(lab: Lab, tmp_path: Path, msoctl: Msoctl) -> None:
     assert half.code == 2 and "go together" in half.err
     bad = msoctl("exporter", "--tls-cert", str(key), "--tls-key", str(cert))
     assert bad.code == 2 and bad.err.startswith("error: cannot use TLS certificate")
+    # a FIFO is refused unread (the start waited on it for ever)
+    fifo = tmp_path / "cert.pipe"
+    os.mkfifo(fifo)
+    for args in (["--tls-cert", str(fifo), "--tls-key", str(key)],
+                 ["--tls-cert", str(cert), "--tls-key", str(fifo)]):
+        piped = msoctl("exporter", "--listen", "127.0.0.1:0", *args)
+        assert piped.code == 2 and piped.err.count("\n") == 1, piped
+        assert "TLS " in piped.err and "not a regular file" in piped.err, piped.err
 
 
 def test_the_command_serves_until_sigterm_and_finishes_probes_in_flight(
