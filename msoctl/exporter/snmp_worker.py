@@ -108,9 +108,12 @@ class SnmpWorker:
             return self._connection
         mine, theirs = socket.socketpair()
         with theirs:
+            # A process group of its own: a terminal's Ctrl-C reaches the exporter's
+            # group only (the exporter stops the worker itself); one landing while the
+            # worker still imports, before it can ignore SIGINT, printed a traceback.
             self._process = subprocess.Popen(
                 [sys.executable, "-m", __name__, str(theirs.fileno())],
-                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, process_group=0)
         ours = Connection(mine.detach())
         self._connection = ours
         threading.Thread(target=self._read, args=(ours,), name="snmp-replies",
@@ -190,6 +193,6 @@ class SnmpWorker:
 
 
 if __name__ == "__main__":
-    # Ctrl-C in a terminal reaches the whole process group: the exporter stops us itself.
+    # The exporter stops us itself (and a SIGINT sent to our group by hand is not a stop).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     serve(Connection(int(sys.argv[1])))

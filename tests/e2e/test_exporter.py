@@ -476,6 +476,35 @@ def test_the_command_serves_until_sigterm_and_finishes_probes_in_flight(
     assert "msoctl exporter stopped" in log.read_text()
 
 
+def test_ctrl_c_in_a_terminal_reaches_the_exporter_not_its_snmp_worker(
+        lab: Lab, tmp_path: Path) -> None:
+    """A terminal's Ctrl-C goes to its job's process group. The SNMP worker has a group of
+    its own, so it is stopped by the exporter, never by the Ctrl-C: one that landed
+    while the worker was still importing printed a traceback of the worker's."""
+    log = tmp_path / "exporter.log"
+    msoctl_bin = Path(sys.executable).with_name("msoctl")
+    with log.open("w") as stderr:  # a job of its own, as a shell starts it
+        process = subprocess.Popen([str(msoctl_bin), "exporter", "--listen", "127.0.0.1:0"],
+                                   env=subprocess_env(lab), stdout=subprocess.DEVNULL,
+                                   stderr=stderr, process_group=0)
+    try:
+        wait_until(lambda: "listening on" in log.read_text(), "exporter listening", seconds=20)
+        url = log.read_text().split("listening on ")[1].split()[0]
+        assert probe(url, "sw-a", module="cpo", scrape_timeout=60).status == 200
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+        (worker,) = [int(pid) for pid in children]
+        assert os.getpgid(worker) != os.getpgid(process.pid)
+        os.killpg(process.pid, signal.SIGINT)  # Ctrl-C, as the terminal sends it
+        assert process.wait(timeout=15) == 0
+        wait_until(lambda: not Path(f"/proc/{worker}").exists(),
+                   "the worker stopped by the exporter", seconds=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert "Traceback" not in log.read_text(), log.read_text()
+
+
 def test_listen_address_errors(msoctl: Msoctl) -> None:
     assert msoctl("exporter", "--listen", "nowhere").code == 2
     taken = msoctl("exporter", "--listen", "256.1.1.1:80")
