@@ -94,7 +94,9 @@ def invoke(group: click.Group, args: list[str]) -> int:
         return _fail("interrupted", EXIT_INTERRUPTED, verbose=verbose)
     except click.UsageError as error:
         hint = f" (see '{error.ctx.command_path} --help')" if error.ctx else ""
-        message = error.format_message()
+        # one line: click writes some messages over several (a missing choice lists the
+        # choices a line each)
+        message = " ".join(error.format_message().split())
         if isinstance(error, _NO_ARGS_IS_HELP) and isinstance(error.ctx, click.Context):
             # click >= 8.2 puts the whole help text in this error; the contract is one line
             command = error.ctx.command

@@ -426,6 +426,9 @@ def test_completion_of_an_unknown_shell_is_refused(msoctl: Msoctl) -> None:
     result = msoctl("completion", "powershell")
     assert result.code == 2
     assert "'powershell' is not one of 'bash', 'zsh', 'fish'" in one_error_line(result.err)
+    missing = msoctl("completion")  # click lists the choices a line each: one line here
+    assert missing.code == 2
+    assert "Choose from: bash, zsh, fish" in one_error_line(missing.err)
 
 
 # ---- global options after the subcommand ---------------------------------------------------
