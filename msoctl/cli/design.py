@@ -7,6 +7,7 @@ and talks to no device.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +152,10 @@ def cost(gpus: tuple[int, ...], gpus_per_server: int, nics_per_gpu: int, nic_spe
     """
     if not architectures:
         raise DesignError("--arch: name at least one architecture")
+    if csv_path is not None and png_path is not None \
+            and os.path.abspath(csv_path) == os.path.abspath(png_path):
+        raise DesignError(f"--csv and --png name the same file ({csv_path}): one would "
+                          "replace the other")
     if baseline is None:
         baseline = DEFAULT_BASELINE if DEFAULT_BASELINE in architectures else architectures[0]
     shape = FabricInputs(gpus=gpus[0], gpus_per_server=gpus_per_server,

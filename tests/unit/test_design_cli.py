@@ -93,6 +93,9 @@ def test_csv_and_png_are_written(msoctl: Msoctl, tmp_path: Path) -> None:
     assert figure.stat().st_size > 10_000
     assert json.loads(result.out)["files"] == {"csv": str(table), "png": str(figure)}
     assert not list(tmp_path.glob(".*.tmp"))
+    same = msoctl("design", "cost", *WORKED, "--csv", str(table), "--png",
+                  f"{tmp_path}/./cost.csv")  # one would replace the other: refused
+    assert same.code == 2 and "name the same file" in same.err and same.err.count("\n") == 1
 
 
 def test_a_million_gpus(msoctl: Msoctl) -> None:
