@@ -133,5 +133,6 @@ def snmp_config(ctx: Context, out: Path | None, show_secrets: bool) -> None:
     try:
         snmpconfig.write_private(out, text)
     except OSError as error:
-        raise ValidationError(f"cannot write {out}: {error.strerror or error}") from None
+        # a write that failed (a full disk): exit 1, the file named, as every output's
+        raise OSError(error.errno, error.strerror, str(out)) from None
     click.echo(f"{out}: snmp_exporter configuration, mode 0600 (it holds SNMP secrets)")

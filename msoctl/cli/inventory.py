@@ -112,7 +112,8 @@ def sd(ctx: Context, out: str | None, shards: int | None, snmp_exporter: bool) -
     try:
         file_sd.write_atomically(path, text)
     except OSError as error:
-        raise ValidationError(f"cannot write {path}: {error.strerror or error}") from None
+        # a write that failed (a full disk): exit 1, the file named, as every output's
+        raise OSError(error.errno, error.strerror, str(path)) from None
     click.echo(f"{path}: {counted(len(groups), 'target group')}")
 
 

@@ -171,7 +171,8 @@ def plan(ctx: Context, ports: tuple[str, ...], lossless: str, lossless_pool: str
     try:
         write_output(out_file, text)
     except OSError as error:
-        raise ValidationError(f"cannot write {out_file}: {error.strerror}") from None
+        # a write that failed (a full disk): exit 1, the file named, as every output's
+        raise OSError(error.errno, error.strerror, str(out_file)) from None
     say_comment(f"wrote {out_file}")
 
 

@@ -96,3 +96,18 @@ def test_a_directory_is_refused_before_the_command_starts(option: str, msoctl: M
         assert result.code == 2 and result.err.startswith("error: "), result.err
         assert result.err.count("\n") == 1
     assert list(directory.iterdir()) == []
+
+
+@pytest.mark.parametrize("option", list(OUTPUTS))
+def test_a_full_device_fails_the_write_alike_everywhere(option: str, msoctl: Msoctl,
+                                                        tmp_path: Path) -> None:
+    """A write that fails (/dev/full: no space left) is a failure, exit 1, the file named,
+    whichever command wrote (three said exit 2, refused, the others 1). /dev/full is
+    reached through a link, as above."""
+    link = tmp_path / "full"
+    os.symlink("/dev/full", link)
+    result = msoctl(*OUTPUTS[option](str(link)))
+    assert result.code == 1, result
+    assert result.err.startswith("error: ") and result.err.count("\n") == 1, result.err
+    assert "No space left on device" in result.err and "full" in result.err
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
