@@ -170,6 +170,43 @@ def test_switching_times_match_the_emulated_ones(measured: Measured) -> None:
     assert 0.025 < switching["median_seconds"] < 0.035  # the warm LC engine: about 30 ms
 
 
+def test_a_step_measured_again_is_timed_as_the_unit_switched_it(tmp_path: Path) -> None:
+    """A step that did not settle inside its short window is measured again: the map
+    goes back, then the step is switched again with the full window, and its time is the
+    unit's own (the way back done first: a unit still switching would start the step at
+    the end of it). Here the cell cools after the second step (the heater off in a 30
+    degC room: each switch about 54 ms, past the short window of 1.5 x 30 ms + 5 ms)."""
+    lab = AcceptanceLab(tmp_path / "test-set", size=SIZE, clock=SteppedClock())
+    lab.start()
+    settings = _settings(lab, repeat=1)
+    truth: list[tuple[StepResult, float | None]] = []
+
+    def cool_after_the_second(result: StepResult) -> None:
+        truth.append((result, lab.ocs.last_switch_seconds))
+        if len(truth) == 2:
+            lab.ocs.ambient_celsius, lab.ocs.heater_on = 30.0, False
+
+    ocs = open_ocs("ocs-dut", "visa", _address(lab, "ocs-dut"))
+    laser = open_laser("laser-1", "visa", _address(lab, "laser-1"))
+    meter = open_meter("pm-1", "visa", _address(lab, "pm-1"), channels=SIZE)
+    try:
+        char.RunState(tmp_path / "out").create(settings, {}, {})
+        Characterization(ocs, laser, meter, settings, tmp_path / "out", run="one",
+                         on_step=cool_after_the_second).run()
+    finally:
+        for driver in (ocs, laser, meter):
+            driver.close()
+        lab.stop()
+    again = [(result, emulated) for result, emulated in truth if result.remeasured]
+    assert again, "no step was measured again"
+    for result, emulated in again:
+        assert emulated is not None and emulated > 0.05
+        measured = [t for t in result.switching_seconds.values() if t is not None]
+        assert measured and len(measured) == len(result.switching_seconds), result
+        assert all(t == pytest.approx(emulated, abs=2 * INTERVAL) for t in measured), (
+            result.step.index, emulated, measured)
+
+
 def test_crosstalk_is_below_the_model_figure(measured: Measured) -> None:
     device = measured.lab.ocs
     rows = [r for r in char.iter_rows(measured.settings, measured.records)
