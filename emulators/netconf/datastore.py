@@ -10,10 +10,7 @@ copy-config, delete-config, lock/unlock, discard-changes, validate, commit,
 confirmed commit (:confirmed-commit:1.1, on the injected clock), cancel-commit
 and get-schema. Every change of running calls ``on_commit`` with the
 plain-dict tree emulators/switch/config.py reads, before running changes: a
-``ValueError`` from it refuses the change (``operation-failed``). ``<validate>``
-asks the device the same (``check``, what ``on_commit`` would refuse, without
-applying anything), as a device validates against what it is as well as against
-the model: a configuration that validates is one its commit takes.
+``ValueError`` from it refuses the change (``operation-failed``).
 
 A refused edit-config leaves its target exactly as it was, whatever its
 error-option: the edit works on a copy, kept only when nothing failed.
@@ -114,18 +111,15 @@ class Datastores:
 
     ``state()`` gives the operational state as a ``<switch>`` element (merged
     into get's reply); ``on_commit(tree)`` receives running before each change
-    (a ``ValueError`` from it refuses the change); ``check(tree)`` the same question
-    without the change, asked by ``<validate>``.
+    (a ``ValueError`` from it refuses the change).
     ``candidate=False`` serves writable-running instead of :candidate.
     """
 
     def __init__(self, *, clock: Clock | None = None, on_commit: CommitHook | None = None,
-                 check: CommitHook | None = None,
                  state: StateSource | None = None, validator: Validator | None = None,
                  candidate: bool = True, library: Library | None = None):
         self.clock: Clock = clock if clock is not None else RealClock()
         self.on_commit = on_commit
-        self.check = check
         self.state = state
         self.validator = validator if validator is not None else default_validator()
         self.use_candidate = candidate
@@ -258,14 +252,7 @@ class Datastores:
         self._reset_candidate()
 
     def validate(self, session: NetconfSession, operation: _Element) -> None:
-        tree = self._source_tree(operation)
-        self._require_valid(tree)
-        if self.check is not None:
-            try:
-                self.check(to_tree(tree))
-            except ValueError as error:  # what a commit of it would be refused for
-                raise RpcError("operation-failed", f"the device cannot apply it: {error}",
-                               error_type="application") from None
+        self._require_valid(self._source_tree(operation))
 
     # ---- locks -----------------------------------------------------------------------
 

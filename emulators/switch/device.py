@@ -7,8 +7,7 @@ the NETCONF-over-SSH server (:class:`~emulators.netconf.server.NetconfServer`):
 - Every change of running (commit, or a confirmed commit's rollback) is handed
   to the model first (``SwitchModel.apply_config``); a configuration the chip
   cannot run (a port it does not have) is refused with ``operation-failed``
-  and running stays as it was. ``<validate>`` asks the model the same, so a
-  plan validated on the candidate is refused for what its commit would be.
+  and running stays as it was.
 - ``<get>`` merges the model's operational data (the buffer, counters per port
   and queue, integrated up to the moment of the request) into running.
 - At start the device holds its factory configuration in running, candidate
@@ -108,8 +107,8 @@ class SwitchDevice:
                                  lossless_pool_bytes=lossless_pool_bytes)
         # The model is read and changed in the NETCONF worker and faulted from other threads.
         self._lock = threading.RLock()
-        self.datastores = Datastores(clock=clock, on_commit=self._apply, check=self._check,
-                                     state=self._state, validator=validator)
+        self.datastores = Datastores(clock=clock, on_commit=self._apply, state=self._state,
+                                     validator=validator)
         factory = factory_config(ports)
         self.model.apply_config(factory)
         for store in DATASTORES:
@@ -176,10 +175,6 @@ class SwitchDevice:
     def _apply(self, tree: dict[str, Any]) -> None:
         with self._lock:
             self.model.apply_config(tree)
-
-    def _check(self, tree: dict[str, Any]) -> None:
-        with self._lock:
-            self.model.check_config(tree)
 
     def _state(self) -> _Element:
         with self._lock:

@@ -201,18 +201,12 @@ class SwitchModel:
         Raises :class:`ConfigError` for a port the chip does not have or a value
         the model cannot read.
         """
-        config = self.check_config(tree)
-        self._advance()
-        self.config = config
-
-    def check_config(self, tree: Mapping[str, Any]) -> SwitchConfig:
-        """The configuration ``tree`` as the model would run it, changing nothing; raises
-        :class:`ConfigError` as :meth:`apply_config` does."""
         config = parse(tree)
         unknown = sorted(set(config.ports) - set(self._ports))
         if unknown:
             raise ConfigError(f"no such port: {', '.join(unknown)}")
-        return config
+        self._advance()
+        self.config = config
 
     def set_load(self, port: str, queue: int, offered_gbps: float, *,
                  drain_gbps: float | None = None, flows: int = 16) -> None:

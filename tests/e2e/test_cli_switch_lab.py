@@ -95,18 +95,3 @@ def test_a_laser_source_fault_darkens_the_far_end(lab: Lab, msoctl: Msoctl) -> N
                for lane in shown["lanes"])
     lab.clear("sw-b", "els")
     wait_until(lambda: lab.optics.power_dbm("sw-a:rx1") > lit - 1, "light is back", 5)
-
-
-def test_a_port_the_switch_lacks_is_refused_by_the_plan_as_by_the_apply(
-        lab: Lab, msoctl: Msoctl, tmp_path: Path) -> None:
-    """The switch validates a candidate against what it is (its ports), as its commit
-    does: a plan passed a WANT naming a port it does not have, refused only at commit."""
-    want = plan(msoctl, tmp_path, "no-such-port")
-    want.write_text(want.read_text().replace(PORT, "Ethernet99"))
-    planned = msoctl("switch", "cc", "plan", "sw-a", "--file", str(want))
-    applied = msoctl("switch", "cc", "apply", "sw-a", "--file", str(want))
-    assert planned.code == applied.code == 1, (planned, applied)
-    for result in (planned, applied):
-        lines = result.err.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("error: "), result.err
-        assert "no such port: Ethernet99" in lines[0], lines[0]
