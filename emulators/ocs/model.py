@@ -558,8 +558,12 @@ class OcsDevice(ScpiDevice):
         done = begin + duration
         leaving = removed | (changed & set(self._paths))  # beams removed or re-pointed
         touched = {self._paths[i].egress for i in leaving} | {wanted[i] for i in changed}
+        # The beams leave when the reconfiguration begins, as the new ones land at its
+        # end: both on the unit's own time, not when the emulator got round to the
+        # command (on a loaded host that came up to 30 ms later, and a meter logging
+        # the switch saw the old light go out that much late: a switch of a few ms).
         for ingress in leaving:
-            self._remember_gone(ingress, self._paths[ingress], now)
+            self._remember_gone(ingress, self._paths[ingress], begin)
         for ingress in removed:
             del self._paths[ingress]
         for ingress in changed:
@@ -568,10 +572,10 @@ class OcsDevice(ScpiDevice):
             loss = self.factory_loss_db(ingress, egress) + repeat
             self._paths[ingress] = _Path(egress, done, loss)
         self.busy_until = done
-        self._transitions.extend((now, done))
+        self._transitions.extend((begin, done))
         self._reconfigurations.append((done, duration))
         self._save_nvram()
-        # removed and re-pointed beams are dark from now, the new ones light up at done
+        # removed and re-pointed beams are dark from begin, the new ones light up at done
         self._light_changed(egress=touched, again_at=done)
         self._map_changed()
 

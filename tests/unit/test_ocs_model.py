@@ -169,6 +169,30 @@ def test_a_command_starts_from_when_it_reached_the_unit(bench: Bench) -> None:
     assert bench.lit(17)
 
 
+def test_the_beams_leave_when_the_reconfiguration_begins_not_when_it_was_handled(
+        bench: Bench) -> None:
+    """A command that reached the unit at 0.98 s and was handled at 1.0 s: its
+    reconfiguration begins at 0.98 s, when the old beam goes out, and ends a switching
+    time later, when the new one lands. (The old beam went out at 1.0 s: a meter logging
+    the switch timed it 20 ms short, and a command handled past its end, below zero.)"""
+    bench.device.add((1,), (17,))
+    bench.clock.advance(1.0)
+    token = COMMAND_READY_AT.set(0.98)
+    try:
+        bench.device.only((1,), (18,))
+    finally:
+        COMMAND_READY_AT.reset(token)
+    done = bench.device.pending_until()
+    assert bench.device.transition_times(0.9, 2.0) == [0.98, done]
+
+    def light(egress: int, at: float) -> float:  # asked about the past, as a logging meter
+        return bench.device.egress_power_dbm(egress, lambda port: 0.0, at)
+
+    assert light(17, 0.979) > -10.0  # the old path, until the reconfiguration began
+    assert light(17, 0.981) < -40.0 and light(18, 0.981) < -40.0  # switching
+    assert light(18, done + 0.0001) > -10.0
+
+
 def test_a_command_that_reached_the_unit_while_it_was_busy_queues_behind(bench: Bench) -> None:
     bench.device.add((1,), (17,))
     busy = bench.device.pending_until()
