@@ -26,8 +26,9 @@ reconfigures them all at once) to the moment its new light is within
 ``SETTLE_DB`` (0.5 dB, the "tuned" threshold of the open OCS models) of the
 level it then reads, for good. The logging window follows the switching
 times seen so far (1.5 x the longest plus 5 ms, at most ``--log-window``); a
-step whose light has not settled inside a short window is measured again
-with the full one.
+step whose light has not settled inside its window is measured again with the
+full one, up to ``MEASURE_TRIES`` times in all (a host slow to send the switch
+after starting the logging leaves the switch's end outside the window).
 
 Resumable: every completed step is appended (fsynced) to ``steps.jsonl`` in
 the output directory, beside ``state.json`` (the settings and the map found
@@ -67,6 +68,11 @@ LIGHT_DBM = -50.0
 MIN_LAUNCH_DBM = -30.0
 """Less launched into an ingress port and a path's light comes too close to LIGHT_DBM."""
 MIN_WINDOW_SAMPLES = 20
+MEASURE_TRIES = 3
+"""A step not settled inside its window is switched again (the map back first), at most
+this many times in all, with the full window after the first: a host that was slow to
+send the switch after starting the meter's logging leaves the switch's end outside the
+window, and a busy host may be slow twice."""
 METER_FLOOR_DBM = -75.0
 """Readings below this are within 10 dB of the meter's dark floor: an upper bound only."""
 
@@ -539,8 +545,10 @@ class Characterization:
         previous = self._last_paths
         after, times = self._reconfigure(step.paths, window)
         remeasured = False
-        if None in times.values() and window < self._window and previous is not None:
-            # Not settled inside a short window: go back and switch again, logging it all.
+        for _ in range(MEASURE_TRIES - 1):
+            if None not in times.values() or previous is None:
+                break
+            # Not settled inside the window: go back and switch again, logging it all.
             self._reconfigure(previous, None)
             window, remeasured = self._window, True
             after, times = self._reconfigure(step.paths, window)
