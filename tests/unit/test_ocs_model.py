@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -155,15 +157,23 @@ def test_a_command_after_the_engine_is_idle_starts_at_once(bench: Bench) -> None
     assert bench.device.pending_until() - 1.0 == pytest.approx(WARM_SWITCH_SECONDS, rel=JITTER)
 
 
+@contextmanager
+def arrived_at(when: float) -> Iterator[None]:
+    """Commands carried out in the block had reached the unit at device time ``when``, as
+    a transport says (COMMAND_READY_AT)."""
+    token = COMMAND_READY_AT.set(when)
+    try:
+        yield
+    finally:
+        COMMAND_READY_AT.reset(token)
+
+
 def test_a_command_starts_from_when_it_reached_the_unit(bench: Bench) -> None:
     """A transport that says when the command had reached the unit (COMMAND_READY_AT) has
     it start then: the unit was not waiting for the emulator's interpreter."""
     bench.clock.advance(1.0)
-    token = COMMAND_READY_AT.set(0.98)
-    try:
+    with arrived_at(0.98):
         bench.device.add((1,), (17,))
-    finally:
-        COMMAND_READY_AT.reset(token)
     assert bench.device.pending_until() - 0.98 == pytest.approx(WARM_SWITCH_SECONDS, rel=JITTER)
     bench.clock.advance(bench.device.pending_until() - bench.clock.now() + 0.0001)
     assert bench.lit(17)
@@ -177,11 +187,8 @@ def test_the_beams_leave_when_the_reconfiguration_begins_not_when_it_was_handled
     the switch timed it 20 ms short, and a command handled past its end, below zero.)"""
     bench.device.add((1,), (17,))
     bench.clock.advance(1.0)
-    token = COMMAND_READY_AT.set(0.98)
-    try:
+    with arrived_at(0.98):
         bench.device.only((1,), (18,))
-    finally:
-        COMMAND_READY_AT.reset(token)
     done = bench.device.pending_until()
     assert bench.device.transition_times(0.9, 2.0) == [0.98, done]
 
@@ -197,11 +204,8 @@ def test_a_command_that_reached_the_unit_while_it_was_busy_queues_behind(bench: 
     bench.device.add((1,), (17,))
     busy = bench.device.pending_until()
     bench.clock.advance(0.005)
-    token = COMMAND_READY_AT.set(0.001)  # reached it during the first reconfiguration
-    try:
+    with arrived_at(0.001):  # reached it during the first reconfiguration
         bench.device.add((2,), (18,))
-    finally:
-        COMMAND_READY_AT.reset(token)
     assert bench.device.pending_until() - busy == pytest.approx(WARM_SWITCH_SECONDS, rel=JITTER)
 
 
