@@ -130,9 +130,5 @@ def snmp_config(ctx: Context, out: Path | None, show_secrets: bool) -> None:
     if out is None:
         click.echo(text, nl=False)
         return
-    try:
-        snmpconfig.write_private(out, text)
-    except OSError as error:
-        # a write that failed (a full disk): exit 1, the file named, as every output's
-        raise OSError(error.errno, error.strerror, str(out)) from None
+    snmpconfig.write_private(out, text)
     click.echo(f"{out}: snmp_exporter configuration, mode 0600 (it holds SNMP secrets)")

@@ -109,11 +109,7 @@ def sd(ctx: Context, out: str | None, shards: int | None, snmp_exporter: bool) -
         click.echo(text, nl=False)
         return
     path = OutputFile().convert(out, _param("out"), click.get_current_context())
-    try:
-        file_sd.write_atomically(path, text)
-    except OSError as error:
-        # a write that failed (a full disk): exit 1, the file named, as every output's
-        raise OSError(error.errno, error.strerror, str(path)) from None
+    file_sd.write_atomically(path, text)
     click.echo(f"{path}: {counted(len(groups), 'target group')}")
 
 
