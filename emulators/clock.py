@@ -36,6 +36,14 @@ class Clock(Protocol):
         """Wait ``seconds`` of device time."""
 
 
+def command_time(clock: Clock) -> float:
+    """When the unit began the command being carried out: the moment it could have
+    (:data:`COMMAND_READY_AT`), or now where no transport says or now is earlier."""
+    now = clock.now()
+    ready = COMMAND_READY_AT.get()
+    return now if ready is None else min(now, ready)
+
+
 class RealClock:
     """Wall-clock time (monotonic)."""
 

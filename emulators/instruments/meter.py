@@ -49,6 +49,7 @@ from drivers.instruments.commands import (
     NO_FUNCTION,
 )
 from drivers.scpi.common import OPERATION_BITS
+from emulators.clock import command_time
 from emulators.optics.model import OpticalModel, Receiver, dbm_to_mw
 from emulators.scpi.device import ScpiDevice
 from emulators.scpi.parser import ScpiError
@@ -223,7 +224,9 @@ class PowerMeter(ScpiDevice):
 
     def start_logging(self, number: int) -> None:
         port = self.port(number)
-        port.log_start, port.log_data = self.clock.now(), None
+        # from when the program message reached the meter: every port it starts begins
+        # at that moment, however late the emulator got round to the later ones
+        port.log_start, port.log_data = command_time(self.clock), None
 
     def stop_logging(self, number: int) -> None:
         port = self.port(number)

@@ -107,7 +107,7 @@ from drivers.ocs.commands import (
     QUESTIONABLE_TEMPERATURE,
     SELF_TEST_FAULTS,
 )
-from emulators.clock import COMMAND_READY_AT
+from emulators.clock import command_time
 from emulators.faults import Fault, FaultError
 from emulators.ocs import nvram
 from emulators.ocs.alarms import LosAlarms
@@ -544,15 +544,13 @@ class OcsDevice(ScpiDevice):
     def _switch_to(self, wanted: dict[int, int], *, start: float | None = None) -> None:
         """Make the map exactly ``wanted``; changed paths settle after one reconfiguration."""
         self._finish_boot_if_due()
-        now = self.clock.now()
         changed = {i for i, e in wanted.items()
                    if i not in self._paths or self._paths[i].egress != e}
         removed = set(self._paths) - set(wanted)
         if not changed and not removed:
             return
         if start is None:  # from when the command reached the unit (emulators/clock.py)
-            ready = COMMAND_READY_AT.get()
-            start = now if ready is None else min(now, ready)
+            start = command_time(self.clock)
         begin = max(start, self.busy_until)
         duration = self.switching_seconds() * self._rng.uniform(0.95, 1.05)
         done = begin + duration
