@@ -2,18 +2,23 @@
 
 SCPI over VISA (TCP socket, serial) or a serial port, in the conventions of
 the common lightwave instruments; see :mod:`drivers.instruments.commands`.
+
+The names below are loaded when first used, not when the package is: the emulated
+instruments import :mod:`drivers.instruments.commands` for the conventions they answer
+in, and a lab must not pay for pyvisa, which only a driver uses.
 """
 
-from drivers.features import Features
-from drivers.instruments.connect import open_laser, open_meter
-from drivers.instruments.laser import LaserDriver
-from drivers.instruments.meter import MeterDriver
-from drivers.instruments.types import (
-    Identity,
-    LaserRange,
-    LaserSettings,
-    PowerTrace,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from drivers.features import Features
+    from drivers.instruments.connect import open_laser, open_meter
+    from drivers.instruments.laser import LaserDriver
+    from drivers.instruments.meter import MeterDriver
+    from drivers.instruments.types import Identity, LaserRange, LaserSettings, PowerTrace
 
 __all__ = [
     "Features",
@@ -26,3 +31,20 @@ __all__ = [
     "open_laser",
     "open_meter",
 ]
+
+_HOMES = {"Features": "drivers.features",
+          "open_laser": "drivers.instruments.connect",
+          "open_meter": "drivers.instruments.connect",
+          "LaserDriver": "drivers.instruments.laser",
+          "MeterDriver": "drivers.instruments.meter",
+          "Identity": "drivers.instruments.types",
+          "LaserRange": "drivers.instruments.types",
+          "LaserSettings": "drivers.instruments.types",
+          "PowerTrace": "drivers.instruments.types"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)

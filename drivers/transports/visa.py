@@ -8,14 +8,28 @@ from __future__ import annotations
 
 import errno
 import socket
+import sys
 import threading
 from typing import Any
 
-import pyvisa
-from pyvisa import constants
-from pyvisa.errors import VisaIOError
-
 from drivers.errors import DeviceError, DeviceTimeout, DeviceUnreachable
+
+# pyvisa imports numpy when it is installed, for callers that ask for a binary block
+# as an array; these drivers never do, and numpy's import (a quarter of a second of
+# CPU) was half of what starting an OCS command cost. numpy is in the venv for
+# `design cost`'s plots, so pyvisa is imported as on a machine without it (pyvisa
+# supports that: it then builds lists), unless this process has numpy loaded already.
+# numpy stays importable afterwards.
+_HIDE_NUMPY = "numpy" not in sys.modules
+if _HIDE_NUMPY:
+    sys.modules["numpy"] = None  # type: ignore[assignment]  # `import numpy` fails
+try:
+    import pyvisa
+    from pyvisa import constants
+    from pyvisa.errors import VisaIOError
+finally:
+    if _HIDE_NUMPY:
+        del sys.modules["numpy"]
 
 _CLOSED_BY_PEER = frozenset({errno.EPIPE, errno.ECONNRESET, errno.ECONNABORTED,
                              errno.ECONNREFUSED})

@@ -10,7 +10,10 @@ No timing is asserted here (bench/startup.py measures it).
   command modules only: no command module, no driver, no YAML, SNMP, NETCONF, SSH, XML,
   plotting or Prometheus library and no emulator.
 - ``msoctl ocs status`` (its help, and the command against an emulated OCS) loads
-  nothing of NETCONF, SSH, SNMP or the emulators.
+  nothing of NETCONF, SSH, SNMP or the emulators, nor numpy, which pyvisa would load
+  for arrays no driver asks for (drivers/transports/visa.py); numpy still loads after.
+- The lab's emulators load no driver library: the emulated instruments answer in
+  ``drivers.instruments.commands``'s conventions without loading pyvisa.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from tests.support.paths import ROOT
 NEVER_FOR_HELP = ("drivers", "emulators", "yaml", "pysnmp", "pyasn1", "ncclient", "paramiko",
                   "asyncssh", "lxml", "matplotlib", "prometheus_client", "pyvisa", "numpy")
 NEVER_FOR_OCS = ("ncclient", "paramiko", "asyncssh", "pysnmp", "pyasn1", "emulators",
-                 "drivers.switch", "drivers.snmp", "msoctl.exporter", "msoctl.lab")
+                 "drivers.switch", "drivers.snmp", "msoctl.exporter", "msoctl.lab", "numpy")
 ROOT_MODULES = {"msoctl", "msoctl.cli", "msoctl.cli.exits", "msoctl.interrupts"}
 
 
@@ -98,3 +101,25 @@ def test_ocs_status_against_an_ocs_loads_no_netconf_snmp_or_emulator(one_ocs: La
     assert "ocs-a" in output and "8x8" in output, output
     assert "pyvisa" in modules and "drivers.ocs.connect" in modules
     assert among(modules, NEVER_FOR_OCS) == []
+
+
+def test_pyvisa_loaded_without_numpy_leaves_numpy_importable() -> None:
+    """A process that loaded the VISA transport (numpy hidden from pyvisa) can still plot."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys, drivers.transports.visa\n"
+         "assert 'numpy' not in sys.modules\n"
+         "import numpy, pyvisa.util\n"
+         "print(numpy.zeros(2).sum(), pyvisa.util.np is None)"],
+        capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0 and done.stdout.split() == ["0.0", "True"], done.stderr
+
+
+def test_the_lab_loads_no_driver_library() -> None:
+    """The emulators (a lab with an acceptance test set: OCS, laser and meter) load
+    neither pyvisa nor numpy."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys, emulators.lab.lab, emulators.instruments.testset\n"
+         "print(sorted(m for m in ('pyvisa', 'numpy', 'drivers.transports.visa')"
+         " if m in sys.modules))"],
+        capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
