@@ -52,15 +52,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# The suite in two passes (docs/testing.md): every test not marked serial on
-# $(PYTEST_WORKERS) worker processes, each test module whole on one worker (so the lab or
-# peer it shares starts once); then the serial ones, alone on the machine but for each
-# other: two modules at a time, each of which waits more than it computes.
-# PYTEST_WORKERS=0 runs the first pass in this process, SERIAL_WORKERS=0 the second.
+# The suite in two passes at once (tests/passes.py, docs/testing.md): every test not marked
+# serial on $(PYTEST_WORKERS) worker processes at the lowest CPU priority, each test module
+# whole on one worker (so the lab or peer it shares starts once); beside it, the serial
+# ones, whose timing in real time must not be stretched by that load, in one process at
+# normal priority. PYTEST_WORKERS=0 runs the first pass in pytest's own process.
 # pytest exits 5 when no test ran; make treats that as the failure it is.
 PYTEST_WORKERS ?= 6
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
-SERIAL_WORKERS ?= 2
 # The suite starts several hundred Python processes (workers, CLIs, emulators, peers'
 # clients); each would compile again every module it imports if bytecode caching were
 # off, as PYTHONDONTWRITEBYTECODE turns it off in some container images. The tests run
@@ -68,8 +67,7 @@ SERIAL_WORKERS ?= 2
 PYTEST = env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 
 pytest: $(STAMP) peers
-	$(PYTEST) $(PYTEST_PARALLEL) -m "not serial"
-	$(PYTEST) -n $(SERIAL_WORKERS) --dist loadfile --no-loadscope-reorder -m serial
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m tests.passes --workers $(PYTEST_WORKERS)
 
 # The documentation site from docs/ (mkdocs.yml) into build/site, which git ignores.
 # --strict fails on any warning: a link to a page or an anchor that does not exist.
