@@ -12,9 +12,11 @@ use real time, because the driver's timeout they exercise is real time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import threading
 import time
+from collections.abc import Iterator
 from typing import Protocol
 
 COMMAND_READY_AT: contextvars.ContextVar[float | None] = contextvars.ContextVar(
@@ -34,6 +36,17 @@ class Clock(Protocol):
 
     async def sleep(self, seconds: float) -> None:
         """Wait ``seconds`` of device time."""
+
+
+@contextlib.contextmanager
+def arrived_at(when: float | None) -> Iterator[None]:
+    """Commands carried out in the block had reached their unit at device time ``when``
+    (:data:`COMMAND_READY_AT`; ``None``: now)."""
+    token = COMMAND_READY_AT.set(when)
+    try:
+        yield
+    finally:
+        COMMAND_READY_AT.reset(token)
 
 
 def command_time(clock: Clock) -> float:

@@ -33,7 +33,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import Protocol, SupportsIndex
 
-from emulators.clock import COMMAND_READY_AT, Clock, RealClock
+from emulators.clock import Clock, RealClock, arrived_at
 from emulators.faults import TRANSPORT_FAULTS, FaultInjector
 from emulators.scpi.arrival import listening_socket, take_arrival
 
@@ -212,15 +212,14 @@ class _Session:
                     self.send(reply.encode("ascii", "replace") + self.terminator)
                 continue
             ready = arrived if self.last_done is None else max(arrived, self.last_done)
-            token = COMMAND_READY_AT.set(ready)
             # runs only if this line waits (the loop gets to it only then)
             waiting = asyncio.get_running_loop().call_soon(self._flush) if self._out else None
             try:
-                await self.handle(line)
+                with arrived_at(ready):
+                    await self.handle(line)
             finally:
                 if waiting is not None:
                     waiting.cancel()
-                COMMAND_READY_AT.reset(token)
                 self.last_done = self.device.clock.now()
 
     def _fault(self, kind: str) -> bool:

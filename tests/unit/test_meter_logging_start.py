@@ -10,26 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import struct
-from collections.abc import Iterator
-from contextlib import contextmanager
 
-from emulators.clock import COMMAND_READY_AT, SteppedClock
+from emulators.clock import SteppedClock, arrived_at
 from emulators.instruments.testset import AcceptanceTestSet
 from emulators.ocs.model import OcsDevice
 from emulators.optics.model import OpticalModel
 
 INTERVAL = 1e-4
 SAMPLES = 600
-
-
-@contextmanager
-def arrived_at(when: float) -> Iterator[None]:
-    """Commands carried out in the block had reached their unit at device time ``when``."""
-    token = COMMAND_READY_AT.set(when)
-    try:
-        yield
-    finally:
-        COMMAND_READY_AT.reset(token)
 
 
 def first_dark(samples: list[float]) -> int:

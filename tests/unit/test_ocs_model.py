@@ -9,13 +9,11 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from emulators.clock import COMMAND_READY_AT, SteppedClock
+from emulators.clock import SteppedClock, arrived_at
 from emulators.faults import Fault
 from emulators.ocs.alarms import CLEAR_HOLD_SECONDS
 from emulators.ocs.model import OcsDevice
@@ -155,17 +153,6 @@ def test_a_command_after_the_engine_is_idle_starts_at_once(bench: Bench) -> None
     bench.clock.advance(1.0)
     bench.device.add((2,), (18,))
     assert bench.device.pending_until() - 1.0 == pytest.approx(WARM_SWITCH_SECONDS, rel=JITTER)
-
-
-@contextmanager
-def arrived_at(when: float) -> Iterator[None]:
-    """Commands carried out in the block had reached the unit at device time ``when``, as
-    a transport says (COMMAND_READY_AT)."""
-    token = COMMAND_READY_AT.set(when)
-    try:
-        yield
-    finally:
-        COMMAND_READY_AT.reset(token)
 
 
 def test_a_command_starts_from_when_it_reached_the_unit(bench: Bench) -> None:
