@@ -10,8 +10,9 @@ in, and a lab must not pay for pyvisa, which only a driver uses.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from drivers.lazy import names_on_first_use
 
 if TYPE_CHECKING:
     from drivers.features import Features
@@ -42,9 +43,4 @@ _HOMES = {"Features": "drivers.features",
           "LaserSettings": "drivers.instruments.types",
           "PowerTrace": "drivers.instruments.types"}
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+__getattr__ = names_on_first_use(__name__, _HOMES)

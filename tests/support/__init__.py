@@ -18,8 +18,7 @@ wait_until``); the rest live in modules named for what they serve:
   :mod:`tests.support.protecting` (a protection controller running in a thread).
 """
 
-import importlib
-from typing import Any
+from drivers.lazy import names_on_first_use
 
 # Loaded on first use (PEP 562), not here: a helper process started as
 # ``python -m tests.support.journal_worker`` imports this package first, and should not
@@ -35,11 +34,5 @@ _HOMES = {
 
 __all__ = sorted(_HOMES)
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = names_on_first_use(__name__, {name: f"{__name__}.{home}"
+                                            for name, home in _HOMES.items()})
