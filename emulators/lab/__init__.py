@@ -7,9 +7,8 @@ and must not pay for every emulator of the lab (about a second of a command's st
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from drivers.lazy import names_on_first_use
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from emulators.lab.constants import JOURNAL_FILE
@@ -21,4 +20,9 @@ __all__ = ["JOURNAL_FILE", "Lab", "Topology", "load_topology"]
 _HOMES = {"JOURNAL_FILE": "emulators.lab.constants", "Lab": "emulators.lab.lab",
           "Topology": "emulators.lab.topology", "load_topology": "emulators.lab.topology"}
 
-__getattr__ = names_on_first_use(__name__, _HOMES)
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)
