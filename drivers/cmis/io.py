@@ -17,7 +17,12 @@ what we selected (the module reset and fell back to page 00h, say) the read
 is repeated after selecting again, so another page's bytes are never taken
 as data. A read that starts further in, where starting early would cross
 latched clear-on-read bytes or cost more than a small transaction, checks
-the select bytes with a separate two-byte read first.
+the select bytes with a separate two-byte read first, as a write does. The
+select, the check and the transfer are then separate transactions, so another
+process polling the same module could select its page in between: the
+``lock`` (for the raw transports a
+:class:`~drivers.transports.buslock.BusLock`) is held across them, so every
+msoctl process on this machine takes turns at the module's page select.
 
 A module does not accept a bank or page it does not have: its select bytes
 read back another page (page 00h of bank 0) instead. When selecting again
@@ -29,6 +34,7 @@ there instead is returned or written.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -95,6 +101,24 @@ def check_range(page: int, offset: int, length: int) -> None:
         raise ValidationError(f"page {page} is not 00h..FFh")
 
 
+class PageLock(Protocol):
+    """Held across a page select and the transfers under it (see the module docstring)."""
+
+    def held(self, timeout_seconds: float) -> AbstractContextManager[None]: ...
+
+    def close(self) -> None: ...
+
+
+class NoLock:
+    """For a module no other process on this machine reaches (a test's double)."""
+
+    def held(self, timeout_seconds: float) -> AbstractContextManager[None]:
+        return nullcontext()
+
+    def close(self) -> None:
+        pass
+
+
 OTHER_HOST_ATTEMPTS = 5
 """Selects of a page before giving up when each time another host's page was in place."""
 
@@ -107,6 +131,7 @@ class PagedIo:
     latched: frozenset[tuple[int, int]]
     """(page, byte) of clear-on-read bytes, which no early start may cross. Required: without
     it an early start could consume a latched flag (see :func:`latched_bytes`)."""
+    lock: PageLock = field(default_factory=NoLock)
     stats: IoStats = field(init=False)
     _selected: tuple[int, int] | None = field(default=None, init=False)  # (bank, page)
 
@@ -138,15 +163,16 @@ class PagedIo:
                             for start, size in _chunks(offset, length))
         selected: tuple[int, ...] = ()
         attempt = 0
-        while True:
-            self._select(page, bank)
-            data, selected = self._read_verified(page, bank, offset, length)
-            if data is not None:
-                return data
-            self.forget_page()
-            attempt += 1
-            if attempt >= self._attempts(selected):
-                raise self._refused(page, bank, selected)
+        with self.lock.held(self.bus.timeout_seconds):
+            while True:
+                self._select(page, bank)
+                data, selected = self._read_verified(page, bank, offset, length)
+                if data is not None:
+                    return data
+                self.forget_page()
+                attempt += 1
+                if attempt >= self._attempts(selected):
+                    raise self._refused(page, bank, selected)
 
     @staticmethod
     def _attempts(selected: tuple[int, ...]) -> int:
@@ -185,7 +211,12 @@ class PagedIo:
 
     def write(self, page: int, offset: int, data: bytes, *, bank: int = 0) -> None:
         check_range(page, offset, len(data))
-        if page != LOWER:
+        if page == LOWER:
+            self._write(offset, data)
+            if offset <= 127 < offset + len(data):
+                self.forget_page()
+            return
+        with self.lock.held(self.bus.timeout_seconds):
             attempt = 0
             while True:
                 self._select(page, bank)
@@ -196,13 +227,17 @@ class PagedIo:
                 attempt += 1
                 if attempt >= self._attempts(selected):
                     raise self._refused(page, bank, selected)
+            self._write(offset, data)
+
+    def _write(self, offset: int, data: bytes) -> None:
         for start, size in _chunks(offset, len(data)):
             self.bus.write(start, data[start - offset:start - offset + size])
-        if page == LOWER and offset <= 127 < offset + len(data):
-            self.forget_page()
 
     def close(self) -> None:
-        self.bus.close()
+        try:
+            self.bus.close()
+        finally:
+            self.lock.close()
 
 
 def _chunks(offset: int, length: int) -> list[tuple[int, int]]:

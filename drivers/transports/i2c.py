@@ -5,6 +5,9 @@
 | optoe      | the optoe file: /sys/bus/i2c/devices/3-0050/eeprom | by the kernel     |
 | i2c-dev    | a bus number (3) or /dev/i2c-3                     | PagedIo, verified |
 | i2c-bridge | a pyserial URL: /dev/ttyACM0, a pty, socket://h:p  | PagedIo, verified |
+
+On the two raw transports every msoctl process of the user on this machine
+takes turns at a module's page select (:mod:`drivers.transports.buslock`).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from drivers.cmis.io import CmisIo, PagedIo, latched_bytes
 from drivers.cmis.pages import STANDARD_FIELDS
 from drivers.errors import ValidationError
+from drivers.transports.buslock import BusLock
 from drivers.transports.i2c_bridge import BridgeBus
 from drivers.transports.i2c_bus import check_device_address
 from drivers.transports.i2c_optoe import OptoeIo
@@ -61,7 +65,7 @@ def open_cmis_io(
     _open(bus)
     if latched is None:
         latched = latched_bytes(STANDARD_FIELDS)
-    return PagedIo(bus, latched=latched)
+    return PagedIo(bus, latched=latched, lock=BusLock(bus.address))
 
 
 def _open(link: OptoeIo | SmbusBus | BridgeBus) -> None:
