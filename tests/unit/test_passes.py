@@ -16,7 +16,7 @@ SERIAL = "tests/conformance/test_scpi_server_timing.py"  # one test, serial
 
 def passes(tmp_path: Path, *args: str) -> tuple[int, str, str]:
     log = tmp_path / "serial.log"
-    done = subprocess.run([sys.executable, "-m", "tests.passes", "--workers", "0",
+    done = subprocess.run([sys.executable, "-m", "tests.passes", "--workers", "0", "--no-warm",
                            "--serial-log", str(log), "-p", "no:cacheprovider", "-q",
                            "--collect-only", *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -36,3 +36,26 @@ def test_a_pass_that_runs_nothing_fails_the_whole(tmp_path: Path) -> None:
     code, out, serial = passes(tmp_path, PLAIN)  # no serial test in it: the serial pass
     assert code == 5, out  # deselects all and exits 5
     assert "(exit 5;" in out and "no tests collected (11 deselected)" in serial
+
+
+def test_only_modules_pytest_has_not_rewritten_since_they_changed_are_warmed(
+        tmp_path: Path) -> None:
+    import os
+
+    from tests.passes import rewritten_name, stale_test_modules
+
+    tests = tmp_path / "tests"
+    (tests / "unit").mkdir(parents=True)
+    fresh, changed, new = (tests / "unit" / f"test_{n}.py" for n in ("fresh", "changed", "new"))
+    conftest, helper = tests / "conftest.py", tests / "unit" / "helper.py"
+    for module in (fresh, changed, new, conftest, helper):
+        module.write_text("")
+    for module in (fresh, changed, conftest):
+        cached = rewritten_name(module, "9.9")
+        cached.parent.mkdir(exist_ok=True)
+        cached.write_bytes(b"")
+        os.utime(module, (1_000, 1_000))
+        os.utime(cached, (2_000, 2_000))
+    os.utime(changed, (3_000, 3_000))
+    assert stale_test_modules(tests, "9.9") == [changed, new]
+    assert stale_test_modules(tests, "10.0") == [conftest, changed, fresh, new]
