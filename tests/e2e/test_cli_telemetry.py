@@ -155,12 +155,13 @@ def test_snmp_faults_go_to_the_agent_and_netconf_faults_stay_with_netconf(
         telemetry_lab: Lab, msoctl: Msoctl) -> None:
     telemetry_lab.inject("sw-a/snmp", Fault("freeze"))
     assert telemetry_lab.faults("sw-a").active() == []
-    started = time.monotonic()
     result = msoctl("telemetry", "cpo", "sw-a", "--budget", "1")
     assert result.code == 1
     assert result.err.startswith("error: sw-a: ") and result.err.count("\n") == 1
-    assert "budget" in result.err or "no answer" in result.err
-    assert time.monotonic() - started < 2.5  # the 1 s budget, slack for a loaded machine
+    # what ended the wait: the 1 s budget, or the request's own tries (not a wall-clock
+    # bound, which a loaded machine stretches: the budget is what the command obeyed)
+    assert re.search(r"within the 1 s budget|no answer from \S+ \(\d+ tr(y|ies) of [\d.]+ s\)",
+                     result.err), result.err
     assert _json(msoctl, "cpo", "sw-b")["device"] == "sw-b"  # sw-b is not frozen
     telemetry_lab.clear("sw-a/snmp", "freeze")
     assert _json(msoctl, "cpo", "sw-a")["device"] == "sw-a"
