@@ -31,6 +31,11 @@ pytestmark = pytest.mark.serial  # real-time bounds are the subject: alone on th
 
 HELD_SECONDS = 0.2  # the loop held while the commands are sent (both arrive meanwhile)
 BUSY_SECONDS = 0.04  # each unit's command keeps the loop this long
+CLOCKS_SECONDS = 0.002
+"""How far a kernel receive stamp may land before the send that caused it, once converted:
+the kernel stamps in real time, the unit keeps monotonic time, and the server converts by
+the realtime clock's reading when it reads the bytes, which a clock adjustment in between
+moves (0.4 ms was seen on this CI's virtual machine)."""
 
 
 @contextmanager
@@ -103,4 +108,5 @@ def test_units_sharing_a_loop_start_their_commands_when_the_commands_arrived() -
     # it on the loop, and both were read only once the loop was let go; both started
     # switching when they had arrived, while the loop was still held.
     assert abs(began[0] - began[1]) < BUSY_SECONDS / 2, began
-    assert all(sent <= b <= sent + HELD_SECONDS / 2 for b in began), (sent, began)
+    assert all(sent - CLOCKS_SECONDS <= b <= sent + HELD_SECONDS / 2 for b in began), (
+        sent, began)
