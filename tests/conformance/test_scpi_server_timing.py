@@ -34,8 +34,10 @@ BUSY_SECONDS = 0.04  # each unit's command keeps the loop this long
 CLOCKS_SECONDS = 0.002
 """How far a kernel receive stamp may land before the send that caused it, once converted:
 the kernel stamps in real time, the unit keeps monotonic time, and the server converts by
-the realtime clock's reading when it reads the bytes, which a clock adjustment in between
-moves (0.4 ms was seen on this CI's virtual machine)."""
+the realtime clock's reading when it reads the bytes. Where the two clocks do not run at one
+rate, the HELD_SECONDS between stamp and read carry the difference: a virtual machine here
+had real time gaining 5 ms a second on monotonic, in steps of 0.5 ms (1 ms over the hold;
+0.4 ms early failed the serial pass once)."""
 
 
 @contextmanager
