@@ -11,14 +11,15 @@ from tests.support.paths import ROOT
 
 PLAIN = "tests/unit/test_words.py"  # no serial test
 SERIAL = "tests/conformance/test_scpi_server_timing.py"  # one test, serial
-# The passes only collect (a real-time test is not run under the suite's own load).
+# The passes only collect (a real-time test is not run under the suite's own load), and
+# without the suite's conftest, whose fixtures collecting needs not (half the CPU).
 
 
 def passes(tmp_path: Path, *args: str) -> tuple[int, str, str]:
     log = tmp_path / "serial.log"
     done = subprocess.run([sys.executable, "-m", "tests.passes", "--workers", "0", "--no-warm",
                            "--serial-log", str(log), "-p", "no:cacheprovider", "-q",
-                           "--collect-only", *args],
+                           "--noconftest", "--collect-only", *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     return done.returncode, done.stdout, log.read_text(encoding="utf-8")
 
