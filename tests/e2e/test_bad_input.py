@@ -16,7 +16,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -250,11 +249,11 @@ def test_devices_and_fifos_are_refused_unread(msoctl: Msoctl, site: Path) -> Non
     fifo = site / "inventory.fifo"
     os.mkfifo(fifo)
     for path in (fifo, Path("/dev/zero")):
-        started = time.monotonic()
+        # refused, by the reason: a blocking open or an endless read would never return,
+        # and pytest's per-test timeout would end the test (no clock here)
         message = one_error_line(msoctl("-i", str(path), "inventory", "check"))
         assert message == f"error: {path}: cannot read: not a regular file (a device, FIFO " \
                           "or socket)"
-        assert time.monotonic() - started < 30  # generous: it returns at once
 
 
 def _nested(inner: str, levels: int = 16) -> str:

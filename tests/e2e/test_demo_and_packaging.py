@@ -4,6 +4,7 @@ end."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -30,8 +31,10 @@ def _check_demo(result: subprocess.CompletedProcess[str]) -> None:
                      "link-1: on its protection span span-2, light arrives",
                      "protection.switch", "demo finished"):
         assert landmark in result.stdout, landmark
-    seconds = float(result.stdout.rsplit("demo finished in ", 1)[1].split()[0])
-    assert seconds < 60
+    # the last line says it ran to the end and how long it took; how long is not judged
+    # here (a loaded machine stretches it): the run's own timeout bounds it
+    last = result.stdout.rstrip("\n").splitlines()[-1]
+    assert re.fullmatch(r"demo finished in \d+\.\d s", last), result.stdout[-400:]
     lines = result.stdout.splitlines()
     assert [line for line in lines if len(line) > 80] == []  # a terminal's width
     # each refusal's error line comes right after its step, before the exit code is told
