@@ -34,9 +34,13 @@ from tests.support.lab import ocs_endpoint
 PORT = 61
 THRESHOLD_DBM = -30.0
 HYSTERESIS_DB = 2.0
-BOUND_SECONDS = 2.0
-"""An event arrives within this of the change that caused it: generous for a loaded
-2-core machine (the figure itself, well under a millisecond, is in bench/lab_scale.py)."""
+
+
+def asked(lab: Lab, name: str = "ocs-a") -> int:
+    """SCPI messages the OCS has received so far: an event that came with none asked
+    between the change and its arrival was pushed (its latency, well under a millisecond,
+    is measured in bench/lab_scale.py, not asserted here against a loaded machine's clock)."""
+    return lab.ocs[name].requests.received
 
 
 @dataclass
@@ -155,23 +159,25 @@ def test_arming_is_read_back_and_the_state_is_queried(ocs_a: OcsDriver) -> None:
 
 def test_a_cut_raises_the_alarm_and_mending_clears_it(alarm_lab: Lab, ocs_a: OcsDriver) -> None:
     """Dialect: the alarm connection (``:SYSTem:COMMunicate:ALARm:PORT?``), its snapshot
-    and its ``EVENT`` lines, numbered from 1; an event arrives within a bound of the cut,
+    and its ``EVENT`` lines, numbered from 1; an event is pushed at the cut (nothing asked),
     and the light's return clears the alarm once it has held 50 ms."""
     ocs_a.arm_los([PORT, 62], THRESHOLD_DBM, HYSTERESIS_DB)  # 62 is dark: event 1
     collector = Collector()
     with _stream(alarm_lab, collector) as stream:
         assert collector.snapshots == [{PORT: False, 62: True}]
         assert stream.sequence == 1
+        before = asked(alarm_lab)
         cut = time.monotonic()
         alarm_lab.inject("span-1", Fault("fiber_cut"))
         collector.wait(lambda: len(collector.events) == 1, "the LOS event")
         arrived, event = collector.events[0]
-        assert arrived - cut < BOUND_SECONDS
+        assert asked(alarm_lab) == before  # pushed, not polled
         assert (event.device, event.port, event.lost, event.sequence) == ("ocs-a", PORT, True, 2)
         assert event.power_dbm is not None and event.power_dbm < THRESHOLD_DBM
         assert cut <= event.device_seconds <= arrived  # the lab's device time is real time
         assert ocs_a.los_states([PORT]) == {PORT: True}
 
+        before = asked(alarm_lab)
         mended = time.monotonic()
         alarm_lab.clear("span-1")
         collector.wait(lambda: len(collector.events) == 2, "the clearing event")
@@ -179,7 +185,7 @@ def test_a_cut_raises_the_alarm_and_mending_clears_it(alarm_lab: Lab, ocs_a: Ocs
         assert (cleared.port, cleared.lost, cleared.sequence) == (PORT, False, 3)
         assert cleared.power_dbm is not None and cleared.power_dbm > -15
         assert mended + CLEAR_HOLD_SECONDS <= cleared.device_seconds <= arrived
-        assert arrived - mended < BOUND_SECONDS
+        assert asked(alarm_lab) == before  # pushed, not polled
         time.sleep(1.2)  # two heartbeats: each names event 3, so nothing is missing
         assert collector.lost == [] and stream.live
 
@@ -197,13 +203,14 @@ def test_a_beam_that_settles_clears_a_loss_once_its_light_has_held(
             b.disconnect([1])
             collector.wait(lambda: len(collector.events) == 1, "the loss, at once")
             assert collector.events[0][1].lost
+            before = asked(alarm_lab)
             b.connect({1: 121})  # returns once the beam has settled (*OPC?)
             settled = alarm_lab.ocs["ocs-b"].busy_until  # device time, as the events'
             collector.wait(lambda: len(collector.events) == 2, "the clearing event")
             arrived, cleared = collector.events[1]
             assert not cleared.lost and cleared.port == PORT
             assert settled + CLEAR_HOLD_SECONDS <= cleared.device_seconds <= arrived
-            assert arrived - settled < BOUND_SECONDS
+            assert asked(alarm_lab) == before  # pushed by ocs-a, not polled
             assert ocs_a.los_states([PORT]) == {PORT: False}
     finally:
         b.close()
@@ -267,11 +274,18 @@ def test_delayed_alarms_arrive_late_but_in_order(alarm_lab: Lab, ocs_a: OcsDrive
         alarm_lab.inject("span-1", Fault("fiber_cut"))
         time.sleep(0.1)  # judged at once, held back on the wire
         assert collector.events == []
+        mended = time.monotonic()
         alarm_lab.clear("span-1")
         collector.wait(lambda: len(collector.events) == 2, "both events, late")
         assert collector.events[0][0] - cut >= 0.4
         assert [(e.sequence, e.lost) for _, e in collector.events] == [(1, True), (2, False)]
-        assert collector.events[1][1].device_seconds - collector.events[0][1].device_seconds < 0.4
+        # each stamped when it was judged (the loss before the mend, the clearing after it:
+        # the lab's device time is real time), then held back 0.4 s on the wire: told by
+        # order and by lower bounds, which a loaded machine cannot break
+        (lost_arrived, lost), (cleared_arrived, cleared) = collector.events
+        assert cut <= lost.device_seconds <= mended <= cleared.device_seconds
+        assert lost_arrived - lost.device_seconds >= 0.4
+        assert cleared_arrived - cleared.device_seconds >= 0.4
         assert stream.lag >= 0.35  # by the unit's clock in the lines, against the first
         assert collector.lost == []
     alarm_lab.clear("ocs-a", "alarm_delay")

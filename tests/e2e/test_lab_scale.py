@@ -309,15 +309,16 @@ def test_one_cut_raises_every_alarm_of_its_links_on_every_ocs(fabric: SpreadLab)
             assert stream is not None
             streams.append(stream)
         assert all(s.wait_live(10.0) for s in streams)
-        cut = time.monotonic()
         fabric.inject("cable-1", Fault("cable_cut"))
+        # within the bound: a bounded wait for them all, not their arrival times against a
+        # loaded machine's clock
         deadline = time.monotonic() + ALARM_BOUND_SECONDS
-        while len(events) < len(expected) and time.monotonic() < deadline:
+        while len(events) < len(expected):
+            assert time.monotonic() < deadline, f"{len(events)} of {len(expected)} alarms came"
             time.sleep(0.01)
         time.sleep(0.2)  # anything more would come now
         raised = {(e.device, e.port) for _, e in events if e.lost}
         assert raised == expected and len(events) == len(expected)
-        assert max(at for at, _ in events) - cut < ALARM_BOUND_SECONDS
         events.clear()
         fabric.clear("cable-1", None)
         deadline = time.monotonic() + ALARM_BOUND_SECONDS
