@@ -57,7 +57,13 @@ from pysnmp.proto import errind, rfc1905
 from pysnmp.proto.api import v2c
 from pysnmp.proto.rfc1902 import Null, ObjectName
 
-from drivers.errors import DeviceError, DeviceRejected, DeviceTimeout, ProtocolError
+from drivers.errors import (
+    DeviceError,
+    DeviceRejected,
+    DeviceTimeout,
+    ProtocolError,
+    ValidationError,
+)
 from drivers.snmp import fastber
 from drivers.snmp.mibs import Oid
 from drivers.snmp.mibsource import new_engine
@@ -70,6 +76,9 @@ about 16 KB of response: fewer subtrees per request beyond it."""
 DEFAULT_MAX_MESSAGE_SIZE = 65507
 """The largest SNMP message this manager accepts (msgMaxSize), the most a UDP
 datagram carries; the agent fills a GETBULK response up to it."""
+
+MIN_PASSPHRASE_CHARACTERS = 8
+"""RFC 3414, 11.2: a USM password is at least 8 octets (pysnmp refuses a shorter one)."""
 
 AUTH_PROTOCOLS: Mapping[str, tuple[int, ...]] = {
     "sha256": config.USM_AUTH_HMAC192_SHA256,
@@ -171,6 +180,15 @@ class SnmpTarget:
                 raise ValueError(f"{self.name}: unknown auth_protocol {self.auth_protocol!r}")
             if self.priv_protocol not in PRIV_PROTOCOLS:
                 raise ValueError(f"{self.name}: unknown priv_protocol {self.priv_protocol!r}")
+            short = [name for name, key in (("auth_key", self.auth_key),
+                                            ("priv_key", self.priv_key))
+                     if len(key) < MIN_PASSPHRASE_CHARACTERS]
+            if short:
+                raise ValidationError(
+                    f"{self.name}: the SNMPv3 {' and '.join(short)} "
+                    f"{'is' if len(short) == 1 else 'are'} shorter than "
+                    f"{MIN_PASSPHRASE_CHARACTERS} characters, the least a USM passphrase "
+                    "may be (RFC 3414, 11.2); no agent accepts keys made from it")
         elif self.version == "2c":
             if self.community is None:
                 raise ValueError(f"{self.name}: SNMP v2c needs a community")

@@ -191,6 +191,25 @@ def test_a_wrong_passphrase_is_one_line_at_once(telemetry_lab: Lab, msoctl: Msoc
     assert telemetry_lab.snmp["sw-b"].requests_received - received == 3
 
 
+def test_a_passphrase_too_short_for_usm_is_refused_before_anything_is_sent(
+        telemetry_lab: Lab, msoctl: Msoctl) -> None:
+    """RFC 3414 (11.2) makes a USM key only from 8 characters or more: a shorter secret
+    was an internal error (pysnmp's WrongValueError); it is bad input, named."""
+    secret = telemetry_lab.state_dir / "secrets" / "sw-b.snmp-auth"
+    kept = secret.read_text()
+    secret.write_text("short\n")
+    received = telemetry_lab.snmp["sw-b"].requests_received
+    try:
+        result = msoctl("telemetry", "cpc", "sw-b")
+    finally:
+        secret.write_text(kept)
+    assert result.code == 2, result.err
+    assert result.err == ("error: sw-b: the SNMPv3 auth_key is shorter than 8 characters, "
+                          "the least a USM passphrase may be (RFC 3414, 11.2); no agent "
+                          "accepts keys made from it\n")
+    assert telemetry_lab.snmp["sw-b"].requests_received == received
+
+
 def test_a_device_without_snmp_is_refused_before_anything_is_sent(
         telemetry_lab: Lab, msoctl: Msoctl) -> None:
     result = msoctl("telemetry", "cpo", "ocs-a")
