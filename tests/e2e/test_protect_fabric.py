@@ -17,6 +17,7 @@ it: the light at the OCS monitors, the maps read back, the journal's operations.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -121,11 +122,12 @@ def test_a_cable_cut_of_16_links_is_one_replace_map_per_ocs_touched(
     finally:
         running.fault("cable_cut", "cable-1", clear=True)
     switches = protection_ops(journal, since, "protection.switch")
-    # (if not: why each change's gathering ended, and when each of its links was seen dark)
-    assert len(switches) == 1, [
-        (o.status, o.intent.get("gathered"),
-         {name: entry.get("detected") for name, entry in (o.result or {}).get("links", {}).items()})
-        for o in switches]
+    # (if not: each change whole, as a string, which pytest does not shorten: its links,
+    # why its gathering ended, when each link was seen dark, what it found)
+    assert len(switches) == 1, "\n".join(
+        f"order {o.order} {o.status} links {sorted(o.intent.get('links', []))} gathered "
+        f"{o.intent.get('gathered')!r} detected {o.intent.get('detected')!r} result "
+        f"{json.dumps(o.result, sort_keys=True, default=str)}" for o in switches)
     change = switches[0]
     assert change.status == "ok", change.result
     assert sorted(change.intent["links"]) == sorted(link.name for link in cut)
