@@ -15,7 +15,10 @@ Two questions, one cheap and one exact:
   reading that comes while the loop gathers (dozens in a cable cut), to know whether
   judging again now could end the gathering; a wrong guess costs one evaluation.
 - :meth:`Cables.all_lost`: from the links' judged state, whether every one of them has
-  its loss seen. Only this ends a gathering.
+  its loss seen. Only this ends a gathering, and only once every one of them the
+  controller may decide for is a candidate of the same evaluation: a link whose loss
+  was seen before but whose reading is not fresh now (a late poll) is not, and acting
+  without it would answer the cut in two changes.
 
 A link counts for the cable its span *now* is in (the span its maps put it on), not the
 one it was planned on. Links out of service (drained) or in a change are left out. A
@@ -73,6 +76,11 @@ class Cables:
         left out) has its loss seen."""
         return all(span is not None and states[name].loss_since is not None
                    for name, span in self._carried(cables, states, busy))
+
+    def carried(self, cables: Iterable[str], states: Mapping[str, LinkView],
+                busy: Callable[[str], bool]) -> list[str]:
+        """The names of the links ``cables`` carry now (as :meth:`all_lost` counts them)."""
+        return [name for name, _ in self._carried(cables, states, busy)]
 
     def dark(self, cables: Iterable[str], states: Mapping[str, LinkView],
              busy: Callable[[str], bool], reading: Reading, threshold: Threshold) -> bool:

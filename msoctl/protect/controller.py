@@ -396,6 +396,19 @@ class ProtectionController(Acting, KeepingStandby):
         cables = self._gather_cables = self._cables.of(c.source for c in losses)
         whole = cables is not None and self._cables.all_lost(cables, self._states,
                                                              self._busy)
+        # Losses seen before whose links are no candidate now (their readings not fresh:
+        # a late poll), which this instance may decide for: going without them would
+        # answer the cut in two changes.
+        unjudged: list[float] = []
+        if whole:
+            assert cables is not None
+            deciding = {c.link.name for c in switches}
+            for name in self._cables.carried(cables, self._states, self._busy):
+                state = self._states[name]
+                if name not in deciding and state.owned and now >= state.retry_after \
+                        and state.loss_since is not None:
+                    unjudged.append(state.loss_since)
+            whole = not unjudged
         if not whole and now - first < GATHER_MIN_SECONDS:
             self._gather_until = first + GATHER_MIN_SECONDS
             return True
@@ -410,10 +423,19 @@ class ProtectionController(Acting, KeepingStandby):
         if any(watch.poll_pending for watch in self._watches.values()):
             self._gather_until = min(now + 0.002, first + GATHER_MAX_SECONDS)
             return True
+        # Their fresh readings may yet make them candidates, within GATHER_MAX_SECONDS of
+        # the first of those losses.
+        if unjudged and now - min(unjudged) < GATHER_MAX_SECONDS:
+            self._gather_until = min(now + 0.002, min(unjudged) + GATHER_MAX_SECONDS)
+            return True
         if whole:
             assert cables is not None
             named = ", ".join(sorted(cables))
             self._gathered = f"every link of cable{'s' if len(cables) > 1 else ''} {named} dark"
+        elif unjudged:
+            self._gathered = (f"{GATHER_MAX_SECONDS * 1000:g} ms after the first loss (the "
+                              f"most), with {counted(len(unjudged), 'lost link')} of the "
+                              "cable not judged fresh")
         elif now - first >= GATHER_MAX_SECONDS:
             self._gathered = f"{GATHER_MAX_SECONDS * 1000:g} ms after the first loss (the most)"
         else:

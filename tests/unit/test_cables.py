@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from msoctl.links import Link, LinkEnd, OcsPort, Span, SpanFiber
+from msoctl.links import Link, SpanFiber
 from msoctl.protect.cables import Cables
+from tests.support.cables import cable_links
 
 THRESHOLD_DBM = -20.0
 
@@ -20,30 +21,8 @@ class State:
     drained: bool = False
 
 
-def _links() -> list[Link]:
-    """link-1..4 between ocs-a and ocs-b: link-1 and link-2 work over cable east (spans
-    e-1, e-2) and are protected over cable west (w-1, w-2); link-3 works over west (w-3)
-    and is protected over east (e-3); link-4 works over a span in no cable (x-4)."""
-
-    def span(name: str, port: int, cable: str | None) -> Span:
-        return Span(name, 30, 0.2, 0.5,
-                    SpanFiber(OcsPort("ocs-a", port + 64), OcsPort("ocs-b", port)),
-                    SpanFiber(OcsPort("ocs-b", port + 64), OcsPort("ocs-a", port)), cable)
-
-    def link(n: int, working: Span, protection: Span) -> Link:
-        return Link(f"link-{n}",
-                    LinkEnd("sw-a", f"Ethernet{n}", OcsPort("ocs-a", n), OcsPort("ocs-a", 32 + n)),
-                    LinkEnd("sw-b", f"Ethernet{n}", OcsPort("ocs-b", n), OcsPort("ocs-b", 32 + n)),
-                    working, protection)
-
-    return [link(1, span("e-1", 11, "east"), span("w-1", 21, "west")),
-            link(2, span("e-2", 12, "east"), span("w-2", 22, "west")),
-            link(3, span("w-3", 23, "west"), span("e-3", 13, "east")),
-            link(4, span("x-4", 14, None), span("w-4", 24, "west"))]
-
-
 def test_a_cable_is_all_lost_once_every_link_it_carries_now_has_its_loss_seen() -> None:
-    links = _links()
+    links = cable_links()
     cables = Cables(links)
     states = {link.name: State(link) for link in links}
     idle = lambda name: False  # noqa: E731
@@ -70,7 +49,7 @@ def test_a_cable_is_all_lost_once_every_link_it_carries_now_has_its_loss_seen() 
 
 
 def test_the_readings_say_a_cable_is_dark_when_each_link_not_judged_lost_reads_dark() -> None:
-    links = _links()
+    links = cable_links()
     cables = Cables(links)
     states = {link.name: State(link) for link in links}
     idle = lambda name: False  # noqa: E731
