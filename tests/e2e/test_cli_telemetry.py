@@ -21,7 +21,7 @@ from drivers.snmp import mibs
 from emulators.faults import Fault, FaultError
 from emulators.lab import Lab
 from msoctl.inventory import load_inventory
-from tests.support import Msoctl, in_process
+from tests.support import Msoctl, Result, in_process
 from tests.support.peers import require_executable
 
 LANE_KEYS = {"port", "lane", "snr_db", "pre_fec_ber", "fec_corrected_total",
@@ -172,15 +172,22 @@ def test_snmp_faults_go_to_the_agent_and_netconf_faults_stay_with_netconf(
         telemetry_lab.inject("sw-a/ssh", Fault("drop"))
 
 
-def test_a_wrong_passphrase_is_one_line_at_once(telemetry_lab: Lab, msoctl: Msoctl) -> None:
-    secret = telemetry_lab.state_dir / "secrets" / "sw-b.snmp-auth"
+def _with_auth_key(lab: Lab, msoctl: Msoctl, passphrase: str) -> tuple[Result, int]:
+    """``telemetry cpc sw-b`` with sw-b's SNMP auth secret set to ``passphrase`` (put back
+    after): its result, and how many messages sw-b's agent heard meanwhile."""
+    secret = lab.state_dir / "secrets" / "sw-b.snmp-auth"
     kept = secret.read_text()
-    secret.write_text("not-the-passphrase\n")
-    received = telemetry_lab.snmp["sw-b"].requests_received
+    secret.write_text(passphrase + "\n")
+    received = lab.snmp["sw-b"].requests_received
     try:
         result = msoctl("telemetry", "cpc", "sw-b")
     finally:
         secret.write_text(kept)
+    return result, lab.snmp["sw-b"].requests_received - received
+
+
+def test_a_wrong_passphrase_is_one_line_at_once(telemetry_lab: Lab, msoctl: Msoctl) -> None:
+    result, heard = _with_auth_key(telemetry_lab, msoctl, "not-the-passphrase")
     assert result.code == 1
     # a USM report, not a timeout ("no answer from ... (2 tries of 2 s)"): the agent's
     # report is what names the authentication failure
@@ -188,26 +195,19 @@ def test_a_wrong_passphrase_is_one_line_at_once(telemetry_lab: Lab, msoctl: Msoc
                           "wrong auth_key, or the agent does not use SHA256\n")
     # and at once: the agent heard the USM discovery and the request's two tries
     # (retries: 1), nothing more (counted, not timed: a loaded machine stretches a clock)
-    assert telemetry_lab.snmp["sw-b"].requests_received - received == 3
+    assert heard == 3
 
 
 def test_a_passphrase_too_short_for_usm_is_refused_before_anything_is_sent(
         telemetry_lab: Lab, msoctl: Msoctl) -> None:
     """RFC 3414 (11.2) makes a USM key only from 8 characters or more: a shorter secret
     was an internal error (pysnmp's WrongValueError); it is bad input, named."""
-    secret = telemetry_lab.state_dir / "secrets" / "sw-b.snmp-auth"
-    kept = secret.read_text()
-    secret.write_text("short\n")
-    received = telemetry_lab.snmp["sw-b"].requests_received
-    try:
-        result = msoctl("telemetry", "cpc", "sw-b")
-    finally:
-        secret.write_text(kept)
+    result, heard = _with_auth_key(telemetry_lab, msoctl, "short")
     assert result.code == 2, result.err
     assert result.err == ("error: sw-b: the SNMPv3 auth_key is shorter than 8 characters, "
                           "the least a USM passphrase may be (RFC 3414, 11.2); no agent "
                           "accepts keys made from it\n")
-    assert telemetry_lab.snmp["sw-b"].requests_received == received
+    assert heard == 0
 
 
 def test_a_device_without_snmp_is_refused_before_anything_is_sent(
