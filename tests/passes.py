@@ -66,8 +66,13 @@ def warm(modules: list[Path], processes: int = WARMING_PROCESSES) -> None:
                        *(str(m) for m in part)),
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for part in share if part]
-    for process in running:
-        process.wait()
+    try:
+        for process in running:
+            process.wait()
+    except KeyboardInterrupt:  # they got the SIGINT too: let them end, then stop
+        for process in running:
+            process.wait()
+        raise
 
 
 def pytest_command(*args: str) -> list[str]:
@@ -93,7 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     if known.warm:
         import pytest
 
-        warm(stale_test_modules(ROOT / "tests", pytest.__version__))
+        try:
+            warm(stale_test_modules(ROOT / "tests", pytest.__version__))
+        except KeyboardInterrupt:
+            return 130
     log_path: Path = known.serial_log
     first_args = ["-m", "not serial", *extra]
     if known.workers > 0:
