@@ -254,6 +254,12 @@ def switch_config(inventory: Inventory, switch: str, changes: Sequence[Any],
     ports: dict[str, list[str]] = {}
     global_changes: list[str] = []
     for change in changes:
+        if getattr(change, "aspect", None) is not None:  # a device model said what it is
+            if change.port is None:
+                global_changes.append(change.aspect)
+            else:
+                ports.setdefault(change.port, []).append(change.aspect)
+            continue
         match = _PORT_PATH.search(change.path)
         if match is None:
             global_changes.append(change.path.rsplit("/", 1)[-1])

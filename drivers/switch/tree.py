@@ -251,11 +251,18 @@ def _parse_leaf(text: str, node: Node) -> Value:
 
 @dataclass(frozen=True)
 class Change:
-    """One leaf that differs: ``before`` None is an addition, ``after`` None a removal."""
+    """One leaf that differs: ``before`` None is an addition, ``after`` None a removal.
+
+    ``port`` and ``aspect`` say what the leaf configures in the intent's words (the port,
+    ``None`` for the switch as a whole, and the intent's field), where the device model
+    that wrote the path knows it; ``None`` otherwise (this module's own paths carry the
+    port in them)."""
 
     path: str
     before: Value | list[Value] | None
     after: Value | list[Value] | None
+    port: str | None = None
+    aspect: str | None = None
 
     @property
     def kind(self) -> str:
