@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         SnapshotCallback,
     )
     from drivers.snmp.session import SnmpTarget
+    from drivers.switch.gnmi import GnmiSwitchTarget
     from drivers.switch.netconf import NetconfTarget
 
 
@@ -156,6 +157,34 @@ def netconf_target(device: Device, *, at_most_seconds: float | None = None) -> N
         timeout_seconds=timeout_seconds(device, at_most_seconds))
 
 
+def gnmi_target(device: Device, *, at_most_seconds: float | None = None) -> GnmiSwitchTarget:
+    """How to reach switch ``device`` over gNMI and which model it speaks, its password
+    read now."""
+    from drivers.switch.gnmi import GnmiSwitchTarget
+    from drivers.transports.gnmi import GnmiTarget
+
+    access = device.gnmi
+    if access is None:
+        raise ValidationError(f"{device.name} is not reached over gNMI")
+    password = device.secrets.get("password")
+    return GnmiSwitchTarget(GnmiTarget(
+        name=device.name, host=access.host, port=access.port, username=access.username,
+        password=None if password is None else password.resolve(),
+        insecure=access.insecure, ca_file=access.ca_file, cert_file=access.cert_file,
+        key_file=access.key_file, server_name=access.server_name,
+        timeout_seconds=timeout_seconds(device, at_most_seconds)), model=device.model)
+
+
+def switch_target(device: Device, *,
+                  at_most_seconds: float | None = None) -> NetconfTarget | GnmiSwitchTarget:
+    """How to reach switch ``device`` for its configuration, over its transport."""
+    if device.gnmi is not None:
+        return gnmi_target(device, at_most_seconds=at_most_seconds)
+    if device.netconf is None:
+        raise ValidationError(f"{device.name} is not managed (transport none)")
+    return netconf_target(device, at_most_seconds=at_most_seconds)
+
+
 def snmp_target(device: Device, *, at_most_seconds: float | None = None) -> SnmpTarget:
     """How to reach the SNMP agent of ``device``, its keys read now; each request waits
     the ``snmp:`` section's timeout, or ``at_most_seconds`` when shorter. Raises
@@ -225,9 +254,9 @@ class Devices:
     def amp(self, name: str) -> AmpDriver:
         return open_amp(self.inventory.device(name, "amp"), at_most_seconds=self.at_most_seconds)
 
-    def switch_target(self, name: str) -> NetconfTarget:
-        return netconf_target(self.inventory.device(name, "switch"),
-                              at_most_seconds=self.at_most_seconds)
+    def switch_target(self, name: str) -> NetconfTarget | GnmiSwitchTarget:
+        return switch_target(self.inventory.device(name, "switch"),
+                             at_most_seconds=self.at_most_seconds)
 
     def snmp_target(self, name: str) -> SnmpTarget:
         device = self.inventory.device(name)

@@ -33,6 +33,8 @@ Example::
         accept_unknown_host_keys: false        # true only in labs
                                     # transport: none (no address): an unmanaged switch, whose
                                     # optics are in the fabric and nothing else is reached
+        model: auto                 # openconfig | sonic | msoctl | auto (what the switch
+                                    # announces); see docs/dialects/switch-models.md
         snmp:                       # optional: CPO/CPC telemetry over SNMP
           address: 10.0.1.2         # host[:port], UDP port 161 by default
           version: 3                # 3 (default) or 2c
@@ -42,6 +44,19 @@ Example::
           # v2c: community: env:SW_A_COMMUNITY
           timeout_seconds: 2
           retries: 1
+      - name: sw-c
+        kind: switch
+        transport: gnmi             # gNMI (gRPC), port 9339 by default
+        address: 10.0.1.3:6030
+        model: openconfig           # or sonic, or auto (from its Capabilities)
+        username: msoctl
+        password: env:SW_C_PASSWORD
+        tls:                        # the switch's certificate checked against ca_file
+          ca_file: pki/ca.pem
+          cert_file: pki/msoctl.pem # optional: a client certificate, with key_file
+          key_file: pki/msoctl.key
+          server_name: sw-c.example # optional: the name its certificate carries
+        # insecure: true            # plaintext instead of tls: labs only (a warning each time)
       - name: laser-1               # lab instruments for OCS acceptance testing
         kind: laser                 # tunable laser source (SCPI)
         transport: visa             # visa | serial
@@ -76,20 +91,24 @@ from msoctl.links import Link, Span, parse_spans_and_links
 
 KINDS = ("ocs", "amp", "switch", "laser", "meter")
 TRANSPORTS = {"ocs": ("visa", "serial"), "amp": ("i2c-bridge", "i2c-dev", "optoe"),
-              "switch": ("netconf", "none"), "laser": ("visa", "serial"),
+              "switch": ("netconf", "gnmi", "none"), "laser": ("visa", "serial"),
               "meter": ("visa", "serial")}
 UNMANAGED = "none"
 """A switch's transport when nothing of it is managed (the lab's large fabrics)."""
 KIND_FIELDS = {
     "ocs": {"console", "max_switch_power_dbm", "shared_error_queue", "alarm_port"},
     "amp": {"i2c_address", "gain_slew_db_per_second", "max_gain_step_db"},
-    "switch": {"username", "key_file", "known_hosts", "accept_unknown_host_keys", "snmp"},
+    "switch": {"username", "key_file", "known_hosts", "accept_unknown_host_keys", "snmp",
+               "model", "tls", "insecure"},
     "laser": {"reference"},
     "meter": {"channels"},
 }
 DEFAULT_TIMEOUT_SECONDS = {"ocs": 5.0, "amp": 2.0, "switch": 10.0, "laser": 5.0, "meter": 5.0}
 MAX_METER_CHANNELS = 1024
 NETCONF_PORT = 830
+GNMI_PORT = 9339
+SWITCH_MODELS = ("openconfig", "sonic", "msoctl", "auto")
+MODELS_BY_TRANSPORT = {"netconf": ("msoctl", "auto"), "gnmi": ("openconfig", "sonic", "auto")}
 SNMP_PORT = 161
 SNMP_AUTH_PROTOCOLS = ("sha256", "sha384", "sha512", "sha1")
 SNMP_PRIV_PROTOCOLS = ("aes128", "aes192", "aes256")
@@ -148,6 +167,21 @@ class NetconfAccess:
 
 
 @dataclass(frozen=True)
+class GnmiAccess:
+    """How to reach a switch's gNMI server, and how to trust it (TLS, unless
+    ``insecure``)."""
+
+    host: str
+    port: int
+    username: str | None = None
+    insecure: bool = False
+    ca_file: Path | None = None  # None: the system's roots
+    cert_file: Path | None = None
+    key_file: Path | None = None
+    server_name: str | None = None
+
+
+@dataclass(frozen=True)
 class SnmpAccess:
     """How to reach a device's SNMP agent: v3 USM (authPriv) or, where asked, v2c."""
 
@@ -180,6 +214,9 @@ class Device:
     max_gain_step_db: float = 0.5
     secrets: dict[str, SecretRef] = field(default_factory=dict)
     netconf: NetconfAccess | None = None
+    gnmi: GnmiAccess | None = None
+    model: str = "auto"
+    """A switch's configuration model: openconfig, sonic, msoctl, or auto (asked)."""
     snmp: SnmpAccess | None = None
     channels: int | None = None
     """A power meter's wired ports, 1..channels."""
@@ -270,6 +307,35 @@ def _netconf_access(section: Section, address: str, base: Path) -> NetconfAccess
         known_hosts=local_path("known_hosts"),
         accept_unknown_host_keys=section.get("accept_unknown_host_keys", bool, default=False),
     )
+
+
+def _gnmi_access(section: Section, address: str, base: Path) -> GnmiAccess:
+    host, port = _host_port(section, "address", address, GNMI_PORT)
+    username = section.get("username", str, default=None)
+    if username is not None and not username.strip():
+        raise section.error("username", "must not be empty")
+    for key in ("key_file", "known_hosts", "accept_unknown_host_keys"):
+        if key in section.data:
+            raise section.error(key, "is for NETCONF over SSH; a gNMI switch takes tls:")
+    insecure = section.get("insecure", bool, default=False)
+    if insecure and "tls" in section.data:
+        raise section.error("insecure", "give tls or insecure: true, not both")
+    files: dict[str, Path | None] = {"ca_file": None, "cert_file": None, "key_file": None}
+    server_name = None
+    if "tls" in section.data:
+        sub = Section(section.get("tls", dict), section.source,
+                      f"{section.owner} tls", line=getattr(section.data.get("tls"), "line", 0))
+        sub.reject_unknown({*files, "server_name"})
+        for key in files:
+            value = sub.get(key, str, default=None)
+            if value is not None:
+                found = Path(value).expanduser()
+                files[key] = found if found.is_absolute() else base / found
+        if (files["cert_file"] is None) != (files["key_file"] is None):
+            raise sub.error(None, "a client certificate needs cert_file and key_file together")
+        server_name = sub.get("server_name", str, default=None)
+    return GnmiAccess(host=host, port=port, username=username, insecure=insecure,
+                      server_name=server_name, **files)
 
 
 def _host_port(section: Section, key: str, address: str, default_port: int) -> tuple[str, int]:
@@ -374,7 +440,13 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
                    if key in section.data}
         endpoint = _endpoint(section, kind)
         netconf = (_netconf_access(section, endpoint.address, base)
-                   if kind == "switch" and endpoint.transport != UNMANAGED else None)
+                   if kind == "switch" and endpoint.transport == "netconf" else None)
+        gnmi = (_gnmi_access(section, endpoint.address, base)
+                if kind == "switch" and endpoint.transport == "gnmi" else None)
+        model = "auto"
+        if kind == "switch" and endpoint.transport != UNMANAGED:
+            model = section.get("model", str, default="auto",
+                                choices=MODELS_BY_TRANSPORT[endpoint.transport])
         alarm_port = section.get("alarm_port", int, default=None)
         if alarm_port is not None and not 1 <= alarm_port <= 65535:
             raise section.error("alarm_port", "must be a TCP port, 1..65535")
@@ -405,6 +477,8 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
             max_gain_step_db=step,
             secrets=secrets,
             netconf=netconf,
+            gnmi=gnmi,
+            model=model,
             snmp=snmp,
             channels=channels,
             reference=reference,

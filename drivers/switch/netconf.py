@@ -72,6 +72,8 @@ from drivers.errors import (
     ValidationError,
     VerificationFailed,
 )
+from drivers.switch.intent import Intent, from_legacy
+from drivers.switch.models.msoctl import to_tree
 from drivers.switch.schema import NAMESPACE
 from drivers.switch.tree import Change, diff, from_xml, merge, to_xml, unmet
 
@@ -253,8 +255,14 @@ class _KnownHostsSession(SSHSession):  # type: ignore[misc]
             super().load_known_hosts(str(self._known_hosts_file))
 
 
+def _tree(want: Intent | Mapping[str, Any]) -> Mapping[str, Any]:
+    """The module's tree for a WANT given as intent or as that tree."""
+    return to_tree(want) if isinstance(want, Intent) else want
+
+
 class SwitchSession:
-    """One NETCONF session to a switch; use it as a context manager."""
+    """One NETCONF session to a switch; use it as a context manager. A WANT is an
+    :class:`~drivers.switch.intent.Intent` or a ``switch:`` tree of the module."""
 
     def __init__(self, target: NetconfTarget):
         self.target = target
@@ -400,6 +408,14 @@ class SwitchSession:
         return from_xml(self._data(f"get-config {source}", m.get_config, source=source,
                                    filter=("subtree", _switch_filter())))
 
+    def read_intent(self) -> Intent:
+        """The intent running holds (every port configured)."""
+        return from_legacy(self.get_config("running"))
+
+    def describe(self) -> list[str]:
+        """What the session speaks, for ``-v`` and the journal."""
+        return ["netconf", "model msoctl", *self.capabilities.describe()]
+
     def get_state(self, port: str | None = None) -> dict[str, Any]:
         """Configuration and operational state (buffer, counters), of one port or all."""
         m = self._manager
@@ -407,12 +423,13 @@ class SwitchSession:
 
     # ---- changing ---------------------------------------------------------------------
 
-    def plan(self, want: Mapping[str, Any], *, merge_only: bool = False) -> Plan:
+    def plan(self, want: Intent | Mapping[str, Any], *, merge_only: bool = False) -> Plan:
         """What applying ``want`` would change; the server's own diff when it has a
         candidate (validated there, so ``must`` violations show now). Changes nothing.
 
         ``merge_only``: change only the leaves ``want`` names (no node replaced whole,
         so nothing it leaves out is deleted)."""
+        want = _tree(want)
         replaced = () if merge_only else REPLACED
         config = to_xml(want, replace=replaced)
         if not self.capabilities.candidate:
@@ -429,7 +446,7 @@ class SwitchSession:
                 self._rpc("discard-changes", self._manager.discard_changes)
         return Plan(before, after, diff(before, after), "candidate")
 
-    def apply(self, want: Mapping[str, Any], *, confirm_timeout_seconds: int = 120,
+    def apply(self, want: Intent | Mapping[str, Any], *, confirm_timeout_seconds: int = 120,
               persist_id: str | None = None, merge_only: bool = False,
               check: Callable[[list[Change]], None] | None = None) -> Applied:
         """Put ``want`` into running. With :confirmed-commit:1.1 and a ``persist_id`` the
@@ -441,6 +458,7 @@ class SwitchSession:
         aborts the apply with the candidate discarded and running untouched."""
         if not 1 <= confirm_timeout_seconds <= 2**32 - 1:
             raise ValidationError("the confirm timeout is 1 s or more", device=self.name)
+        want = _tree(want)
         replaced = () if merge_only else REPLACED
         config = to_xml(want, replace=replaced)
         caps = self.capabilities
@@ -509,9 +527,9 @@ class SwitchSession:
                 raise
         return Applied(changes, "running", pending=False)
 
-    def verify(self, want: Mapping[str, Any]) -> None:
+    def verify(self, want: Intent | Mapping[str, Any]) -> None:
         """Running holds every leaf of ``want``, or :class:`VerificationFailed`."""
-        missing = unmet(want, self.get_config("running"))
+        missing = unmet(_tree(want), self.get_config("running"))
         if missing:
             shown = "; ".join(f"{c.path} is {c.before!r}, wanted {c.after!r}"
                               for c in missing[:3])

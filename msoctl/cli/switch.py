@@ -10,8 +10,10 @@ from typing import Any
 import click
 import yaml
 
-from drivers.errors import DeviceError, SafetyInterlock, ValidationError
-from drivers.switch.netconf import SwitchSession
+from drivers.errors import DeviceError, SafetyInterlock, Unsupported, ValidationError
+from drivers.switch.models.msoctl import to_tree
+from drivers.switch.netconf import NetconfTarget, SwitchSession
+from drivers.switch.session import open_session
 from drivers.switch.tree import Change
 from msoctl import impact
 from msoctl.cli.changes import change_lines
@@ -172,8 +174,18 @@ def plan(ctx: Context, ports: tuple[str, ...], lossless: str, lossless_pool: str
     say_comment(f"wrote {out_file}")
 
 
+def _netconf_session(ctx: Context, device: str, what: str) -> SwitchSession:
+    """A NETCONF session to ``device``, for what only the msoctl module reports."""
+    target = ctx.devices.switch_target(device)
+    if not isinstance(target, NetconfTarget):
+        raise Unsupported(f"{what} is read from the msoctl module over NETCONF; {device} "
+                          "is reached over gNMI", device=device)
+    return SwitchSession(target)
+
+
 def _chip_lossless_pool(ctx: Context, device: str) -> int:
-    with SwitchSession(ctx.devices.switch_target(device)) as session:
+    with _netconf_session(ctx, device, "the chip's lossless pool (give --lossless-pool)") \
+            as session:
         buffer = (session.get_state().get("switch") or {}).get("buffer") or {}
     pool = buffer.get("lossless-pool-bytes")
     if not isinstance(pool, int):
@@ -255,9 +267,14 @@ def config_document(name: str, source: str, tree: Mapping[str, Any],
 @pass_context
 def cc_show(ctx: Context, device: str, port: str | None, source: str, output: str) -> None:
     """The congestion-control configuration of a switch."""
-    target = ctx.devices.switch_target(device)
-    with SwitchSession(target) as session:
-        tree = session.get_config(source)
+    with open_session(ctx.devices.switch_target(device)) as session:
+        if isinstance(session, SwitchSession):
+            tree = session.get_config(source)
+        elif source != "running":
+            raise ValidationError(f"{device} is reached over gNMI, which has one datastore: "
+                                  "--source running")
+        else:
+            tree = to_tree(session.read_intent())
     pending = Fleet(ctx.journal, ctx.devices.switch_target).pending(device)
     document = config_document(device, source, tree, pending)
     if port is not None:
@@ -315,7 +332,7 @@ def cc_plan(ctx: Context, device: str, want_file: Path, merge_only: bool, output
     the file does not name are deleted, listed apart. --merge changes only what it names.
     """
     want = load_want(want_file)
-    with SwitchSession(ctx.devices.switch_target(device)) as session:
+    with open_session(ctx.devices.switch_target(device)) as session:
         plan = session.plan(want, merge_only=merge_only)
     removed = deletions(plan.changes)
     kept = [c for c in plan.changes if c.kind != "remove"]
@@ -501,7 +518,7 @@ def _counters(raw: Mapping[str, Any] | None) -> dict[str, int | None]:
 def counters(ctx: Context, device: str, port: str | None, all_queues: bool,
              output: str) -> None:
     """Congestion counters per port and queue: ECN marks, switch CNPs, PFC, drops."""
-    with SwitchSession(ctx.devices.switch_target(device)) as session:
+    with _netconf_session(ctx, device, "congestion counters") as session:
         state = session.get_state(port)
     top = state.get("switch") or {}
     buffer = top.get("buffer") or {}

@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from drivers.errors import ValidationError
+from drivers.switch.intent import TOP as INTENT_TOP
+from drivers.switch.intent import from_dict
 from drivers.switch.tree import check
 from drivers.yamlfile import (
     LinedDict,
@@ -48,7 +50,7 @@ from msoctl.fabric.lightpath import DEFAULT_TOLERANCE_DB
 from msoctl.inventory import DEVICE_NAME, Inventory
 from msoctl.links import LINK_NAME
 from msoctl.ops.ocs import parse_pair
-from msoctl.ops.switch import load_want
+from msoctl.ops.switch import Want, load_want
 
 DEFAULT_VERIFY_TIMEOUT_SECONDS = 10.0
 AMP_MODES = ("gain", "power")
@@ -88,7 +90,7 @@ class AmpIntent:
 @dataclass(frozen=True)
 class SwitchIntent:
     name: str
-    want: dict[str, Any]
+    want: Want
     source: str  # the WANT file, or "INTENT:LINE" for an inline tree
     line: int
 
@@ -221,7 +223,8 @@ def load_intent(path: Path, inventory: Inventory) -> FabricIntent:
             want_line = section.data.line_of("want") if isinstance(section.data, LinedDict) \
                 else line
             want_source = intent.where(want_line)
-            tree = check(want, source=want_source)
+            tree = (from_dict(want, source=want_source) if INTENT_TOP in want
+                    else check(want, source=want_source))
         intent.switches[name] = SwitchIntent(name, tree, want_source, line)
 
     verify = top.data.get("verify")

@@ -35,7 +35,7 @@ from drivers.amp.driver import AmpDriver
 from drivers.amp.types import AmpSettings
 from drivers.errors import DeviceError, ValidationError
 from drivers.ocs import OcsDriver, PortMap
-from drivers.switch.netconf import SwitchSession
+from drivers.switch.session import open_session
 from drivers.switch.tree import Change as TreeChange
 from msoctl import impact
 from msoctl.access import Devices
@@ -46,7 +46,7 @@ from msoctl.journal import Journal, Operation
 from msoctl.links import Link
 from msoctl.linkstate import LinkStates
 from msoctl.ops.ocs import OcsPlan, plan_map
-from msoctl.ops.switch import APPLY, CANCEL, CONFIRM, Fleet, deletions
+from msoctl.ops.switch import APPLY, CANCEL, CONFIRM, Fleet, Want, deletions
 
 FABRIC = "fabric"
 """The journal's device name for fabric operations (and the name of their lock)."""
@@ -60,7 +60,7 @@ GAIN_EPSILON_DB = 0.005
 @dataclass
 class SwitchStep:
     device: str
-    want: dict[str, Any]
+    want: Want
     source: str
     changes: list[TreeChange]
     method: str
@@ -343,7 +343,7 @@ def make_plan(devices: Devices, journal: Journal, intent: FabricIntent,
                 f"{name} has a pending confirmed commit {pending.get('persist_id')} (until "
                 f"{pending.get('confirm_deadline')}): settle it first with 'msoctl switch cc "
                 f"confirm|cancel {name}'", device=name)
-        with SwitchSession(devices.switch_target(name)) as session:
+        with open_session(devices.switch_target(name)) as session:
             switch_plan = session.plan(wanted.want)
         return SwitchStep(name, wanted.want, wanted.source, switch_plan.changes,
                           switch_plan.method, leftovers.get(name))

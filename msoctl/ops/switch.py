@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -30,10 +31,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from drivers.errors import DeviceError, SafetyInterlock, ValidationError
-from drivers.switch.netconf import NetconfRejected, NetconfTarget, SwitchSession
+from drivers.switch.intent import TOP, Intent, from_dict, to_dict
+from drivers.switch.netconf import NetconfRejected, NetconfTarget
+from drivers.switch.session import open_session
 from drivers.switch.tree import Change, check
 from drivers.yamlfile import YamlFileError, load_file
 from msoctl import safety
@@ -42,28 +45,41 @@ from msoctl.journal import Change as JournalChange
 from msoctl.journal import Journal, locked_change
 from msoctl.words import counted
 
+if TYPE_CHECKING:
+    from drivers.switch.gnmi import GnmiSwitchTarget
+    from drivers.switch.session import Session
+    from drivers.transports.gnmi import GnmiRejected
+
 APPLY = "switch.cc.apply"
 CONFIRM = "switch.cc.confirm"
 CANCEL = "switch.cc.cancel"
 DEFAULT_PARALLEL = 8
 
-Connect = Callable[[str], NetconfTarget]
+Target: TypeAlias = "NetconfTarget | GnmiSwitchTarget"
+Connect = Callable[[str], Target]
+Want = Intent | Mapping[str, Any]
 
 
-def load_want(path: Path) -> dict[str, Any]:
-    """A WANT file: YAML or JSON holding ``switch:`` (or ``config: {switch: ...}``,
-    what ``msoctl switch plan -o json`` prints), checked against the module."""
+def load_want(path: Path) -> Want:
+    """A WANT file, YAML or JSON: the operator's intent (``congestion_control:``, what
+    ``msoctl switch plan`` writes), or a first round's ``switch:`` tree of
+    yang/msoctl-congestion.yang (also under ``config:``, as ``msoctl switch plan -o json``
+    printed it), checked against that module."""
     try:
         data = load_file(path)
     except YamlFileError as error:
         raise ValidationError(str(error)) from None
-    if isinstance(data, Mapping) and "config" in data and "switch" not in data:
+    if isinstance(data, Mapping) and "config" in data and "switch" not in data \
+            and TOP not in data:
         data = data["config"]
+    if isinstance(data, Mapping) and TOP in data:
+        return from_dict(data, source=str(path))
     return check(data, source=str(path))
 
 
-def want_digest(want: Mapping[str, Any]) -> str:
-    text = json.dumps(want, sort_keys=True, separators=(",", ":"))
+def want_digest(want: Want) -> str:
+    document = to_dict(want) if isinstance(want, Intent) else want
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -90,12 +106,23 @@ class Outcome:
                 "duration_seconds": round(self.seconds, 3)}
 
 
+def _gnmi_refusal(error: DeviceError) -> GnmiRejected | None:
+    """``error`` as a gNMI refusal, if it is one (the gNMI client is imported only once a
+    gNMI switch was opened, so an error cannot be one before)."""
+    module = sys.modules.get("drivers.transports.gnmi")
+    if module is not None and isinstance(error, module.GnmiRejected):
+        return cast("GnmiRejected", error)
+    return None
+
+
 def _failed(outcome: Outcome, error: DeviceError) -> Outcome:
     outcome.status = "failed"
     outcome.error = error.message  # the device is named beside it
     outcome.error_type = type(error).__name__
     if isinstance(error, NetconfRejected):
         outcome.rpc_errors = [e.as_dict() for e in error.rpc_errors]
+    elif (refusal := _gnmi_refusal(error)) is not None:
+        outcome.rpc_errors = [{"error_tag": refusal.code, "error_message": refusal.details}]
     return outcome
 
 
@@ -134,10 +161,11 @@ def deletion_refusal(device: str, removed: Sequence[Change]) -> str:
 
 
 class Fleet:
-    """Applies one WANT tree to switches, journaled, each through :class:`SwitchSession`."""
+    """Applies one WANT to switches, journaled, each through its session
+    (:func:`drivers.switch.session.open_session`: NETCONF or gNMI)."""
 
     def __init__(self, journal: Journal, connect: Connect, *,
-                 session_factory: Callable[[NetconfTarget], SwitchSession] = SwitchSession,
+                 session_factory: Callable[[Target], Session] = open_session,
                  guard: Guard | None = None):
         self.journal = journal
         self.connect = connect
@@ -146,7 +174,7 @@ class Fleet:
 
     # ---- apply ------------------------------------------------------------------------
 
-    def apply(self, devices: Sequence[str], want: Mapping[str, Any], *,
+    def apply(self, devices: Sequence[str], want: Want, *,
               confirm_timeout_seconds: int = 120, confirm: bool = True,
               all_or_nothing: bool = False, parallel: int = DEFAULT_PARALLEL,
               source: str | None = None) -> list[Outcome]:
@@ -193,7 +221,7 @@ class Fleet:
                                 thread_name_prefix="switch") as pool:
             return list(pool.map(work, names))
 
-    def _apply_one(self, target: NetconfTarget, want: Mapping[str, Any], digest: str,
+    def _apply_one(self, target: Target, want: Want, digest: str,
                    source: str | None, timeout: int, confirm: bool) -> Outcome:
         outcome = Outcome(target.name)
         started = time.monotonic()
@@ -251,7 +279,7 @@ class Fleet:
         outcome.seconds = time.monotonic() - started
         return outcome
 
-    def _verify_and_settle(self, target: NetconfTarget, want: Mapping[str, Any], token: str,
+    def _verify_and_settle(self, target: Target, want: Want, token: str,
                            confirm: bool, timeout: int, outcome: Outcome,
                            change: JournalChange) -> None:
         """Read back in a new session; confirm, or leave pending; cancel if it fails."""
@@ -270,7 +298,7 @@ class Fleet:
             change.outcome["persist_id"] = token
             change.outcome["confirm_deadline"] = _deadline(timeout)
 
-    def _cancel_quietly(self, target: NetconfTarget, token: str,
+    def _cancel_quietly(self, target: Target, token: str,
                         change: JournalChange) -> None:
         try:
             with self.session(target) as third:
@@ -279,7 +307,7 @@ class Fleet:
         except DeviceError as error:  # the server's timeout rolls it back anyway
             change.outcome["cancel_error"] = str(error)
 
-    def _settle(self, target: NetconfTarget, outcome: Outcome, action: str,
+    def _settle(self, target: Target, outcome: Outcome, action: str,
                 why: str) -> Outcome:
         """Confirm or cancel one pending commit of this run (all-or-nothing)."""
         token = outcome.persist_id
@@ -327,8 +355,10 @@ class Fleet:
                     s.confirm(persist_id)
                 else:
                     s.cancel(persist_id)
-            except NetconfRejected as refused:
-                if "invalid-value" in refused.tags:
+            except DeviceError as refused:
+                gnmi = _gnmi_refusal(refused)
+                if (isinstance(refused, NetconfRejected) and "invalid-value" in refused.tags) \
+                        or (gnmi is not None and gnmi.code == "NOT_FOUND"):
                     raise ValidationError(
                         f"{device}: the switch has no pending commit {persist_id} (its "
                         "confirm timeout may have passed: the switch then rolled it back)",
