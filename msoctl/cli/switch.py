@@ -11,6 +11,7 @@ import click
 import yaml
 
 from drivers.errors import DeviceError, SafetyInterlock, Unsupported, ValidationError
+from drivers.switch.intent import Intent, from_legacy, to_dict
 from drivers.switch.models.msoctl import to_tree
 from drivers.switch.netconf import NetconfTarget, SwitchSession
 from drivers.switch.session import open_session
@@ -153,8 +154,9 @@ def plan(ctx: Context, ports: tuple[str, ...], lossless: str, lossless_pool: str
         pool = _chip_lossless_pool(ctx, device)
     result = derive(links, lossless_priorities=priorities, lossless_pool_bytes=pool,
                     fast_cnp=fast_cnp, cnp_priority=cnp_priority, cnp_dscp=cnp_dscp)
+    want = to_dict(from_legacy(result.config))
     if output == "json":  # -o yaml is the WANT file itself, below
-        emit({"config": result.config,
+        emit({"config": want,
               "headroom_needed_bytes": result.headroom_needed_bytes,
               "lossless_pool_bytes": result.lossless_pool_bytes,
               "ports": {name: h.as_dict() for name, h in result.headroom.items()}})
@@ -166,12 +168,32 @@ def plan(ctx: Context, ports: tuple[str, ...], lossless: str, lossless_pool: str
     for name, h in result.headroom.items():
         say_comment(f"{name}: {h.distance_m / 1000:g} km, RTT {h.rtt_seconds * 1e6:.0f} us, "
                     f"BDP {h.bdp_bytes / 1e6:.2f} MB, xoff {h.xoff_bytes / 1e6:.2f} MB")
-    text = yaml.safe_dump(result.config, sort_keys=False)
+    _write_want(want, out_file)
+
+
+def _write_want(want: dict[str, Any], out_file: Path | None) -> None:
+    text = yaml.safe_dump(want, sort_keys=False)
     if out_file is None:
         click.echo(text, nl=False)
         return
     write_output(out_file, text)
     say_comment(f"wrote {out_file}")
+
+
+@switch.group("want")
+def want_group() -> None:
+    """WANT files: the congestion-control intent a switch is given."""
+
+
+@want_group.command("convert")
+@click.argument("want_file", type=input_path(dir_okay=False), metavar="WANT.yaml")
+@click.option("--file", "out_file", type=OutputFile(), metavar="NEW.yaml",
+              help="Write the converted file here (else to standard output).")
+def want_convert(want_file: Path, out_file: Path | None) -> None:
+    """Rewrite a first-round WANT file (a switch: tree of the msoctl module) in the
+    operator's words (congestion_control:), which every switch model takes."""
+    found = load_want(want_file)
+    _write_want(to_dict(found if isinstance(found, Intent) else from_legacy(found)), out_file)
 
 
 def _netconf_session(ctx: Context, device: str, what: str) -> SwitchSession:

@@ -11,7 +11,7 @@ commit when one switch fails, and every failure one ``error:`` line.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -321,6 +321,7 @@ def test_a_plan_saved_from_stdout_is_a_want_file(msoctl: Msoctl, tmp_path: Path)
     """The README's workflow, ``msoctl switch plan ... > want.yaml``: the summary lines
     are YAML comments however they wrap (a long one wrapped onto a line of its own that
     was not a comment, and the saved file did not load)."""
+    from drivers.switch.intent import Intent
     from msoctl.ops.switch import load_want
 
     result = msoctl("switch", "plan", "--port", "Ethernet1=30km@400G", "--port",
@@ -328,9 +329,35 @@ def test_a_plan_saved_from_stdout_is_a_want_file(msoctl: Msoctl, tmp_path: Path)
     assert result.code == 0, result.err
     lines = result.out.splitlines()
     assert any(len(line) > 60 and line.startswith("# ") for line in lines)
-    head = lines[:lines.index("switch:")]
+    head = lines[:lines.index("congestion_control:")]
     assert len(head) >= 3 and all(line.startswith("# ") for line in head), head
     assert all(len(line) <= 80 for line in lines)
     saved = tmp_path / "want.yaml"
     saved.write_text(result.out)
-    assert load_want(saved) is not None
+    want = load_want(saved)
+    assert isinstance(want, Intent)
+    assert want.ports["Ethernet12"].lossless_priorities == (3, 4)
+    assert want.ports["Ethernet12"].speed == "800G"
+
+
+def test_want_convert_rewrites_a_first_round_file_in_the_operators_words(
+        msoctl: Msoctl, want_file: Path, tmp_path: Path) -> None:
+    from drivers.switch.intent import from_legacy
+    from msoctl.ops.switch import load_want
+
+    converted = tmp_path / "converted.yaml"
+    result = msoctl("switch", "want", "convert", str(want_file), "--file", str(converted))
+    assert result.code == 0, result.err
+    assert converted.read_text().startswith("congestion_control:")
+    old = load_want(want_file)
+    assert not isinstance(old, Mapping) or "switch" in old
+    assert load_want(converted) == from_legacy(old)  # type: ignore[arg-type]
+    printed = msoctl("switch", "want", "convert", str(converted))
+    assert printed.code == 0 and printed.out == converted.read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("congestion_control:\n  ports:\n    Ethernet1: {speed: 401G}\n")
+    refused = msoctl("switch", "want", "convert", str(bad))
+    assert refused.code == 2
+    assert one_error_line(refused.err) == (
+        f"error: {bad}:3: congestion_control.ports.Ethernet1.speed: '401G' is not one of "
+        "100G, 200G, 400G, 800G")
