@@ -37,6 +37,7 @@ import copy
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from lxml import etree
@@ -51,8 +52,15 @@ from emulators.netconf.edit import (
     apply_edit,
     subtree_filter,
 )
-from emulators.netconf.library import MONITORING_NS, Library, switch_modules
+from emulators.netconf.library import Library, switch_modules
 from emulators.netconf.messages import RpcError, RpcErrors, qname
+from emulators.netconf.monitoring import (
+    MONITORING_NS,
+    DatastoreState,
+    Statistics,
+    netconf_state,
+    now,
+)
 from emulators.netconf.server import NetconfServer
 from emulators.netconf.session import NetconfSession
 from emulators.netconf.validation import Validator, check_structure, default_validator
@@ -126,6 +134,7 @@ class Datastores:
         self.library = library if library is not None else switch_library(candidate=candidate)
         self.stores: dict[str, _Element] = {name: empty() for name in DATASTORES}
         self.locks: dict[str, int] = {}
+        self.locked_at: dict[str, datetime] = {}  # when each lock of ``locks`` was taken
         self.pending: PendingCommit | None = None
         # Whether the candidate was written since it was last made running's copy: the
         # cheap first answer to "has it changes not committed" (RFC 6241 7.5).
@@ -148,7 +157,6 @@ class Datastores:
             ("cancel-commit", self.cancel_commit),
         ):
             server.handle(name, self._guarded(handler))
-        self.library.server_capabilities = server.capabilities
         server.handle("get-schema", self.library.get_schema, namespace=MONITORING_NS)
 
     def _guarded(self, handler: Callable[[NetconfSession, _Element], _Element | None]
@@ -164,6 +172,7 @@ class Datastores:
         for name, holder in list(self.locks.items()):
             if holder == session.session_id:
                 del self.locks[name]
+                self.locked_at.pop(name, None)
                 if name == "candidate":
                     self._reset_candidate()
         pending = self.pending
@@ -184,6 +193,7 @@ class Datastores:
         a NETCONF operation, and no hook is called; call it while no session is open."""
         self.stores = {name: copy.deepcopy(tree) for name in DATASTORES}
         self.locks.clear()
+        self.locked_at.clear()
         self.pending = None
         self._candidate_changed = False
         self._stop_watch()
@@ -202,8 +212,22 @@ class Datastores:
             state_root.append(copy.deepcopy(state))
             whole, _ = apply_edit(whole, state_root, default_operation="merge",
                                   error_option="continue-on-error")
-        whole.extend(self.library.state())  # module discovery: not in the datastores
+        # monitoring and module discovery: state of the server, in no datastore
+        whole.append(self._netconf_state())
+        whole.extend(self.library.state())
         return messages.data(*subtree_filter(whole, _filter(operation)))
+
+    def _netconf_state(self) -> _Element:
+        """``/netconf-state`` (RFC 6022) of the server these datastores are registered on."""
+        server = self._server
+        sessions = [] if server is None else sorted(  # a copy: the loop adds and drops them
+            tuple(server.sessions.values()), key=lambda session: session.session_id)
+        return netconf_state(
+            capabilities=() if server is None else server.capabilities,
+            datastores=[DatastoreState(name, self.locks.get(name), self.locked_at.get(name))
+                        for name in self.library.datastores],
+            schemas=self.library.schemas(), sessions=sessions,
+            statistics=Statistics() if server is None else server.statistics)
 
     # ---- changing --------------------------------------------------------------------
 
@@ -268,6 +292,7 @@ class Datastores:
                                error_type="protocol", info={"session-id": "0"})
             self._candidate_changed = False  # edits that changed nothing in the end
         self.locks[target] = session.session_id
+        self.locked_at[target] = now()
 
     def unlock(self, session: NetconfSession, operation: _Element) -> None:
         target = self._datastore_name(operation, "target", DATASTORES)
@@ -275,6 +300,7 @@ class Datastores:
             raise RpcError("operation-failed", f"{target} is not locked by this session",
                            error_type="protocol")
         del self.locks[target]
+        self.locked_at.pop(target, None)
 
     def _check_lock(self, session: NetconfSession, target: str) -> None:
         holder = self.locks.get(target)

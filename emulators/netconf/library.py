@@ -3,14 +3,13 @@ text of its own, so that a client with no copy of yang/ can fetch the module and
 
 Three views of one module list (:class:`Library`):
 
-- NETCONF monitoring (RFC 6022, ietf-netconf-monitoring@2010-10-04): ``<get>`` of
-  ``/netconf-state`` gives the server's ``capabilities`` and ``schemas``: one entry
-  per schema the ``<get-schema>`` operation returns (RFC 6022 3.1), each with its
-  identifier, version, format (YANG), namespace and location ``NETCONF``. Only the
-  project's own module is served: the standard modules are listed in the YANG
-  library below but their text is not shipped (every YANG tool carries its own copy).
-  The other containers of ``/netconf-state`` (datastores, sessions, statistics) are
-  not served.
+- NETCONF monitoring (RFC 6022, ietf-netconf-monitoring@2010-10-04): the entries of
+  ``/netconf-state/schemas`` (:meth:`Library.schemas`; the rest of that tree is
+  emulators/netconf/monitoring.py's): one per schema the ``<get-schema>`` operation
+  returns (RFC 6022 3.1), each with its identifier, version, format (YANG),
+  namespace and location ``NETCONF``. Only the project's own module is served: the
+  standard modules are listed in the YANG library below but their text is not
+  shipped (every YANG tool carries its own copy).
 - The YANG library (RFC 8525, ietf-yang-library@2019-01-04): ``/yang-library`` with
   one module set, one schema, the datastores that use it (running, candidate when
   there is one, startup) and its ``content-id``; and the deprecated
@@ -34,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -43,9 +42,9 @@ from lxml.etree import _Element
 
 from drivers.switch.schema import MODULE, NAMESPACE, REVISION
 from emulators.netconf.messages import NETCONF_NS, RpcError
+from emulators.netconf.monitoring import MONITORING_NS, SCHEMA_FORMAT, Schema
 from emulators.netconf.validation import YANG_DIRECTORY
 
-MONITORING_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
 MONITORING_REVISION = "2010-10-04"
 MONITORING_CAPABILITY = (f"{MONITORING_NS}?module=ietf-netconf-monitoring"
                          f"&revision={MONITORING_REVISION}")
@@ -54,7 +53,6 @@ YANG_LIBRARY_REVISION = "2019-01-04"
 YANG_LIBRARY_CAPABILITY = "urn:ietf:params:netconf:capability:yang-library:1.0"
 DATASTORES_NS = "urn:ietf:params:xml:ns:yang:ietf-datastores"
 MODULE_FILE = YANG_DIRECTORY / f"{MODULE}.yang"
-SCHEMA_FORMAT = "yang"  # the one format served: an identity of ietf-netconf-monitoring
 MODULE_SET = "switch"
 
 
@@ -98,7 +96,6 @@ class Library:
 
     modules: tuple[Module, ...]
     datastores: tuple[str, ...] = ("running", "candidate", "startup")
-    server_capabilities: tuple[str, ...] = field(default=())
 
     @cached_property
     def module_set_id(self) -> str:
@@ -124,28 +121,14 @@ class Library:
     # ---- data for <get> -------------------------------------------------------------
 
     def state(self) -> list[_Element]:
-        """``/netconf-state``, ``/yang-library`` and ``/modules-state``, new elements."""
-        return [self._netconf_state(), self._yang_library(), self._modules_state()]
+        """``/yang-library`` and ``/modules-state``, new elements."""
+        return [self._yang_library(), self._modules_state()]
 
-    def _netconf_state(self) -> _Element:
-        root = etree.Element(_m("netconf-state"), nsmap={None: MONITORING_NS})
-        if self.server_capabilities:
-            listed = _sub(root, _m("capabilities"))
-            for capability in self.server_capabilities:
-                _sub(listed, _m("capability"), capability)
-        schemas = _sub(root, _m("schemas"))
-        for module in self.modules:
-            if module.source is None:
-                continue
-            entry = _sub(schemas, _m("schema"))
-            _sub(entry, _m("identifier"), module.name)
-            _sub(entry, _m("version"), module.revision)
-            # unprefixed: the identity is read in the element's own (default) namespace
-            # (RFC 7950 9.10.3); a prefix used only in text would not survive copies
-            _sub(entry, _m("format"), SCHEMA_FORMAT)
-            _sub(entry, _m("namespace"), module.namespace)
-            _sub(entry, _m("location"), "NETCONF")
-        return root
+    def schemas(self) -> list[Schema]:
+        """What ``<get-schema>`` returns, for ``/netconf-state/schemas`` (RFC 6022 2.1.3):
+        every module whose text the server carries, and no other."""
+        return [Schema(module.name, module.revision, module.namespace)
+                for module in self.modules if module.source is not None]
 
     def _yang_library(self) -> _Element:
         root = etree.Element(_y("yang-library"), nsmap={None: YANG_LIBRARY_NS})

@@ -41,6 +41,9 @@ Transport faults (:mod:`emulators.faults`), per RPC:
 A message that is not well-formed XML is answered with ``malformed-message``
 (``operation-failed`` on a 1.0 session: RFC 6241 keeps that tag from 1.0
 clients) and the session goes on; a framing error ends it.
+
+The server counts what RFC 6022 reports (``statistics``, and each session's
+counters: emulators/netconf/monitoring.py says what moves each one).
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ import logging
 import random
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeAlias, TypeVar
+from typing import NamedTuple, TypeAlias, TypeVar
 
 import asyncssh
 from lxml.etree import _Element
@@ -76,7 +79,8 @@ from emulators.netconf.messages import (
     RpcErrors,
     qname,
 )
-from emulators.netconf.session import NetconfSession
+from emulators.netconf.monitoring import Statistics, now
+from emulators.netconf.session import Ending, NetconfSession
 from emulators.netconf.worker import Worker
 from emulators.text import digits as _digits
 
@@ -91,6 +95,13 @@ SessionHook: TypeAlias = Callable[[NetconfSession], Awaitable[None] | None]
 # Noise for the garbage fault: no '>' or ']' (so never an end-of-message marker)
 # and no '<' (so never an element): a message no XML parser accepts.
 _NOISE = bytes(range(0x21, 0x7F)).translate(None, b"<>]")
+
+
+class _Reply(NamedTuple):
+    """A serialised reply, and whether it holds an rpc-error (RFC 6022 counts those)."""
+
+    data: bytes
+    error: bool
 
 
 class NetconfServer:
@@ -136,6 +147,7 @@ class NetconfServer:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._connections: set[asyncssh.SSHServerConnection] = set()
         self._noise = random.Random(f"{name}/garbage")
+        self.statistics = Statistics()
 
     # ---- setup -----------------------------------------------------------------------
 
@@ -166,6 +178,7 @@ class NetconfServer:
 
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
+        self.statistics = Statistics(start_time=now())
         self.worker = Worker(self.name)
         self._listener = await asyncssh.create_server(
             lambda: _SshConnection(self), self.host, self.port,
@@ -212,6 +225,7 @@ class NetconfServer:
         try:
             await session.send_raw(encode(messages.hello(self.capabilities, session_id),
                                           Framing.END_OF_MESSAGE))
+            self.statistics.session_started()
             if await self._receive_hello(session):
                 while (message := await self._next_message(session)) is not None:
                     if not await self._answer(session, message):
@@ -224,10 +238,13 @@ class NetconfServer:
             await self._end(session)
 
     async def _end(self, session: NetconfSession) -> None:
-        self.sessions.pop(session.session_id, None)
         if session.ended:
+            self.sessions.pop(session.session_id, None)
             return
         session.ended = True
+        if session.ending is None:  # counted before the session leaves the list
+            self.statistics.session_dropped()
+        self.sessions.pop(session.session_id, None)
         try:
             session.close()
         except Exception:  # the channel may be gone already
@@ -264,18 +281,20 @@ class NetconfServer:
         try:
             hello = messages.parse_hello(raw)
         except MessageError as error:
-            log.info("%s session %d: bad hello: %s", self.name, session.session_id, error)
-            return False
+            return self._bad_hello(session, f"bad hello: {error}")
         if hello.session_id is not None:
-            log.info("%s session %d: client hello has a session-id", self.name,
-                     session.session_id)
-            return False
+            return self._bad_hello(session, "client hello has a session-id")
         if not {BASE_1_0, BASE_1_1} & set(hello.capabilities) & set(self.capabilities):
-            log.info("%s session %d: no common base version", self.name, session.session_id)
-            return False
+            return self._bad_hello(session, "no common base version")
         session.client_capabilities = hello.capabilities
         session.framing = negotiate(self.capabilities, hello.capabilities)
         return True
+
+    def _bad_hello(self, session: NetconfSession, why: str) -> bool:
+        log.info("%s session %d: %s", self.name, session.session_id, why)
+        session.ending = Ending.BAD_HELLO
+        self.statistics.bad_hello()
+        return False
 
     # ---- one RPC ------------------------------------------------------------------------
 
@@ -312,26 +331,34 @@ class NetconfServer:
         Parsing, a plain handler and the reply's serialisation run in the worker; the
         built-in operations and coroutine handlers run here, on the loop."""
         prepared = await self.in_worker(self._prepare, session, raw)
-        if isinstance(prepared, bytes):
-            return prepared, True
+        if isinstance(prepared, _Reply):
+            return self._counted(session, prepared), True
         rpc, handler = prepared
-        go_on = True
         try:
             payload, go_on = await self._run_on_loop(session, rpc, handler)
         except Exception as error:  # every failure becomes an rpc-error
-            return self._error_reply(rpc, error), True
+            return self._counted(session, _Reply(self._error_reply(rpc, error), True)), True
         return messages.reply(rpc.attributes, payload), go_on
 
-    def _prepare(self, session: NetconfSession, raw: bytes) -> bytes | tuple[Rpc, Handler | None]:
+    def _counted(self, session: NetconfSession, reply: _Reply) -> bytes:
+        if reply.error:
+            self.statistics.count(session, "out_rpc_errors")
+        return reply.data
+
+    def _prepare(self, session: NetconfSession, raw: bytes) -> _Reply | tuple[Rpc, Handler | None]:
         """In the worker: the reply, or the RPC and its coroutine handler (``None`` for a
         built-in operation) when the loop must run it."""
         try:
             rpc = messages.parse_rpc(raw)
         except MessageError as error:
+            self.statistics.count(session, "in_bad_rpcs")
             tag = "malformed-message" if session.framing is Framing.CHUNKED else "operation-failed"
-            return messages.error_reply((), [RpcError(tag, str(error), error_type="rpc")])
+            return _Reply(messages.error_reply(
+                (), [RpcError(tag, str(error), error_type="rpc")]), True)
         except EnvelopeError as error:
-            return messages.error_reply(error.attributes, [error.error])
+            self.statistics.count(session, "in_bad_rpcs")
+            return _Reply(messages.error_reply(error.attributes, [error.error]), True)
+        self.statistics.count(session, "in_rpcs")  # before it runs: a <get> counts itself
         namespace = rpc.operation_namespace or ""
         name = rpc.operation_name
         if namespace == NETCONF_NS and name in ("close-session", "kill-session"):
@@ -348,8 +375,8 @@ class NetconfServer:
                 raise TypeError(f"the handler of {name} returned an awaitable; register "
                                 "a coroutine function")
         except Exception as error:  # every failure becomes an rpc-error
-            return self._error_reply(rpc, error)
-        return messages.reply(rpc.attributes, payload)
+            return _Reply(self._error_reply(rpc, error), True)
+        return _Reply(messages.reply(rpc.attributes, payload), False)
 
     def _error_reply(self, rpc: Rpc, error: Exception) -> bytes:
         if isinstance(error, RpcErrors):
@@ -364,6 +391,7 @@ class NetconfServer:
     async def _run_on_loop(self, session: NetconfSession, rpc: Rpc,
                            handler: Handler | None) -> tuple[HandlerResult, bool]:
         if handler is None and rpc.operation_name == "close-session":
+            session.ending = Ending.CLOSE_SESSION
             return None, False
         if handler is None:  # kill-session
             await self._kill_session(session, rpc.operation)
@@ -384,6 +412,7 @@ class NetconfServer:
             why = "is this session" if target is session else "is not an open session"
             raise RpcError("invalid-value", f"session-id {text!r} {why}",
                            error_type="protocol", info={"bad-element": "session-id"})
+        target.ending = Ending.KILL_SESSION
         await target.kill()
 
 

@@ -1,18 +1,31 @@
-"""One NETCONF session: its id, the client's hello, its framing, its SSH channel."""
+"""One NETCONF session: its id, the client's hello, its framing, its SSH channel, and what
+RFC 6022 reports of it (where from, since when, its counters, how it ended)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from datetime import datetime
+from enum import Enum
 
 import asyncssh
 
 from emulators.netconf.framing import Decoder, Framing, encode
+from emulators.netconf.monitoring import Counters, now
 
 READ_BYTES = 64 * 1024
 # How long a politely ended session waits for the client to close its side of the
 # channel (ncclient does so as soon as it has read the reply to close-session).
 CLOSE_GRACE_SECONDS = 2.0
+
+
+class Ending(Enum):
+    """How a session ended, where RFC 6022 tells the endings apart (anything else is a
+    dropped session)."""
+
+    CLOSE_SESSION = "close-session"
+    KILL_SESSION = "kill-session"
+    BAD_HELLO = "bad-hello"
 
 
 class NetconfSession:
@@ -22,7 +35,10 @@ class NetconfSession:
     is empty until the client's hello has arrived; ``framing`` becomes chunked
     after the hellos when both list base:1.1. Layers above keep their own
     per-session state keyed by ``session_id`` (locks, say) and drop it in the
-    server's ``on_session_end`` hook.
+    server's ``on_session_end`` hook. ``source_host`` is the client's address
+    (``None`` when the transport does not tell), ``login_time`` when the netconf
+    subsystem started, ``counters`` its RFC 6022 counters, ``ending`` how it ended
+    (``None`` while it runs, and for a session dropped).
     """
 
     def __init__(self, session_id: int, username: str,
@@ -34,6 +50,12 @@ class NetconfSession:
         self._process = process
         self._task: asyncio.Task[None] | None = None
         self.ended = False
+        self.ending: Ending | None = None
+        self.login_time: datetime = now()
+        self.counters = Counters()
+        peer = process.get_extra_info("peername")
+        self.source_host: str | None = str(peer[0]) if isinstance(peer, tuple) and peer \
+            else None
 
     @property
     def framing(self) -> Framing:
