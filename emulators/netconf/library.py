@@ -1,5 +1,6 @@
 """Module discovery on the switch emulator: which YANG modules it implements, and the
-text of its own, so that a client with no copy of yang/ can fetch the module and use it.
+text of each, so that a client with no copy of any of them can fetch them all and use
+them.
 
 Three views of one module list (:class:`Library`):
 
@@ -7,9 +8,12 @@ Three views of one module list (:class:`Library`):
   ``/netconf-state/schemas`` (:meth:`Library.schemas`; the rest of that tree is
   emulators/netconf/monitoring.py's): one per schema the ``<get-schema>`` operation
   returns (RFC 6022 3.1), each with its identifier, version, format (YANG),
-  namespace and location ``NETCONF``. Only the project's own module is served: the
-  standard modules are listed in the YANG library below but their text is not
-  shipped (every YANG tool carries its own copy).
+  namespace and location ``NETCONF``. Every module of the library is served, the
+  standard ones included (ietf-netconf, ietf-netconf-monitoring, ietf-yang-library
+  and the modules they import), from the text the server carries in yang/
+  (``<name>@<revision>.yang``, as RFC 6241, 6022, 8525, 6991 and 8342 publish them);
+  a module whose text the server does not carry would be listed in the YANG library
+  only, never as a schema.
 - The YANG library (RFC 8525, ietf-yang-library@2019-01-04): ``/yang-library`` with
   one module set, one schema, the datastores that use it (running, candidate when
   there is one, startup) and its ``content-id``; and the deprecated
@@ -53,6 +57,8 @@ YANG_LIBRARY_REVISION = "2019-01-04"
 YANG_LIBRARY_CAPABILITY = "urn:ietf:params:netconf:capability:yang-library:1.0"
 DATASTORES_NS = "urn:ietf:params:xml:ns:yang:ietf-datastores"
 MODULE_FILE = YANG_DIRECTORY / f"{MODULE}.yang"
+YANG_TYPES_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-types"
+INET_TYPES_NS = "urn:ietf:params:xml:ns:yang:ietf-inet-types"
 MODULE_SET = "switch"
 
 
@@ -69,23 +75,31 @@ class Module:
     source: Path | None = None
 
 
+def carried(name: str, revision: str) -> Path:
+    """The text of a standard module the server carries: yang/<name>@<revision>.yang."""
+    return YANG_DIRECTORY / f"{name}@{revision}.yang"
+
+
+def _standard(name: str, revision: str, namespace: str, *, implemented: bool = True,
+              features: tuple[str, ...] = ()) -> Module:
+    return Module(name, revision, namespace, implemented=implemented, features=features,
+                  source=carried(name, revision))
+
+
 def switch_modules(*, candidate: bool = True) -> tuple[Module, ...]:
     """What the switch emulator implements (ietf-netconf with the features its
-    capabilities name) and the modules those import."""
+    capabilities name) and the modules those import (every import of these texts, and
+    nothing more: ietf-netconf@2011-06-01 imports ietf-inet-types only)."""
     features = ("candidate", "confirmed-commit") if candidate else ("writable-running",)
     return (
         Module(MODULE, REVISION, NAMESPACE, source=MODULE_FILE),
-        Module("ietf-netconf", "2011-06-01", NETCONF_NS,
-               features=(*features, "rollback-on-error", "validate", "startup")),
-        Module("ietf-netconf-monitoring", MONITORING_REVISION, MONITORING_NS),
-        Module("ietf-yang-library", YANG_LIBRARY_REVISION, YANG_LIBRARY_NS),
-        Module("ietf-yang-types", "2013-07-15", "urn:ietf:params:xml:ns:yang:ietf-yang-types",
-               implemented=False),
-        Module("ietf-inet-types", "2013-07-15", "urn:ietf:params:xml:ns:yang:ietf-inet-types",
-               implemented=False),
-        Module("ietf-netconf-acm", "2012-02-22", "urn:ietf:params:xml:ns:yang:ietf-netconf-acm",
-               implemented=False),
-        Module("ietf-datastores", "2018-02-14", DATASTORES_NS, implemented=False),
+        _standard("ietf-netconf", "2011-06-01", NETCONF_NS,
+                  features=(*features, "rollback-on-error", "validate", "startup")),
+        _standard("ietf-netconf-monitoring", MONITORING_REVISION, MONITORING_NS),
+        _standard("ietf-yang-library", YANG_LIBRARY_REVISION, YANG_LIBRARY_NS),
+        _standard("ietf-yang-types", "2013-07-15", YANG_TYPES_NS, implemented=False),
+        _standard("ietf-inet-types", "2013-07-15", INET_TYPES_NS, implemented=False),
+        _standard("ietf-datastores", "2018-02-14", DATASTORES_NS, implemented=False),
     )
 
 
@@ -96,6 +110,12 @@ class Library:
 
     modules: tuple[Module, ...]
     datastores: tuple[str, ...] = ("running", "candidate", "startup")
+
+    def __post_init__(self) -> None:
+        missing = [str(module.source) for module in self.modules
+                   if module.source is not None and not module.source.is_file()]
+        if missing:  # a schema listed that get-schema could not return
+            raise FileNotFoundError(f"YANG text not found: {', '.join(missing)}")
 
     @cached_property
     def module_set_id(self) -> str:

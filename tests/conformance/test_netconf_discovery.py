@@ -1,6 +1,7 @@
 """Module discovery on the switch emulator, through a real ncclient client: the hello's
-capabilities, ietf-netconf-monitoring's schema list and <get-schema>, the YANG library;
-and a client with no copy of yang/ that fetches the module, loads it and edits with it."""
+capabilities, ietf-netconf-monitoring's schema list and <get-schema> (every module of the
+library, the standard ones included), the YANG library; and a client with no copy of
+yang/ that fetches the modules, loads them and edits with them."""
 
 from __future__ import annotations
 
@@ -18,10 +19,13 @@ from ncclient.operations.rpc import RPCError
 from drivers.switch.schema import MODULE, NAMESPACE, REVISION
 from emulators.netconf.library import (
     MONITORING_CAPABILITY,
-    MONITORING_NS,
     YANG_LIBRARY_NS,
     YANG_LIBRARY_REVISION,
+    Library,
+    Module,
 )
+from emulators.netconf.messages import RpcError
+from emulators.netconf.monitoring import MONITORING_NS
 from tests.support.netconf import NC, NS, Loop, Switch, leaf, netconf
 from tests.support.paths import YANG
 from tests.support.peers import missing, require_module
@@ -58,6 +62,22 @@ def y(local: str) -> str:
 
 def parameters(uri: str) -> dict[str, str]:
     return dict(part.partition("=")[::2] for part in uri.partition("?")[2].split("&"))
+
+
+def carried(identifier: str, version: str) -> Path:
+    """The file of yang/ a listed schema should come from."""
+    dated = YANG / f"{identifier}@{version}.yang"
+    return dated if dated.is_file() else YANG / f"{identifier}.yang"
+
+
+def listed_schemas(session: Manager) -> dict[str, str]:
+    """/netconf-state/schemas: version by identifier (one version of each here)."""
+    data = session.get(filter=("subtree", f'<netconf-state xmlns="{MONITORING_NS}">'
+                               "<schemas/></netconf-state>")).data
+    entries = [(entry.findtext(m("identifier")) or "", entry.findtext(m("version")) or "")
+               for entry in data.iterfind(f".//{m('schema')}")]
+    assert len(dict(entries)) == len(entries), entries
+    return dict(entries)
 
 
 def state(session: Manager, element: str) -> Any:
@@ -130,9 +150,69 @@ def test_get_schema_returns_the_module_file_itself(switch: Switch) -> None:
         assert reply.findtext(m("data")) == text
 
 
+def test_every_module_of_the_library_is_a_schema_get_schema_returns(switch: Switch) -> None:
+    """RFC 6022 2.1.3 and 3.1: the schema list names every module of the YANG library
+    (implemented or import-only: ietf-netconf, ietf-netconf-monitoring and
+    ietf-yang-library themselves included), and <get-schema> answers each with the text
+    the server carries, byte for byte; each text is the module and revision listed."""
+    with netconf(switch.server.port) as session:
+        schemas = listed_schemas(session)
+        modules_state = state(session, y("modules-state"))
+        library = {entry.findtext(y("name")): entry.findtext(y("revision"))
+                   for entry in modules_state.iterfind(y("module"))}
+        assert schemas == library
+        assert {MODULE, "ietf-netconf", "ietf-netconf-monitoring", "ietf-yang-library"} \
+            <= set(schemas)
+        for identifier, version in schemas.items():
+            text = session.get_schema(identifier, version=version, format="yang").data
+            assert text == carried(identifier, version).read_text(encoding="utf-8"), identifier
+            assert text.lstrip().startswith(f"module {identifier} {{"), identifier
+            assert f"revision {version}" in text or f'revision "{version}"' in text
+            assert session.get_schema(identifier).data == text  # one version of each
+
+
+def test_the_fetched_schemas_compile_on_their_own(switch: Switch, tmp_path: Path) -> None:
+    """What get-schema gives is a closed set: libyang, searching nothing but the files
+    fetched, loads each module from them (its imports too) at the revision listed."""
+    libyang = require_module("libyang", how_to_install="`make peers` installs it")
+    with netconf(switch.server.port) as session:
+        schemas = listed_schemas(session)
+        for identifier, version in schemas.items():
+            (tmp_path / f"{identifier}@{version}.yang").write_text(
+                session.get_schema(identifier, version=version).data, encoding="utf-8")
+    context = libyang.Context(str(tmp_path))
+    try:
+        for identifier in (MODULE, "ietf-netconf", "ietf-netconf-monitoring"):
+            loaded = context.load_module(identifier)
+            assert next(iter(loaded.revisions())).date() == schemas[identifier]
+            assert Path(loaded.filepath()).parent == tmp_path  # the fetched text
+    finally:
+        context.destroy()
+
+
+def test_a_module_whose_text_is_not_carried_is_never_a_schema(tmp_path: Path) -> None:
+    """RFC 6022 2.1.3: the list holds what get-schema can return; a module the server
+    lists in its YANG library without its text is not a schema, and a library that names
+    a text it does not have is refused when it is built."""
+    bare = Module("example-bare", "2020-01-01", "urn:example:bare")
+    library = Library((Module(MODULE, REVISION, NAMESPACE, source=MODULE_FILE), bare))
+    assert [schema.identifier for schema in library.schemas()] == [MODULE]
+    request = etree.Element(m("get-schema"))
+    etree.SubElement(etree.SubElement(request, m("get-schema")), m("identifier")).text = \
+        "example-bare"
+    with pytest.raises(RpcError) as refused:
+        library.get_schema(None, request)
+    assert refused.value.tag == "invalid-value"
+    with pytest.raises(FileNotFoundError):
+        Library((Module("example-gone", "2020-01-01", "urn:example:gone",
+                        source=tmp_path / "example-gone.yang"),))
+
+
 @pytest.mark.parametrize(("request_parameters", "bad_element"), [
     ({"identifier": "ietf-interfaces"}, "identifier"),
     ({"identifier": MODULE, "version": "1999-01-01"}, "version"),
+    ({"identifier": "ietf-netconf", "version": "2006-12-01"}, "version"),
+    ({"identifier": "ietf-yang-library", "version": "2016-06-21"}, "version"),
     ({"identifier": MODULE, "format": "yin"}, "format"),
     ({"identifier": MODULE, "format": "xsd"}, "format"),
 ])
@@ -201,10 +281,7 @@ def test_a_client_without_yang_fetches_the_module_and_edits_with_it(
     loaded schema, validates it there, and the switch accepts and commits it."""
     libyang = require_module("libyang", how_to_install="`make peers` installs it")
     with netconf(switch.server.port) as session:
-        listed = session.get(filter=("subtree", f'<netconf-state xmlns="{MONITORING_NS}">'
-                                     "<schemas/></netconf-state>")).data
-        [entry] = listed.iterfind(f".//{m('schema')}")
-        identifier, version = entry.findtext(m("identifier")), entry.findtext(m("version"))
+        identifier, version = MODULE, listed_schemas(session)[MODULE]
         text = session.get_schema(identifier, version=version).data
         fetched = tmp_path / f"{identifier}@{version}.yang"
         fetched.write_text(text, encoding="utf-8")
