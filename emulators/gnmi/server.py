@@ -1,0 +1,592 @@
+"""A gNMI target (gNMI 0.10) for one emulated device, its data model behind a face.
+
+The server holds the device's configuration as a JSON tree (RFC 7951), starting from
+``face.factory()``, and knows nothing of the model: the face checks and applies every
+configuration (:mod:`emulators.gnmi.face`). Every face call is made with :attr:`lock`
+held (the device that owns the face may pass its own lock to change its model from
+other threads).
+
+- **Capabilities**: the face's models and encodings (JSON_IETF, and JSON where the face
+  lists it), gNMI version :data:`GNMI_VERSION`; with ``commit_confirmed`` the response's
+  ``extension`` holds one (empty) ``commit`` extension: that is how a client learns it.
+- **Get**: each path (prefix + path, :mod:`emulators.gnmi.paths`) is one Notification,
+  one Update per node it selects (wildcards expanded) with the node's subtree in the
+  request's encoding. ``type`` CONFIG reads the stored configuration; ALL (and an unset
+  type) the operational tree (``face.operational``); STATE and OPERATIONAL the
+  operational tree without its ``config`` containers (this server cannot tell state
+  from operational data). A path that selects nothing is NOT_FOUND (a wildcard path
+  that selects nothing is an empty Notification). An encoding the face does not list is
+  UNIMPLEMENTED. ``use_models`` is not applied (one face, its models all served).
+- **Set**: deletes, then replaces, then updates (gNMI 3.4), applied to a copy of the
+  configuration (:mod:`emulators.gnmi.tree` states the merge rules); then the face
+  commits the copy whole, or its :class:`~emulators.gnmi.face.FaceError` is the
+  answer (its code, its text) and nothing changed. A change to a top-level member the
+  face does not call writable is INVALID_ARGUMENT. ``union_replace`` is UNIMPLEMENTED.
+  The response holds one UpdateResult per operation, in the request's order
+  (deletes, replaces, updates), with its path as sent and the prefix reflected.
+- **Commit Confirmed** (``gnmi_ext.Commit``, only with ``commit_confirmed``; otherwise a
+  Set carrying it is UNIMPLEMENTED): :mod:`emulators.gnmi.commit`. A ``confirm``,
+  ``cancel`` or ``set_rollback_duration`` carries no operations (INVALID_ARGUMENT).
+- **Subscribe**: :mod:`emulators.gnmi.subscribe`.
+- **Timestamps** are nanoseconds since the Unix epoch (gNMI 2.2.1) that move with the
+  emulator's clock: the wall time at construction plus the clock's time since then.
+- **Authentication**: with ``users``, every RPC's metadata carries ``username`` and
+  ``password`` matching one of them, else UNAUTHENTICATED; no users, no check.
+- **TLS**: :class:`GnmiTls`; with a client CA, client certificates are required.
+  Without TLS the server is plaintext (labs), which the spec does not allow of a real
+  target (gNMI 3.1).
+
+Transport faults (:mod:`emulators.faults`), per RPC (and per message of a Subscribe):
+
+| kind     | effect                                                                |
+|----------|-----------------------------------------------------------------------|
+| latency  | the reply is held back ``seconds`` of real time                       |
+| drop     | the request is read, not carried out, never answered (the client's    |
+|          | deadline fires); a stream stops sending                               |
+| reset    | UNAVAILABLE instead of an answer, the request not carried out         |
+| freeze   | nothing is carried out nor answered until the fault is cleared        |
+| garbage  | INTERNAL "garbled reply" instead of the reply                          |
+| truncate | as garbage                                                            |
+
+gRPC frames and checks every message, so line noise or a cut reply cannot reach a
+client as such: its library reports INTERNAL, which is what garbage and truncate give.
+As in the NETCONF server, garbage and truncate spoil the reply of a request that was
+carried out. Counted faults are consumed one per reply.
+
+Lifecycle: :meth:`GnmiServer.start` / :meth:`GnmiServer.stop` from asyncio; the RPCs
+run in the gRPC server's thread pool. :meth:`GnmiServer.factory_reset` puts the
+factory configuration back (through the face) and drops a waiting commit; open
+subscriptions stay and report the change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hmac
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, NoReturn, TypeVar
+
+import grpc
+from gnmi_pb import gnmi_ext_pb2, gnmi_pb2, gnmi_pb2_grpc
+
+from emulators.clock import Clock
+from emulators.faults import FaultInjector
+from emulators.gnmi import tree as trees
+from emulators.gnmi.commit import ConfirmedCommit, rollback_seconds
+from emulators.gnmi.errors import GnmiError
+from emulators.gnmi.face import Face, FaceError, Tree
+from emulators.gnmi.paths import Elem, concrete, format_path, from_proto, joined, rooted
+from emulators.gnmi.subscribe import SubscriptionCall
+from emulators.gnmi.values import ENCODINGS, decoded, encoded, encoding_name
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+GNMI_VERSION = "0.10.0"
+STOP_GRACE_SECONDS = 0.5
+_POLL_SECONDS = 0.05  # how often a held RPC looks at the fault or its client again
+_UNANSWERED = GnmiError("UNAVAILABLE", "no reply (injected fault, or the server stopped)")
+_Op = gnmi_pb2.UpdateResult.Operation
+_DataType = gnmi_pb2.GetRequest.DataType
+
+
+@dataclass(frozen=True)
+class GnmiTls:
+    """The server's certificate chain and key (PEM); with ``client_ca_pem`` clients must
+    present a certificate that CA signed."""
+
+    cert_pem: bytes
+    key_pem: bytes
+    client_ca_pem: bytes | None = None
+
+
+@dataclass
+class _Operation:
+    op: int
+    path: gnmi_pb2.Path
+    elems: list[Elem]
+    value: Any = None
+
+
+class GnmiServer:
+    """A gNMI target serving ``face`` (module docstring).
+
+    ``users`` maps user names to passwords (none: no authentication); ``tls`` None serves
+    plaintext; ``faults`` is the device's injector (a new one by default);
+    ``commit_confirmed`` offers the Commit Confirmed extension. ``lock`` (an RLock; a
+    new one by default) is held around every face call and the server's own state; the
+    device that owns the face passes its own to change its model from other threads.
+    ``max_workers`` is the size of the RPC thread pool: each open Subscribe call holds
+    one of its threads, so more open calls than that make new RPCs wait.
+    """
+
+    def __init__(self, name: str, face: Face, *, clock: Clock,
+                 users: Mapping[str, str] | None = None, tls: GnmiTls | None = None,
+                 faults: FaultInjector | None = None, commit_confirmed: bool = False,
+                 host: str = "127.0.0.1", port: int = 0,
+                 lock: threading.RLock | None = None, max_workers: int = 32):
+        self.name = name
+        self.face = face
+        self.clock = clock
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.faults = faults if faults is not None else FaultInjector(name)
+        self.lock = lock if lock is not None else threading.RLock()
+        self.commit_confirmed = commit_confirmed
+        self._users = dict(users or {})
+        self._max_workers = max_workers
+        self._encodings = {encoding: ENCODINGS[encoding] for encoding in face.encodings
+                           if encoding in ENCODINGS}
+        with self.lock:
+            self._factory = copy.deepcopy(face.factory())
+        self._config: Tree = copy.deepcopy(self._factory)
+        self._modules = ({module for top in self._factory if (module := trees.module_of(top))}
+                         | {model.name for model in face.models})
+        self._served_origins = frozenset({"", face.name})
+        self._epoch_ns = time.time_ns() - round(clock.now() * 1e9)
+        self._commits = ConfirmedCommit(name, clock, self.lock, self._roll_back)
+        self._streams: set[threading.Event] = set()
+        self._streams_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: grpc.Server | None = None
+        self._executor: ThreadPoolExecutor | None = None
+
+    # ---- lifecycle ----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Listen on ``host:port`` (an ephemeral port by default; :attr:`port` after)."""
+        if self._server is not None:
+            raise RuntimeError(f"{self.name} is already serving")
+        self._stopping.clear()
+        self._executor = ThreadPoolExecutor(self._max_workers,
+                                            thread_name_prefix=f"gnmi-{self.name}")
+        server = grpc.server(self._executor, options=[("grpc.so_reuseport", 0)])
+        gnmi_pb2_grpc.add_gNMIServicer_to_server(_Servicer(self), server)
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        address = f"{host}:{self.port}"
+        if self.tls is None:
+            bound = server.add_insecure_port(address)
+        else:
+            credentials = grpc.ssl_server_credentials(
+                [(self.tls.key_pem, self.tls.cert_pem)],
+                root_certificates=self.tls.client_ca_pem,
+                require_client_auth=self.tls.client_ca_pem is not None)
+            bound = server.add_secure_port(address, credentials)
+        if not bound:
+            raise OSError(f"{self.name}: cannot listen on {address}")
+        server.start()
+        self.port = bound
+        self._server = server
+        self._commits.open()
+
+    async def stop(self) -> None:
+        """End the subscriptions, stop listening; waits off the event loop."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self._stopping.set()
+        self._wake_streams()
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self._commits.close)
+        stopped = server.stop(STOP_GRACE_SECONDS)
+        await loop.run_in_executor(None, stopped.wait, 10.0)
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
+            self._executor = None
+
+    def factory_reset(self) -> None:
+        """The factory configuration back (committed through the face), no commit waiting.
+        Open subscriptions stay, and report the change."""
+        with self.lock:
+            self._commits.finish()
+            factory = copy.deepcopy(self._factory)
+            self.face.commit(copy.deepcopy(factory))
+            self._config = factory
+        self._wake_streams()
+
+    def expire_due(self) -> None:
+        """Roll back a waiting commit whose time is up (called as every RPC begins)."""
+        with self.lock:
+            self._commits.expire_due()
+
+    @property
+    def config(self) -> Tree:
+        """A copy of the stored configuration."""
+        with self.lock:
+            return copy.deepcopy(self._config)
+
+    @property
+    def pending_commit(self) -> str | None:
+        """The id of the commit waiting for confirmation, if any."""
+        with self.lock:
+            self._commits.expire_due()
+            return None if self._commits.pending is None else self._commits.pending.commit_id
+
+    @property
+    def active_subscriptions(self) -> int:
+        with self._streams_lock:
+            return len(self._streams)
+
+    def timestamp_ns(self) -> int:
+        """Now, as a gNMI timestamp (module docstring)."""
+        return self._epoch_ns + round(self.clock.now() * 1e9)
+
+    # ---- the trees ------------------------------------------------------------------------
+
+    def config_tree(self) -> Tree:
+        return self.config
+
+    def operational_tree(self) -> Tree:
+        with self.lock:
+            self._commits.expire_due()
+            return self.face.operational(copy.deepcopy(self._config))
+
+    def resolve(self, prefix: gnmi_pb2.Path, path: gnmi_pb2.Path
+                ) -> tuple[list[Elem], list[Elem]]:
+        """The elements of prefix + path to read the tree with (origin folded in), and as
+        the client named them."""
+        origin, shown = joined(prefix, path)
+        if any(elem.wild for elem in from_proto(prefix)):
+            raise GnmiError("UNIMPLEMENTED", "wildcards in a prefix are not implemented")
+        return rooted(origin, shown, served=self._served_origins, modules=self._modules), shown
+
+    def _view(self, data_type: int) -> Tree:
+        if data_type == _DataType.CONFIG:
+            return self.config
+        operational = self.operational_tree()
+        if data_type in (_DataType.STATE, _DataType.OPERATIONAL):
+            return trees.pruned(operational, "config")  # type: ignore[no-any-return]
+        return operational
+
+    def _encoding(self, encoding: int) -> int:
+        if encoding not in self._encodings.values():
+            raise GnmiError("UNIMPLEMENTED", f"encoding {encoding_name(encoding)} is not "
+                            f"supported (supported: {', '.join(self._encodings)})")
+        return encoding
+
+    # ---- Capabilities, Get ----------------------------------------------------------------
+
+    def capabilities(self, request: gnmi_pb2.CapabilityRequest) -> gnmi_pb2.CapabilityResponse:
+        extensions = ([gnmi_ext_pb2.Extension(commit=gnmi_ext_pb2.Commit())]
+                      if self.commit_confirmed else [])
+        return gnmi_pb2.CapabilityResponse(
+            supported_models=[gnmi_pb2.ModelData(name=model.name,
+                                                 organization=model.organization,
+                                                 version=model.version)
+                              for model in self.face.models],
+            supported_encodings=list(self._encodings.values()),
+            gNMI_version=GNMI_VERSION, extension=extensions)
+
+    def get(self, request: gnmi_pb2.GetRequest) -> gnmi_pb2.GetResponse:
+        encoding = self._encoding(request.encoding)
+        wanted = [(path, *self.resolve(request.prefix, path)) for path in request.path]
+        view = self._view(request.type)
+        stamp = self.timestamp_ns()
+        prefix_length = len(from_proto(request.prefix))
+        notifications = []
+        for path, elems, shown in wanted:
+            found = trees.select(view, elems)
+            wild = any(elem.wild for elem in elems)
+            if not found and not wild:
+                raise GnmiError("NOT_FOUND", f"{format_path(shown)}: no such node")
+            updates = [gnmi_pb2.Update(path=concrete(shown, trail, skip=prefix_length,
+                                                     origin=path.origin),
+                                       val=encoded(value, encoding)) for trail, value in found]
+            notifications.append(gnmi_pb2.Notification(
+                timestamp=stamp, prefix=_reflected(request), update=updates))
+        return gnmi_pb2.GetResponse(notification=notifications)
+
+    # ---- Set --------------------------------------------------------------------------------
+
+    def set(self, request: gnmi_pb2.SetRequest) -> gnmi_pb2.SetResponse:
+        commit = self._commit_extension(request)
+        if request.union_replace:
+            raise GnmiError("UNIMPLEMENTED", "union_replace is not implemented by this target")
+        operations = self._operations(request)
+        with self.lock:
+            self._commits.expire_due()
+            action = None if commit is None else commit.WhichOneof("action")
+            if commit is None:
+                self._commits.refuse_plain_set()
+                self._apply(operations)
+            elif action == "commit":
+                assert commit is not None
+                self._commits.check_begin(commit.id)
+                seconds = rollback_seconds(commit)
+                before = copy.deepcopy(self._config)
+                self._apply(operations)
+                self._commits.begin(commit.id, before, seconds)
+            else:
+                assert commit is not None
+                self._settle(commit, action, operations)
+            stamp = self.timestamp_ns()
+        return gnmi_pb2.SetResponse(
+            prefix=_reflected(request), timestamp=stamp,
+            response=[gnmi_pb2.UpdateResult(timestamp=stamp, path=operation.path,
+                                            op=operation.op)
+                      for operation in operations])
+
+    def _commit_extension(self, request: gnmi_pb2.SetRequest) -> gnmi_ext_pb2.Commit | None:
+        commits = [extension.commit for extension in request.extension
+                   if extension.WhichOneof("ext") == "commit"]
+        if not commits:
+            return None
+        if not self.commit_confirmed:
+            raise GnmiError("UNIMPLEMENTED", "this target does not offer the commit "
+                                             "confirmed extension")
+        if len(commits) > 1:
+            raise GnmiError("INVALID_ARGUMENT", "a SetRequest carries one commit extension")
+        commit = commits[0]
+        if not commit.id:
+            raise GnmiError("INVALID_ARGUMENT", "a commit extension needs an id")
+        if commit.WhichOneof("action") is None:
+            raise GnmiError("INVALID_ARGUMENT", f"commit {commit.id!r} names no action")
+        return commit
+
+    def _settle(self, commit: gnmi_ext_pb2.Commit, action: str | None,
+                operations: list[_Operation]) -> None:
+        """confirm, cancel or set_rollback_duration of the waiting commit."""
+        if operations:
+            raise GnmiError("INVALID_ARGUMENT", f"a commit {action} carries no operations")
+        pending = self._commits.ongoing(commit.id)
+        if action == "confirm":
+            self._commits.finish()
+        elif action == "cancel":
+            self._commit_tree(copy.deepcopy(pending.before))
+            self._commits.finish()
+        else:
+            self._commits.restart(commit.id, rollback_seconds(commit))
+
+    def _operations(self, request: gnmi_pb2.SetRequest) -> list[_Operation]:
+        operations = []
+        for path in request.delete:
+            elems, _ = self.resolve(request.prefix, path)
+            operations.append(_Operation(_Op.DELETE, path, elems))
+        for op, updates in ((_Op.REPLACE, request.replace), (_Op.UPDATE, request.update)):
+            for update in updates:
+                elems, shown = self.resolve(request.prefix, update.path)
+                operations.append(_Operation(op, update.path, elems,
+                                             _value(update, format_path(shown))))
+        return operations
+
+    def _apply(self, operations: list[_Operation]) -> None:
+        """Carry out the operations on a copy of the configuration and commit it whole."""
+        if not operations:
+            return
+        candidate = copy.deepcopy(self._config)
+        top_names = list(self._factory)
+        for operation in operations:
+            if operation.op == _Op.DELETE:
+                trees.delete(candidate, operation.elems)
+            elif operation.op == _Op.REPLACE:
+                trees.replace(candidate, operation.elems, operation.value, top_names=top_names)
+            else:
+                trees.update(candidate, operation.elems, operation.value, top_names=top_names)
+        for top in sorted(set(candidate) | set(self._config)):
+            if candidate.get(top) != self._config.get(top) and not self.face.writable(top):
+                raise GnmiError("INVALID_ARGUMENT", f"/{top} is read-only on this target")
+        self._commit_tree(candidate)
+
+    def _commit_tree(self, candidate: Tree) -> None:
+        """The face commits ``candidate``, which becomes the configuration (lock held)."""
+        try:
+            self.face.commit(copy.deepcopy(candidate))
+        except FaceError as error:
+            raise GnmiError(error.code, str(error)) from error
+        self._config = candidate
+        self._wake_streams()
+
+    def _roll_back(self, before: Tree) -> None:
+        """A waiting commit's deadline passed (lock held)."""
+        try:
+            self._commit_tree(copy.deepcopy(before))
+        except GnmiError as error:
+            log.error("%s: the rollback was refused: %s", self.name, error.message)
+
+    # ---- Subscribe ------------------------------------------------------------------------
+
+    def subscription(self, request: gnmi_pb2.SubscribeRequest) -> SubscriptionCall:
+        if request.WhichOneof("request") != "subscribe":
+            raise GnmiError("INVALID_ARGUMENT", "a Subscribe call begins with a "
+                                                "SubscriptionList (gNMI 3.5.1.1)")
+        return SubscriptionCall(self, request.subscribe, encodings=self._encodings)
+
+    def _register_stream(self, wake: threading.Event) -> None:
+        with self._streams_lock:
+            self._streams.add(wake)
+
+    def _unregister_stream(self, wake: threading.Event) -> None:
+        with self._streams_lock:
+            self._streams.discard(wake)
+
+    def _wake_streams(self) -> None:
+        with self._streams_lock:
+            for wake in self._streams:
+                wake.set()
+
+    # ---- authentication and faults ----------------------------------------------------------
+
+    def authenticate(self, context: grpc.ServicerContext) -> None:
+        if not self._users:
+            return
+        metadata = {item[0]: item[1] for item in context.invocation_metadata() or ()}
+        username, password = metadata.get("username"), metadata.get("password")
+        expected = self._users.get(username) if isinstance(username, str) else None
+        if expected is None or not isinstance(password, str) or not hmac.compare_digest(
+                expected.encode("utf-8"), password.encode("utf-8")):
+            raise GnmiError("UNAUTHENTICATED", "username and password metadata required "
+                                               "and matching a user of this target")
+
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+
+class _Call:
+    """One RPC's side of the faults: waits that end when the call or the server does."""
+
+    def __init__(self, server: GnmiServer, context: grpc.ServicerContext):
+        self.server = server
+        self.context = context
+        self.ended = threading.Event()
+        self.wake = threading.Event()
+        context.add_callback(self._end)
+
+    def _end(self) -> None:
+        self.ended.set()
+        self.wake.set()
+
+    def over(self) -> bool:
+        return self.ended.is_set() or self.server.stopping() or not self.context.is_active()
+
+    def pause(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not self.over() and (left := deadline - time.monotonic()) > 0:
+            self.ended.wait(min(left, _POLL_SECONDS))
+
+    def hold_while_frozen(self) -> None:
+        while self.server.faults.is_active("freeze") and not self.over():
+            self.ended.wait(_POLL_SECONDS)
+
+    def silence(self) -> None:
+        """Answer nothing: wait for the client to give up (or the server to stop)."""
+        while not self.over():
+            self.ended.wait(_POLL_SECONDS)
+
+    def abort(self, error: GnmiError) -> NoReturn:
+        code = getattr(grpc.StatusCode, error.code, grpc.StatusCode.UNKNOWN)
+        self.context.abort(code, error.message)
+        raise AssertionError("grpc's abort raises")
+
+    def before(self) -> bool:
+        """The faults that keep a request from being carried out; ``False``: drop it."""
+        faults = self.server.faults
+        self.hold_while_frozen()
+        if self.over():
+            return False
+        if faults.consume("drop") is not None:
+            self.silence()
+            return False
+        if faults.consume("reset") is not None:
+            self.abort(GnmiError("UNAVAILABLE", "connection reset (injected fault)"))
+        return True
+
+    def after(self) -> bool:
+        """The faults of one reply; ``False``: the reply is not sent."""
+        faults = self.server.faults
+        latency = faults.consume("latency")
+        if latency is not None and latency.seconds:
+            self.pause(latency.seconds)
+        self.hold_while_frozen()
+        if self.over():
+            return False
+        if faults.consume("drop") is not None:
+            self.silence()
+            return False
+        if faults.consume("reset") is not None:
+            self.abort(GnmiError("UNAVAILABLE", "connection reset (injected fault)"))
+        if faults.consume("garbage") is not None or faults.consume("truncate") is not None:
+            self.abort(GnmiError("INTERNAL", "garbled reply (injected fault)"))
+        return True
+
+
+class _Servicer(gnmi_pb2_grpc.gNMIServicer):  # type: ignore[misc]
+    """gRPC's entry points: authentication, faults and errors around the server's work."""
+
+    def __init__(self, server: GnmiServer):
+        self._server = server
+
+    def _unary(self, context: grpc.ServicerContext, work: Callable[[], T]) -> T:
+        call = _Call(self._server, context)
+        if not call.before():
+            call.abort(_UNANSWERED)  # reaches no client: it has gone (or the server stops)
+        try:
+            self._server.authenticate(context)
+            self._server.expire_due()
+            reply = work()
+        except GnmiError as error:
+            call.abort(error)
+        if not call.after():
+            call.abort(_UNANSWERED)
+        return reply
+
+    def Capabilities(self, request: gnmi_pb2.CapabilityRequest,
+                     context: grpc.ServicerContext) -> gnmi_pb2.CapabilityResponse:
+        return self._unary(context, lambda: self._server.capabilities(request))
+
+    def Get(self, request: gnmi_pb2.GetRequest,
+            context: grpc.ServicerContext) -> gnmi_pb2.GetResponse:
+        return self._unary(context, lambda: self._server.get(request))
+
+    def Set(self, request: gnmi_pb2.SetRequest,
+            context: grpc.ServicerContext) -> gnmi_pb2.SetResponse:
+        return self._unary(context, lambda: self._server.set(request))
+
+    def Subscribe(self, request_iterator: Iterator[gnmi_pb2.SubscribeRequest],
+                  context: grpc.ServicerContext) -> Iterator[gnmi_pb2.SubscribeResponse]:
+        server = self._server
+        call = _Call(server, context)
+        server._register_stream(call.wake)
+        try:
+            try:
+                first = next(request_iterator, None)
+            except grpc.RpcError:
+                return
+            if first is None or not call.before():
+                return
+            try:
+                server.authenticate(context)
+                server.expire_due()
+                subscription = server.subscription(first)
+                for response in subscription.run(request_iterator, ended=call.over,
+                                                 wake=call.wake):
+                    if not call.after():
+                        return
+                    yield response
+            except GnmiError as error:
+                call.abort(error)
+        finally:
+            server._unregister_stream(call.wake)
+
+
+def _value(update: gnmi_pb2.Update, where: str) -> Any:
+    if update.HasField("val"):
+        return decoded(update.val, where)
+    if update.HasField("value"):  # the deprecated Value message
+        if update.value.type not in (gnmi_pb2.JSON, gnmi_pb2.JSON_IETF):
+            raise GnmiError("UNIMPLEMENTED", f"{where}: a value of type "
+                            f"{encoding_name(update.value.type)} is not implemented")
+        return decoded(gnmi_pb2.TypedValue(json_val=update.value.value), where)
+    raise GnmiError("INVALID_ARGUMENT", f"{where}: the update carries no value")
+
+
+
+def _reflected(request: Any) -> gnmi_pb2.Path | None:
+    """The request's prefix, for its response (none when it had none: gNMI 2.2.2.1)."""
+    return request.prefix if request.HasField("prefix") else None

@@ -1,0 +1,254 @@
+"""One Subscribe call: its SubscriptionList, and the responses it gives rise to.
+
+Values are read from the operational tree (``face.operational``: configuration and
+state), one Update per node a subscribed path selects (the whole json_ietf subtree at
+that node, not one Update per leaf), one Notification per subscription and round.
+
+- **ONCE**: every path's current values, ``sync_response``, the end of the call.
+- **POLL**: the same without the end; each ``poll`` request sends values and
+  ``sync_response`` again. A second SubscriptionList is INVALID_ARGUMENT.
+- **STREAM**, per Subscription:
+  - ``SAMPLE``: values every ``sample_interval`` ns of real time (0: every
+    :data:`DEFAULT_SAMPLE_SECONDS`; below :data:`MIN_SAMPLE_SECONDS` INVALID_ARGUMENT);
+    ``suppress_redundant`` sends only the nodes that changed, at least every
+    ``heartbeat_interval`` when one is given.
+  - ``ON_CHANGE``: values when they change: at once after a Set (or a rollback), and
+    otherwise as seen by reading the operational tree every
+    :data:`ON_CHANGE_POLL_SECONDS` (counters); a node that disappears is sent as a
+    ``delete``; ``heartbeat_interval`` resends everything that often.
+  - ``TARGET_DEFINED``: ON_CHANGE for a path that selects configuration only (its
+    operational nodes equal the configuration's: it changes only by a Set), else SAMPLE
+    every :data:`DEFAULT_SAMPLE_SECONDS` (counters, state, or nothing yet); decided when
+    the subscription is made. With a ``sample_interval`` it is INVALID_ARGUMENT (gNMI
+    3.5.1.5.2).
+  ``updates_only``: ``sync_response`` first, then only changes (a SAMPLE's first values
+  at its first interval). A further SubscriptionList or a poll on the stream is
+  INVALID_ARGUMENT.
+
+A path that selects nothing sends nothing (and is watched: it may appear). Paths in
+notifications are concrete (wildcards expanded, keys of entries found through a list
+without keys as :func:`emulators.gnmi.tree.identity` reads them) and relative to the
+SubscriptionList's prefix, which each Notification carries.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import grpc
+from gnmi_pb import gnmi_pb2
+
+from emulators.gnmi import tree as trees
+from emulators.gnmi.errors import GnmiError
+from emulators.gnmi.paths import Elem, concrete, from_proto
+from emulators.gnmi.values import encoded
+
+DEFAULT_SAMPLE_SECONDS = 1.0
+MIN_SAMPLE_SECONDS = 0.001
+ON_CHANGE_POLL_SECONDS = 0.1
+
+ListMode = gnmi_pb2.SubscriptionList.Mode
+_MISSING = object()
+Concrete = tuple[Elem, ...]
+
+
+class Source(Protocol):
+    """What a subscription reads (the server)."""
+
+    def operational_tree(self) -> Any: ...
+
+    def config_tree(self) -> Any: ...
+
+    def timestamp_ns(self) -> int: ...
+
+    def resolve(self, prefix: gnmi_pb2.Path, path: gnmi_pb2.Path
+                ) -> tuple[list[Elem], list[Elem]]:
+        """(elements to read the tree with, the same as the client named them)."""
+
+
+@dataclass
+class _Watch:
+    """One Subscription of the list, and what was last sent for it."""
+
+    path: gnmi_pb2.Path
+    elems: list[Elem]
+    shown: list[Elem]
+    on_change: bool
+    interval: float
+    heartbeat: float | None
+    suppress_redundant: bool
+    due: float = 0.0
+    heartbeat_due: float = 0.0
+    sent: dict[Concrete, Any] = field(default_factory=dict)
+
+    def values(self, tree: Any) -> dict[Concrete, Any]:
+        try:
+            return {tuple(trail): value for trail, value in trees.select(tree, self.elems)}
+        except GnmiError:  # the tree took a shape the path cannot address: nothing there
+            return {}
+
+
+class SubscriptionCall:
+    """Run one Subscribe call after its first request (module docstring)."""
+
+    def __init__(self, source: Source, request: gnmi_pb2.SubscriptionList, *,
+                 encodings: dict[str, int]):
+        self._source = source
+        self._list = request
+        if request.encoding not in encodings.values():
+            raise GnmiError("UNIMPLEMENTED", f"encoding {request.encoding} is not supported "
+                                             f"(supported: {', '.join(encodings)})")
+        if not request.subscription:
+            raise GnmiError("INVALID_ARGUMENT", "a SubscriptionList needs a subscription")
+        self._prefix_length = len(from_proto(request.prefix))
+        self._watches = [self._watch(subscription) for subscription in request.subscription]
+
+    def _watch(self, subscription: gnmi_pb2.Subscription) -> _Watch:
+        elems, shown = self._source.resolve(self._list.prefix, subscription.path)
+        mode = subscription.mode
+        interval_ns = subscription.sample_interval
+        if mode == gnmi_pb2.TARGET_DEFINED and self._list.mode == ListMode.STREAM:
+            if interval_ns:
+                raise GnmiError("INVALID_ARGUMENT", "a TARGET_DEFINED subscription takes no "
+                                                    "sample_interval (gNMI 3.5.1.5.2)")
+            probe = _Watch(subscription.path, elems, shown, False, 0, None, False)
+            configured = probe.values(self._source.config_tree())
+            on_change = bool(configured) and configured == probe.values(
+                self._source.operational_tree())
+        else:
+            on_change = mode == gnmi_pb2.ON_CHANGE
+        interval = interval_ns / 1e9 if interval_ns else DEFAULT_SAMPLE_SECONDS
+        streamed = self._list.mode == ListMode.STREAM
+        if streamed and not on_change and interval < MIN_SAMPLE_SECONDS:
+            raise GnmiError("INVALID_ARGUMENT", f"sample_interval {interval_ns} ns is below "
+                            f"this target's {MIN_SAMPLE_SECONDS * 1e9:.0f} ns")
+        heartbeat = subscription.heartbeat_interval / 1e9 or None
+        return _Watch(subscription.path, elems, shown, on_change, interval, heartbeat,
+                      subscription.suppress_redundant)
+
+    # ---- the responses ------------------------------------------------------------------
+
+    def run(self, requests: Iterator[gnmi_pb2.SubscribeRequest], *,
+            ended: Callable[[], bool], wake: threading.Event
+            ) -> Iterator[gnmi_pb2.SubscribeResponse]:
+        mode = self._list.mode
+        if mode == ListMode.ONCE:
+            yield from self._round(initial=True)
+            return
+        if mode == ListMode.POLL:
+            yield from self._round(initial=True)
+            yield from self._polls(requests, ended)
+            return
+        yield from self._stream(requests, ended, wake)
+
+    def _round(self, *, initial: bool) -> Iterator[gnmi_pb2.SubscribeResponse]:
+        """Every path's values and a sync_response (only the latter for updates_only)."""
+        if not (initial and self._list.updates_only):
+            tree = self._source.operational_tree()
+            for watch in self._watches:
+                current = watch.values(tree)
+                if current:
+                    yield self._notification(watch, current, ())
+        yield gnmi_pb2.SubscribeResponse(sync_response=True)
+
+    def _polls(self, requests: Iterator[gnmi_pb2.SubscribeRequest],
+               ended: Callable[[], bool]) -> Iterator[gnmi_pb2.SubscribeResponse]:
+        for request in _until_cancelled(requests):
+            if ended():
+                return
+            if request.WhichOneof("request") != "poll":
+                raise GnmiError("INVALID_ARGUMENT", "a POLL subscription takes only poll "
+                                                    "requests after its SubscriptionList")
+            yield from self._round(initial=False)
+
+    def _stream(self, requests: Iterator[gnmi_pb2.SubscribeRequest],
+                ended: Callable[[], bool], wake: threading.Event
+                ) -> Iterator[gnmi_pb2.SubscribeResponse]:
+        refused: list[str] = []
+        reader = threading.Thread(target=_read_rest, args=(requests, refused, wake),
+                                  name="gnmi-subscribe-reader", daemon=True)
+        reader.start()
+        tree = self._source.operational_tree()
+        now = time.monotonic()
+        for watch in self._watches:
+            current = watch.values(tree)
+            if current and not self._list.updates_only:
+                yield self._notification(watch, current, ())
+            watch.sent = current
+            watch.due = now + (ON_CHANGE_POLL_SECONDS if watch.on_change else watch.interval)
+            watch.heartbeat_due = now + (watch.heartbeat or 0)
+        yield gnmi_pb2.SubscribeResponse(sync_response=True)
+        woken = False
+        while not ended():
+            if refused:
+                raise GnmiError("INVALID_ARGUMENT", refused[0])
+            now = time.monotonic()
+            round_due = [watch for watch in self._watches
+                         if now >= watch.due or (woken and watch.on_change)]
+            if round_due:
+                tree = self._source.operational_tree()
+                for watch in round_due:
+                    response = self._tick(watch, tree, now)
+                    if response is not None:
+                        yield response
+            pause = min(watch.due for watch in self._watches) - time.monotonic()
+            woken = wake.wait(max(pause, 0.0))
+            wake.clear()
+
+    def _tick(self, watch: _Watch, tree: Any, now: float) -> gnmi_pb2.SubscribeResponse | None:
+        current = watch.values(tree)
+        beat = watch.heartbeat is not None and now >= watch.heartbeat_due
+        if beat:
+            watch.heartbeat_due = now + (watch.heartbeat or 0)
+        if watch.on_change:
+            watch.due = now + ON_CHANGE_POLL_SECONDS
+            send_all = beat
+        else:
+            watch.due = max(watch.due + watch.interval, now)
+            send_all = beat or not watch.suppress_redundant
+        changed = current if send_all else {
+            path: value for path, value in current.items()
+            if watch.sent.get(path, _MISSING) != value}
+        gone = [path for path in watch.sent if path not in current]
+        watch.sent = current
+        if not changed and not gone:
+            return None
+        return self._notification(watch, changed, gone)
+
+    def _notification(self, watch: _Watch, values: dict[Concrete, Any],
+                      gone: Any) -> gnmi_pb2.SubscribeResponse:
+        encoding = self._list.encoding
+        updates = [gnmi_pb2.Update(path=concrete(watch.shown, list(trail), skip=self._prefix_length,
+                                   origin=watch.path.origin),
+                                   val=encoded(value, encoding))
+                   for trail, value in values.items()]
+        deletes = [concrete(watch.shown, list(trail), skip=self._prefix_length,
+                                   origin=watch.path.origin) for trail in gone]
+        return gnmi_pb2.SubscribeResponse(update=gnmi_pb2.Notification(
+            timestamp=self._source.timestamp_ns(),
+            prefix=self._list.prefix if self._list.HasField("prefix") else None,
+            update=updates, delete=deletes))
+
+
+def _until_cancelled(requests: Iterator[gnmi_pb2.SubscribeRequest]
+                     ) -> Iterator[gnmi_pb2.SubscribeRequest]:
+    """The client's requests until it closes its side or the call ends."""
+    try:
+        yield from requests
+    except grpc.RpcError:  # cancelled: the call is over
+        return
+
+
+def _read_rest(requests: Iterator[gnmi_pb2.SubscribeRequest], refused: list[str],
+               wake: threading.Event) -> None:
+    """A STREAM call's later requests, each a protocol error; ends with the call."""
+    for request in _until_cancelled(requests):
+        kind = request.WhichOneof("request")
+        refused.append("a STREAM subscription takes no poll" if kind == "poll" else
+                       "a Subscribe call takes one SubscriptionList (gNMI 3.5.1.1)")
+        wake.set()
+        return
