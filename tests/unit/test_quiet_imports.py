@@ -14,7 +14,8 @@ import pytest
 from tests.support.paths import ROOT
 
 MODULES = ("msoctl.cli", "emulators.lab", "emulators.netconf.server",
-           "emulators.switch.device", "drivers.switch.netconf", "drivers.ocs")
+           "emulators.switch.device", "drivers.switch.netconf", "drivers.ocs",
+           "drivers.switch.gnmi", "emulators.gnmi.server")
 
 
 @pytest.mark.parametrize("module", MODULES)
