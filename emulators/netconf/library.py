@@ -18,14 +18,22 @@ Three views of one module list (:class:`Library`):
   one module set, one schema, the datastores that use it (running, candidate when
   there is one, startup) and its ``content-id``; and the deprecated
   ``/modules-state`` (the shape of RFC 7895, kept in that revision) for clients
-  written before RFC 8525, with a ``module-set-id`` equal to the content-id.
+  written before RFC 8525, with its ``module-set-id``. Each id is a digest of its own
+  tree (without the id), so it changes whenever what that tree says changes, as the
+  module asks of both.
 - The hello (:meth:`Library.capabilities`): the monitoring module's URI, as RFC 6022
-  asks of a server that implements it, and
-  ``urn:ietf:params:netconf:capability:yang-library:1.0?revision=…&module-set-id=…``,
-  which RFC 7950 5.6.4 requires of a NETCONF server that implements YANG 1.1
-  modules (msoctl-congestion is one). RFC 8526 2 replaces it with
-  ``:yang-library:1.1`` for servers that implement the NMDA; this one does not (no
-  ``<get-data>``, no operational datastore), so 1.0 is what it advertises.
+  asks of a server that implements it, and the YANG library in the form of the
+  revision implemented. ietf-yang-library@2019-01-04 is announced as RFC 8526 2
+  defines it, ``urn:ietf:params:netconf:capability:yang-library:1.1?revision=
+  2019-01-04&content-id=…`` with the content-id of ``/yang-library``; and, because
+  this revision still carries ``/modules-state`` and RFC 7950 5.6.4 asks
+  ``:yang-library:1.0?revision=…&module-set-id=…`` of every NETCONF server that
+  implements YANG 1.1 modules (msoctl-congestion is one) and is not an NMDA server,
+  also in that form, with the module-set-id of ``/modules-state`` (a client written
+  for RFC 7950 alone finds the library it looks for). Both name the revision
+  implemented; neither names an id that its tree does not hold. This server has no
+  ``<get-data>`` and no operational datastore (RFC 8526 3): a client that takes
+  ``:yang-library:1.1`` for the NMDA operations is answered operation-not-supported.
 
 ``<get-schema>`` errors (RFC 6022 3.1): no ``identifier`` is ``missing-element``; no
 schema matching identifier, version and format is ``invalid-value`` (bad-element
@@ -54,7 +62,8 @@ MONITORING_CAPABILITY = (f"{MONITORING_NS}?module=ietf-netconf-monitoring"
                          f"&revision={MONITORING_REVISION}")
 YANG_LIBRARY_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-library"
 YANG_LIBRARY_REVISION = "2019-01-04"
-YANG_LIBRARY_CAPABILITY = "urn:ietf:params:netconf:capability:yang-library:1.0"
+YANG_LIBRARY_1_0 = "urn:ietf:params:netconf:capability:yang-library:1.0"  # RFC 7950 5.6.4
+YANG_LIBRARY_1_1 = "urn:ietf:params:netconf:capability:yang-library:1.1"  # RFC 8526 2
 DATASTORES_NS = "urn:ietf:params:xml:ns:yang:ietf-datastores"
 MODULE_FILE = YANG_DIRECTORY / f"{MODULE}.yang"
 YANG_TYPES_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-types"
@@ -118,19 +127,22 @@ class Library:
             raise FileNotFoundError(f"YANG text not found: {', '.join(missing)}")
 
     @cached_property
+    def content_id(self) -> str:
+        """``/yang-library/content-id`` (RFC 8525): a digest of the rest of that tree."""
+        return _digest(self._yang_library(content_id=None))
+
+    @cached_property
     def module_set_id(self) -> str:
-        """Changes whenever the module set does (RFC 8525: content-id; RFC 7895:
-        module-set-id): a digest of every module's name, revision, namespace, role and
-        features."""
-        digest = hashlib.sha256()
-        for module in sorted(self.modules, key=lambda m: (m.name, m.revision)):
-            digest.update(repr((module.name, module.revision, module.namespace,
-                                module.implemented, sorted(module.features))).encode())
-        return digest.hexdigest()[:40]
+        """``/modules-state/module-set-id`` (RFC 7895, deprecated in RFC 8525): a digest
+        of that tree's module list."""
+        return _digest(self._modules_state(module_set_id=None))
 
     def capabilities(self) -> tuple[str, ...]:
+        """The hello's capabilities for these modules (see the module docstring)."""
         return (MONITORING_CAPABILITY,
-                f"{YANG_LIBRARY_CAPABILITY}?revision={YANG_LIBRARY_REVISION}"
+                f"{YANG_LIBRARY_1_1}?revision={YANG_LIBRARY_REVISION}"
+                f"&content-id={self.content_id}",
+                f"{YANG_LIBRARY_1_0}?revision={YANG_LIBRARY_REVISION}"
                 f"&module-set-id={self.module_set_id}")
 
     @cached_property
@@ -142,7 +154,7 @@ class Library:
 
     def state(self) -> list[_Element]:
         """``/yang-library`` and ``/modules-state``, new elements."""
-        return [self._yang_library(), self._modules_state()]
+        return [self._yang_library(self.content_id), self._modules_state(self.module_set_id)]
 
     def schemas(self) -> list[Schema]:
         """What ``<get-schema>`` returns, for ``/netconf-state/schemas`` (RFC 6022 2.1.3):
@@ -150,7 +162,7 @@ class Library:
         return [Schema(module.name, module.revision, module.namespace)
                 for module in self.modules if module.source is not None]
 
-    def _yang_library(self) -> _Element:
+    def _yang_library(self, content_id: str | None) -> _Element:
         root = etree.Element(_y("yang-library"), nsmap={None: YANG_LIBRARY_NS})
         module_set = _sub(root, _y("module-set"))
         _sub(module_set, _y("name"), MODULE_SET)
@@ -174,12 +186,14 @@ class Library:
             identity = etree.SubElement(datastore, _y("name"), nsmap={"ds": DATASTORES_NS})
             identity.text = f"ds:{name}"
             _sub(datastore, _y("schema"), MODULE_SET)
-        _sub(root, _y("content-id"), self.module_set_id)
+        if content_id is not None:
+            _sub(root, _y("content-id"), content_id)
         return root
 
-    def _modules_state(self) -> _Element:
+    def _modules_state(self, module_set_id: str | None) -> _Element:
         root = etree.Element(_y("modules-state"), nsmap={None: YANG_LIBRARY_NS})
-        _sub(root, _y("module-set-id"), self.module_set_id)
+        if module_set_id is not None:
+            _sub(root, _y("module-set-id"), module_set_id)
         for module in (*self._ordered(implemented=True), *self._ordered(implemented=False)):
             entry = _sub(root, _y("module"))
             _sub(entry, _y("name"), module.name)
@@ -226,6 +240,10 @@ class Library:
         data = etree.Element(_m("data"), nsmap={None: MONITORING_NS})
         data.text = self._texts[found[0].name]
         return data
+
+
+def _digest(tree: _Element) -> str:
+    return hashlib.sha256(etree.tostring(tree, method="c14n")).hexdigest()[:40]
 
 
 def _m(local: str) -> str:

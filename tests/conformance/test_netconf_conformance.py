@@ -799,6 +799,8 @@ def test_an_unconfirmed_commit_is_rolled_back_when_its_timeout_expires(server: S
 MONITORING_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
 YANG_LIBRARY_NS = "urn:ietf:params:xml:ns:yang:ietf-yang-library"
 YANG_LIBRARY_1_0 = "urn:ietf:params:netconf:capability:yang-library:1.0"
+YANG_LIBRARY_1_1 = "urn:ietf:params:netconf:capability:yang-library:1.1"
+NMDA_YANG_LIBRARY = "2019-01-04"  # RFC 8525's revision, which RFC 8526 2 announces as 1.1
 
 
 def _get_schema(identifier: str, **parameters: str) -> _Element:
@@ -856,29 +858,44 @@ def test_the_schema_list_names_the_module(server: Server) -> None:
                           "format": "yang", "namespace": NAMESPACE, "location": "NETCONF"}
 
 
-def test_the_yang_library_capability_names_the_module_set(server: Server) -> None:
-    """RFC 7950 5.6.4: :yang-library:1.0 in the hello carries the revision of the
-    ietf-yang-library the server implements and the module-set-id of /modules-state,
-    which lists msoctl-congestion as implemented."""
+def test_the_yang_library_capability_is_the_form_of_the_revision_implemented(
+        server: Server) -> None:
+    """The hello names the ietf-yang-library revision the server implements and the id
+    its tree holds: :yang-library:1.0 (RFC 7950 5.6.4) with the module-set-id of
+    /modules-state, :yang-library:1.1 (RFC 8526 2) with the content-id of /yang-library;
+    1.1 exactly when the revision is RFC 8525's (the emulator implements 2019-01-04 and
+    announces both forms; netconfd implements RFC 7895's 2016-06-21 and announces 1.0).
+    /modules-state lists msoctl-congestion as implemented."""
+    def text(element: _Element, name: str) -> str:
+        return (element.findtext(f"{{{YANG_LIBRARY_NS}}}{name}") or "").strip()
+
     with server.session() as session:
-        [uri] = [c for c in session.server_capabilities
-                 if c.startswith(f"{YANG_LIBRARY_1_0}?")]
-        wanted = dict(p.partition("=")[::2] for p in uri.partition("?")[2].split("&"))
-        subtree = f'<modules-state xmlns="{YANG_LIBRARY_NS}"/>'
-        state = session.get(filter=("subtree", subtree)).data.find(
-            f"{{{YANG_LIBRARY_NS}}}modules-state")
-        assert state is not None
+        announced = {uri.partition("?")[0]: dict(
+            p.partition("=")[::2] for p in uri.partition("?")[2].split("&"))
+            for uri in session.server_capabilities
+            if uri.startswith((f"{YANG_LIBRARY_1_0}?", f"{YANG_LIBRARY_1_1}?"))}
+        def read(top: str) -> _Element | None:
+            subtree = f'<{top} xmlns="{YANG_LIBRARY_NS}"/>'
+            return session.get(filter=("subtree", subtree)).data.find(
+                f"{{{YANG_LIBRARY_NS}}}{top}")
 
-        def text(element: _Element, name: str) -> str:
-            return (element.findtext(f"{{{YANG_LIBRARY_NS}}}{name}") or "").strip()
-
-        assert text(state, "module-set-id") == wanted["module-set-id"]
+        state = read("modules-state")
+        assert state is not None and announced
         modules = {text(entry, "name"): (text(entry, "revision"),
                                          text(entry, "conformance-type"))
                    for entry in state.iterfind(f"{{{YANG_LIBRARY_NS}}}module")}
+        revision, role = modules["ietf-yang-library"]
+        assert role == "implement"
         assert modules["msoctl-congestion"] == ("2026-11-30", "implement")
-        assert modules["ietf-yang-library"] == (wanted["revision"], "implement")
         assert modules["ietf-netconf-monitoring"] == ("2010-10-04", "implement")
+        assert all(parameters["revision"] == revision for parameters in announced.values())
+        assert (YANG_LIBRARY_1_1 in announced) == (revision >= NMDA_YANG_LIBRARY)
+        if YANG_LIBRARY_1_0 in announced:
+            assert announced[YANG_LIBRARY_1_0]["module-set-id"] == text(state, "module-set-id")
+        if YANG_LIBRARY_1_1 in announced:
+            library = read("yang-library")
+            assert library is not None
+            assert announced[YANG_LIBRARY_1_1]["content-id"] == text(library, "content-id")
 
 
 # ---- the netconfd peer itself ---------------------------------------------------------

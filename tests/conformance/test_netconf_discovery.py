@@ -32,6 +32,7 @@ from tests.support.peers import missing, require_module
 
 MODULE_FILE = YANG / f"{MODULE}.yang"
 YANG_LIBRARY_1_0 = "urn:ietf:params:netconf:capability:yang-library:1.0"
+YANG_LIBRARY_1_1 = "urn:ietf:params:netconf:capability:yang-library:1.1"
 # pyang installs the IETF modules it knows here; ietf-netconf-monitoring is one
 PYANG_MODULES = Path(sys.prefix) / "share" / "yang" / "modules" / "ietf"
 
@@ -91,28 +92,49 @@ def state(session: Manager, element: str) -> Any:
 
 
 def test_the_hello_announces_monitoring_and_the_yang_library(switch: Switch) -> None:
-    """RFC 6022 (the ietf-netconf-monitoring module's URI) and RFC 7950 5.6.4: a NETCONF
-    server implementing YANG 1.1 modules advertises :yang-library:1.0 with the revision
-    of the ietf-yang-library it implements and the module-set-id of /modules-state."""
+    """RFC 6022 (the ietf-netconf-monitoring module's URI); RFC 8526 2: the revision
+    implemented, 2019-01-04, announced as :yang-library:1.1 with the content-id of
+    /yang-library; RFC 7950 5.6.4: :yang-library:1.0 with that revision and the
+    module-set-id of /modules-state, which the revision keeps (deprecated)."""
     with netconf(switch.server.port) as session:
         capabilities = list(session.server_capabilities)
         assert MONITORING_CAPABILITY in capabilities
-        [library] = [c for c in capabilities if c.startswith(f"{YANG_LIBRARY_1_0}?")]
-        wanted = parameters(library)
-        assert wanted["revision"] == YANG_LIBRARY_REVISION
+        [new] = [c for c in capabilities if c.startswith(f"{YANG_LIBRARY_1_1}?")]
+        [old] = [c for c in capabilities if c.startswith(f"{YANG_LIBRARY_1_0}?")]
+        assert set(parameters(new)) == {"revision", "content-id"}
+        assert set(parameters(old)) == {"revision", "module-set-id"}
+        assert parameters(new)["revision"] == parameters(old)["revision"] == \
+            YANG_LIBRARY_REVISION
+        yang_library = state(session, y("yang-library"))
+        assert yang_library.findtext(y("content-id")) == parameters(new)["content-id"]
         modules_state = state(session, y("modules-state"))
-        assert modules_state.findtext(y("module-set-id")) == wanted["module-set-id"]
+        assert modules_state.findtext(y("module-set-id")) == parameters(old)["module-set-id"]
         implemented = {entry.findtext(y("name")): entry.findtext(y("revision"))
                        for entry in modules_state.iterfind(y("module"))
                        if entry.findtext(y("conformance-type")) == "implement"}
-        assert implemented["ietf-yang-library"] == wanted["revision"]
+        assert implemented["ietf-yang-library"] == YANG_LIBRARY_REVISION
         assert implemented[MODULE] == REVISION
         assert implemented["ietf-netconf-monitoring"] == "2010-10-04"
-        # RFC 8525: the content-id of /yang-library names the same module set
-        assert state(session, y("yang-library")).findtext(y("content-id")) == \
-            wanted["module-set-id"]
-        assert not any(c.startswith("urn:ietf:params:netconf:capability:yang-library:1.1")
-                       for c in capabilities)  # RFC 8526 2: NMDA servers only
+        in_module_set = {entry.findtext(y("name")): entry.findtext(y("revision"))
+                         for entry in yang_library.iterfind(f"{y('module-set')}/{y('module')}")}
+        assert in_module_set == implemented
+
+
+def test_each_id_changes_with_its_own_tree(loop: Loop) -> None:
+    """RFC 8525: the content-id changes when anything /yang-library says does (here: the
+    datastores, and ietf-netconf's features); the module-set-id when the module list
+    does (the features)."""
+    ids = []
+    for candidate in (True, False):
+        server = Switch(loop, candidate=candidate)
+        try:
+            with netconf(server.server.port) as session:
+                ids.append((state(session, y("yang-library")).findtext(y("content-id")),
+                            state(session, y("modules-state")).findtext(y("module-set-id"))))
+        finally:
+            server.stop()
+    (content_with, set_with), (content_without, set_without) = ids
+    assert content_with != content_without and set_with != set_without
 
 
 # ---- ietf-netconf-monitoring ------------------------------------------------------------

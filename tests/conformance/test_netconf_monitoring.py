@@ -145,6 +145,7 @@ def test_every_open_session_is_listed(switch: Switch) -> None:
             assert entry["source-host"] == "127.0.0.1"
             assert before <= moment(entry["login-time"]) <= datetime.now(UTC)
             assert set(COUNTERS) <= set(entry)
+    wait_until(lambda: not switch.server.sessions)  # both ended on the server's side too
     with netconf(switch.server.port) as third:
         switch_sessions = sessions(third)
         assert list(switch_sessions) == [int(third.session_id)]
