@@ -9,8 +9,6 @@ their own with certificates made in a fixture (CA, server, client).
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import json
 import logging
 import socket
@@ -24,10 +22,6 @@ from typing import Any
 
 import grpc
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from gnmi_pb import gnmi_ext_pb2, gnmi_pb2, gnmi_pb2_grpc
 
 from drivers.errors import (
@@ -46,6 +40,7 @@ from drivers.transports.gnmi import (
     Notification,
 )
 from drivers.transports.gnmi_path import format_path, parse_path
+from emulators.lab.pki import Authority
 
 TIMEOUT = 2.0  # what every test's client waits at most, unless it tests the timeout
 
@@ -656,52 +651,20 @@ class Pki:
     client_key: Path
 
 
-def _key() -> ec.EllipticCurvePrivateKey:
-    return ec.generate_private_key(ec.SECP256R1())
-
-
-def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                             serialization.NoEncryption())
-
-
-def _certificate(subject: str, key: ec.EllipticCurvePrivateKey,
-                 issuer: tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None = None,
-                 names: list[x509.GeneralName] | None = None) -> x509.Certificate:
-    now = datetime.datetime.now(datetime.UTC)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
-    builder = (x509.CertificateBuilder().subject_name(name)
-               .issuer_name(issuer[0].subject if issuer else name)
-               .public_key(key.public_key()).serial_number(x509.random_serial_number())
-               .not_valid_before(now - datetime.timedelta(minutes=5))
-               .not_valid_after(now + datetime.timedelta(days=1))
-               .add_extension(x509.BasicConstraints(ca=issuer is None, path_length=None),
-                              critical=True))
-    if names:
-        builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
-    return builder.sign(issuer[1] if issuer else key, hashes.SHA256())
-
-
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    """A CA, a server certificate for 127.0.0.1, localhost and switch.test, a client
-    certificate, and another CA that signed neither."""
+    """A CA, a server certificate for 127.0.0.1 and localhost, a client certificate, and
+    another CA that signed neither."""
     folder = tmp_path_factory.mktemp("pki")
-    ca_key, other_key = _key(), _key()
-    ca = _certificate("test CA", ca_key)
-    other_ca = _certificate("other CA", other_key)
-    server_key, client_key = _key(), _key()
-    server = _certificate("leaf-1", server_key, (ca, ca_key), [
-        x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost"),
-        x509.DNSName("switch.test")])
-    client = _certificate("msoctl", client_key, (ca, ca_key))
-    pem = serialization.Encoding.PEM
-    files = {"ca.pem": ca.public_bytes(pem), "other-ca.pem": other_ca.public_bytes(pem),
-             "client.pem": client.public_bytes(pem), "client.key": _pem_key(client_key)}
+    authority = Authority("test CA")
+    server = authority.issue("leaf-1", server=True)
+    client = authority.issue("msoctl", server=False)
+    files = {"ca.pem": authority.cert_pem, "other-ca.pem": Authority("other CA").cert_pem,
+             "client.pem": client.cert_pem, "client.key": client.key_pem}
     for name, data in files.items():
         (folder / name).write_bytes(data)
     return Pki(ca=folder / "ca.pem", other_ca=folder / "other-ca.pem",
-               server_cert=server.public_bytes(pem), server_key=_pem_key(server_key),
+               server_cert=server.cert_pem, server_key=server.key_pem,
                client_cert=folder / "client.pem", client_key=folder / "client.key")
 
 
@@ -734,10 +697,15 @@ def test_tls_with_the_right_ca_and_client_certificate(pki: Pki,
 
 
 def test_tls_by_another_name(pki: Pki, tls_served: tuple[Servicer, int, bool]) -> None:
+    """server_name, not the host dialled, is the name checked: 127.0.0.1 is in the server's
+    certificate, so only the name given can fail the handshake."""
     port = tls_served[1]
-    with GnmiClient(tls_target(port, host="localhost", ca_file=pki.ca, server_name="switch.test",
-                               cert_file=pki.client_cert, key_file=pki.client_key)) as secure:
+    keys = {"ca_file": pki.ca, "cert_file": pki.client_cert, "key_file": pki.client_key}
+    with GnmiClient(tls_target(port, server_name="localhost", **keys)) as secure:
         assert secure.capabilities().gnmi_version == "0.10.0"
+    with GnmiClient(tls_target(port, server_name="switch.test", **keys)) as secure, \
+            pytest.raises(DeviceUnreachable, match="cannot reach"):
+        secure.capabilities()
 
 
 def test_tls_without_a_client_certificate(pki: Pki,

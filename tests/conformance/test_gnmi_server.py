@@ -33,6 +33,7 @@ from emulators.clock import SteppedClock
 from emulators.faults import Fault
 from emulators.gnmi.face import FaceError, Model
 from emulators.gnmi.server import GNMI_VERSION, GnmiServer, GnmiTls
+from emulators.lab.pki import Authority
 from emulators.loopthread import LoopThread
 
 Tree = dict[str, Any]
@@ -962,48 +963,10 @@ class Pki:
 
 @pytest.fixture(scope="module")
 def pki() -> Pki:
-    import ipaddress
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    now = datetime.datetime.now(datetime.UTC)
-
-    def name(common: str) -> x509.Name:
-        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
-
-    def pem(key: ec.EllipticCurvePrivateKey) -> bytes:
-        return key.private_bytes(serialization.Encoding.PEM,
-                                 serialization.PrivateFormat.PKCS8,
-                                 serialization.NoEncryption())
-
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca = (x509.CertificateBuilder().subject_name(name("test ca")).issuer_name(name("test ca"))
-          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
-          .not_valid_before(now - datetime.timedelta(minutes=5))
-          .not_valid_after(now + datetime.timedelta(days=1))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .sign(ca_key, hashes.SHA256()))
-
-    def leaf(common: str, server: bool) -> tuple[bytes, bytes]:
-        key = ec.generate_private_key(ec.SECP256R1())
-        builder = (x509.CertificateBuilder().subject_name(name(common)).issuer_name(ca.subject)
-                   .public_key(key.public_key()).serial_number(x509.random_serial_number())
-                   .not_valid_before(now - datetime.timedelta(minutes=5))
-                   .not_valid_after(now + datetime.timedelta(days=1)))
-        if server:
-            builder = builder.add_extension(x509.SubjectAlternativeName([
-                x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                critical=False)
-        certificate = builder.sign(ca_key, hashes.SHA256())
-        return certificate.public_bytes(serialization.Encoding.PEM), pem(key)
-
-    server_cert, server_key = leaf("dut", True)
-    client_cert, client_key = leaf(USER, False)
-    return Pki(ca.public_bytes(serialization.Encoding.PEM), server_cert, server_key,
-               client_cert, client_key)
+    authority = Authority("test ca")
+    server, client = authority.issue("dut", server=True), authority.issue(USER, server=False)
+    return Pki(authority.cert_pem, server.cert_pem, server.key_pem, client.cert_pem,
+               client.key_pem)
 
 
 def test_tls_with_client_certificates(loop: LoopThread, pki: Pki) -> None:

@@ -9,9 +9,7 @@ A missing pygnmi skips (fails with CI=true: tests/support/peers.py).
 from __future__ import annotations
 
 import copy
-import datetime
 import importlib.util
-import ipaddress
 import json
 import subprocess
 import sys
@@ -26,6 +24,7 @@ import pytest
 from emulators.clock import RealClock
 from emulators.gnmi.face import FaceError, Model
 from emulators.gnmi.server import GnmiServer, GnmiTls
+from emulators.lab.pki import Authority
 from emulators.loopthread import LoopThread
 from tests.support.peers import missing
 
@@ -162,44 +161,11 @@ def test_pygnmi_over_tls_with_a_client_certificate(loop: LoopThread, pygnmi_scri
 
 def certificates(directory: Path) -> dict[str, Path]:
     """A CA, a server certificate for 127.0.0.1 and a client certificate, as PEM files."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    now = datetime.datetime.now(datetime.UTC)
-    files: dict[str, Path] = {}
-
-    def name(common: str) -> x509.Name:
-        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
-
-    def write(file_name: str, data: bytes) -> None:
-        files[file_name] = directory / file_name
-        files[file_name].write_bytes(data)
-
-    def issue(common: str, key: ec.EllipticCurvePrivateKey, issuer: x509.Name,
-              signer: ec.EllipticCurvePrivateKey,
-              extension: x509.ExtensionType | None) -> x509.Certificate:
-        builder = (x509.CertificateBuilder().subject_name(name(common)).issuer_name(issuer)
-                   .public_key(key.public_key()).serial_number(x509.random_serial_number())
-                   .not_valid_before(now - datetime.timedelta(minutes=5))
-                   .not_valid_after(now + datetime.timedelta(days=1)))
-        if extension is not None:
-            builder = builder.add_extension(extension, critical=False)
-        return builder.sign(signer, hashes.SHA256())
-
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca = issue("test ca", ca_key, name("test ca"), ca_key,
-               x509.BasicConstraints(ca=True, path_length=None))
-    write("ca.crt", ca.public_bytes(serialization.Encoding.PEM))
-    for role, extension in (
-            ("server", x509.SubjectAlternativeName([
-                x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])),
-            ("client", None)):
-        key = ec.generate_private_key(ec.SECP256R1())
-        certificate = issue(role, key, ca.subject, ca_key, extension)
-        write(f"{role}.crt", certificate.public_bytes(serialization.Encoding.PEM))
-        write(f"{role}.key", key.private_bytes(serialization.Encoding.PEM,
-                                               serialization.PrivateFormat.PKCS8,
-                                               serialization.NoEncryption()))
-    return files
+    authority = Authority("test ca")
+    server, client = authority.issue("server", server=True), authority.issue("client", server=False)
+    files = {"ca.crt": authority.cert_pem, "server.crt": server.cert_pem,
+             "server.key": server.key_pem, "client.crt": client.cert_pem,
+             "client.key": client.key_pem}
+    for file_name, data in files.items():
+        (directory / file_name).write_bytes(data)
+    return {file_name: directory / file_name for file_name in files}
