@@ -43,16 +43,23 @@ from typing import Any
 from lxml import etree
 from lxml.etree import _Element
 
-from drivers.switch.schema import CAPABILITY
 from emulators.clock import Clock, RealClock
 from emulators.netconf import messages
+from emulators.netconf.capabilities import (
+    CANDIDATE,
+    CONFIRMED_COMMIT,
+    ROLLBACK_ON_ERROR,
+    STARTUP,
+    VALIDATE,
+    WRITABLE_RUNNING,
+)
 from emulators.netconf.edit import (
     DEFAULT_OPERATIONS,
     ERROR_OPTIONS,
     apply_edit,
     subtree_filter,
 )
-from emulators.netconf.library import Library, switch_modules
+from emulators.netconf.library import Library, switch_library
 from emulators.netconf.messages import RpcError, RpcErrors, qname
 from emulators.netconf.monitoring import (
     MONITORING_NS,
@@ -69,12 +76,6 @@ from emulators.text import digits as _digits
 
 log = logging.getLogger(__name__)
 
-CANDIDATE = "urn:ietf:params:netconf:capability:candidate:1.0"
-CONFIRMED_COMMIT = "urn:ietf:params:netconf:capability:confirmed-commit:1.1"
-VALIDATE = "urn:ietf:params:netconf:capability:validate:1.1"
-ROLLBACK_ON_ERROR = "urn:ietf:params:netconf:capability:rollback-on-error:1.0"
-STARTUP = "urn:ietf:params:netconf:capability:startup:1.0"
-WRITABLE_RUNNING = "urn:ietf:params:netconf:capability:writable-running:1.0"
 DATASTORES = ("running", "candidate", "startup")
 TEST_OPTIONS = ("test-then-set", "set", "test-only")  # :validate:1.1 adds test-only
 DEFAULT_CONFIRM_TIMEOUT_SECONDS = 600  # RFC 6241 8.4.5.1
@@ -83,18 +84,15 @@ CommitHook = Callable[[dict[str, Any]], None]
 StateSource = Callable[[], "_Element | None"]
 
 
-def switch_library(*, candidate: bool = True) -> Library:
-    """The YANG library of the switch emulator's datastores (emulators/netconf/library.py)."""
-    return Library(switch_modules(candidate=candidate),
-                   datastores=DATASTORES if candidate else ("running", "startup"))
-
-
-def capabilities(*, candidate: bool = True) -> tuple[str, ...]:
-    """The capabilities to give the server: with :candidate, or writable-running without;
-    the module discovery ones (ietf-netconf-monitoring, the YANG library) last."""
-    own = (CANDIDATE, CONFIRMED_COMMIT, VALIDATE, ROLLBACK_ON_ERROR, STARTUP, CAPABILITY) \
-        if candidate else (WRITABLE_RUNNING, VALIDATE, ROLLBACK_ON_ERROR, STARTUP, CAPABILITY)
-    return own + switch_library(candidate=candidate).capabilities()
+def capabilities(*, candidate: bool = True, confirmed_commit: bool = True) -> tuple[str, ...]:
+    """The capabilities to give the server: with :candidate (and :confirmed-commit:1.1
+    unless ``confirmed_commit`` is false), or :writable-running without; then the
+    modules (msoctl-congestion, ietf-netconf with the features these enable,
+    ietf-netconf-monitoring) and the YANG library (emulators/netconf/library.py)."""
+    own = (CANDIDATE, *((CONFIRMED_COMMIT,) if confirmed_commit else ()), VALIDATE,
+           ROLLBACK_ON_ERROR, STARTUP) if candidate else \
+        (WRITABLE_RUNNING, VALIDATE, ROLLBACK_ON_ERROR, STARTUP)
+    return own + switch_library(own).capabilities()
 
 
 CAPABILITIES = capabilities()
@@ -120,7 +118,9 @@ class Datastores:
     ``state()`` gives the operational state as a ``<switch>`` element (merged
     into get's reply); ``on_commit(tree)`` receives running before each change
     (a ``ValueError`` from it refuses the change).
-    ``candidate=False`` serves writable-running instead of :candidate.
+    ``candidate=False`` serves writable-running instead of :candidate. ``library``
+    (emulators/netconf/library.py) is by default the one of the capabilities of the
+    server the datastores are registered on.
     """
 
     def __init__(self, *, clock: Clock | None = None, on_commit: CommitHook | None = None,
@@ -131,7 +131,9 @@ class Datastores:
         self.state = state
         self.validator = validator if validator is not None else default_validator()
         self.use_candidate = candidate
-        self.library = library if library is not None else switch_library(candidate=candidate)
+        self._library_given = library is not None
+        self.library = library if library is not None else \
+            switch_library(capabilities(candidate=candidate))
         self.stores: dict[str, _Element] = {name: empty() for name in DATASTORES}
         self.locks: dict[str, int] = {}
         self.locked_at: dict[str, datetime] = {}  # when each lock of ``locks`` was taken
@@ -148,6 +150,11 @@ class Datastores:
         """Answer the operations on ``server``; they run in its worker thread, one at a
         time, and so does :meth:`session_ended` when it is the server's hook."""
         self._server = server
+        if not self._library_given:
+            self.library = switch_library(server.capabilities)
+        unannounced = [c for c in self.library.capabilities() if c not in server.capabilities]
+        if unannounced:  # the hello and the YANG library would disagree
+            raise ValueError(f"{server.name} does not announce {', '.join(unannounced)}")
         for name, handler in (
             ("get-config", self.get_config), ("get", self.get),
             ("edit-config", self.edit_config), ("copy-config", self.copy_config),

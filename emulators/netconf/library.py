@@ -21,11 +21,16 @@ Three views of one module list (:class:`Library`):
   written before RFC 8525, with its ``module-set-id``. Each id is a digest of its own
   tree (without the id), so it changes whenever what that tree says changes, as the
   module asks of both.
-- The hello (:meth:`Library.capabilities`): the monitoring module's URI, as RFC 6022
-  asks of a server that implements it, and the YANG library in the form of the
-  revision implemented. ietf-yang-library@2019-01-04 is announced as RFC 8526 2
-  defines it, ``urn:ietf:params:netconf:capability:yang-library:1.1?revision=
-  2019-01-04&content-id=…`` with the content-id of ``/yang-library``; and, because
+- The hello (:meth:`Library.capabilities`): the URI of each module a client looks for
+  there (RFC 6020 5.6.4: ``namespace?module=…&revision=…[&features=…]``):
+  msoctl-congestion (the driver checks its revision), ietf-netconf with the features
+  the server's capabilities enable (emulators/netconf/capabilities.py: so that a
+  generic client sees :confirmed-commit:1.1 as the module's ``confirmed-commit``
+  feature too) and ietf-netconf-monitoring, as RFC 6022 asks of a server that
+  implements it; and the YANG library in the form of the revision implemented.
+  ietf-yang-library@2019-01-04 is announced as RFC 8526 2 defines it,
+  ``urn:ietf:params:netconf:capability:yang-library:1.1?revision=2019-01-04&content-id=…``
+  with the content-id of ``/yang-library``; and, because
   this revision still carries ``/modules-state`` and RFC 7950 5.6.4 asks
   ``:yang-library:1.0?revision=…&module-set-id=…`` of every NETCONF server that
   implements YANG 1.1 modules (msoctl-congestion is one) and is not an NMDA server,
@@ -44,7 +49,7 @@ naming the parameter that ruled the last candidates out); more than one match is
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -53,6 +58,14 @@ from lxml import etree
 from lxml.etree import _Element
 
 from drivers.switch.schema import MODULE, NAMESPACE, REVISION
+from emulators.netconf.capabilities import (
+    CANDIDATE,
+    NETCONF_MODULE,
+    NETCONF_REVISION,
+    STARTUP,
+    announced,
+    netconf_features,
+)
 from emulators.netconf.messages import NETCONF_NS, RpcError
 from emulators.netconf.monitoring import MONITORING_NS, SCHEMA_FORMAT, Schema
 from emulators.netconf.validation import YANG_DIRECTORY
@@ -74,7 +87,8 @@ MODULE_SET = "switch"
 @dataclass(frozen=True)
 class Module:
     """One module of the library; ``source`` is the YANG text get-schema returns
-    (``None``: listed, not served); an imported-only module is not ``implemented``."""
+    (``None``: listed, not served); an imported-only module is not ``implemented``;
+    ``in_hello``: announced as a capability too."""
 
     name: str
     revision: str
@@ -82,6 +96,14 @@ class Module:
     implemented: bool = True
     features: tuple[str, ...] = ()
     source: Path | None = None
+    in_hello: bool = False
+
+    @property
+    def capability(self) -> str:
+        """The module's capability URI (RFC 6020 5.6.4): its features as a comma-separated
+        list, the parameter left out when there is none."""
+        uri = f"{self.namespace}?module={self.name}&revision={self.revision}"
+        return f"{uri}&features={','.join(self.features)}" if self.features else uri
 
 
 def carried(name: str, revision: str) -> Path:
@@ -90,26 +112,35 @@ def carried(name: str, revision: str) -> Path:
 
 
 def _standard(name: str, revision: str, namespace: str, *, implemented: bool = True,
-              features: tuple[str, ...] = ()) -> Module:
+              features: tuple[str, ...] = (), in_hello: bool = False) -> Module:
     return Module(name, revision, namespace, implemented=implemented, features=features,
-                  source=carried(name, revision))
+                  source=carried(name, revision), in_hello=in_hello)
 
 
-def switch_modules(*, candidate: bool = True) -> tuple[Module, ...]:
-    """What the switch emulator implements (ietf-netconf with the features its
-    capabilities name) and the modules those import (every import of these texts, and
-    nothing more: ietf-netconf@2011-06-01 imports ietf-inet-types only)."""
-    features = ("candidate", "confirmed-commit") if candidate else ("writable-running",)
+def switch_modules(capabilities: Iterable[str]) -> tuple[Module, ...]:
+    """What a switch emulator announcing ``capabilities`` implements (ietf-netconf with
+    the features those enable) and the modules those import (every import of these
+    texts, and nothing more: ietf-netconf@2011-06-01 imports ietf-inet-types only)."""
     return (
-        Module(MODULE, REVISION, NAMESPACE, source=MODULE_FILE),
-        _standard("ietf-netconf", "2011-06-01", NETCONF_NS,
-                  features=(*features, "rollback-on-error", "validate", "startup")),
-        _standard("ietf-netconf-monitoring", MONITORING_REVISION, MONITORING_NS),
+        Module(MODULE, REVISION, NAMESPACE, source=MODULE_FILE, in_hello=True),
+        _standard(NETCONF_MODULE, NETCONF_REVISION, NETCONF_NS,
+                  features=netconf_features(capabilities), in_hello=True),
+        _standard("ietf-netconf-monitoring", MONITORING_REVISION, MONITORING_NS,
+                  in_hello=True),
         _standard("ietf-yang-library", YANG_LIBRARY_REVISION, YANG_LIBRARY_NS),
         _standard("ietf-yang-types", "2013-07-15", YANG_TYPES_NS, implemented=False),
         _standard("ietf-inet-types", "2013-07-15", INET_TYPES_NS, implemented=False),
         _standard("ietf-datastores", "2018-02-14", DATASTORES_NS, implemented=False),
     )
+
+
+def switch_library(capabilities: Iterable[str]) -> Library:
+    """The YANG library of a switch emulator announcing ``capabilities``: its modules,
+    and its datastores (running; candidate with :candidate; startup with :startup)."""
+    present = announced(capabilities)
+    datastores = ("running", *(("candidate",) if CANDIDATE in present else ()),
+                  *(("startup",) if STARTUP in present else ()))
+    return Library(switch_modules(present), datastores=datastores)
 
 
 @dataclass
@@ -139,7 +170,7 @@ class Library:
 
     def capabilities(self) -> tuple[str, ...]:
         """The hello's capabilities for these modules (see the module docstring)."""
-        return (MONITORING_CAPABILITY,
+        return (*(module.capability for module in self.modules if module.in_hello),
                 f"{YANG_LIBRARY_1_1}?revision={YANG_LIBRARY_REVISION}"
                 f"&content-id={self.content_id}",
                 f"{YANG_LIBRARY_1_0}?revision={YANG_LIBRARY_REVISION}"

@@ -48,6 +48,7 @@ from ncclient.transport.session import NetconfBase
 
 from drivers.switch.schema import CAPABILITY, NAMESPACE
 from emulators.netconf import NetconfServer
+from emulators.netconf.capabilities import NETCONF_FEATURES, announced
 from emulators.netconf.datastore import CAPABILITIES, Datastores
 from tests.support.netconf import PASSWORD, USER, Loop, ncclient_session
 from tests.support.netconfd import MODULE, PeerStartError, running_netconfd
@@ -395,6 +396,11 @@ PERSIST_ID_MISSING = Difference(
     "without it with missing-element (RFC 6241 appendix A: an expected element is "
     "missing), naming persist-id",
     (("tag", "in-use"), ("bad_element", None)))
+FEATURE_WITHOUT_CAPABILITY = Difference(
+    "netconfd (--target=candidate) lists ietf-netconf's writable-running feature with the "
+    "module in its hello without announcing :writable-running; ietf-netconf@2011-06-01: "
+    "if the server advertises the capability the feature must be enabled, otherwise it "
+    "must not be, and the emulator lists exactly the features of its capabilities")
 GET_SCHEMA_NO_MATCH = Difference(
     "netconfd answers a get-schema that matches no schema (an unknown identifier or "
     "version) with operation-failed and error-app-tag no-matches; RFC 6022 3.1: if the "
@@ -896,6 +902,26 @@ def test_the_yang_library_capability_is_the_form_of_the_revision_implemented(
             library = read("yang-library")
             assert library is not None
             assert announced[YANG_LIBRARY_1_1]["content-id"] == text(library, "content-id")
+
+
+def test_ietf_netconf_lists_the_features_of_the_capabilities_announced(server: Server) -> None:
+    """RFC 6020 5.6.4: ietf-netconf's URI in the hello carries its features, each of which
+    ietf-netconf ties to a capability; confirmed-commit among them on both servers (what
+    a generic client such as yangcli reads before it offers a confirmed commit)."""
+    with server.session() as session:
+        [uri] = [c for c in session.server_capabilities
+                 if c.startswith(f"{BASE}?module=ietf-netconf&")]
+        parameters = dict(p.partition("=")[::2] for p in uri.partition("?")[2].split("&"))
+        assert parameters["revision"] == "2011-06-01"
+        features = set(parameters["features"].split(","))
+        present = announced(session.server_capabilities)
+        enabled = {feature for feature, capability in NETCONF_FEATURES.items()
+                   if capability in present}
+        assert "confirmed-commit" in features
+        if deviates(server, FEATURE_WITHOUT_CAPABILITY):
+            assert features - enabled == {"writable-running"} and enabled <= features
+        else:
+            assert features == enabled
 
 
 # ---- the netconfd peer itself ---------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,9 @@ from ncclient.manager import Manager
 from ncclient.operations.rpc import RPCError
 
 from drivers.switch.schema import MODULE, NAMESPACE, REVISION
+from emulators.netconf import NetconfServer
+from emulators.netconf.capabilities import NETCONF_FEATURES, announced
+from emulators.netconf.datastore import Datastores, capabilities
 from emulators.netconf.library import (
     MONITORING_CAPABILITY,
     YANG_LIBRARY_NS,
@@ -24,9 +28,9 @@ from emulators.netconf.library import (
     Library,
     Module,
 )
-from emulators.netconf.messages import RpcError
+from emulators.netconf.messages import NETCONF_NS, RpcError
 from emulators.netconf.monitoring import MONITORING_NS
-from tests.support.netconf import NC, NS, Loop, Switch, leaf, netconf
+from tests.support.netconf import NC, NS, PASSWORD, USER, Loop, Switch, leaf, netconf
 from tests.support.paths import YANG
 from tests.support.peers import missing, require_module
 
@@ -135,6 +139,58 @@ def test_each_id_changes_with_its_own_tree(loop: Loop) -> None:
             server.stop()
     (content_with, set_with), (content_without, set_without) = ids
     assert content_with != content_without and set_with != set_without
+
+
+@contextmanager
+def serving(loop: Loop, **announce: bool) -> Iterator[int]:
+    """A server announcing ``capabilities(**announce)``, its datastores registered; its
+    port."""
+    datastores = Datastores(candidate=announce.get("candidate", True))
+    server = NetconfServer(name="sw-features", users={USER: PASSWORD},
+                           capabilities=capabilities(**announce),
+                           on_session_end=datastores.session_ended)
+    datastores.register(server)
+    loop.run(server.start())
+    try:
+        yield server.port
+    finally:
+        loop.run(server.stop())
+        loop.loop.call_soon_threadsafe(datastores.close)
+
+
+@pytest.mark.parametrize(("announce", "features"), [
+    ({}, ["candidate", "confirmed-commit", "rollback-on-error", "validate", "startup"]),
+    ({"confirmed_commit": False}, ["candidate", "rollback-on-error", "validate", "startup"]),
+    ({"candidate": False}, ["writable-running", "rollback-on-error", "validate", "startup"]),
+], ids=["candidate", "no-confirmed-commit", "writable-running"])
+def test_ietf_netconf_is_announced_with_the_features_its_capabilities_enable(
+        loop: Loop, announce: dict[str, bool], features: list[str]) -> None:
+    """RFC 6020 5.6.4: the module's URI carries the features the server supports; each
+    feature of ietf-netconf@2011-06-01 "must be enabled" when the server advertises its
+    capability and "must not be enabled" otherwise. ncclient reads them from the hello
+    (so a generic client offers a confirmed commit when, and only when, the
+    confirmed-commit feature is there), and the YANG library lists the same ones."""
+    with serving(loop, **announce) as port, netconf(port) as session:
+        [uri] = [c for c in session.server_capabilities if c.startswith(f"{NETCONF_NS}?")]
+        parsed = session.server_capabilities[uri].parameters
+        assert (parsed["module"], parsed["revision"]) == ("ietf-netconf", "2011-06-01")
+        assert parsed["features"].split(",") == features
+        present = announced(session.server_capabilities)
+        assert [feature for feature, capability in NETCONF_FEATURES.items()
+                if capability in present] == features
+        for tree, path in (("yang-library", f"{y('module-set')}/{y('module')}"),
+                           ("modules-state", y("module"))):
+            [entry] = [entry for entry in state(session, y(tree)).iterfind(path)
+                       if entry.findtext(y("name")) == "ietf-netconf"]
+            assert [feature.text for feature in entry.iterfind(y("feature"))] == features
+
+
+def test_a_hello_and_a_library_that_disagree_are_refused(loop: Loop) -> None:
+    """The datastores refuse a server whose hello lacks what their YANG library says."""
+    datastores = Datastores()
+    server = NetconfServer(name="sw-disagree", capabilities=capabilities(candidate=False))
+    with pytest.raises(ValueError, match="does not announce"):
+        Datastores(library=datastores.library).register(server)
 
 
 # ---- ietf-netconf-monitoring ------------------------------------------------------------
