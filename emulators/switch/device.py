@@ -1,4 +1,4 @@
-"""The switch emulator as a device: the congestion model behind a NETCONF server.
+"""The switch emulator as a device: the congestion model behind a NETCONF or gNMI server.
 
 :class:`SwitchDevice` composes :class:`~emulators.switch.model.SwitchModel`,
 the NETCONF datastores (:class:`~emulators.netconf.datastore.Datastores`) and
@@ -19,9 +19,21 @@ the NETCONF-over-SSH server (:class:`~emulators.netconf.server.NetconfServer`):
   the SSH connection; the model is therefore read and changed from that thread
   (and faulted from others), under one lock.
 
+The management face (``face``): ``"msoctl"``, the default, is all of the above: the
+project's own YANG over NETCONF. ``"openconfig"`` (OpenConfig interfaces and QoS with
+``augments`` ``"msoctl"`` or ``"arista"``) and ``"sonic"`` (SONiC's CONFIG_DB) serve
+gNMI instead (:class:`~emulators.gnmi.server.GnmiServer`, the Commit Confirmed
+extension offered unless ``commit_confirmed`` is false, TLS with ``gnmi_tls``), through
+the faces of :mod:`emulators.switch.faces`, which translate their model into the
+chip's configuration and its state back. The server is built at :meth:`start`, with
+the users and :attr:`gnmi_tls` set then, and holds the face's factory configuration,
+which is committed to the model then (and at construction): a gNMI switch keeps no
+configuration across a stop and a start, having no startup datastore. Such a device
+has no NETCONF datastores (:attr:`datastores` is None) and no host key.
+
 Faults: one injector, :attr:`SwitchDevice.faults`, for the whole device, routed
 by kind. The transport kinds (latency, drop, reset, garbage, truncate, freeze)
-are read by the NETCONF server from this injector itself; the model's kinds
+are read by the NETCONF (or gNMI) server from this injector itself; the model's kinds
 (``congestion``, ``pfc_storm``, target ``PORT`` or ``PORT@QUEUE``) are handed
 to the model's own injector, and clearing them here clears them there.
 
@@ -48,16 +60,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncssh
 from lxml.etree import _Element
 
 from emulators.clock import Clock
 from emulators.faults import TRANSPORT_FAULTS, Fault, FaultError, FaultInjector
+from emulators.gnmi.face import Face
 from emulators.netconf.datastore import CAPABILITIES, DATASTORES, Datastores, empty
 from emulators.netconf.server import NetconfServer
 from emulators.netconf.validation import Validator
+from emulators.switch.faces.openconfig import OpenConfigFace
+from emulators.switch.faces.sonic import SonicFace
 from emulators.switch.model import (
     DEFAULT_LOSSLESS_POOL_BYTES,
     DEFAULT_TOTAL_BYTES,
@@ -66,8 +81,13 @@ from emulators.switch.model import (
 )
 from emulators.switch.xmldata import to_xml
 
+if TYPE_CHECKING:
+    from emulators.gnmi.server import GnmiServer, GnmiTls
+
 DEFAULT_CONGESTION_SECONDS = 0.05
 MAX_CONGESTION_SECONDS = 0.25
+FACES = ("msoctl", "openconfig", "sonic")
+AUGMENTS = ("msoctl", "arista")
 
 
 def factory_config(ports: Mapping[str, PhysicalPort]) -> dict[str, Any]:
@@ -77,7 +97,8 @@ def factory_config(ports: Mapping[str, PhysicalPort]) -> dict[str, Any]:
 
 
 class SwitchDevice:
-    """One emulated switch: its model, its datastores and (once started) its server."""
+    """One emulated switch: its model, its datastores or gNMI face, and (once started)
+    its server."""
 
     def __init__(
         self,
@@ -92,9 +113,21 @@ class SwitchDevice:
         validator: Validator | None = None,
         congestion_seconds: float = DEFAULT_CONGESTION_SECONDS,
         max_congestion_seconds: float = MAX_CONGESTION_SECONDS,
+        face: str = "msoctl",
+        augments: str = "msoctl",
+        commit_confirmed: bool = True,
+        gnmi_tls: GnmiTls | None = None,
     ):
         if not 0 < congestion_seconds <= max_congestion_seconds:
             raise ValueError("0 < congestion_seconds <= max_congestion_seconds")
+        if face not in FACES or augments not in AUGMENTS:
+            raise ValueError(f"face one of {', '.join(FACES)}; "
+                             f"augments one of {', '.join(AUGMENTS)}")
+        self.face_name = face
+        """The management face: msoctl (NETCONF), openconfig or sonic (gNMI)."""
+        self.augments = augments
+        self.commit_confirmed = commit_confirmed
+        self.gnmi_tls = gnmi_tls
         self.name = name
         self.clock = clock
         self.users = dict(users or {})
@@ -105,26 +138,41 @@ class SwitchDevice:
         self._buffer = (total_bytes, lossless_pool_bytes)
         self.model = SwitchModel(clock, ports, name=name, total_bytes=total_bytes,
                                  lossless_pool_bytes=lossless_pool_bytes)
-        # The model is read and changed in the NETCONF worker and faulted from other threads.
+        # The model is read and changed in the server's workers and faulted from other threads.
         self._lock = threading.RLock()
-        self.datastores = Datastores(clock=clock, on_commit=self._apply, state=self._state,
-                                     validator=validator)
-        factory = factory_config(ports)
-        self.model.apply_config(factory)
-        for store in DATASTORES:
-            holder = empty()
-            holder.append(to_xml(factory))
-            self.datastores.stores[store] = holder
+        self.datastores: Datastores | None = None
+        self.face: Face | None = None
+        """The gNMI face (None for NETCONF)."""
+        if face == "msoctl":
+            self.datastores = Datastores(clock=clock, on_commit=self._apply,
+                                         state=self._state, validator=validator)
+            factory = factory_config(ports)
+            self.model.apply_config(factory)
+            for store in DATASTORES:
+                holder = empty()
+                holder.append(to_xml(factory))
+                self.datastores.stores[store] = holder
+        else:
+            self.face = self._new_face(face, augments)
+            with self._lock:
+                self.face.commit(self.face.factory())
         self.faults = FaultInjector(name)
         for kind in sorted(set(self.model.faults.kinds()) - TRANSPORT_FAULTS):
             self.faults.handle(kind, self._inject_model_fault, self._clear_model_fault)
-        self.server: NetconfServer | None = None
+        self.server: NetconfServer | GnmiServer | None = None
+        self._gnmi: GnmiServer | None = None  # the server, while it serves gNMI
+
+    def _new_face(self, face: str, augments: str) -> Face:
+        if face == "openconfig":
+            return OpenConfigFace(self._current_model, self._physical,
+                                  augments="arista" if augments == "arista" else "msoctl")
+        return SonicFace(self._current_model, self._physical)
 
     def factory_reset(self) -> None:
         """Back as delivered, for a lab shared by several tests: faults cleared, a new
         congestion model (counters from zero) with the factory configuration, which every
-        datastore holds again, no lock, no confirmed commit pending. Not a NETCONF
-        operation; call it while no session is open."""
+        datastore (or the gNMI server) holds again, no lock, no confirmed commit pending.
+        Not a protocol operation; call it while no session is open."""
         self.faults.clear()
         factory = factory_config(self._physical)
         total_bytes, lossless_pool_bytes = self._buffer
@@ -132,17 +180,26 @@ class SwitchDevice:
             self.model = SwitchModel(self.clock, self._physical, name=self.name,
                                      total_bytes=total_bytes,
                                      lossless_pool_bytes=lossless_pool_bytes)
-            self.model.apply_config(factory)
-            holder = empty()
-            holder.append(to_xml(factory))
-            self.datastores.factory_reset(holder)
+            if self.datastores is not None:
+                self.model.apply_config(factory)
+                holder = empty()
+                holder.append(to_xml(factory))
+                self.datastores.factory_reset(holder)
+            elif self._gnmi is not None:
+                self._gnmi.factory_reset()  # commits the face's factory tree to the new model
+            elif self.face is not None:
+                self.face.commit(self.face.factory())
 
     # ---- serving ------------------------------------------------------------------------
 
     async def start(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        """Serve NETCONF on ``host:port`` (an ephemeral port by default), new host key."""
+        """Serve NETCONF (new host key) or gNMI on ``host:port`` (an ephemeral port by
+        default)."""
         if self.server is not None:
             raise RuntimeError(f"{self.name} is already serving")
+        if self.datastores is None:
+            await self._start_gnmi(host, port)
+            return
         server = NetconfServer(name=self.name, users=self.users,
                                authorized_keys=self.authorized_keys, capabilities=CAPABILITIES,
                                faults=self.faults, on_session_end=self.datastores.session_ended,
@@ -151,11 +208,27 @@ class SwitchDevice:
         await server.start()
         self.server = server
 
+    async def _start_gnmi(self, host: str, port: int) -> None:
+        # Imported here: grpc and the gNMI stubs stay out of a process that serves only
+        # NETCONF switches.
+        from emulators.gnmi.server import GnmiServer
+
+        assert self.face is not None
+        server = GnmiServer(self.name, self.face, clock=self.clock, users=self.users,
+                            tls=self.gnmi_tls, faults=self.faults,
+                            commit_confirmed=self.commit_confirmed, host=host, port=port,
+                            lock=self._lock)
+        with self._lock:  # the new server holds the factory tree: so does the chip
+            self.face.commit(self.face.factory())
+        await server.start()
+        self.server = self._gnmi = server
+
     async def stop(self) -> None:
-        server, self.server = self.server, None
+        server, self.server, self._gnmi = self.server, None, None
         if server is not None:
             await server.stop()
-        self.datastores.close()
+        if self.datastores is not None:
+            self.datastores.close()
 
     @property
     def port(self) -> int:
@@ -165,12 +238,19 @@ class SwitchDevice:
         return self.server.port
 
     def known_hosts_line(self) -> str:
-        """``[host]:port ssh-ed25519 AAAA...`` for the running server's host key."""
-        if self.server is None:
+        """``[host]:port ssh-ed25519 AAAA...`` for the running server's host key
+        (NETCONF only: a gNMI switch has no SSH host key)."""
+        if self.datastores is None:
+            raise RuntimeError(f"{self.name} serves gNMI ({self.face_name}), not NETCONF "
+                               "over SSH: it has no host key")
+        if not isinstance(self.server, NetconfServer):
             raise RuntimeError(f"{self.name} is not serving")
         return self.server.known_hosts_line()
 
-    # ---- the model behind the datastores ------------------------------------------------
+    # ---- the model behind the datastores and the face ------------------------------------
+
+    def _current_model(self) -> SwitchModel:
+        return self.model  # a factory reset replaces it
 
     def _apply(self, tree: dict[str, Any]) -> None:
         with self._lock:

@@ -6,21 +6,28 @@ model on a stepped clock: the factory tree, one configuration (lossless prioriti
 4 with their headroom, ECN on queue 3, the PFC watchdog, fast CNP where the model has
 it) and the chip configuration it makes, field by field; the operational tree mirroring
 it; counters moving under the model's faults; and every kind of refusal, with its path
-and code, each leaving the chip as it was.
+and code, each leaving the chip as it was. Then each face served by the switch device
+over gNMI (raw stubs): Capabilities, a Set, a refused Set, counters in a Get, a factory
+reset.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc
 import pytest
+from gnmi_pb import gnmi_pb2, gnmi_pb2_grpc
 
 from emulators.clock import SteppedClock
 from emulators.faults import Fault
 from emulators.gnmi.face import Face, FaceError
+from emulators.loopthread import LoopThread
+from emulators.switch.device import SwitchDevice
 from emulators.switch.faces.openconfig import OpenConfigFace
 from emulators.switch.faces.sonic import SonicFace
 from emulators.switch.model import PhysicalPort, SwitchModel
@@ -691,3 +698,92 @@ def test_the_face_follows_a_model_given_as_a_callable() -> None:
     face.commit(face.factory())
     assert models[0].config.port(LONG).lossless_priorities == frozenset({3, 4})
     assert models[1].config.port(LONG).lossless_priorities == frozenset()
+
+
+# ---- the faces served by the device ----------------------------------------------------
+
+USER, PASSWORD = "admin", "s3cret"
+AUTH = (("username", USER), ("password", PASSWORD))
+
+
+@pytest.fixture(scope="module")
+def loop() -> Iterator[LoopThread]:
+    thread = LoopThread("switch-faces")
+    thread.start()
+    yield thread
+    thread.stop()
+
+
+def _gnmi_path(*elems: str) -> gnmi_pb2.Path:
+    return gnmi_pb2.Path(elem=[gnmi_pb2.PathElem(name=elem) for elem in elems])
+
+
+def _get(stub: gnmi_pb2_grpc.gNMIStub, top: str, data_type: int) -> Tree:
+    response = stub.Get(gnmi_pb2.GetRequest(path=[_gnmi_path(top)], type=data_type,
+                                            encoding=gnmi_pb2.JSON_IETF),
+                        metadata=AUTH, timeout=5.0)
+    [notification] = response.notification
+    [update] = notification.update
+    value: Tree = json.loads(update.val.json_ietf_val)
+    return {top: value} if top not in value else value
+
+
+def _replace(stub: gnmi_pb2_grpc.gNMIStub, doc: Tree) -> None:
+    replaces = [gnmi_pb2.Update(path=_gnmi_path(top), val=gnmi_pb2.TypedValue(
+        json_ietf_val=json.dumps(value).encode())) for top, value in doc.items()]
+    stub.Set(gnmi_pb2.SetRequest(replace=replaces), metadata=AUTH, timeout=5.0)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS, ids=lambda f: f.name)
+def test_the_device_serves_its_face_over_gnmi(loop: LoopThread, flavour: Flavour) -> None:
+    clock = SteppedClock()
+    face, _, augments = flavour.name.partition("-")
+    device = SwitchDevice("sw-faces", PORTS, clock=clock, users={USER: PASSWORD},
+                          face=face, augments=augments or "msoctl")
+    assert device.datastores is None and device.face is not None
+    assert device.model.config.port(LONG).speed == "400G"  # the face's factory, committed
+    with pytest.raises(RuntimeError, match="gNMI"):
+        device.known_hosts_line()
+    loop.call(device.start())
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{device.port}") as channel:
+            stub = gnmi_pb2_grpc.gNMIStub(channel)
+            capabilities = stub.Capabilities(gnmi_pb2.CapabilityRequest(), metadata=AUTH,
+                                             timeout=5.0)
+            assert {m.name for m in capabilities.supported_models} == flavour.models
+            assert len(capabilities.extension) == 1  # commit confirmed offered
+            top = next(iter(device.face.factory()))
+            full = flavour.full(device.face)
+            _replace(stub, full)
+            port = device.model.config.port(LONG)
+            assert port.lossless_priorities == frozenset({3, 4}) and port.xoff_bytes == XOFF
+            assert port.queue(3).wred.enable_ecn is True
+            bad = copy.deepcopy(full)
+            flavour.refusals[0].change(bad)
+            with pytest.raises(grpc.RpcError) as raised:
+                _replace(stub, bad)
+            assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+            assert flavour.refusals[0].path in raised.value.details()  # type: ignore[attr-defined]
+            assert device.model.config.port(LONG) is port
+            device.faults.inject(Fault("congestion", target=f"{LONG}@3", seconds=2e-3))
+            clock.advance(5e-3)
+            everything = _get(stub, "COUNTERS_DB" if face == "sonic" else "openconfig-qos:qos",
+                              gnmi_pb2.GetRequest.ALL)
+            view = {**full, **everything}
+            assert flavour.counters(view, LONG, 3)["ecn-marked"] > 0
+            device.factory_reset()
+            assert device.model.config.port(LONG).lossless_priorities == frozenset()
+            assert _get(stub, top, gnmi_pb2.GetRequest.CONFIG)[top] == \
+                device.face.factory()[top]
+    finally:
+        loop.call(device.stop())
+    assert device.server is None
+
+
+def test_a_switch_serves_one_face() -> None:
+    with pytest.raises(ValueError, match="face one of"):
+        SwitchDevice("sw", PORTS, clock=SteppedClock(), face="netconf")
+    with pytest.raises(ValueError, match="augments one of"):
+        SwitchDevice("sw", PORTS, clock=SteppedClock(), face="openconfig", augments="nokia")
+    netconf = SwitchDevice("sw", PORTS, clock=SteppedClock())
+    assert netconf.face is None and netconf.datastores is not None
