@@ -272,8 +272,9 @@ def identity(value: str, module: str) -> str:
 class OpenConfigFace:
     """The switch's OpenConfig face (see the module docstring)."""
 
-    name = "openconfig"
-    encodings = ("JSON_IETF",)
+    name: str = "openconfig"
+    encodings: tuple[str, ...] = ("JSON_IETF",)
+    models: tuple[Model, ...]
 
     def __init__(self, model: ModelSource, ports: Mapping[str, PhysicalPort], *,
                  augments: Augments = "msoctl"):

@@ -95,9 +95,10 @@ def _priorities(text: str) -> list[int]:
 class SonicFace:
     """The switch's SONiC face (see the module docstring)."""
 
-    name = "sonic"
-    encodings = ("JSON", "JSON_IETF")
-    models = (Model(schema.MODEL_NAME, schema.MODEL_ORGANIZATION, schema.MODEL_VERSION),)
+    name: str = "sonic"
+    encodings: tuple[str, ...] = ("JSON", "JSON_IETF")
+    models: tuple[Model, ...] = (
+        Model(schema.MODEL_NAME, schema.MODEL_ORGANIZATION, schema.MODEL_VERSION),)
 
     def __init__(self, model: ModelSource, ports: Mapping[str, PhysicalPort]):
         self._model = model_getter(model)
