@@ -44,7 +44,7 @@ from lxml import etree
 from lxml.etree import _Element
 
 from emulators.clock import Clock, RealClock
-from emulators.netconf import messages
+from emulators.netconf import messages, parameters
 from emulators.netconf.capabilities import (
     CANDIDATE,
     CONFIRMED_COMMIT,
@@ -52,6 +52,7 @@ from emulators.netconf.capabilities import (
     STARTUP,
     VALIDATE,
     WRITABLE_RUNNING,
+    announced,
 )
 from emulators.netconf.edit import (
     DEFAULT_OPERATIONS,
@@ -164,14 +165,23 @@ class Datastores:
             ("cancel-commit", self.cancel_commit),
         ):
             server.handle(name, self._guarded(handler))
-        server.handle("get-schema", self.library.get_schema, namespace=MONITORING_NS)
+        server.handle("get-schema", self._get_schema, namespace=MONITORING_NS)
 
     def _guarded(self, handler: Callable[[NetconfSession, _Element], _Element | None]
                  ) -> Callable[[NetconfSession, _Element], _Element | None]:
         def run(session: NetconfSession, rpc: _Element) -> _Element | None:
+            parameters.check(_operation(rpc), self._announced)
             self.expire()
             return handler(session, _operation(rpc))
         return run
+
+    def _get_schema(self, session: NetconfSession, rpc: _Element) -> _Element:
+        parameters.check(_operation(rpc), self._announced)
+        return self.library.get_schema(session, rpc)
+
+    @property
+    def _announced(self) -> frozenset[str]:
+        return announced(() if self._server is None else self._server.capabilities)
 
     def session_ended(self, session: NetconfSession) -> None:
         """Release the session's locks (discarding a locked candidate's changes) and roll

@@ -437,6 +437,22 @@ def test_an_initial_datastore_holds_none_of_the_module(server: Server) -> None:
         assert whole.find(f"{{{NAMESPACE}}}switch") is None
 
 
+@pytest.mark.parametrize(("parameter", "expected"), [
+    (f'<colour xmlns="{BASE}">red</colour>',
+     Error("unknown-element", "protocol", bad_element="colour")),
+    ('<colour xmlns="urn:example:paint">red</colour>',
+     Error("unknown-namespace", "protocol", bad_element="colour")),
+], ids=["element", "namespace"])
+def test_a_parameter_the_operation_does_not_take_is_refused(server: Server, parameter: str,
+                                                            expected: Error) -> None:
+    """RFC 6241 appendix A: an unexpected element is unknown-element, an element in an
+    unexpected namespace unknown-namespace."""
+    request = etree.fromstring(f'<get-config xmlns="{BASE}"><source><running/></source>'
+                               f"{parameter}</get-config>")
+    with server.session() as session:
+        assert_refused(server, lambda: session.dispatch(request), expected)
+
+
 # ---- edit-config ----------------------------------------------------------------------
 
 
