@@ -182,7 +182,8 @@ class _Checker:
             raise invalid(path, "a list is a JSON array of entries")
         key = str(node.key)
         key_node = self.nodes[f"{schema_path}/config/{key}"]
-        seen = self.keys.setdefault(schema_path, set())
+        known = self.keys.setdefault(schema_path, set())  # every instance's, for leafrefs
+        seen: set[Any] = set()  # this instance's: the same key under two parents is fine
         parent, _, name = path.rpartition("/")
         for entry in value:
             if not isinstance(entry, dict) or key not in entry:
@@ -192,6 +193,7 @@ class _Checker:
             if entry[key] in seen:
                 raise invalid(entry_path, "the list has this key twice")
             seen.add(entry[key])
+            known.add(entry[key])
             config = entry.get("config")
             if isinstance(config, dict) and key in config and config[key] != entry[key]:
                 raise invalid(f"{entry_path}/config/{key}",

@@ -108,12 +108,22 @@ class SonicFace:
     # ---- the Face protocol ------------------------------------------------------------
 
     def factory(self) -> Tree:
-        """Every port in PORT with its lanes and speed; nothing else."""
-        return {"CONFIG_DB": {"localhost": {"PORT": {
-            name: {"lanes": ",".join(str(index * LANES_PER_PORT + lane)
-                                     for lane in range(LANES_PER_PORT)),
-                   "speed": str(schema.SPEEDS_MBPS[port.speed])}
-            for index, (name, port) in enumerate(self._ports.items())}}}}
+        """Every port in PORT with its lanes and speed, and the chip's buffer pools as
+        SONiC's buffer templates name them (the lossless ingress pool the chip's, the
+        lossy egress pool the rest); nothing else."""
+        chip = self._model()
+        return {"CONFIG_DB": {"localhost": {
+            "PORT": {
+                name: {"lanes": ",".join(str(index * LANES_PER_PORT + lane)
+                                         for lane in range(LANES_PER_PORT)),
+                       "speed": str(schema.SPEEDS_MBPS[port.speed])}
+                for index, (name, port) in enumerate(self._ports.items())},
+            "BUFFER_POOL": {
+                "ingress_lossless_pool": {"type": "ingress", "mode": "dynamic",
+                                          "size": str(chip.lossless_pool_bytes)},
+                "egress_lossy_pool": {"type": "egress", "mode": "dynamic",
+                                      "size": str(chip.total_bytes - chip.lossless_pool_bytes)},
+            }}}}
 
     def writable(self, top: str) -> bool:
         return top == "CONFIG_DB"
