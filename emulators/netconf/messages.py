@@ -8,6 +8,12 @@ becomes ``<rpc-error>`` elements.
 
 XML is parsed by lxml without resolving entities, loading DTDs or touching
 the network.
+
+An error reply is bounded, whatever was wrong with the request: it lists at most
+:data:`MAX_RPC_ERRORS` rpc-errors, the last of them, when more were found, saying how
+many were left out (and of which tags); each error-message is cut to
+:data:`MAX_ERROR_MESSAGE_CHARS` characters. An edit of 40,000 list entries that all
+fail validation is answered in tens of kilobytes, not in megabytes.
 """
 
 from __future__ import annotations
@@ -22,6 +28,10 @@ from emulators.text import digits as _digits
 
 NETCONF_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+
+
+MAX_RPC_ERRORS = 100  # rpc-error elements in one reply, the one saying what was left out too
+MAX_ERROR_MESSAGE_CHARS = 1024
 
 
 def qname(local: str) -> str:
@@ -97,7 +107,7 @@ class RpcError(Exception):
         if self.message is not None:
             message = etree.SubElement(error, qname("error-message"))
             message.set(XML_LANG, "en")
-            message.text = self.message
+            message.text = _bounded(self.message)
         if self.info:
             info = etree.SubElement(error, qname("error-info"))
             for name, value in self.info.items():
@@ -121,7 +131,8 @@ class RpcErrors(Exception):
     def __init__(self, errors: Sequence[RpcError]):
         if not errors:
             raise ValueError("RpcErrors needs at least one error")
-        super().__init__("; ".join(str(error) for error in errors))
+        shown = "; ".join(str(error) for error in errors[:3])
+        super().__init__(shown if len(errors) <= 3 else f"{shown}; {len(errors) - 3} more")
         self.errors = tuple(errors)
 
 
@@ -249,11 +260,38 @@ def reply(rpc_attributes: Sequence[tuple[str, str]], payload: _Element | None = 
 
 
 def error_reply(rpc_attributes: Sequence[tuple[str, str]], errors: Iterable[RpcError]) -> bytes:
-    """An ``<rpc-reply>`` holding one ``<rpc-error>`` per error."""
+    """An ``<rpc-reply>`` holding one ``<rpc-error>`` per error, at most
+    :data:`MAX_RPC_ERRORS` of them (:func:`bounded`)."""
     root = _reply_root(rpc_attributes)
-    for error in errors:
+    for error in bounded(list(errors)):
         root.append(error.to_element())
     return _serialize(root)
+
+
+def bounded(errors: Sequence[RpcError]) -> list[RpcError]:
+    """``errors`` when there are at most :data:`MAX_RPC_ERRORS`; else the first ones and,
+    last, one saying how many were left out. That one has the error-type and error-tag
+    of the first error it stands for (a client that sorts refusals by tag sorts this
+    reply as before) and names the tags of all of them."""
+    if len(errors) <= MAX_RPC_ERRORS:
+        return list(errors)
+    kept, left_out = errors[:MAX_RPC_ERRORS - 1], errors[MAX_RPC_ERRORS - 1:]
+    tags: dict[str, int] = {}
+    for error in left_out:
+        tags[error.tag] = tags.get(error.tag, 0) + 1
+    first = left_out[0]
+    summary = RpcError(
+        first.tag, f"{len(left_out)} more errors left out (a reply lists at most "
+        f"{MAX_RPC_ERRORS}): " + ", ".join(f"{tag} {count}" for tag, count in tags.items()),
+        error_type=first.error_type)
+    return [*kept, summary]
+
+
+def _bounded(message: str) -> str:
+    if len(message) <= MAX_ERROR_MESSAGE_CHARS:
+        return message
+    cut = f"… ({len(message)} characters in all)"
+    return message[:MAX_ERROR_MESSAGE_CHARS - len(cut)] + cut
 
 
 def data(*children: _Element) -> _Element:
