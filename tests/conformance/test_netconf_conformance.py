@@ -401,6 +401,11 @@ FEATURE_WITHOUT_CAPABILITY = Difference(
     "module in its hello without announcing :writable-running; ietf-netconf@2011-06-01: "
     "if the server advertises the capability the feature must be enabled, otherwise it "
     "must not be, and the emulator lists exactly the features of its capabilities")
+COUNTERS_STAND_STILL = Difference(
+    "netconfd's counters of a session (in-rpcs, in-bad-rpcs, out-rpc-errors in "
+    "/netconf-state/sessions) do not move while the session sends requests and is "
+    "refused; RFC 6022 2.1.4: in-rpcs is the number of correct <rpc> messages received, "
+    "out-rpc-errors the number of <rpc-reply> messages sent that held an <rpc-error>")
 GET_SCHEMA_NO_MATCH = Difference(
     "netconfd answers a get-schema that matches no schema (an unknown identifier or "
     "version) with operation-failed and error-app-tag no-matches; RFC 6022 3.1: if the "
@@ -938,6 +943,56 @@ def test_ietf_netconf_lists_the_features_of_the_capabilities_announced(server: S
             assert features - enabled == {"writable-running"} and enabled <= features
         else:
             assert features == enabled
+
+
+def _netconf_state(session: Manager, subtree: str) -> _Element:
+    reply = session.get(filter=("subtree", f'<netconf-state xmlns="{MONITORING_NS}">'
+                                f"{subtree}</netconf-state>"))
+    found = reply.data.find(f"{{{MONITORING_NS}}}netconf-state")
+    assert found is not None
+    return found
+
+
+def _own_counters(session: Manager) -> dict[str, int]:
+    state = _netconf_state(session, f"<sessions><session><session-id>{session.session_id}"
+                                    "</session-id></session></sessions>")
+    [entry] = state.iterfind(f".//{{{MONITORING_NS}}}session")
+    return {str(etree.QName(child).localname): int(child.text or 0) for child in entry
+            if etree.QName(child).localname in ("in-rpcs", "in-bad-rpcs", "out-rpc-errors")}
+
+
+def test_a_sessions_counters_count_its_rpcs_and_rpc_errors(server: Server) -> None:
+    """RFC 6022 2.1.4: in-rpcs counts the session's correct <rpc>s (the <get> reading
+    them among them), out-rpc-errors its replies holding an rpc-error."""
+    with server.session() as session:
+        before = _own_counters(session)
+        for _ in range(5):
+            session.get_config(source="running", filter=SWITCH_FILTER)
+        with pytest.raises(RPCError):
+            session.unlock("candidate")  # not locked by this session
+        after = _own_counters(session)
+        if deviates(server, COUNTERS_STAND_STILL):
+            assert after == before
+            return
+        assert after["in-rpcs"] - before["in-rpcs"] == 5 + 1 + 1
+        assert after["out-rpc-errors"] - before["out-rpc-errors"] == 1
+        assert after["in-bad-rpcs"] == before["in-bad-rpcs"]
+
+
+def test_a_lock_is_reported_as_a_global_lock_of_its_session(server: Server) -> None:
+    """RFC 6022 2.1.2: a locked datastore's locks/global-lock names the session."""
+    with server.session() as session:
+        session.lock("running")
+        try:
+            state = _netconf_state(session, "<datastores/>")
+            locks = {entry.findtext(f"{{{MONITORING_NS}}}name"):
+                     entry.findtext(f".//{{{MONITORING_NS}}}global-lock/"
+                                    f"{{{MONITORING_NS}}}locked-by-session")
+                     for entry in state.iterfind(f".//{{{MONITORING_NS}}}datastore")}
+            assert locks == {"running": str(session.session_id), "candidate": None,
+                             "startup": None}
+        finally:
+            session.unlock("running")
 
 
 # ---- the netconfd peer itself ---------------------------------------------------------
