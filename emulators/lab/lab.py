@@ -91,6 +91,7 @@ from emulators.cpo.agent import CpoAgent, UsmCredentials
 from emulators.cpo.interfaces import Interface
 from emulators.cpo.model import SwitchTelemetry, TelemetrySpec, receiver_source
 from emulators.faults import Fault, FaultError, FaultInjector
+from emulators.gnmi.server import GnmiTls
 from emulators.instruments.laser import TunableLaser
 from emulators.instruments.meter import PowerMeter
 from emulators.instruments.testset import AcceptanceTestSet, InstrumentKinds
@@ -109,6 +110,7 @@ from emulators.lab.control import (
     remove_endpoint_file,
 )
 from emulators.lab.files import new_secret, write_atomically, write_inventory
+from emulators.lab.pki import Authority
 from emulators.lab.statelock import StateDirLock
 from emulators.lab.status import CABLE_CUT, CUT_KINDS, FIBER_CUT, fibers_of
 from emulators.lab.topology import AcceptanceSpec, Topology, load_topology
@@ -131,6 +133,8 @@ AMP_TICK_SECONDS = 0.05
 SWITCH_USERNAME = "msoctl"
 SWITCH_TIMEOUT_SECONDS = 10.0
 KNOWN_HOSTS = "known_hosts"
+PKI_DIR = "pki"
+CA_SUFFIX = "-ca.pem"
 SNMP_USERNAME = "msoctl"
 SNMP_TIMEOUT_SECONDS = 2.0
 SNMP_RETRIES = 1
@@ -235,8 +239,11 @@ class Lab:
                      for name in switch.port_names}
             device = SwitchDevice(
                 switch.name, ports, clock=self.clock, total_bytes=switch.buffer_bytes,
-                lossless_pool_bytes=switch.lossless_pool_bytes)
+                lossless_pool_bytes=switch.lossless_pool_bytes, face=switch.model,
+                augments=switch.augments)
             self.switches[switch.name] = device
+            if switch.management == "gnmi":
+                continue  # configuration only: no CPO/CPC telemetry served
             shape = TelemetrySpec(
                 ports=tuple(range(1, switch.ports + 1)),
                 optical_lanes_per_port=SWITCH_LANES_PER_PORT,
@@ -346,6 +353,8 @@ class Lab:
             self._tick = asyncio.ensure_future(self._tick_amplifiers())
         for name, switch in self.switches.items():
             switch.users = {SWITCH_USERNAME: self._new_password(name)}
+            if switch.face_name != "msoctl":
+                switch.gnmi_tls = self._new_pki(name)
             await switch.start()
         for spec in self.topology.switches:
             if spec.name not in self.telemetry:
@@ -368,7 +377,19 @@ class Lab:
     def known_hosts_lines(self) -> list[str]:
         """The known_hosts line of every switch served (their host keys are new at every
         start)."""
-        return [switch.known_hosts_line() for switch in self.switches.values()]
+        return [switch.known_hosts_line() for switch in self.switches.values()
+                if switch.face_name == "msoctl"]
+
+    def _new_pki(self, name: str) -> GnmiTls:
+        """A new CA for gNMI switch ``name`` (its certificate in pki/NAME-ca.pem, which the
+        inventory names: one per switch, so a lab spread over processes needs no shared
+        CA) and the loopback certificate the switch presents."""
+        authority = Authority(f"msoctl lab {self.topology.name} {name}")
+        (self.state_dir / PKI_DIR).mkdir(exist_ok=True)
+        write_atomically(self.state_dir / PKI_DIR / f"{name}{CA_SUFFIX}",
+                         authority.cert_pem.decode(), 0o644)
+        issued = authority.issue(name, server=True)
+        return GnmiTls(issued.cert_pem, issued.key_pem)
 
     def _new_password(self, name: str) -> str:
         """A random password for switch ``name``, written to secrets/<name>.password."""
@@ -582,14 +603,18 @@ class Lab:
             devices.append({
                 "name": switch.name,
                 "kind": "switch",
-                "transport": "netconf",
+                "transport": switch.management,
                 "address": f"127.0.0.1:{self.switches[switch.name].port}",
+                "model": switch.model,
                 "username": SWITCH_USERNAME,
                 "password": f"file:{SECRETS_DIR}/{switch.name}.password",
-                "known_hosts": KNOWN_HOSTS,
                 "timeout_seconds": SWITCH_TIMEOUT_SECONDS,
                 "labels": {"campus": switch.campus, "lab": self.topology.name, "role": "switch"},
             })
+            if switch.management == "netconf":
+                devices[-1]["known_hosts"] = KNOWN_HOSTS
+            else:
+                devices[-1]["tls"] = {"ca_file": f"{PKI_DIR}/{switch.name}{CA_SUFFIX}"}
             agent = self.snmp.get(switch.name)
             if agent is not None:
                 devices[-1]["snmp"] = {

@@ -287,7 +287,8 @@ def _switch(lab: Lab, name: str) -> dict[str, Any]:
     device = lab.switches.get(name)
     serving: dict[str, str] = {}
     if device is not None and device.server is not None:
-        serving["netconf"] = f"127.0.0.1:{device.port}"
+        protocol = "netconf" if device.face_name == "msoctl" else "gnmi"
+        serving[protocol] = f"127.0.0.1:{device.port}"
     agent = lab.snmp.get(name)
     if agent is not None:
         serving["snmp"] = f"udp 127.0.0.1:{agent.port}"
@@ -297,7 +298,9 @@ def _switch(lab: Lab, name: str) -> dict[str, Any]:
                                     "fault_kinds": []}
     else:
         document = {"name": name, "kind": "switch", "serving": serving,
-                    "up": device.server is not None, "management": "netconf",
+                    "up": device.server is not None,
+                    "management": "netconf" if device.face_name == "msoctl" else "gnmi",
+                    "model": device.face_name,
                     **_faults(lab, name)}
     if name in lab.telemetry:
         face = f"{name}/{SNMP_FACE}"

@@ -47,7 +47,12 @@ MAX_CONNECTOR_LOSS_DB = 30.0
 OLD_TEST_SETS_KEY = "bench"
 """The first name of the ``test_sets`` section, still read (one of the two, not both)."""
 MAX_BOOT_SECONDS = 600.0
-SWITCH_MANAGEMENT = ("netconf", "none")
+SWITCH_MANAGEMENT = ("netconf", "gnmi", "none")
+SWITCH_MODELS = {"msoctl": "netconf", "openconfig": "gnmi", "sonic": "gnmi"}
+"""The configuration model a lab switch speaks, and the management it is served over."""
+SWITCH_AUGMENTS = ("arista", "msoctl")
+"""An OpenConfig switch's augments: Arista's published PFC augments with the project's
+fast CNP and headroom, or the project's alone."""
 SPAN_ROLES = ("working", "protection", "spare")
 MAX_FIBER_COUNT = 1024
 
@@ -101,9 +106,14 @@ class SwitchSpec:
     lossless_pool_bytes: int
     power_dbm: float
     management: str = "netconf"
-    """``netconf``: served over NETCONF with its CPO/CPC telemetry over SNMP; ``none``:
-    its optics only (a fabric of hundreds of switches whose management is not what
-    the lab is for)."""
+    """``netconf``: served over NETCONF with its CPO/CPC telemetry over SNMP; ``gnmi``:
+    its configuration served over gNMI (no SNMP); ``none``: its optics only (a fabric of
+    hundreds of switches whose management is not what the lab is for)."""
+    model: str = "msoctl"
+    """What its configuration speaks: ``msoctl`` (NETCONF), ``openconfig`` or ``sonic``
+    (gNMI)."""
+    augments: str = "arista"
+    """An OpenConfig switch's augments (:data:`SWITCH_AUGMENTS`)."""
 
     @property
     def port_names(self) -> list[str]:
@@ -391,7 +401,7 @@ def parse_topology(data: Any, source: str) -> Topology:
         section = Section(item, source, "switches entry", line=line)
         section.reject_unknown({"name", "campus", "ports", "speed", "cable_length_km",
                                 "buffer_bytes", "lossless_pool_bytes", "power_dbm",
-                                "management"})
+                                "management", "model", "augments"})
         name = claim(section)
         section.owner = f"switch {name!r}"
         count = section.get("ports", int, default=8)
@@ -413,10 +423,17 @@ def parse_topology(data: Any, source: str) -> Topology:
         if not -20.0 <= power <= 20.0:
             raise section.error("power_dbm", "must be -20..20 dBm")
         campus = section.get("campus", str, default="")
-        management = section.get("management", str, default="netconf",
+        model = section.get("model", str, default="msoctl", choices=tuple(SWITCH_MODELS))
+        management = section.get("management", str, default=SWITCH_MODELS[model],
                                  choices=SWITCH_MANAGEMENT)
+        if management not in (SWITCH_MODELS[model], "none"):
+            raise section.error("management", f"a {model} switch is managed over "
+                                f"{SWITCH_MODELS[model]} (or none)")
+        augments = section.get("augments", str, default="arista", choices=SWITCH_AUGMENTS)
+        if "augments" in section.data and model != "openconfig":
+            raise section.error("augments", "only an openconfig switch has augments")
         topology.switches.append(SwitchSpec(name, campus, count, speed, length, buffer, pool,
-                                            power, management))
+                                            power, management, model, augments))
         topology.transceivers.append(TransceiverSpec(name, count, power, campus))
         inputs[name] = {f"rx{n}" for n in range(1, count + 1)}
         outputs[name] = {f"tx{n}" for n in range(1, count + 1)}

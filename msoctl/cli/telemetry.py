@@ -36,7 +36,7 @@ from drivers.snmp.session import SnmpTarget, run
 from drivers.snmp.telemetry import CollectionInfo, CpcTelemetry, CpoTelemetry
 from msoctl.cli.context import Context, pass_context
 from msoctl.cli.output import DOCUMENTS, cell, emit, output_option, say, table, watch_option, wrap
-from msoctl.cli.types import SWITCH, TEXT, Number
+from msoctl.cli.types import SNMP_SWITCH, TEXT, Number
 
 DARK_DBM = -100.0  # MsoPowerDbm's floor: the receiver sees no light
 
@@ -73,7 +73,7 @@ def telemetry() -> None:
 
 @telemetry.command()
 @watch_option
-@click.argument("device", type=SWITCH)
+@click.argument("device", type=SNMP_SWITCH)
 @port_option
 @budget_option
 @output_option
@@ -92,7 +92,7 @@ def cpo(ctx: Context, device: str, ports: tuple[str, ...], budget: float,
 
 @telemetry.command()
 @watch_option
-@click.argument("device", type=SWITCH)
+@click.argument("device", type=SNMP_SWITCH)
 @click.option("--interval", type=Number(0.1, 3600.0), metavar="SECONDS",
               help="Read twice, SECONDS apart, and show FEC rates, CER and FLR over the "
                    "interval.")

@@ -88,9 +88,11 @@ class Name(Text):
     ``family``, ``"ocs"`` say) or a link. Completes (shell completion) from the inventory
     in use: the devices of that family, or the links."""
 
-    def __init__(self, kind: str = "device", family: str | None = None) -> None:
+    def __init__(self, kind: str = "device", family: str | None = None, *,
+                 snmp: bool = False) -> None:
         self.kind = kind
         self.family = family
+        self.snmp = snmp  # only devices with an snmp section (their telemetry)
         self.pattern = DEVICE_NAME if kind == "device" else LINK_NAME
         self.name = f"{kind} name"
 
@@ -109,7 +111,8 @@ class Name(Text):
             if self.kind != "device":
                 return list(inventory.links)
             return [name for name, device in inventory.devices.items()
-                    if self.family is None or device.kind == self.family]
+                    if (self.family is None or device.kind == self.family)
+                    and (not self.snmp or device.snmp is not None)]
 
         return complete_from_inventory(ctx, incomplete, names)
 
@@ -240,6 +243,8 @@ DEVICE = Name("device")
 OCS = Name("device", "ocs")
 AMP = Name("device", "amp")
 SWITCH = Name("device", "switch")
+SNMP_SWITCH = Name("device", "switch", snmp=True)
+"""A switch whose CPO/CPC telemetry is read over SNMP (completes only those)."""
 LINK = Name("link")
 TEXT = Text()
 TARGET = FaultTarget()

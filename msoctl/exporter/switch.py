@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from drivers.switch.netconf import SwitchSession
-from msoctl.access import netconf_target
+from drivers.switch.models.msoctl import to_tree
+from drivers.switch.netconf import NetconfTarget, SwitchSession
+from msoctl.access import switch_target
 from msoctl.exporter.collector import DeviceCollector
 from msoctl.exporter.families import COUNTER, GAUGE, Families, MetricSpec
 
@@ -97,10 +98,19 @@ class SwitchCollector(DeviceCollector):
     METRICS = METRICS
 
     def read(self, families: Families) -> None:
-        target = netconf_target(self.device, at_most_seconds=self.timeout_seconds)
-        session = SwitchSession(target)
-        self.close_later(session.close)
-        fill(families, self.device.name, session.get_state())
+        target = switch_target(self.device, at_most_seconds=self.timeout_seconds)
+        if isinstance(target, NetconfTarget):
+            session = SwitchSession(target)
+            self.close_later(session.close)
+            fill(families, self.device.name, session.get_state())
+            return
+        # A gNMI switch: its configuration, in the model it speaks, read as intent. Its
+        # counters are in that model's state; they are not read here yet.
+        from drivers.switch.gnmi import GnmiSwitchSession
+
+        gnmi = GnmiSwitchSession(target)
+        self.close_later(gnmi.close)
+        fill(families, self.device.name, to_tree(gnmi.read_intent()))
 
 
 def fill(families: Families, name: str, state: Mapping[str, Any]) -> None:

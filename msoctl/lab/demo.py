@@ -343,9 +343,17 @@ def run_demo(msoctl: click.Group, state_dir: Path | None = None) -> int:
                  "module; the switch refuses it with its error-app-tag and path, and "
                  "running stays as it was.")
             bad = yaml.safe_load(want.read_text())
-            bad["switch"]["ports"]["port"][0]["pfc"]["xon-bytes"] = 30_000_000
+            first = next(iter(bad["congestion_control"]["ports"].values()))
+            first["xon_bytes"] = 30_000_000
             (root / "bad-cc.yaml").write_text(yaml.safe_dump(bad, sort_keys=False))
             _run(msoctl, "switch cc apply sw-a --file bad-cc.yaml", expect=1)
+            _say("The same WANT on the switches people own: sw-c speaks OpenConfig QoS over "
+                 "gNMI (with Arista's published PFC augments), sw-d SONiC's CONFIG_DB over "
+                 "gNMI. The plan is in each switch's own paths; a SONiC switch has no table "
+                 "for switch-generated CNPs, and says so before anything is sent.")
+            _run(msoctl, f"switch cc apply sw-c --file {want}")
+            _run(msoctl, "switch cc show sw-c --port Ethernet1")
+            _run(msoctl, f"switch cc plan sw-d --file {want}", expect=2)
 
             _say("Co-packaged optics over SNMPv3 (SHA-256, AES-128): the optical engines, "
                  "the external laser sources and one port's lanes, whose receive power is "

@@ -385,9 +385,9 @@ def complete(words: str, env: dict[str, str]) -> list[str]:
     ("msoctl ocs status ", ["ocs-a", "ocs-b", "ocs-lab"]),
     ("msoctl amp status ", ["amp-1", "amp-2"]),
     ("msoctl telemetry cpo ", ["sw-a", "sw-b"]),
-    ("msoctl switch cc show sw-", ["sw-a", "sw-b"]),
+    ("msoctl switch cc show sw-", ["sw-a", "sw-b", "sw-c", "sw-d"]),
     ("msoctl path show ", ["link-1"]),
-    ("msoctl history --device s", ["sw-a", "sw-b"]),
+    ("msoctl history --device s", ["sw-a", "sw-b", "sw-c", "sw-d"]),
 ])
 def test_completion_offers_commands_and_the_inventorys_names_of_the_right_kind(
         module_lab: Lab, words: str, offered: list[str]) -> None:

@@ -38,7 +38,7 @@ def test_lab_up_serves_writes_inventory_and_stops_cleanly(
         document = yaml.safe_load(inventory.read_text())
         names = [d["name"] for d in document["devices"]]
         assert names == ["ocs-a", "ocs-b", "ocs-lab", "amp-1", "amp-2", "sw-a", "sw-b",
-                         "laser-1", "pm-1"]
+                         "sw-c", "sw-d", "laser-1", "pm-1"]
         assert not list(state.glob(".*.tmp")), "the inventory is written atomically"
 
         status = subprocess.run(

@@ -83,13 +83,25 @@ def burst(lab: Lab, name: str, port: str) -> None:
 # ---- the inventory and the way in ------------------------------------------------------
 
 
-def test_the_inventory_lists_both_switches_with_a_secret_and_known_hosts(lab: Lab) -> None:
+def test_the_inventory_lists_each_switch_with_its_model_transport_and_secrets(
+        lab: Lab) -> None:
     document = yaml.safe_load((lab.state_dir / "inventory.yaml").read_text())
     entries = {d["name"]: d for d in document["devices"] if d["kind"] == "switch"}
-    assert list(entries) == ["sw-a", "sw-b"]
+    assert list(entries) == ["sw-a", "sw-b", "sw-c", "sw-d"]
+    for name, model, campus in (("sw-c", "openconfig", "a"), ("sw-d", "sonic", "b")):
+        assert entries[name] == {
+            "name": name, "kind": "switch", "transport": "gnmi", "model": model,
+            "address": f"127.0.0.1:{lab.switches[name].port}", "username": "msoctl",
+            "password": f"file:secrets/{name}.password",
+            "tls": {"ca_file": f"pki/{name}-ca.pem"}, "timeout_seconds": 10.0,
+            "labels": {"campus": campus, "lab": "two-campus-30km", "role": "switch"}}
+        device = switch_entry(lab, name)
+        assert device.gnmi is not None and device.gnmi.ca_file == lab.state_dir / "pki" / \
+            f"{name}-ca.pem" and not device.gnmi.insecure and device.model == model
+        assert "BEGIN CERTIFICATE" in (lab.state_dir / "pki" / f"{name}-ca.pem").read_text()
     for name, campus in (("sw-a", "a"), ("sw-b", "b")):
         assert entries[name] == {
-            "name": name, "kind": "switch", "transport": "netconf",
+            "name": name, "kind": "switch", "transport": "netconf", "model": "msoctl",
             "address": f"127.0.0.1:{lab.switches[name].port}", "username": "msoctl",
             "password": f"file:secrets/{name}.password", "known_hosts": "known_hosts",
             "timeout_seconds": 10.0,
@@ -106,7 +118,8 @@ def test_the_inventory_lists_both_switches_with_a_secret_and_known_hosts(lab: La
     secrets = lab.state_dir / "secrets"
     assert stat.S_IMODE(secrets.stat().st_mode) == 0o700
     for name in entries:
-        for filename in (f"{name}.password", f"{name}.snmp-auth", f"{name}.snmp-priv"):
+        for filename in (f"{name}.password", f"{name}.snmp-auth", f"{name}.snmp-priv")[
+                :3 if name in ("sw-a", "sw-b") else 1]:
             path = secrets / filename
             assert stat.S_IMODE(path.stat().st_mode) == 0o600
             assert len(path.read_text().strip()) >= 32

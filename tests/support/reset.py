@@ -26,6 +26,7 @@ from drivers.errors import DeviceUnreachable
 from drivers.ocs import BootMode, OcsDriver, PortState
 from drivers.ocs.connect import open_ocs
 from emulators.amp.registers import DEFAULTS, read_controls
+from emulators.gnmi.server import GnmiServer
 from emulators.lab import JOURNAL_FILE, Lab
 from emulators.netconf.datastore import empty
 from emulators.switch.xmldata import to_xml
@@ -64,7 +65,8 @@ def reset_lab(lab: Lab) -> None:
         module.factory_reset()
     for name, switch in lab.switches.items():
         switch.factory_reset()
-        lab.telemetry[name].faults.clear()
+        if name in lab.telemetry:  # a gNMI switch serves no telemetry
+            lab.telemetry[name].faults.clear()
     for instrument in lab.instruments.values():
         instrument.faults.clear()
     for spec in lab.topology.test_sets:  # what each instrument has, as the topology says
@@ -96,9 +98,14 @@ def what_is_left(lab: Lab) -> list[str]:
     for name, switch in lab.switches.items():
         if switch.faults.active():
             left.append(f"{name}: faults {switch.faults.active()}")
-        if lab.telemetry[name].faults.active():
+        if name in lab.telemetry and lab.telemetry[name].faults.active():
             left.append(f"{name}: telemetry faults {lab.telemetry[name].faults.active()}")
-        if etree.tostring(switch.datastores.stores["running"]) != _factory_running(lab, name):
+        if isinstance(switch.server, GnmiServer):
+            if switch.face is None or switch.server.config != switch.face.factory():
+                left.append(f"{name}: configuration is not the factory one")
+            if switch.server.pending_commit is not None:
+                left.append(f"{name}: a confirmed commit is pending")
+        elif etree.tostring(switch.datastores.stores["running"]) != _factory_running(lab, name):
             left.append(f"{name}: running configuration is not the factory one")
     for name, instrument in lab.instruments.items():
         if instrument.faults.active():
