@@ -2,13 +2,16 @@
 
 running, candidate and startup are ``<config>`` trees holding the module's
 ``<switch>`` (yang/msoctl-congestion.yang). :meth:`Datastores.register` puts
-the operations on a :class:`NetconfServer` built with :data:`CAPABILITIES`:
+the operations on a :class:`NetconfServer` built with :data:`CAPABILITIES` (or
+another list of :func:`capabilities`):
 get-config (subtree filter), get (configuration, the operational state of
-a callback, and the module discovery data of emulators/netconf/library.py),
-edit-config (every operation, default-operation, error-option, test-option),
-copy-config, delete-config, lock/unlock, discard-changes, validate, commit,
-confirmed commit (:confirmed-commit:1.1, on the injected clock), cancel-commit
-and get-schema. Every change of running calls ``on_commit`` with the
+a callback, ``/netconf-state`` of emulators/netconf/monitoring.py and the module
+discovery data of emulators/netconf/library.py), edit-config (every operation,
+default-operation, error-option, test-option), copy-config, delete-config,
+lock/unlock, discard-changes, validate, commit, confirmed commit
+(:confirmed-commit:1.1, on the injected clock), cancel-commit and get-schema. Each
+request is first held to the parameters of the capabilities the server announces
+(emulators/netconf/parameters.py). Every change of running calls ``on_commit`` with the
 plain-dict tree emulators/switch/config.py reads, before running changes: a
 ``ValueError`` from it refuses the change (``operation-failed``).
 
