@@ -154,7 +154,7 @@ def netconf_target(device: Device, *, at_most_seconds: float | None = None) -> N
         password=None if password is None else password.resolve(),
         key_file=access.key_file, known_hosts=access.known_hosts,
         accept_unknown_host_keys=access.accept_unknown_host_keys,
-        timeout_seconds=timeout_seconds(device, at_most_seconds))
+        timeout_seconds=timeout_seconds(device, at_most_seconds), model=device.model)
 
 
 def gnmi_target(device: Device, *, at_most_seconds: float | None = None) -> GnmiSwitchTarget:

@@ -108,7 +108,8 @@ MAX_METER_CHANNELS = 1024
 NETCONF_PORT = 830
 GNMI_PORT = 9339
 SWITCH_MODELS = ("openconfig", "sonic", "msoctl", "auto")
-MODELS_BY_TRANSPORT = {"netconf": ("msoctl", "auto"), "gnmi": ("openconfig", "sonic", "auto")}
+MODELS_BY_TRANSPORT = {"netconf": ("msoctl", "openconfig", "auto"),
+                       "gnmi": ("openconfig", "sonic", "auto")}
 SNMP_PORT = 161
 SNMP_AUTH_PROTOCOLS = ("sha256", "sha384", "sha512", "sha1")
 SNMP_PRIV_PROTOCOLS = ("aes128", "aes192", "aes256")

@@ -111,6 +111,8 @@ class NetconfTarget:
     known_hosts: Path | None = None
     accept_unknown_host_keys: bool = False
     timeout_seconds: float = 10.0
+    model: str = "auto"
+    """The switch's model: ``msoctl``, ``openconfig`` or ``auto`` (its hello says)."""
 
     @property
     def where(self) -> str:
@@ -271,10 +273,29 @@ class SwitchSession:
         self._failed = False
         self._manager = self._connect()
         self.capabilities = Capabilities.from_hello(list(self._manager.server_capabilities))
-        if self.capabilities.module_revision is None:
+        try:
+            self._check_model()
+        except BaseException:
             self.close()
-            raise ProtocolError(f"{target.where} does not implement the YANG module "
+            raise
+
+    def _check_model(self) -> None:
+        """Refuse a server that does not speak this session's model."""
+        if self.capabilities.module_revision is None:
+            raise ProtocolError(f"{self.target.where} does not implement the YANG module "
                                 f"{NAMESPACE}", device=self.name)
+
+    @property
+    def announced_modules(self) -> frozenset[str]:
+        """The YANG modules the server's hello names (``?module=NAME``)."""
+        found = set()
+        for uri in self._manager.server_capabilities if self._manager is not None else ():
+            query = uri.partition("?")[2]
+            for part in query.split("&"):
+                key, _, value = part.partition("=")
+                if key == "module" and value:
+                    found.add(value)
+        return frozenset(found)
 
     # ---- session ---------------------------------------------------------------------
 
@@ -408,9 +429,9 @@ class SwitchSession:
         return from_xml(self._data(f"get-config {source}", m.get_config, source=source,
                                    filter=("subtree", _switch_filter())))
 
-    def read_intent(self) -> Intent:
-        """The intent running holds (every port configured)."""
-        return from_legacy(self.get_config("running"))
+    def read_intent(self, source: str = "running") -> Intent:
+        """The intent datastore ``source`` holds (every port configured)."""
+        return from_legacy(self.get_config(source))
 
     def describe(self) -> list[str]:
         """What the session speaks, for ``-v`` and the journal."""

@@ -290,8 +290,10 @@ def config_document(name: str, source: str, tree: Mapping[str, Any],
 def cc_show(ctx: Context, device: str, port: str | None, source: str, output: str) -> None:
     """The congestion-control configuration of a switch."""
     with open_session(ctx.devices.switch_target(device)) as session:
-        if isinstance(session, SwitchSession):
+        if type(session) is SwitchSession:  # the msoctl module, as it is
             tree = session.get_config(source)
+        elif isinstance(session, SwitchSession):  # another model over NETCONF
+            tree = to_tree(session.read_intent(source))
         elif source != "running":
             raise ValidationError(f"{device} is reached over gNMI, which has one datastore: "
                                   "--source running")

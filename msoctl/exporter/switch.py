@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from drivers.switch.models.msoctl import to_tree
-from drivers.switch.netconf import NetconfTarget, SwitchSession
+from drivers.switch.netconf import SwitchSession
+from drivers.switch.session import open_session
 from msoctl.access import switch_target
 from msoctl.exporter.collector import DeviceCollector
 from msoctl.exporter.families import COUNTER, GAUGE, Families, MetricSpec
@@ -98,19 +99,14 @@ class SwitchCollector(DeviceCollector):
     METRICS = METRICS
 
     def read(self, families: Families) -> None:
-        target = switch_target(self.device, at_most_seconds=self.timeout_seconds)
-        if isinstance(target, NetconfTarget):
-            session = SwitchSession(target)
-            self.close_later(session.close)
+        session = open_session(switch_target(self.device, at_most_seconds=self.timeout_seconds))
+        self.close_later(session.close)
+        if type(session) is SwitchSession:  # the msoctl module: configuration and counters
             fill(families, self.device.name, session.get_state())
             return
-        # A gNMI switch: its configuration, in the model it speaks, read as intent. Its
-        # counters are in that model's state; they are not read here yet.
-        from drivers.switch.gnmi import GnmiSwitchSession
-
-        gnmi = GnmiSwitchSession(target)
-        self.close_later(gnmi.close)
-        fill(families, self.device.name, to_tree(gnmi.read_intent()))
+        # A switch of another model: its configuration, read as intent. Its counters are
+        # in that model's state; they are not read here yet.
+        fill(families, self.device.name, to_tree(session.read_intent()))
 
 
 def fill(families: Families, name: str, state: Mapping[str, Any]) -> None:

@@ -33,6 +33,7 @@ from drivers.errors import ValidationError
 from drivers.switch.intent import FastCnp, Intent, Port, Queue, Thresholds, Watchdog
 from drivers.switch.jsontree import DevicePath, Edit, Trees, elem, keyed, path
 from drivers.switch.models.base import Where, refuse
+from drivers.switch.xmljson import XmlShape
 
 NAME = "openconfig"
 QOS_MODULE = "openconfig-qos"
@@ -47,6 +48,24 @@ ARISTA_ACTIONS = {"drop": "DROP", "forward": "IGNORE_PFC"}
 PROFILE_PREFIX = "msoctl-"
 LIST_KEYS = {"queue": ("name",), "queue-management-profile": ("name",),
              "interface": ("interface-id", "name"), "buffer-allocation-profile": ("name",)}
+NAMESPACES = {
+    "openconfig-qos": "http://openconfig.net/yang/qos",
+    "openconfig-interfaces": "http://openconfig.net/yang/interfaces",
+    "openconfig-if-ethernet": "http://openconfig.net/yang/interfaces/ethernet",
+    "iana-if-type": "urn:ietf:params:xml:ns:yang:iana-if-type",
+    ARISTA: "http://arista.com/yang/openconfig/qos/augments",
+    MSOCTL: "urn:megascaleout:yang:msoctl-qos-augments",
+}
+XML_SHAPE = XmlShape(
+    NAMESPACES, LIST_KEYS, leaf_lists=frozenset({"lossless-priorities"}),
+    # uint8..uint32 leaves the model reads (uint64 and decimal64 stay strings)
+    numbers=frozenset({"queue-id", "max-drop-probability-percent", "weight", "mtu",
+                       "cable-length-meters", "detection-time-ms", "restoration-time-ms",
+                       "cnp-dscp", "cnp-priority", "min-interval-microseconds",
+                       "flow-table-size", "flow-aging-seconds", "lossless-priorities"}),
+    booleans=frozenset({"enable-ecn", "drop", "enabled"}),
+    identities=frozenset({"port-speed", "type"}))
+"""What OpenConfig's XML needs beyond its JSON, for NETCONF (drivers.switch.xmljson)."""
 
 
 def _profile(port: str, queue: int) -> str:

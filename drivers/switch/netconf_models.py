@@ -1,0 +1,166 @@
+"""The switch driver over NETCONF for the device models written as JSON trees (OpenConfig).
+
+:class:`ModelNetconfSession` is :class:`~drivers.switch.netconf.SwitchSession` (the same
+SSH session, RPCs, errors, locks, confirmed commits and persist tokens) speaking a
+device model of :mod:`drivers.switch.models` instead of the msoctl module: the model
+writes its edit as paths and JSON, :mod:`drivers.switch.xmljson` puts it in XML with
+the model's namespaces, and the candidate and running trees come back the same way,
+so the plan is the server's own diff in the device's paths.
+
+It needs ``:candidate`` (every OpenConfig NETCONF server of the field has it); with
+``:confirmed-commit:1.1`` and a persist id a change is left pending, as with the
+msoctl module; verification reads running back in a new session, as intent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+from typing import Any
+
+from drivers.errors import DeviceError, Unsupported, ValidationError, VerificationFailed
+from drivers.switch.intent import Intent, from_legacy, unmet
+from drivers.switch.jsontree import Edit, Trees, changes, path_text
+from drivers.switch.models import build
+from drivers.switch.models.base import DeviceModel
+from drivers.switch.models.openconfig import XML_SHAPE
+from drivers.switch.netconf import Applied, NetconfTarget, Plan, SwitchSession
+from drivers.switch.tree import Change
+from drivers.switch.xmljson import edit_config, read_trees, subtree_filter
+
+SHAPES = {"openconfig": XML_SHAPE}
+"""The models spoken over NETCONF, and what their XML needs (namespaces, lists, types)."""
+
+Want = Intent | Mapping[str, Any]
+
+
+def _intent(want: Want) -> Intent:
+    return want if isinstance(want, Intent) else from_legacy(want)
+
+
+class ModelNetconfSession(SwitchSession):
+    """One NETCONF session to a switch of a JSON model; use it as a context manager."""
+
+    def __init__(self, target: NetconfTarget, model: str = "openconfig"):
+        self.model_name = model
+        super().__init__(target)
+
+    def _check_model(self) -> None:
+        name = self.model_name
+        model = build(name, self.announced_modules, device=self.name)
+        shape = SHAPES.get(model.name)
+        if shape is None:
+            raise Unsupported(f"model {model.name} is not spoken over NETCONF here",
+                              device=self.name)
+        if not self.capabilities.candidate:
+            raise Unsupported("a switch of a device model is configured through its "
+                              ":candidate datastore, which this server does not offer",
+                              device=self.name)
+        self.model: DeviceModel = model
+        self.shape = shape
+
+    def describe(self) -> list[str]:
+        return ["netconf", f"model {self.model.name}", *sorted(
+            m for m in self.announced_modules if "augments" in m),
+            *self.capabilities.describe()]
+
+    # ---- reading ----------------------------------------------------------------------
+
+    def read(self, source: str = "running") -> Trees:
+        """The model's trees in datastore ``source``."""
+        data = self._data(f"get-config {source}", self._manager.get_config, source=source,
+                          filter=subtree_filter(self.model.read_paths, self.shape))
+        return Trees(read_trees(data, self.model.read_paths, self.shape),
+                     list_keys=self.model.list_keys)
+
+    def read_intent(self, source: str = "running") -> Intent:
+        """The intent datastore ``source`` holds (every port configured)."""
+        return self.model.parse(self.read(source))
+
+    def get_config(self, source: str = "running") -> dict[str, Any]:
+        """The model's trees in ``source``, by path (not the msoctl module's tree)."""
+        return {path_text(p): v for p, v in self.read(source).trees.items()}
+
+    # ---- changing ---------------------------------------------------------------------
+
+    def _changes(self, before: Trees, after: Trees) -> list[Change]:
+        found = []
+        for where, old, new in changes(before, after):
+            about = self.model.where(where)
+            found.append(Change(where, old, new, port=about.port, aspect=about.aspect))
+        return found
+
+    def _edit_for(self, want: Want, before: Trees, merge_only: bool) -> Edit:
+        edit = self.model.edit(_intent(want), before)
+        return Edit(update=edit.replace + edit.update) if merge_only else edit
+
+    def plan(self, want: Want, *, merge_only: bool = False) -> Plan:
+        """The server's own diff of running and a candidate holding ``want``; changes
+        nothing."""
+        with self._candidate_locked():
+            before = self.read("running")
+            self._edit("candidate", edit_config(self._edit_for(want, before, merge_only),
+                                                self.shape))
+            try:
+                self._validate()
+                after = self.read("candidate")
+            finally:
+                self._rpc("discard-changes", self._manager.discard_changes)
+        return Plan({path_text(p): v for p, v in before.trees.items()},
+                     {path_text(p): v for p, v in after.trees.items()},
+                     self._changes(before, after), "candidate")
+
+    def apply(self, want: Want, *, confirm_timeout_seconds: int = 120,
+              persist_id: str | None = None, merge_only: bool = False,
+              check: Callable[[list[Change]], None] | None = None) -> Applied:
+        """As :meth:`SwitchSession.apply`, in the device's model."""
+        if not 1 <= confirm_timeout_seconds <= 2**32 - 1:
+            raise ValidationError("the confirm timeout is 1 s or more", device=self.name)
+        caps = self.capabilities
+        with self._candidate_locked():
+            before = self.read("running")
+            config = edit_config(self._edit_for(want, before, merge_only), self.shape)
+            self._edit("candidate", config)
+            try:
+                self._validate()
+                found = self._changes(before, self.read("candidate"))
+                if check is not None:
+                    check(found)
+                if found and caps.validate:
+                    self._edit("candidate", config)  # see SwitchSession.apply (netconfd)
+            except BaseException:
+                with suppress(DeviceError):
+                    self._rpc("discard-changes", self._manager.discard_changes)
+                raise
+            if not found:
+                self._rpc("discard-changes", self._manager.discard_changes)
+                return Applied([], "none", pending=False)
+            m = self._manager
+            if caps.persist and persist_id is not None:
+                self._rpc("commit (confirmed)", m.commit, confirmed=True,
+                          timeout=str(confirm_timeout_seconds), persist=persist_id)
+                return Applied(found, "confirmed-commit", pending=True, persist_id=persist_id,
+                               confirm_timeout_seconds=confirm_timeout_seconds)
+            if caps.confirmed_commit:
+                self._rpc("commit (confirmed)", m.commit, confirmed=True,
+                          timeout=str(confirm_timeout_seconds))
+                try:
+                    self.verify(want)
+                except BaseException:
+                    with suppress(DeviceError):
+                        self._rpc("cancel-commit", m.cancel_commit)
+                    raise
+                self._rpc("commit (confirming)", m.commit)
+                return Applied(found, "confirmed-commit", pending=False)
+            self._rpc("commit", m.commit)
+        self.verify(want)
+        return Applied(found, "commit", pending=False)
+
+    def verify(self, want: Want) -> None:
+        """Running, read in this session, holds every field of ``want`` as intent."""
+        missing = unmet(_intent(want), self.read_intent())
+        if missing:
+            shown = "; ".join(d.describe() for d in missing[:3])
+            more = f" (and {len(missing) - 3} more)" if len(missing) > 3 else ""
+            raise VerificationFailed(f"running does not hold the change: {shown}{more}",
+                                     device=self.name)
