@@ -381,7 +381,11 @@ def unmet(want: Intent, have: Intent) -> list[Difference]:
     """What of ``want`` ``have`` does not hold: every field ``want`` gives, of every port
     it names, must be equal in ``have``; a queue or watchdog it gives must be there."""
     found: list[Difference] = []
-    if want.fast_cnp is not None:
+    if want.fast_cnp is not None and not want.fast_cnp.enabled:
+        # the settings of a feature turned off are not asked of a switch that lacks it
+        if have.fast_cnp is not None and have.fast_cnp.enabled:
+            found.append(Difference("fast_cnp.enabled", False, True))
+    elif want.fast_cnp is not None:
         found += _unmet_fields("fast_cnp", want.fast_cnp, have.fast_cnp)
     for name, port in want.ports.items():
         other = have.ports.get(name)
@@ -406,6 +410,8 @@ def _unmet_fields(where: str, wanted: Any, got: Any) -> list[Difference]:
     for item in fields(wanted):
         value = getattr(wanted, item.name)
         other = None if got is None else getattr(got, item.name)
+        if value is False and other is None:
+            continue  # asked off, and the switch has none of it: off
         if value is not None and value != other:
             found.append(Difference(f"{where}.{item.name}", _plain(value), _plain(other)))
     return found

@@ -210,3 +210,17 @@ def test_intent_documents_round_trip_and_old_want_files_convert() -> None:
 def test_bad_intent_is_refused_naming_the_field(document: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         from_dict(document, source="want.yaml")
+
+
+def test_fast_cnp_asked_off_is_met_by_a_switch_without_it() -> None:
+    """SONiC has no switch-generated CNPs: a WANT that turns them off (with the DSCP and
+    priority they would use) is met there; one that turns them on is not."""
+    model, factory = _session("sonic")
+    off = Intent(ports={"Ethernet1": Port(queues={3: Queue(
+        ecn=Thresholds(1_000, 2_000, 5), fast_cnp=False)})},
+        fast_cnp=FastCnp(enabled=False, cnp_dscp=48, cnp_priority=6))
+    have = model.parse(factory.apply(model.edit(off, factory)))
+    assert have.fast_cnp == FastCnp(enabled=False)
+    assert unmet(off, have) == []
+    on = Intent(fast_cnp=FastCnp(enabled=True))
+    assert [d.path for d in unmet(on, have)] == ["fast_cnp.enabled"]

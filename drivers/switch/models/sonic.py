@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drivers.errors import ValidationError
-from drivers.switch.intent import Intent, Port, Queue, Thresholds, Watchdog
+from drivers.switch.intent import FastCnp, Intent, Port, Queue, Thresholds, Watchdog
 from drivers.switch.jsontree import DevicePath, Edit, Trees, path
 from drivers.switch.models.base import Where, refuse
 
@@ -201,7 +201,8 @@ class Sonic:
                                cable_length_m=int(length) if length.isdigit() else None,
                                lossless_priorities=priorities, xoff_bytes=xoff, xon_bytes=xon,
                                pfc_watchdog=dog, queues=dict(sorted(queues.items())))
-        return Intent(ports=ports)
+        # SONiC generates no CNPs of its own: that feature is off on every such switch
+        return Intent(ports=ports, fast_cnp=FastCnp(enabled=False))
 
     def where(self, text: str) -> Where:
         parts = text.split("/")
