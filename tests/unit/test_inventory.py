@@ -502,3 +502,59 @@ def test_switch_needs_a_way_to_log_in(tmp_path: Path) -> None:
     path = write(tmp_path, SWITCH.replace("    password: file:secrets/sw-a.password\n", ""))
     with pytest.raises(InventoryError, match="needs password"):
         load_inventory(path)
+
+
+# ---- switches over gNMI, and their models --------------------------------------------------
+
+
+def test_a_gnmi_switch_loads_with_its_model_and_tls(tmp_path: Path) -> None:
+    path = write(tmp_path, "devices:\n" + device_yaml(
+        """\
+        model: openconfig
+        username: msoctl
+        password: env:SW_C
+        tls: {ca_file: pki/ca.pem, cert_file: /etc/msoctl/me.pem, key_file: me.key,
+              server_name: sw-c.example}
+        """, name="sw-c", kind="switch", transport="gnmi", address="10.0.1.3"))
+    device = load_inventory(path).device("sw-c", "switch")
+    assert device.model == "openconfig" and device.netconf is None
+    access = device.gnmi
+    assert access is not None
+    assert (access.host, access.port, access.username) == ("10.0.1.3", 9339, "msoctl")
+    assert access.ca_file == tmp_path / "pki" / "ca.pem"
+    assert access.cert_file == Path("/etc/msoctl/me.pem")
+    assert access.key_file == tmp_path / "me.key"
+    assert (access.server_name, access.insecure) == ("sw-c.example", False)
+
+
+def test_a_netconf_switch_takes_auto_by_default_and_openconfig_or_msoctl(tmp_path: Path) -> None:
+    base = "username: u\npassword: env:P\n"
+    plain = write(tmp_path, "devices:\n" + device_yaml(base, name="sw-a", kind="switch",
+                                                       transport="netconf", address="h"))
+    assert load_inventory(plain).device("sw-a").model == "auto"
+    for model in ("openconfig", "msoctl"):
+        path = write(tmp_path, "devices:\n" + device_yaml(
+            base + f"model: {model}\n", name="sw-a", kind="switch", transport="netconf",
+            address="h"))
+        assert load_inventory(path).device("sw-a").model == model
+
+
+@pytest.mark.parametrize(("transport", "extra", "field", "message"), [
+    ("netconf", "username: u\npassword: env:P\nmodel: sonic\n", "model",
+     "must be one of msoctl, openconfig, auto"),
+    ("gnmi", "model: msoctl\n", "model", "must be one of openconfig, sonic, auto"),
+    ("gnmi", "insecure: true\ntls: {ca_file: ca.pem}\n", "insecure",
+     "give tls or insecure: true, not both"),
+    ("gnmi", "tls: {cert_file: me.pem}\n", "tls", "cert_file and key_file together"),
+    ("gnmi", "tls: {ca: ca.pem}\n", "ca", "unknown"),
+    ("gnmi", "known_hosts: known_hosts\n", "known_hosts", "a gNMI switch takes tls:"),
+    ("gnmi", "password: hunter2\n", "password", "secrets are never written"),
+])
+def test_bad_switch_access_is_one_error_naming_the_field(
+        tmp_path: Path, transport: str, extra: str, field: str, message: str) -> None:
+    path = write(tmp_path, "devices:\n" + device_yaml(extra, name="sw-c", kind="switch",
+                                                      transport=transport, address="h"))
+    error = refused(path)
+    assert f"'{field}'" in error or field in error, error
+    assert message in error, error
+    assert "\n" not in error
