@@ -265,3 +265,32 @@ def test_bad_documents_are_refused_with_the_devices_path(
     assert path in refused.value.details
     assert path not in held and "many" not in held
     assert read(lab, name) == before
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    (lambda entry, d: entry.update(password="file:wrong.password"), "authentication"),
+    (lambda entry, d: entry.update(tls={"ca_file": "other-ca.pem"}), "cannot reach"),
+    (lambda entry, d: entry.update(address="127.0.0.1:1"), "cannot reach"),
+    (lambda entry, d: entry.update(model="sonic"), "announces none of sonic-db"),
+])
+def test_a_switch_that_cannot_be_used_is_one_error_line_and_nothing_changes(
+        lab: dict[str, Any], msoctl: Msoctl, want_file: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, change: Any, expected: str) -> None:
+    document = yaml.safe_load(lab["inventory"].read_text())
+    entry = next(d for d in document["devices"] if d["name"] == "sw-oc")
+    change(entry, document)
+    (tmp_path / "wrong.password").write_text("not the password")
+    (tmp_path / "wrong.password").chmod(0o600)
+    (tmp_path / "other-ca.pem").write_bytes(Authority("another CA").cert_pem)
+    for name in ("ca.pem", "switch.password", "known_hosts"):
+        (tmp_path / name).write_bytes((lab["inventory"].parent / name).read_bytes())
+    (tmp_path / "switch.password").chmod(0o600)
+    document["journal"] = str(tmp_path / "journal.sqlite")
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(yaml.safe_dump(document))
+    monkeypatch.setenv("MSOCTL_INVENTORY", str(inventory))
+    result = msoctl("switch", "cc", "apply", "sw-oc", "--file", str(want_file))
+    assert result.code != 0
+    line = one_error_line(result.err)
+    assert line.startswith("error: sw-oc") and expected in line, line
+    assert read(lab, "sw-oc").ports["Ethernet1"].lossless_priorities == ()

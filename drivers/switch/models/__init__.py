@@ -37,6 +37,9 @@ def detect(announced: Iterable[str], *, device: str) -> str:
                       "(openconfig-qos, sonic-db, msoctl-congestion)", device=device)
 
 
+REQUIRED = {"openconfig": (QOS_MODULE,), "sonic": SONIC_MODELS}
+"""What a switch must announce to be spoken to in each model."""
+
 BUILDERS: dict[str, Callable[[frozenset[str], str], DeviceModel]] = {
     "openconfig": lambda announced, device: OpenConfig(
         frozenset(announced) & {ARISTA, MSOCTL}, device=device),
@@ -53,4 +56,10 @@ def build(name: str, announced: Iterable[str], *, device: str) -> DeviceModel:
     builder = BUILDERS.get(name)
     if builder is None:
         raise Unsupported(f"model {name!r} is not spoken over gNMI", device=device)
+    needed = REQUIRED[name]
+    if not names & set(needed):
+        shown = ", ".join(sorted(names)[:6]) or "none"
+        raise Unsupported(f"the inventory says model {name}, but the switch announces none "
+                          f"of {', '.join(needed)} (it announces {shown}); fix model: in "
+                          "the inventory, or use auto", device=device)
     return builder(names, device)
