@@ -17,8 +17,9 @@ from ncclient.operations.rpc import RPCError
 
 from emulators.netconf.messages import NETCONF_NS
 from emulators.netconf.monitoring import MONITORING_NS
-from tests.conformance.test_netconf_protocol import RawClient, wait_until
+from tests.support.lab import wait_until
 from tests.support.netconf import Loop, Switch, netconf
+from tests.support.netconf_raw import RawClient
 
 COUNTERS = ("in-rpcs", "in-bad-rpcs", "out-rpc-errors", "out-notifications")
 # yang:date-and-time (RFC 6991), as the server writes it: UTC, to the second
@@ -145,7 +146,8 @@ def test_every_open_session_is_listed(switch: Switch) -> None:
             assert entry["source-host"] == "127.0.0.1"
             assert before <= moment(entry["login-time"]) <= datetime.now(UTC)
             assert set(COUNTERS) <= set(entry)
-    wait_until(lambda: not switch.server.sessions)  # both ended on the server's side too
+    # both ended on the server's side too
+    wait_until(lambda: not switch.server.sessions, "the sessions ended")
     with netconf(switch.server.port) as third:
         switch_sessions = sessions(third)
         assert list(switch_sessions) == [int(third.session_id)]
@@ -213,7 +215,7 @@ def test_a_dropped_session_moves_dropped_sessions(switch: Switch) -> None:
     closed without close-session)."""
     with netconf(switch.server.port) as session:
         session._session.close()  # the SSH connection goes, no close-session
-    wait_until(lambda: not switch.server.sessions)
+    wait_until(lambda: not switch.server.sessions, "the sessions ended")
     with netconf(switch.server.port) as session:
         assert counts(session)["dropped-sessions"] == 1
         assert counts(session)["in-sessions"] == 2
@@ -241,7 +243,7 @@ def test_a_bad_hello_moves_in_bad_hellos_and_in_sessions(switch: Switch, loop: L
         assert loop.run(client.closed())
     finally:
         client.close()
-    wait_until(lambda: not switch.server.sessions)
+    wait_until(lambda: not switch.server.sessions, "the sessions ended")
     with netconf(switch.server.port) as session:
         server = counts(session)
         assert (server["in-bad-hellos"], server["in-sessions"], server["dropped-sessions"]) \

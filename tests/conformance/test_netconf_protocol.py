@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
@@ -34,7 +33,9 @@ from emulators.netconf.framing import (
     negotiate,
 )
 from emulators.netconf.messages import NETCONF_NS, EnvelopeError, qname
+from tests.support.lab import wait_until
 from tests.support.netconf import PASSWORD, USER, Loop, netconf
+from tests.support.netconf_raw import RawClient
 
 TEST_NS = "urn:msoctl:test"
 # A capability URI with a query string: the & must reach the client intact.
@@ -327,7 +328,7 @@ def test_close_session_ends_the_session_and_calls_the_hook(switch: Switch) -> No
         session_id = int(session.session_id)
         session.close_session()
         assert not session.connected
-    wait_until(lambda: session_id in switch.ended)
+    wait_until(lambda: session_id in switch.ended, "session_id in switch.ended")
     assert session_id not in switch.server.sessions
     assert switch.ended.count(session_id) == 1
 
@@ -337,7 +338,7 @@ def test_kill_session_from_another_session(switch: Switch) -> None:
         victim_id = int(victim.session_id)
         assert killer.kill_session(str(victim_id)).ok
         assert victim_id in switch.ended  # its locks are gone before the ok
-        wait_until(lambda: not victim.connected)
+        wait_until(lambda: not victim.connected, "not victim.connected")
         with pytest.raises((TransportError, TimeoutExpiredError)):
             victim.get_config(source="running")
         with pytest.raises(RPCError) as unknown:
@@ -398,50 +399,6 @@ def test_only_the_netconf_subsystem_is_served(switch: Switch, loop: Loop) -> Non
 # ---- the server, raw -------------------------------------------------------------------
 
 
-class RawClient:
-    """A NETCONF client written by hand over asyncssh, for what ncclient never sends."""
-
-    def __init__(self, port: int):
-        self.port = port
-        self.decoder = Decoder()
-        self.connection: asyncssh.SSHClientConnection | None = None
-
-    async def open(self, capabilities: tuple[str, ...] = (BASE_1_0, BASE_1_1)) -> int:
-        self.connection = await asyncssh.connect(
-            "127.0.0.1", self.port, username=USER, password=PASSWORD,
-            known_hosts=None, client_keys=None)
-        self.writer, self.reader, _ = await self.connection.open_session(
-            subsystem="netconf", encoding=None)
-        server_hello = messages.parse_hello(await self.receive())
-        self.writer.write(encode(messages.hello(capabilities), Framing.END_OF_MESSAGE))
-        self.decoder.framing = negotiate(capabilities, server_hello.capabilities)
-        assert server_hello.session_id is not None
-        return server_hello.session_id
-
-    async def receive(self) -> bytes:
-        while (message := self.decoder.next_message()) is None:
-            data = await asyncio.wait_for(self.reader.read(65536), 5)
-            if not data:
-                raise EOFError("the server closed the session")
-            self.decoder.feed(data)
-        return message
-
-    async def exchange(self, message: bytes) -> Any:
-        self.writer.write(encode(message, self.decoder.framing))
-        return etree.fromstring(await self.receive())
-
-    async def closed(self) -> bool:
-        try:
-            data = await asyncio.wait_for(self.reader.read(65536), 5)
-        except (asyncssh.Error, ConnectionError):
-            return True
-        return data == b""
-
-    def close(self) -> None:
-        if self.connection is not None:
-            self.connection.close()
-
-
 def error_tag(reply: Any) -> str:
     return str(reply.find(f"{qname('rpc-error')}/{qname('error-tag')}").text)
 
@@ -469,7 +426,7 @@ def test_raw_a_bad_chunk_header_ends_the_session(switch: Switch, loop: Loop) -> 
     try:
         client.writer.write(b"\n#0x10\n<rpc/>\n##\n")
         assert loop.run(client.closed())
-        wait_until(lambda: session_id in switch.ended)
+        wait_until(lambda: session_id in switch.ended, "session_id in switch.ended")
     finally:
         client.close()
 
@@ -604,8 +561,8 @@ def test_drop_and_reset_close_the_connection_mid_rpc(switch: Switch, kind: str) 
         session_id = int(session.session_id)
         with pytest.raises((TransportError, TimeoutExpiredError)):
             session.get_config(source="running")
-        wait_until(lambda: not session.connected)
-    wait_until(lambda: session_id in switch.ended)
+        wait_until(lambda: not session.connected, "not session.connected")
+    wait_until(lambda: session_id in switch.ended, "session_id in switch.ended")
     with netconf(switch.server.port) as session:  # the fault was used up
         assert session.get_config(source="running").ok
 
@@ -636,12 +593,3 @@ def test_freeze_answers_nothing_until_cleared(switch: Switch) -> None:
             session.get_config(source="running")
         switch.server.faults.clear("freeze")
         assert session.get_config(source="running").ok
-
-
-def wait_until(condition: Any, seconds: float = 5) -> None:
-    """Poll ``condition`` (set from the server's thread) until true; fail after ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition never became true")
-        time.sleep(0.01)

@@ -31,55 +31,16 @@ from drivers.switch.jsontree import Trees, changes
 from drivers.switch.models import build, detect
 from drivers.switch.models.msoctl import to_tree
 from drivers.switch.tree import check
+from tests.support.switch_models import PORTS, full_intent, oc_factory, sonic_factory
 
 pytestmark = pytest.mark.conformance
 
-PORTS = ("Ethernet1", "Ethernet2")
-
-
-def _oc_factory() -> dict[Any, Any]:
-    from drivers.switch.models.openconfig import INTERFACES, QOS
-
-    return {
-        QOS: {"queues": {"queue": [{"name": f"TC{n}", "config": {"name": f"TC{n}",
-                                                                 "queue-id": n}}
-                                   for n in range(8)]}},
-        INTERFACES: {"interface": [{"name": name, "config": {"name": name}} for name in PORTS]},
-    }
-
-
-def _sonic_factory() -> dict[Any, Any]:
-    from drivers.switch.models.sonic import CONFIG_DB
-
-    return {CONFIG_DB: {
-        "PORT": {name: {"speed": "100000", "admin_status": "up"} for name in PORTS},
-        "BUFFER_POOL": {"ingress_lossless_pool": {"type": "ingress", "mode": "dynamic",
-                                                  "size": "4000000000"}},
-        "CABLE_LENGTH": {"AZURE": {name: "5m" for name in PORTS}},
-        "QUEUE": {f"{name}|{n}": {"scheduler": "scheduler.0"} for name in PORTS
-                  for n in range(8)},
-    }}
-
-
 MODELS = {
     "openconfig+arista+msoctl": (("openconfig-qos", "arista-qos-augments",
-                                  "msoctl-qos-augments"), _oc_factory),
-    "openconfig+msoctl": (("openconfig-qos", "msoctl-qos-augments"), _oc_factory),
-    "sonic": (("sonic-db",), _sonic_factory),
+                                  "msoctl-qos-augments"), oc_factory),
+    "openconfig+msoctl": (("openconfig-qos", "msoctl-qos-augments"), oc_factory),
+    "sonic": (("sonic-db",), sonic_factory),
 }
-
-
-def _intent(*, fast: bool) -> Intent:
-    dog = Watchdog(enabled=True, detection_ms=200, restoration_ms=400, action="drop")
-    ports = {
-        name: Port(speed="400G", cable_length_m=30_010 + i, lossless_priorities=(3, 4),
-                   xoff_bytes=16_094_208 + i, xon_bytes=8192, pfc_watchdog=dog,
-                   queues={3: Queue(ecn=Thresholds(1_500_000, 15_000_000, 5),
-                                    fast_cnp=True if fast else None),
-                           1: Queue(wred=Thresholds(100_000, 900_000, 20))})
-        for i, name in enumerate(PORTS)}
-    return Intent(ports=ports, fast_cnp=FastCnp(enabled=True, cnp_dscp=48, cnp_priority=6,
-                                                min_interval_us=50) if fast else None)
 
 
 def _session(name: str) -> tuple[Any, Trees]:
@@ -91,7 +52,7 @@ def _session(name: str) -> tuple[Any, Trees]:
 @pytest.mark.parametrize("name", MODELS)
 def test_the_same_intent_reads_back_equal_from_every_model(name: str) -> None:
     model, factory = _session(name)
-    want = _intent(fast=name != "sonic")
+    want = full_intent(fast=name != "sonic")
     after = factory.apply(model.edit(want, factory))
     have = model.parse(after)
     assert unmet(want, have) == []
@@ -104,7 +65,7 @@ def test_the_same_intent_reads_back_equal_from_every_model(name: str) -> None:
 @pytest.mark.parametrize("name", MODELS)
 def test_every_change_names_its_port_and_what_it_configures(name: str) -> None:
     model, factory = _session(name)
-    after = factory.apply(model.edit(_intent(fast=name != "sonic"), factory))
+    after = factory.apply(model.edit(full_intent(fast=name != "sonic"), factory))
     found = changes(factory, after)
     assert found
     for where, _, _ in found:
@@ -126,7 +87,7 @@ def test_a_port_the_switch_lacks_is_refused_before_anything_is_sent(name: str) -
 @pytest.mark.parametrize("name", MODELS)
 def test_replacing_a_port_removes_what_the_want_no_longer_gives(name: str) -> None:
     model, factory = _session(name)
-    first = factory.apply(model.edit(_intent(fast=False), factory))
+    first = factory.apply(model.edit(full_intent(fast=False), factory))
     smaller = Intent(ports={"Ethernet1": Port(speed="400G", queues={
         3: Queue(ecn=Thresholds(1_000, 2_000, 10))})})
     second = first.apply(model.edit(smaller, first))
@@ -140,7 +101,7 @@ def test_replacing_a_port_removes_what_the_want_no_longer_gives(name: str) -> No
 def test_sonic_refuses_fast_cnp_in_one_line_naming_what_was_not_applied() -> None:
     model, factory = _session("sonic")
     with pytest.raises(Unsupported) as refused:
-        model.edit(_intent(fast=True), factory)
+        model.edit(full_intent(fast=True), factory)
     text = str(refused.value)
     assert "SONiC CONFIG_DB" in text and "fast_cnp" in text and "nothing was applied" in text
     assert "Ethernet1 queue 3 fast_cnp" in text
@@ -149,9 +110,9 @@ def test_sonic_refuses_fast_cnp_in_one_line_naming_what_was_not_applied() -> Non
 
 def test_openconfig_without_augments_refuses_pfc_headroom_and_fast_cnp() -> None:
     model = build("openconfig", ("openconfig-qos",), device="sw")
-    factory = Trees(_oc_factory(), list_keys=model.list_keys)
+    factory = Trees(oc_factory(), list_keys=model.list_keys)
     with pytest.raises(Unsupported, match="headroom") as refused:
-        model.edit(_intent(fast=True), factory)
+        model.edit(full_intent(fast=True), factory)
     assert "PFC" in str(refused.value) and "fast_cnp" in str(refused.value)
     # ECN alone is plain OpenConfig and goes through
     ecn_only = Intent(ports={"Ethernet1": Port(queues={3: Queue(ecn=Thresholds(1, 2, 3))})})
@@ -161,7 +122,7 @@ def test_openconfig_without_augments_refuses_pfc_headroom_and_fast_cnp() -> None
 
 def test_arista_takes_one_watchdog_per_switch() -> None:
     model, factory = _session("openconfig+arista+msoctl")
-    want = _intent(fast=False)
+    want = full_intent(fast=False)
     differing = Intent(ports={**want.ports, "Ethernet2": Port(
         lossless_priorities=(3,), pfc_watchdog=Watchdog(detection_ms=100))})
     with pytest.raises(Unsupported, match="one per switch"):
@@ -190,7 +151,7 @@ def test_detect_prefers_openconfig_then_sonic_then_msoctl() -> None:
 
 
 def test_intent_documents_round_trip_and_old_want_files_convert() -> None:
-    want = _intent(fast=True)
+    want = full_intent(fast=True)
     assert from_dict(to_dict(want)) == want
     legacy = check(to_tree(want))
     assert from_legacy(legacy) == want

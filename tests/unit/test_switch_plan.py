@@ -74,7 +74,7 @@ def test_cli(capsys: pytest.CaptureFixture[str]) -> None:
     result = msoctl("switch", "plan", "--port", "Ethernet1=30km@400G", "--lossless-pool", "64MB")
     assert result.code == 0, result.err
     config = yaml.safe_load(result.out)
-    assert config["switch"]["ports"]["port"][0]["name"] == "Ethernet1"
+    assert list(config["congestion_control"]["ports"]) == ["Ethernet1"]
     document = json.loads(msoctl("switch", "plan", "--port", "e1=30km@400G", "-o", "json").out)
     assert document["headroom_needed_bytes"] == document["ports"]["e1"]["xoff_bytes"]
     for args in (["--port", "e1=30km"], ["--port", "e1=30km@400G", "--lossless", "x"],

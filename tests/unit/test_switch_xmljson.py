@@ -9,7 +9,7 @@ from drivers.switch.jsontree import Trees, path
 from drivers.switch.models import build
 from drivers.switch.models.openconfig import INTERFACES, NAMESPACES, QOS, XML_SHAPE
 from drivers.switch.xmljson import NETCONF_NS, edit_config, read_trees, subtree_filter
-from tests.conformance.test_switch_models import _intent, _oc_factory
+from tests.support.switch_models import full_intent, oc_factory
 
 QOS_NS = NAMESPACES["openconfig-qos"]
 AUGMENTS = ("openconfig-qos", "arista-qos-augments", "msoctl-qos-augments")
@@ -24,7 +24,7 @@ def _through_the_wire(element: etree._Element) -> etree._Element:
 def test_an_edit_reads_back_as_the_same_json() -> None:
     model = build("openconfig", AUGMENTS, device="sw")
     factory = Trees({QOS: {}, INTERFACES: {}}, list_keys=model.list_keys)
-    edit = model.edit(_intent(fast=True), Trees(_oc_factory(), list_keys=model.list_keys))
+    edit = model.edit(full_intent(fast=True), Trees(oc_factory(), list_keys=model.list_keys))
     expected = factory.apply(edit)
     back = Trees(read_trees(_through_the_wire(edit_config(edit, XML_SHAPE)), (QOS, INTERFACES),
                             XML_SHAPE), list_keys=model.list_keys)
@@ -34,7 +34,7 @@ def test_an_edit_reads_back_as_the_same_json() -> None:
 
 def test_operations_keys_first_and_namespaces() -> None:
     model = build("openconfig", AUGMENTS, device="sw")
-    edit = model.edit(_intent(fast=True), Trees(_oc_factory(), list_keys=model.list_keys))
+    edit = model.edit(full_intent(fast=True), Trees(oc_factory(), list_keys=model.list_keys))
     edit.delete.append(path("openconfig-qos:qos", "queue-management-profiles",
                             ("queue-management-profile", (("name", "old"),))))
     config = edit_config(edit, XML_SHAPE)

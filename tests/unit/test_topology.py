@@ -62,7 +62,7 @@ def test_the_default_topology_is_the_two_campus_fabric() -> None:
     topology = load_topology()
     assert [o.name for o in topology.ocs] == ["ocs-a", "ocs-b", "ocs-lab"]
     assert all(o.size == 64 for o in topology.ocs)
-    assert {t.name for t in topology.transceivers} == {"sw-a", "sw-b"}
+    assert {t.name for t in topology.transceivers} == {"sw-a", "sw-b", "sw-c", "sw-d"}
     cables = {c.name: c for c in topology.cables}
     assert cables["span-1"].role == "working"
     assert cables["span-2"].role == "protection"
@@ -322,10 +322,14 @@ patches:
 
 def test_the_default_switches() -> None:
     switches = {s.name: s for s in load_topology().switches}
-    assert list(switches) == ["sw-a", "sw-b"]
-    for switch, campus in zip(switches.values(), "ab", strict=True):
+    assert list(switches) == ["sw-a", "sw-b", "sw-c", "sw-d"]
+    assert [(s.model, s.management) for s in switches.values()] == [
+        ("msoctl", "netconf"), ("msoctl", "netconf"), ("openconfig", "gnmi"), ("sonic", "gnmi")]
+    assert switches["sw-c"].augments == "arista"
+    for switch, campus in zip(switches.values(), "abab", strict=True):
         assert switch.campus == campus
-        assert switch.port_names == [f"Ethernet{n}" for n in range(1, 9)]
+        assert switch.port_names == [f"Ethernet{n}" for n in range(
+            1, 9 if switch.model == "msoctl" else 5)]
         assert switch.speed == "400G"
         assert switch.cable_length_km == pytest.approx(30.01)  # two patches and a span
         assert (switch.buffer_bytes, switch.lossless_pool_bytes) == (8_000_000_000,
