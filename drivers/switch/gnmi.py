@@ -38,9 +38,9 @@ from typing import Any
 
 from drivers.errors import DeviceError, Unsupported, ValidationError, VerificationFailed
 from drivers.switch.intent import Intent, from_legacy, unmet
-from drivers.switch.jsontree import DevicePath, Edit, Trees, changes, path_text
+from drivers.switch.jsontree import DevicePath, Edit, Trees, path_text
 from drivers.switch.models import build
-from drivers.switch.models.base import DeviceModel
+from drivers.switch.models.base import DeviceModel, model_changes
 from drivers.switch.netconf import Applied, Plan
 from drivers.switch.tree import Change
 from drivers.transports.gnmi import CommitAction, GnmiCapabilities, GnmiClient, GnmiTarget
@@ -123,11 +123,7 @@ class GnmiSwitchSession:
         return edit, current.apply(edit)
 
     def _changes(self, before: Trees, after: Trees) -> list[Change]:
-        found = []
-        for where, old, new in changes(before, after):
-            about = self.model.where(where)
-            found.append(Change(where, old, new, port=about.port, aspect=about.aspect))
-        return found
+        return model_changes(self.model, before, after)
 
     def plan(self, want: Want, *, merge_only: bool = False) -> Plan:
         """What applying ``want`` would change, in the device's paths; sends nothing."""

@@ -505,25 +505,30 @@ class SwitchSession:
             if not changes:
                 self._rpc("discard-changes", self._manager.discard_changes)
                 return Applied([], "none", pending=False)
-            m = self._manager
-            if caps.persist and persist_id is not None:
-                self._rpc("commit (confirmed)", m.commit, confirmed=True,
-                          timeout=str(confirm_timeout_seconds), persist=persist_id)
-                return Applied(changes, "confirmed-commit", pending=True,
-                               persist_id=persist_id,
-                               confirm_timeout_seconds=confirm_timeout_seconds)
-            if caps.confirmed_commit:
-                self._rpc("commit (confirmed)", m.commit, confirmed=True,
-                          timeout=str(confirm_timeout_seconds))
-                try:
-                    self.verify(want)
-                except BaseException:
-                    with suppress(DeviceError):
-                        self._rpc("cancel-commit", m.cancel_commit)
-                    raise
-                self._rpc("commit (confirming)", m.commit)
-                return Applied(changes, "confirmed-commit", pending=False)
-            self._rpc("commit", m.commit)
+            return self._commit(want, changes, confirm_timeout_seconds, persist_id)
+
+    def _commit(self, want: Any, changes: list[Change], confirm_timeout_seconds: int,
+                persist_id: str | None) -> Applied:
+        """Commit the locked candidate holding ``changes``: left pending with a persist id
+        (:confirmed-commit:1.1), or confirmed here once :meth:`verify` passes, or plain."""
+        m, caps = self._manager, self.capabilities
+        if caps.persist and persist_id is not None:
+            self._rpc("commit (confirmed)", m.commit, confirmed=True,
+                      timeout=str(confirm_timeout_seconds), persist=persist_id)
+            return Applied(changes, "confirmed-commit", pending=True, persist_id=persist_id,
+                           confirm_timeout_seconds=confirm_timeout_seconds)
+        if caps.confirmed_commit:
+            self._rpc("commit (confirmed)", m.commit, confirmed=True,
+                      timeout=str(confirm_timeout_seconds))
+            try:
+                self.verify(want)
+            except BaseException:
+                with suppress(DeviceError):
+                    self._rpc("cancel-commit", m.cancel_commit)
+                raise
+            self._rpc("commit (confirming)", m.commit)
+            return Applied(changes, "confirmed-commit", pending=False)
+        self._rpc("commit", m.commit)
         self.verify(want)
         return Applied(changes, "commit", pending=False)
 

@@ -20,9 +20,9 @@ from typing import Any
 
 from drivers.errors import DeviceError, Unsupported, ValidationError, VerificationFailed
 from drivers.switch.intent import Intent, from_legacy, unmet
-from drivers.switch.jsontree import Edit, Trees, changes, path_text
+from drivers.switch.jsontree import Edit, Trees, path_text
 from drivers.switch.models import build
-from drivers.switch.models.base import DeviceModel
+from drivers.switch.models.base import DeviceModel, model_changes
 from drivers.switch.models.openconfig import XML_SHAPE
 from drivers.switch.netconf import Applied, NetconfTarget, Plan, SwitchSession
 from drivers.switch.tree import Change
@@ -84,11 +84,7 @@ class ModelNetconfSession(SwitchSession):
     # ---- changing ---------------------------------------------------------------------
 
     def _changes(self, before: Trees, after: Trees) -> list[Change]:
-        found = []
-        for where, old, new in changes(before, after):
-            about = self.model.where(where)
-            found.append(Change(where, old, new, port=about.port, aspect=about.aspect))
-        return found
+        return model_changes(self.model, before, after)
 
     def _edit_for(self, want: Want, before: Trees, merge_only: bool) -> Edit:
         edit = self.model.edit(_intent(want), before)
@@ -135,26 +131,7 @@ class ModelNetconfSession(SwitchSession):
             if not found:
                 self._rpc("discard-changes", self._manager.discard_changes)
                 return Applied([], "none", pending=False)
-            m = self._manager
-            if caps.persist and persist_id is not None:
-                self._rpc("commit (confirmed)", m.commit, confirmed=True,
-                          timeout=str(confirm_timeout_seconds), persist=persist_id)
-                return Applied(found, "confirmed-commit", pending=True, persist_id=persist_id,
-                               confirm_timeout_seconds=confirm_timeout_seconds)
-            if caps.confirmed_commit:
-                self._rpc("commit (confirmed)", m.commit, confirmed=True,
-                          timeout=str(confirm_timeout_seconds))
-                try:
-                    self.verify(want)
-                except BaseException:
-                    with suppress(DeviceError):
-                        self._rpc("cancel-commit", m.cancel_commit)
-                    raise
-                self._rpc("commit (confirming)", m.commit)
-                return Applied(found, "confirmed-commit", pending=False)
-            self._rpc("commit", m.commit)
-        self.verify(want)
-        return Applied(found, "commit", pending=False)
+            return self._commit(want, found, confirm_timeout_seconds, persist_id)
 
     def verify(self, want: Want) -> None:
         """Running, read in this session, holds every field of ``want`` as intent."""

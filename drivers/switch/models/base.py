@@ -16,7 +16,8 @@ from typing import Protocol
 
 from drivers.errors import Unsupported
 from drivers.switch.intent import Intent
-from drivers.switch.jsontree import DevicePath, Edit, Trees
+from drivers.switch.jsontree import DevicePath, Edit, Trees, changes
+from drivers.switch.tree import Change
 
 
 @dataclass(frozen=True)
@@ -58,3 +59,13 @@ def refuse(model: str, device: str, missing: list[str]) -> Unsupported:
                                       else "")
     return Unsupported(f"{model} on this switch has no place for: {shown}; nothing was "
                        "applied", device=device)
+
+
+def model_changes(model: DeviceModel, before: Trees, after: Trees) -> list[Change]:
+    """Every leaf that differs, in the device's paths, each with the port and intent
+    field the model says it configures."""
+    found = []
+    for where, old, new in changes(before, after):
+        about = model.where(where)
+        found.append(Change(where, old, new, port=about.port, aspect=about.aspect))
+    return found
