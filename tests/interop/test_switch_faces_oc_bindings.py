@@ -34,85 +34,9 @@ from emulators.faults import Fault
 from emulators.switch.faces.openconfig import OpenConfigFace
 from emulators.switch.model import SwitchModel
 from tests.conformance.test_switch_faces import LONG, PORTS, oc_full, queue_name
-from tests.support.peers import require_module
+from tests.support.oc_bindings import load, openconfig_only
 
 Tree = dict[str, Any]
-
-JSON_STRINGS = {"uint64", "int64", "decimal64", "oc-yang:counter64", "oc-yang:gauge64",
-                "yang:counter64", "yang:gauge64", "string", "leafref", "identityref",
-                "enumeration"}
-JSON_NUMBERS = {"uint8", "uint16", "uint32", "int8", "int16", "int32", "oc-types:percentage",
-                "oc-inet:dscp"}
-JSON_BOOLEANS = {"boolean"}
-
-
-def _bindings() -> tuple[Any, Any, Any]:
-    how = "pip install oc-config-validate (in the dev extra)"
-    qos = require_module("oc_config_validate.models.qos", how_to_install=how)
-    interfaces = require_module("oc_config_validate.models.interfaces", how_to_install=how)
-    serialise = require_module("pyangbind.lib.serialise", how_to_install=how)
-    return qos, interfaces, serialise.pybindJSONDecoder
-
-
-def openconfig_only(value: Any) -> Any:
-    """``value`` without the members of modules other than openconfig-*."""
-    if isinstance(value, list):
-        return [openconfig_only(entry) for entry in value]
-    if isinstance(value, dict):
-        return {member: openconfig_only(child) for member, child in value.items()
-                if ":" not in member or member.startswith("openconfig-")}
-    return value
-
-
-def load(doc: Tree) -> dict[str, Any]:
-    """Load each top-level member of ``doc`` into its binding; the loaded roots."""
-    qos, interfaces, decoder = _bindings()
-    roots: dict[str, Any] = {}
-    for top, subtree in doc.items():
-        root = {"openconfig-qos:qos": qos.openconfig_qos,
-                "openconfig-interfaces:interfaces": interfaces.openconfig_interfaces}[top]()
-        decoder.load_ietf_json({top: subtree}, None, None, obj=root)
-        check_json_types({top: subtree}, root, "")
-        roots[top] = root
-    return roots
-
-
-def _elements(binding: Any) -> dict[str, Any]:
-    elements = (getattr(binding, attribute) for attribute in binding._pyangbind_elements)
-    return {element._yang_name: element for element in elements}
-
-
-def check_json_types(doc: Tree, binding: Any, path: str) -> None:
-    """Every leaf of ``doc`` is the JSON value RFC 7951 writes for its type in the
-    bindings (``binding`` is the loaded node ``doc`` describes)."""
-    elements = _elements(binding)
-    for member, value in doc.items():
-        name = member.rsplit(":", 1)[-1]
-        element = elements[name]
-        where = f"{path}/{member}"
-        if isinstance(value, dict):
-            check_json_types(value, element, where)
-        elif isinstance(value, list) and value and isinstance(value[0], dict):
-            for entry in value:
-                # _keyval is the key leaf's Python name (interface_id for interface-id)
-                key_name = next(m for m in entry if m.replace("-", "_") == element._keyval)
-                key = entry[key_name]
-                check_json_types({m: v for m, v in entry.items() if m != key_name},
-                                 element[key], f"{where}[{key_name}={key}]")
-        else:
-            _check_leaf(element._yang_type, value, where)
-
-
-def _check_leaf(yang_type: str, value: Any, where: str) -> None:
-    if yang_type in JSON_STRINGS:
-        assert isinstance(value, str), f"{where}: {yang_type} as {value!r}, not a string"
-    elif yang_type in JSON_NUMBERS:
-        assert isinstance(value, int) and not isinstance(value, bool), \
-            f"{where}: {yang_type} as {value!r}, not a number"
-    elif yang_type in JSON_BOOLEANS:
-        assert isinstance(value, bool), f"{where}: {yang_type} as {value!r}"
-    else:
-        raise AssertionError(f"{where}: the test knows no JSON form of {yang_type}")
 
 
 def _walk_members(value: Any) -> Iterator[str]:
