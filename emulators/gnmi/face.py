@@ -79,6 +79,10 @@ class Face(Protocol):
         container mirroring its applied ``config`` and carrying counters, integrated up
         to now; SONiC: the read-only databases beside CONFIG_DB)."""
 
+    # Optional: ``scalar(path, value)``, a leaf's value sent as a scalar TypedValue
+    # (int_val, uint_val, ...: gNMI lets a client send a number so) in the face's JSON
+    # for that leaf; the server calls it where the face has it.
+
     def writable(self, top: str) -> bool:
         """Whether a Set may touch the top-level member ``top`` (a SONiC face refuses
         COUNTERS_DB; an OpenConfig face any tree but its configuration modules')."""

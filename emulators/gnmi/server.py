@@ -372,8 +372,13 @@ class GnmiServer:
         for op, updates in ((_Op.REPLACE, request.replace), (_Op.UPDATE, request.update)):
             for update in updates:
                 elems, shown = self.resolve(request.prefix, update.path)
-                operations.append(_Operation(op, update.path, elems,
-                                             _value(update, format_path(shown))))
+                where = format_path(shown)
+                value = _value(update, where)
+                scalar = getattr(self.face, "scalar", None)
+                if scalar is not None and update.HasField("val") and \
+                        update.val.WhichOneof("value") in SCALAR_KINDS:
+                    value = scalar(where, value)
+                operations.append(_Operation(op, update.path, elems, value))
         return operations
 
     def _apply(self, operations: list[_Operation]) -> None:
@@ -573,6 +578,11 @@ class _Servicer(gnmi_pb2_grpc.gNMIServicer):  # type: ignore[misc]
                 call.abort(error)
         finally:
             server._unregister_stream(call.wake)
+
+
+SCALAR_KINDS = frozenset({"string_val", "int_val", "uint_val", "bool_val", "double_val",
+                          "float_val", "decimal_val"})
+"""TypedValue kinds a face may want to put in its own JSON form (Face.scalar)."""
 
 
 def _value(update: gnmi_pb2.Update, where: str) -> Any:

@@ -175,19 +175,7 @@ def controls(queue: str) -> list[tuple[oc_runner.Case, str]]:
 SCALAR_SET = "scalar Set of a uint64 leaf (int_val)"
 SCALAR_READ_BACK = "the scalar-set uint64 reads back in state"
 ECN_MAX_LATER = 20_000_000
-SCALAR_UINT64_DEFECT = (
-    "emulator defect: a Set of a uint64 leaf with a scalar TypedValue (int_val, which the "
-    "runner sends for a YAML integer; uint_val alike; gNMI 0.10 section 2.2.3) is refused "
-    "INVALID_ARGUMENT '/openconfig-qos:qos/queue-management-profiles/queue-management-"
-    "profile[name=roce-ecn]/wred/uniform/config/max-threshold: uint64 is a JSON string "
-    "(RFC 7951), not 20000000': the schema-less server (emulators/gnmi/values.py, decoded) "
-    "keeps the scalar as a JSON number and the OpenConfig face's leaf check "
-    "(emulators/switch/faces/openconfig.py, _Checker._leaf) holds it to RFC 7951's JSON form, "
-    "which binds JSON_IETF values only")
-KNOWN_DEFECTS: dict[str, tuple[str, str]] = {
-    SCALAR_SET: (SCALAR_UINT64_DEFECT, "uint64 is a JSON string (RFC 7951), not 20000000"),
-    SCALAR_READ_BACK: (SCALAR_UINT64_DEFECT, "'20000000' != '15000000'"),
-}
+KNOWN_DEFECTS: dict[str, tuple[str, str]] = {}
 """Runner cases that fail for a defect of the emulator: case name -> the defect, and what
 the runner's log says of it. They run as strict xfail raising :class:`KnownDefect` only
 when the log says that: a fix shows up as a failure (remove the entry), a failure of

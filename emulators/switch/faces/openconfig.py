@@ -203,7 +203,7 @@ class _Checker:
     def _leaf(self, node: Node, schema_path: str, path: str, value: Any) -> None:
         leaf_type = node.type
         assert leaf_type is not None
-        _check_value(leaf_type, _module_of(schema_path), path, value)
+        check_value(leaf_type, _module_of(schema_path), path, value)
         if node.ref is not None:
             self.references.append((node.ref, value, path))
 
@@ -213,8 +213,9 @@ def _module_of(schema_path: str) -> str:
     return qualified[-1].split(":")[0] if qualified else ""
 
 
-def _check_value(leaf_type: LeafType, module: str, path: str, value: Any) -> None:
-    """Refuse ``value`` unless it is ``leaf_type`` as RFC 7951 encodes it."""
+def check_value(leaf_type: LeafType, module: str, path: str, value: Any) -> None:
+    """Refuse ``value`` unless it is ``leaf_type`` as RFC 7951 encodes it (an identity
+    without its module is read in ``module``); INVALID_ARGUMENT at ``path``."""
     if json_kind(value) != leaf_type.json:
         raise invalid(path, f"{leaf_type.name} is a JSON {leaf_type.json} (RFC 7951), "
                             f"not {json.dumps(value)}")
@@ -292,6 +293,21 @@ class OpenConfigFace:
 
     # ---- the Face protocol ------------------------------------------------------------
 
+    def scalar(self, path: str, value: Any) -> Any:
+        """A leaf's value sent as a scalar TypedValue, as RFC 7951 writes that leaf: a
+        64-bit integer or a decimal64 as a JSON string; anything else as it came."""
+        steps = re.sub(r"\[[^\]]*\]", "", path).strip("/").split("/")
+        wanted = "/".join(step.rpartition(":")[2] for step in steps)
+        for schema_path, node in self._nodes.items():
+            local = "/".join(s.rpartition(":")[2] for s in schema_path.strip("/").split("/"))
+            if local == wanted and node.type is not None:
+                if node.type.json == "string" and isinstance(value, int | float) \
+                        and not isinstance(value, bool):
+                    digits = node.type.fraction_digits
+                    return f"{value:.{digits}f}" if digits is not None else str(int(value))
+                break
+        return value
+
     def factory(self) -> Tree:
         """Every port with its type and speed; the queues queue0..queue7; nothing else."""
         return {
@@ -311,6 +327,12 @@ class OpenConfigFace:
     def commit(self, config: Tree) -> None:
         _Checker(self._nodes).check(config)
         self._translate(config).apply(self._model())
+
+    def check(self, config: Tree) -> None:
+        """What :meth:`commit` refuses of ``config``, and nothing changed (a NETCONF
+        ``<validate>``)."""
+        _Checker(self._nodes).check(config)
+        self._translate(config).check()
 
     def operational(self, config: Tree) -> Tree:
         tree = copy.deepcopy(config)

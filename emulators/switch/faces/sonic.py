@@ -128,6 +128,12 @@ class SonicFace:
     def writable(self, top: str) -> bool:
         return top == "CONFIG_DB"
 
+    def scalar(self, path: str, value: Any) -> Any:
+        """A field sent as a scalar TypedValue, as the database holds it: a string."""
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value) if isinstance(value, int | float) else value
+
     def commit(self, config: Tree) -> None:
         db = self._check(config)
         self._translate(db).apply(self._model())
