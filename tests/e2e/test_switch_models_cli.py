@@ -33,6 +33,7 @@ from msoctl.access import Devices
 from msoctl.inventory import load_inventory
 from tests.support import Msoctl, in_process
 from tests.support.netconf import PASSWORD, USER, Loop
+from tests.support.switch_models import FAST, WANT
 
 pytestmark = pytest.mark.e2e
 
@@ -45,22 +46,6 @@ SWITCHES: dict[str, dict[str, Any]] = {
 }
 GNMI = ("sw-oc", "sw-ocm", "sw-sonic")
 MODEL = {"sw-oc": "openconfig", "sw-ocm": "auto", "sw-sonic": "sonic", "sw-nc": "msoctl"}
-
-WANT = {"congestion_control": {"ports": {
-    name: {"speed": "400G", "cable_length_m": 30_010, "lossless_priorities": [3, 4],
-           "xoff_bytes": 23_789_958, "xon_bytes": 20_480,
-           "pfc_watchdog": {"enabled": True, "detection_ms": 200, "restoration_ms": 200,
-                            "action": "drop"},
-           "queues": {3: {"ecn": {"min_bytes": 3_787_879, "max_bytes": 30_303_030,
-                                  "probability_percent": 20}},
-                      1: {"wred": {"min_bytes": 100_000, "max_bytes": 900_000,
-                                   "probability_percent": 50}}}}
-    for name in ("Ethernet1", "Ethernet2")}}}
-FAST = {"congestion_control": {
-    "fast_cnp": {"enabled": True, "cnp_dscp": 48, "cnp_priority": 6},
-    "ports": {"Ethernet1": {"speed": "400G", "lossless_priorities": [3], "xoff_bytes": 23_789_958,
-                            "xon_bytes": 20_480, "queues": {3: {"fast_cnp": True}}}}}}
-
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:

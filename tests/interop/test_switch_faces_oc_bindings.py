@@ -33,8 +33,8 @@ from emulators.clock import SteppedClock
 from emulators.faults import Fault
 from emulators.switch.faces.openconfig import OpenConfigFace
 from emulators.switch.model import SwitchModel
-from tests.conformance.test_switch_faces import LONG, PORTS, oc_full, queue_name
 from tests.support.oc_bindings import load, openconfig_only
+from tests.support.switch_faces import LONG, PORTS, oc_full, queue_name
 
 Tree = dict[str, Any]
 

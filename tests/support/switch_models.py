@@ -49,3 +49,25 @@ def full_intent(*, fast: bool) -> Intent:
         for i, name in enumerate(PORTS)}
     return Intent(ports=ports, fast_cnp=FastCnp(enabled=True, cnp_dscp=48, cnp_priority=6,
                                                 min_interval_us=50) if fast else None)
+
+
+
+WANT: dict[str, Any] = {"congestion_control": {"ports": {
+    name: {"speed": "400G", "cable_length_m": 30_010, "lossless_priorities": [3, 4],
+           "xoff_bytes": 23_789_958, "xon_bytes": 20_480,
+           "pfc_watchdog": {"enabled": True, "detection_ms": 200, "restoration_ms": 200,
+                            "action": "drop"},
+           "queues": {3: {"ecn": {"min_bytes": 3_787_879, "max_bytes": 30_303_030,
+                                  "probability_percent": 20}},
+                      1: {"wred": {"min_bytes": 100_000, "max_bytes": 900_000,
+                                   "probability_percent": 50}}}}
+    for name in ("Ethernet1", "Ethernet2")}}}
+"""One WANT document in the operator's words, for two ports (no fast CNP: every model
+takes it)."""
+
+FAST: dict[str, Any] = {"congestion_control": {
+    "fast_cnp": {"enabled": True, "cnp_dscp": 48, "cnp_priority": 6},
+    "ports": {"Ethernet1": {"speed": "400G", "lossless_priorities": [3],
+                            "xoff_bytes": 23_789_958, "xon_bytes": 20_480,
+                            "queues": {3: {"fast_cnp": True}}}}}}
+"""A WANT document with fast CNP, which a SONiC switch refuses."""
