@@ -2,7 +2,7 @@
 
 A YANG path of a queue's leaf is some 90 characters, so within 80 columns the changes
 are grouped under the list entry (or container) they belong to, each leaf written
-relative to it::
+relative to it (a heading longer than 80 columns is broken at a ``/``)::
 
     /switch/ports/port[name='Ethernet1']/queues/queue[queue-id='3']:
       + wred/min-threshold = 3789141
@@ -40,6 +40,35 @@ def change_line(change: Change, path: str | None = None) -> str:
     return f"~ {where}: {value_text(change.before)} -> {value_text(change.after)}"
 
 
+WIDTH = 80
+
+
+def _steps(path: str) -> list[str]:
+    """``path`` cut before each ``/`` that is not inside a list key's brackets."""
+    steps, depth, start = [], 0, 0
+    for index, character in enumerate(path):
+        depth += {"[": 1, "]": -1}.get(character, 0)
+        if character == "/" and depth == 0 and index > start:
+            steps.append(path[start:index])
+            start = index
+    steps.append(path[start:])
+    return steps
+
+
+def _heading(parent: str, pad: str) -> list[str]:
+    """``parent:`` as a heading, broken at its steps onto lines of at most 80 columns
+    (a device model's path, OpenConfig's say, is often longer), each line after the
+    first indented two more."""
+    lines, line = [], pad
+    for step in _steps(f"{parent}:"):
+        if len(line) + len(step) > WIDTH and line.strip():
+            lines.append(line)
+            line = pad + "  "
+        line += step
+    lines.append(line)
+    return lines
+
+
 def _parent(path: str) -> tuple[str, str]:
     """(the list entry or container a leaf is in, the leaf's path under it)."""
     entry = path.rfind("]")
@@ -61,7 +90,7 @@ def change_lines(changes: Sequence[Change], *, indent: int = 2, wide: bool = Fal
     for change in changes:
         parent, leaf = _parent(change.path)
         if parent != current:
-            lines.append(f"{pad}{parent}:")
+            lines += _heading(parent, pad)
             current = parent
         lines.append(f"{pad}  {change_line(change, leaf)}")
     return lines
