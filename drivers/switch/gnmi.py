@@ -40,7 +40,7 @@ from drivers.errors import DeviceError, Unsupported, ValidationError, Verificati
 from drivers.switch.intent import Intent, from_legacy, unmet
 from drivers.switch.jsontree import DevicePath, Edit, Trees, path_text
 from drivers.switch.models import build
-from drivers.switch.models.base import DeviceModel, model_changes
+from drivers.switch.models.base import DeviceModel, counter_tree, model_changes
 from drivers.switch.netconf import Applied, Plan
 from drivers.switch.tree import Change
 from drivers.transports.gnmi import CommitAction, GnmiCapabilities, GnmiClient, GnmiTarget
@@ -113,6 +113,12 @@ class GnmiSwitchSession:
     def read_intent(self) -> Intent:
         """The intent the switch's configuration holds (every port configured)."""
         return self.model.parse(self.read())
+
+    def get_state(self, port: str | None = None) -> dict[str, Any]:
+        """The congestion counters in the model's state, per port and queue, in the shape
+        of the msoctl module's state tree (:func:`~drivers.switch.models.base.counter_tree`)."""
+        state = self.client.get_json(path_text(self.model.state_path), data_type="ALL")
+        return counter_tree(self.model.counters(self.read(), state), port)
 
     # ---- changing ---------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from drivers.errors import DeviceError, Unsupported, ValidationError, Verificati
 from drivers.switch.intent import Intent, from_legacy, unmet
 from drivers.switch.jsontree import Edit, Trees, path_text
 from drivers.switch.models import build
-from drivers.switch.models.base import DeviceModel, model_changes
+from drivers.switch.models.base import DeviceModel, counter_tree, model_changes
 from drivers.switch.models.openconfig import XML_SHAPE
 from drivers.switch.netconf import Applied, NetconfTarget, Plan, SwitchSession
 from drivers.switch.tree import Change
@@ -76,6 +76,14 @@ class ModelNetconfSession(SwitchSession):
     def read_intent(self, source: str = "running") -> Intent:
         """The intent datastore ``source`` holds (every port configured)."""
         return self.model.parse(self.read(source))
+
+    def get_state(self, port: str | None = None) -> dict[str, Any]:
+        """The congestion counters in the model's state (``<get>``), per port and queue, in
+        the shape of the msoctl module's state tree."""
+        where = self.model.state_path
+        data = self._data("get", self._manager.get, filter=subtree_filter((where,), self.shape))
+        state = read_trees(data, (where,), self.shape)[where]
+        return counter_tree(self.model.counters(self.read(), state), port)
 
     def get_config(self, source: str = "running") -> dict[str, Any]:
         """The model's trees in ``source``, by path (not the msoctl module's tree)."""

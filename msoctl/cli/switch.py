@@ -542,7 +542,7 @@ def _counters(raw: Mapping[str, Any] | None) -> dict[str, int | None]:
 def counters(ctx: Context, device: str, port: str | None, all_queues: bool,
              output: str) -> None:
     """Congestion counters per port and queue: ECN marks, switch CNPs, PFC, drops."""
-    with _netconf_session(ctx, device, "congestion counters") as session:
+    with open_session(ctx.devices.switch_target(device)) as session:
         state = session.get_state(port)
     top = state.get("switch") or {}
     buffer = top.get("buffer") or {}

@@ -279,3 +279,24 @@ def test_a_switch_that_cannot_be_used_is_one_error_line_and_nothing_changes(
     line = one_error_line(result.err)
     assert line.startswith("error: sw-oc") and expected in line, line
     assert read(lab, "sw-oc").ports["Ethernet1"].lossless_priorities == ()
+
+
+def test_counters_come_back_in_each_models_state(msoctl: Msoctl, lab: dict[str, Any],
+                                                 want_file: Path) -> None:
+    from emulators.faults import Fault
+
+    assert msoctl("switch", "cc", "apply", *SWITCHES, "--file", str(want_file)).code == 0
+    for name in SWITCHES:
+        lab["devices"][name].faults.inject(Fault("congestion", target="Ethernet1@3",
+                                                 seconds=0.05))
+        lab["clocks"][name].advance(0.06)
+    marked = {}
+    for name in SWITCHES:
+        result = msoctl("switch", "counters", name, "--port", "Ethernet1", "-o", "json")
+        assert result.code == 0, result.err
+        [port] = json.loads(result.out)["ports"]
+        queue = next(q for q in port["queues"] if q["queue_id"] == 3)
+        marked[name] = queue["counters"]["ecn_marked_packets"]
+        assert port["counters"]["ecn_marked_packets"] >= marked[name]
+        assert queue["counters"]["dropped_packets"] == 0, name  # the headroom holds
+    assert all(count > 0 for count in marked.values()), marked

@@ -12,12 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from drivers.errors import Unsupported
 from drivers.switch.intent import Intent
 from drivers.switch.jsontree import DevicePath, Edit, Trees, changes
 from drivers.switch.tree import Change
+
+
+COUNTER_NAMES = ("ecn-marked-packets", "switch-generated-cnps", "pfc-pause-frames-sent",
+                 "pfc-pause-frames-received", "dropped-packets", "buffer-watermark-bytes")
+"""A queue's congestion counters, named as the msoctl module names them (the names
+``msoctl switch counters`` shows)."""
+
+Counters = dict[str, dict[int, dict[str, int]]]
+"""Port -> queue id -> counter name -> value."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,14 @@ class DeviceModel(Protocol):
     def parse(self, current: Trees) -> Intent:
         """The intent ``current`` holds (every port with any configuration)."""
 
+    state_path: DevicePath
+    """The tree whose state holds the switch's congestion counters."""
+
+    def counters(self, config: Trees, state: Any) -> Counters:
+        """Per port and queue, the counters the state tree at :attr:`state_path` holds
+        (``config``: the configuration trees, for the names of the queues), in the
+        names of :data:`COUNTER_NAMES`."""
+
     def where(self, path: str) -> Where:
         """What the device path ``path`` (as :func:`drivers.switch.jsontree.path_text`
         writes it) configures."""
@@ -69,3 +86,22 @@ def model_changes(model: DeviceModel, before: Trees, after: Trees) -> list[Chang
         about = model.where(where)
         found.append(Change(where, old, new, port=about.port, aspect=about.aspect))
     return found
+
+
+def counter_tree(counters: Counters, port: str | None = None) -> dict[str, Any]:
+    """``counters`` as the msoctl module's state tree holds counters (what ``msoctl switch
+    counters`` and the exporter read): per port the sums of its queues' counts and its
+    largest queue watermark, and each queue's own."""
+    ports = []
+    for name, queues in sorted(counters.items()):
+        if port is not None and name != port:
+            continue
+        totals: dict[str, int] = {}
+        for values in queues.values():
+            for key, value in values.items():
+                totals[key] = max(totals.get(key, 0), value) if key == \
+                    "buffer-watermark-bytes" else totals.get(key, 0) + value
+        ports.append({"name": name, "counters": totals, "queues": {"queue": [
+            {"queue-id": number, "counters": values}
+            for number, values in sorted(queues.items())]}})
+    return {"switch": {"ports": {"port": ports}}}

@@ -32,7 +32,7 @@ from typing import Any
 from drivers.errors import ValidationError
 from drivers.switch.intent import FastCnp, Intent, Port, Queue, Thresholds, Watchdog
 from drivers.switch.jsontree import DevicePath, Edit, Trees, elem, keyed, path
-from drivers.switch.models.base import Where, refuse
+from drivers.switch.models.base import Counters, Where, refuse
 from drivers.switch.xmljson import XmlShape
 
 NAME = "openconfig"
@@ -81,6 +81,7 @@ class OpenConfig:
 
     name: str = NAME
     read_paths: tuple[DevicePath, ...] = (QOS, INTERFACES)
+    state_path: DevicePath = path(*QOS, "interfaces")
     list_keys: Mapping[str, tuple[str, ...]] = LIST_KEYS
 
     def __init__(self, augments: frozenset[str], *, device: str = "switch"):
@@ -290,6 +291,30 @@ class OpenConfig:
                     xoff_bytes=None if xoff is None else _uint64(xoff),
                     xon_bytes=None if xon is None else _uint64(xon),
                     pfc_watchdog=dog, queues=dict(sorted(queues.items())))
+
+    def counters(self, config: Trees, state: Any) -> Counters:
+        """Each output queue's ``state`` (``ecn-marked-pkts``, ``dropped-pkts``,
+        ``max-queue-len``; the project's augments add the PFC frames and the CNPs the
+        switch sent); counter64 values arrive as strings (RFC 7951)."""
+        ids = {name: number for number, name in _queue_names(config.get(QOS) or {}).items()}
+        found: Counters = {}
+        for entry in _entries(state, "interface"):
+            port = found.setdefault(str(entry.get("interface-id")), {})
+            for item in _entries((entry.get("output") or {}).get("queues"), "queue"):
+                number = ids.get(str(item.get("name")))
+                if number is None:
+                    continue
+                values = item.get("state") or {}
+                fast = (_get(item, f"{MSOCTL}:fast-cnp") or {}).get("state") or {}
+                shown = {"ecn-marked-packets": values.get("ecn-marked-pkts"),
+                         "dropped-packets": values.get("dropped-pkts"),
+                         "buffer-watermark-bytes": values.get("max-queue-len"),
+                         "pfc-pause-frames-sent": _get(values, f"{MSOCTL}:pfc-pause-frames-sent"),
+                         "pfc-pause-frames-received": _get(
+                             values, f"{MSOCTL}:pfc-pause-frames-received"),
+                         "switch-generated-cnps": fast.get("switch-generated-cnps")}
+                port[number] = {k: int(v) for k, v in shown.items() if v is not None}
+        return found
 
     def where(self, text: str) -> Where:
         port = None

@@ -26,7 +26,7 @@ from typing import Any
 from drivers.errors import ValidationError
 from drivers.switch.intent import FastCnp, Intent, Port, Queue, Thresholds, Watchdog
 from drivers.switch.jsontree import DevicePath, Edit, Trees, path
-from drivers.switch.models.base import Where, refuse
+from drivers.switch.models.base import Counters, Where, refuse
 
 NAME = "sonic"
 CONFIG_DB = path("sonic-db:CONFIG_DB", "localhost")
@@ -66,6 +66,7 @@ class Sonic:
 
     name: str = NAME
     read_paths: tuple[DevicePath, ...] = (CONFIG_DB,)
+    state_path: DevicePath = path("sonic-db:COUNTERS_DB", "localhost")
     list_keys: Mapping[str, tuple[str, ...]] = {}
 
     def __init__(self, *, device: str = "switch"):
@@ -203,6 +204,31 @@ class Sonic:
                                pfc_watchdog=dog, queues=dict(sorted(queues.items())))
         # SONiC generates no CNPs of its own: that feature is off on every such switch
         return Intent(ports=ports, fast_cnp=FastCnp(enabled=False))
+
+    def counters(self, config: Trees, state: Any) -> Counters:
+        """COUNTERS_DB: each queue's SAI statistics through COUNTERS_QUEUE_NAME_MAP
+        (``Ethernet0:3`` -> its oid), the port's PFC frames per priority through
+        COUNTERS_PORT_NAME_MAP, the queue's watermark from PERSISTENT_WATERMARKS."""
+        db = state or {}
+        counters, watermarks = db.get("COUNTERS") or {}, db.get("PERSISTENT_WATERMARKS") or {}
+        ports = db.get("COUNTERS_PORT_NAME_MAP") or {}
+        found: Counters = {}
+        for key, oid in (db.get("COUNTERS_QUEUE_NAME_MAP") or {}).items():
+            port, _, number = str(key).rpartition(":")
+            if not number.isdigit():
+                continue
+            stats = counters.get(oid) or {}
+            pfc = counters.get(ports.get(port)) or {}
+            shown = {"dropped-packets": stats.get("SAI_QUEUE_STAT_DROPPED_PACKETS"),
+                     "ecn-marked-packets": stats.get("SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS"),
+                     "buffer-watermark-bytes": (watermarks.get(oid) or {}).get(
+                         "SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES"),
+                     "pfc-pause-frames-sent": pfc.get(f"SAI_PORT_STAT_PFC_{number}_TX_PKTS"),
+                     "pfc-pause-frames-received": pfc.get(
+                         f"SAI_PORT_STAT_PFC_{number}_RX_PKTS")}
+            found.setdefault(port, {})[int(number)] = {
+                k: int(v) for k, v in shown.items() if v is not None}
+        return found
 
     def where(self, text: str) -> Where:
         parts = text.split("/")
