@@ -104,9 +104,32 @@ class SwitchCollector(DeviceCollector):
         if type(session) is SwitchSession:  # the msoctl module: configuration and counters
             fill(families, self.device.name, session.get_state())
             return
-        # A switch of another model: its configuration, read as intent. Its counters are
-        # in that model's state; they are not read here yet.
-        fill(families, self.device.name, to_tree(session.read_intent()))
+        # A switch of another model: its configuration read as intent, its counters from
+        # the model's own state, together in the msoctl module's shape.
+        fill(families, self.device.name, with_counters(to_tree(session.read_intent()),
+                                                       session.get_state()))
+
+
+def with_counters(config: dict[str, Any], state: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` (a ``switch:`` tree) with the counters of ``state`` (as
+    :func:`drivers.switch.models.base.counter_tree` gives them) on its ports and queues;
+    a port or queue with counters and no configuration is added with its counters."""
+    ports = config["switch"].setdefault("ports", {}).setdefault("port", [])
+    configured = {port["name"]: port for port in ports}
+    for counted in ((state.get("switch") or {}).get("ports") or {}).get("port", []):
+        port = configured.get(counted["name"])
+        if port is None:
+            ports.append(counted)
+            continue
+        port["counters"] = counted["counters"]
+        queues = port.setdefault("queues", {}).setdefault("queue", [])
+        by_id = {queue["queue-id"]: queue for queue in queues}
+        for queue in (counted.get("queues") or {}).get("queue", []):
+            if queue["queue-id"] in by_id:
+                by_id[queue["queue-id"]]["counters"] = queue["counters"]
+            else:
+                queues.append(queue)
+    return config
 
 
 def fill(families: Families, name: str, state: Mapping[str, Any]) -> None:

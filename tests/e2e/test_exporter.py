@@ -209,6 +209,29 @@ def test_switch_probe_counters_and_configured_thresholds(lab: Lab, msoctl: Msoct
     assert value(body, "msoctl_switch_port_cable_length_meters", **port) == 30010
 
 
+@pytest.mark.parametrize("switch", ["sw-c", "sw-d"])
+def test_a_gnmi_switch_probe_has_its_configuration_and_its_models_counters(
+        lab: Lab, msoctl: Msoctl, tmp_path: Path, switch: str) -> None:
+    plan = tmp_path / "plan.yaml"
+    assert msoctl("switch", "plan", "--port", "Ethernet1=30.01km@400G", "--no-fast-cnp",
+                  "--file", str(plan)).code == 0
+    applied = msoctl("switch", "cc", "apply", switch, "--file", str(plan))
+    assert applied.code == 0, applied.err
+    lab.inject(switch, Fault("congestion", target="Ethernet1@3", count=4, seconds=0.05))
+    time.sleep(0.1)
+    with serve_exporter(inventory(lab)) as server:
+        body = probe(server.url, switch).body
+    lab.clear(switch, "congestion")
+    port = {"port": "Ethernet1"}
+    queue = {"port": "Ethernet1", "queue": "3"}
+    assert value(body, "msoctl_up") == 1
+    assert value(body, "msoctl_switch_queue_ecn_marked_packets_total", **queue) > 0
+    assert value(body, "msoctl_switch_queue_dropped_packets_total", **queue) == 0
+    assert value(body, "msoctl_switch_pfc_xoff_bytes", **port) > 1e6
+    assert value(body, "msoctl_switch_pfc_lossless_priority", priority="3", **port) == 1
+    assert value(body, "msoctl_switch_ecn_enabled", **queue) == 1
+
+
 def test_cpo_probe_lanes_lasers_and_fec(lab: Lab) -> None:
     lab.inject("sw-a", Fault("els", target="1/2:overTemperature"))
     with serve_exporter(inventory(lab)) as server:
