@@ -1,7 +1,9 @@
 """NETCONF datastores and operations of the switch emulator (RFC 6241, 1.1 capabilities).
 
 running, candidate and startup are ``<config>`` trees holding the module's
-``<switch>`` (yang/msoctl-congestion.yang). :meth:`Datastores.register` puts
+``<switch>`` (yang/msoctl-congestion.yang), or the trees of another model given as its
+:class:`~emulators.netconf.yangdata.DataSchema` (OpenConfig:
+emulators/netconf/openconfig.py). :meth:`Datastores.register` puts
 the operations on a :class:`NetconfServer` built with :data:`CAPABILITIES` (or
 another list of :func:`capabilities`):
 get-config (subtree filter), get (configuration, the operational state of
@@ -12,8 +14,9 @@ lock/unlock, discard-changes, validate, commit, confirmed commit
 (:confirmed-commit:1.1, on the injected clock), cancel-commit and get-schema. Each
 request is first held to the parameters of the capabilities the server announces
 (emulators/netconf/parameters.py). Every change of running calls ``on_commit`` with the
-plain-dict tree emulators/switch/config.py reads, before running changes: a
-``ValueError`` from it refuses the change (``operation-failed``).
+plain-dict tree of the schema (for the msoctl module the one emulators/switch/config.py
+reads), before running changes: a ``ValueError`` from it refuses the change
+(``operation-failed``), as does an :class:`RpcError` it raises, which is the reply.
 
 A refused edit-config leaves its target exactly as it was, whatever its
 error-option: the edit works on a copy, kept only when nothing failed.
@@ -63,7 +66,7 @@ from emulators.netconf.edit import (
     apply_edit,
     subtree_filter,
 )
-from emulators.netconf.library import Library, switch_library
+from emulators.netconf.library import Library, Module, switch_library
 from emulators.netconf.messages import RpcError, RpcErrors, qname
 from emulators.netconf.monitoring import (
     MONITORING_NS,
@@ -75,7 +78,7 @@ from emulators.netconf.monitoring import (
 from emulators.netconf.server import NetconfServer
 from emulators.netconf.session import NetconfSession
 from emulators.netconf.validation import Validator, check_structure, default_validator
-from emulators.netconf.yangdata import to_tree
+from emulators.netconf.yangdata import MSOCTL, DataSchema
 from emulators.text import digits as _digits
 
 log = logging.getLogger(__name__)
@@ -86,17 +89,20 @@ DEFAULT_CONFIRM_TIMEOUT_SECONDS = 600  # RFC 6241 8.4.5.1
 
 CommitHook = Callable[[dict[str, Any]], None]
 StateSource = Callable[[], "_Element | None"]
+OperationalView = Callable[[_Element], _Element]
 
 
-def capabilities(*, candidate: bool = True, confirmed_commit: bool = True) -> tuple[str, ...]:
+def capabilities(*, candidate: bool = True, confirmed_commit: bool = True,
+                 modules: tuple[Module, ...] | None = None) -> tuple[str, ...]:
     """The capabilities to give the server: with :candidate (and :confirmed-commit:1.1
     unless ``confirmed_commit`` is false), or :writable-running without; then the
-    modules (msoctl-congestion, ietf-netconf with the features these enable,
-    ietf-netconf-monitoring) and the YANG library (emulators/netconf/library.py)."""
+    modules (msoctl-congestion, or the data ``modules`` given; ietf-netconf with the
+    features these enable, ietf-netconf-monitoring) and the YANG library
+    (emulators/netconf/library.py)."""
     own = (CANDIDATE, *((CONFIRMED_COMMIT,) if confirmed_commit else ()), VALIDATE,
            ROLLBACK_ON_ERROR, STARTUP) if candidate else \
         (WRITABLE_RUNNING, VALIDATE, ROLLBACK_ON_ERROR, STARTUP)
-    return own + switch_library(own).capabilities()
+    return own + switch_library(own, modules).capabilities()
 
 
 CAPABILITIES = capabilities()
@@ -120,19 +126,25 @@ class Datastores:
     """The three datastores, their locks and the pending confirmed commit.
 
     ``state()`` gives the operational state as a ``<switch>`` element (merged
-    into get's reply); ``on_commit(tree)`` receives running before each change
+    into get's reply); ``operational(running)``, when given instead, is the whole of
+    what get shows of the configuration ``running`` (a ``<config>`` holder of
+    configuration and state). ``on_commit(tree)`` receives running before each change
     (a ``ValueError`` from it refuses the change).
     ``candidate=False`` serves writable-running instead of :candidate. ``library``
     (emulators/netconf/library.py) is by default the one of the capabilities of the
-    server the datastores are registered on.
+    server the datastores are registered on. ``schema`` is what the datastores hold,
+    the msoctl module by default.
     """
 
     def __init__(self, *, clock: Clock | None = None, on_commit: CommitHook | None = None,
                  state: StateSource | None = None, validator: Validator | None = None,
-                 candidate: bool = True, library: Library | None = None):
+                 candidate: bool = True, library: Library | None = None,
+                 schema: DataSchema = MSOCTL, operational: OperationalView | None = None):
         self.clock: Clock = clock if clock is not None else RealClock()
         self.on_commit = on_commit
         self.state = state
+        self.schema = schema
+        self.operational = operational
         self.validator = validator if validator is not None else default_validator()
         self.use_candidate = candidate
         self._library_given = library is not None
@@ -222,20 +234,27 @@ class Datastores:
 
     def get_config(self, session: NetconfSession, operation: _Element) -> _Element:
         source = self._datastore_name(operation, "source", DATASTORES)
-        return messages.data(*subtree_filter(self.stores[source], _filter(operation)))
+        return messages.data(*subtree_filter(self.schema.shown(self.stores[source]),
+                                             _filter(operation)))
 
     def get(self, session: NetconfSession, operation: _Element) -> _Element:
-        whole = copy.deepcopy(self.stores["running"])
+        if self.operational is not None:
+            whole = self.operational(self.stores["running"])
+        else:
+            whole = self._with_state(copy.deepcopy(self.stores["running"]))
+        # monitoring and module discovery: state of the server, in no datastore
+        whole.append(self._netconf_state())
+        whole.extend(self.library.state())
+        return messages.data(*subtree_filter(whole, _filter(operation)))
+
+    def _with_state(self, whole: _Element) -> _Element:
         state = self.state() if self.state is not None else None
         if state is not None:
             state_root = empty()
             state_root.append(copy.deepcopy(state))
             whole, _ = apply_edit(whole, state_root, default_operation="merge",
-                                  error_option="continue-on-error")
-        # monitoring and module discovery: state of the server, in no datastore
-        whole.append(self._netconf_state())
-        whole.extend(self.library.state())
-        return messages.data(*subtree_filter(whole, _filter(operation)))
+                                  error_option="continue-on-error", schema=self.schema)
+        return whole
 
     def _netconf_state(self) -> _Element:
         """``/netconf-state`` (RFC 6022) of the server these datastores are registered on."""
@@ -262,12 +281,15 @@ class Datastores:
         if config is None:
             raise RpcError("missing-element", "edit-config needs <config>",
                            error_type="protocol", info={"bad-element": "config"})
-        structure = check_structure(config)
+        structure = check_structure(config, self.schema)
         if structure:
             raise RpcErrors(structure)
+        prepared = self.schema.prepare(config)
+        if prepared:
+            raise RpcErrors(prepared)
         changed, errors = apply_edit(self.stores[target], config,
                                      default_operation=default_operation,
-                                     error_option=error_option)
+                                     error_option=error_option, schema=self.schema)
         if errors:  # whatever the error-option, the target stays exactly as it was
             raise RpcErrors(errors)
         if target == "running" or test_option == "test-only":
@@ -307,7 +329,7 @@ class Datastores:
             raise RpcError("lock-denied", f"{target} is locked by session {holder}",
                            error_type="protocol", info={"session-id": str(holder)})
         if target == "candidate" and self._candidate_changed:
-            if not _same(self.stores["candidate"], self.stores["running"]):
+            if not self._same(self.stores["candidate"], self.stores["running"]):
                 raise RpcError("lock-denied", "candidate has changes not committed",
                                error_type="protocol", info={"session-id": "0"})
             self._candidate_changed = False  # edits that changed nothing in the end
@@ -449,7 +471,7 @@ class Datastores:
     def _store(self, name: str, tree: _Element) -> None:
         if name == "running" and self.on_commit is not None:
             try:
-                self.on_commit(to_tree(tree))
+                self.on_commit(self.schema.to_tree(tree))
             except ValueError as error:  # the device cannot run it: running stays as it was
                 raise RpcError("operation-failed", f"the device cannot apply it: {error}",
                                error_type="application") from None
@@ -465,7 +487,7 @@ class Datastores:
         self._candidate_changed = False
 
     def _require_valid(self, tree: _Element) -> None:
-        errors = check_structure(tree) or self.validator.must_errors(tree)
+        errors = check_structure(tree, self.schema) or self.validator.must_errors(tree)
         if errors:
             raise RpcErrors(errors)
 
@@ -487,6 +509,9 @@ class Datastores:
         holder = operation.find(qname("source"))
         inline = None if holder is None else holder.find(qname("config"))
         if inline is not None:
+            prepared = self.schema.prepare(inline)
+            if prepared:
+                raise RpcErrors(prepared)
             tree = empty()
             for child in inline:
                 if isinstance(child.tag, str):
@@ -494,6 +519,10 @@ class Datastores:
             return tree
         name = self._datastore_name(operation, "source", DATASTORES)
         return copy.deepcopy(self.stores[name])
+
+    def _same(self, left: _Element, right: _Element) -> bool:
+        """The same configuration, whatever whitespace or prefixes the XML carries."""
+        return self.schema.to_tree(left) == self.schema.to_tree(right)
 
 
 def _operation(rpc: _Element) -> _Element:
@@ -532,8 +561,3 @@ def _timeout(operation: _Element) -> int:
         raise RpcError("invalid-value", f"confirm-timeout {text!r} is not 1..4294967295",
                        error_type="protocol", info={"bad-element": "confirm-timeout"})
     return int(text)
-
-
-def _same(left: _Element, right: _Element) -> bool:
-    """The same configuration, whatever whitespace or prefixes the XML carries."""
-    return to_tree(left) == to_tree(right)

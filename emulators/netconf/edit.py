@@ -1,10 +1,11 @@
 """edit-config (RFC 6241 7.2) on a datastore tree, and subtree filtering (6).
 
 A datastore is a ``<config>`` element (base namespace) holding the module's
-``<switch>``. :func:`apply_edit` changes a copy and returns it with the errors
-it met; the caller keeps the copy only when there is no error (a failed edit
-leaves its target as it was, whatever the error-option: see
-emulators/netconf/datastore.py).
+``<switch>`` (or the trees of another model: the schema is
+:class:`~emulators.netconf.yangdata.DataSchema`, the msoctl module's by default).
+:func:`apply_edit` changes a copy and returns it with the errors it met; the
+caller keeps the copy only when there is no error (a failed edit leaves its target
+as it was, whatever the error-option: see emulators/netconf/datastore.py).
 
 Both run in time linear in the sizes of the datastore and of the request, so
 an edit of tens of thousands of list entries is answered in seconds:
@@ -14,7 +15,8 @@ an edit of tens of thousands of list entries is answered in seconds:
   by key values, and kept up to date as entries are added and removed,
   never by scanning the siblings again;
 - schema nodes are found by one lookup of the element's tag among its parent's
-  (:data:`~emulators.netconf.yangdata.CHILDREN`), never walked up from each node;
+  (:attr:`~emulators.netconf.yangdata.DataSchema.children`), never walked up from each
+  node;
 - a subtree new to the datastore is copied in one piece unless an operation
   attribute sits somewhere inside it (one pass over the request finds those),
   in which case it is built up node by node so that inner operations apply.
@@ -32,12 +34,7 @@ from lxml.etree import _Element
 from drivers.switch.schema import Node
 from emulators.netconf.messages import RpcError
 from emulators.netconf.validation import OPERATION
-from emulators.netconf.yangdata import (
-    CHILDREN,
-    PATH_NAMESPACES,
-    instance_path,
-    key_values,
-)
+from emulators.netconf.yangdata import MSOCTL, DataSchema
 
 OPERATIONS = ("merge", "replace", "create", "delete", "remove")
 DEFAULT_OPERATIONS = ("merge", "replace", "none")
@@ -56,6 +53,7 @@ class Edit:
     them) an operation attribute, and the sibling indexes of the datastore copy."""
 
     continue_on_error: bool
+    schema: DataSchema = MSOCTL
     errors: list[RpcError] = field(default_factory=list)
     with_operations: set[_Element] = field(default_factory=set)
     indexes: dict[_Element, dict[Hashable, _Element]] = field(default_factory=dict)
@@ -73,31 +71,33 @@ class Edit:
         and leaf-list entries go through an index of ``target``'s entries by key,
         built on first use and kept up to date by :func:`_put` and :func:`_drop`.
         """
-        key = match_key(element, node)
+        key = match_key(element, node, self.schema)
         if node is None or node.kind not in ("list", "leaf-list"):
             return target.find(element.tag), key
         found = self.indexes.get(target)
         if found is None:
             found = {}
-            children = CHILDREN.get(path, _NO_CHILDREN)
+            children = self.schema.children.get(path, _NO_CHILDREN)
             for child in target:
                 entry = children.get(child.tag)
                 if entry is not None and entry[1].kind in ("list", "leaf-list"):
-                    found.setdefault(match_key(child, entry[1]), child)
+                    found.setdefault(match_key(child, entry[1], self.schema), child)
             self.indexes[target] = found
         return found.get(key), key
 
 
 def apply_edit(datastore: _Element, config: _Element, *, default_operation: str,
-               error_option: str) -> tuple[_Element, list[RpcError]]:
-    """``datastore`` (left untouched) with the ``<config>`` edit applied, and the errors.
+               error_option: str, schema: DataSchema = MSOCTL
+               ) -> tuple[_Element, list[RpcError]]:
+    """``datastore`` (left untouched) with the ``<config>`` edit applied, and the errors;
+    ``schema`` is what the datastore holds.
 
     Under stop-on-error and rollback-on-error the edit stops at the first error;
     under continue-on-error it goes on and reports every error it meets. With
     errors, the copy holds a partial result that the caller must not keep.
     """
     result = copy.deepcopy(datastore)
-    edit = Edit(continue_on_error=error_option == "continue-on-error",
+    edit = Edit(continue_on_error=error_option == "continue-on-error", schema=schema,
                 with_operations=_marked(config))
     try:
         _children(result, (), config, default_operation, edit)
@@ -126,18 +126,18 @@ _NO_CHILDREN: dict[str, tuple[Path, Node]] = {}
 _NOWHERE: Path = ("",)  # the path below anything that is not a node of the module
 
 
-def _lookup(path: Path, element: _Element) -> tuple[Path, Node | None]:
+def _lookup(schema: DataSchema, path: Path, element: _Element) -> tuple[Path, Node | None]:
     """``element``'s schema path and node, as a child of the node at ``path``."""
-    found = CHILDREN.get(path, _NO_CHILDREN).get(element.tag)
+    found = schema.children.get(path, _NO_CHILDREN).get(element.tag)
     return (_NOWHERE, None) if found is None else found
 
 
-def match_key(element: _Element, node: Node | None) -> Hashable:
+def match_key(element: _Element, node: Node | None, schema: DataSchema = MSOCTL) -> Hashable:
     """What identifies ``element`` among its siblings (RFC 6241 7.2 with RFC 7950 7.8):
     a list entry by its keys, a leaf-list entry by its value, anything else by name."""
     tag = str(element.tag)
     if node is not None and node.kind == "list":
-        return tag, key_values(element, node)
+        return tag, schema.key_values(element, node)
     if node is not None and node.kind == "leaf-list":
         return tag, (element.text or "").strip()
     return tag
@@ -145,7 +145,7 @@ def match_key(element: _Element, node: Node | None) -> Hashable:
 
 def _children(target: _Element, path: Path, edit_parent: _Element, inherited: str,
               edit: Edit) -> None:
-    children = CHILDREN.get(path, _NO_CHILDREN)
+    children = edit.schema.children.get(path, _NO_CHILDREN)
     for element in edit_parent:
         tag = element.tag
         if not isinstance(tag, str):
@@ -180,7 +180,7 @@ def _node(target: _Element, path: Path, element: _Element, inherited: str,
                            info={"bad-attribute": "operation",
                                  "bad-element": str(etree.QName(element).localname)}))
         return
-    here, node = _lookup(path, element)
+    here, node = _lookup(edit.schema, path, element)
     existing, key = edit.existing(target, path, element, node)
     leafy = node is not None and node.kind in ("leaf", "leaf-list")
     if operation in ("delete", "remove"):
@@ -188,11 +188,11 @@ def _node(target: _Element, path: Path, element: _Element, inherited: str,
             _drop(target, existing, key, edit)
         elif operation == "delete":
             edit.fail(_path_error("data-missing", "delete of a node that does not exist",
-                                  target, element))
+                                  target, element, edit.schema))
         return
     if operation == "create" and existing is not None:
         edit.fail(_path_error("data-exists", "create of a node that already exists",
-                              target, element))
+                              target, element, edit.schema))
         return
     if operation in ("create", "replace") or (existing is None and operation == "merge"):
         if operation == "merge" and not leafy and element in edit.with_operations:
@@ -212,7 +212,7 @@ def _node(target: _Element, path: Path, element: _Element, inherited: str,
         # is data-missing (reported at the first missing level, as netconfd does);
         # "none" never creates the hierarchy a deeper operation would need.
         edit.fail(_path_error("data-missing", "default-operation none: this node is not "
-                              "in the datastore", target, element))
+                              "in the datastore", target, element, edit.schema))
         return
     if leafy:
         if operation == "merge":
@@ -266,14 +266,15 @@ def _drop(target: _Element, existing: _Element, key: Hashable, edit: Edit) -> No
     edit.indexes.pop(existing, None)
 
 
-def _path_error(tag: str, message: str, target: _Element, element: _Element) -> RpcError:
+def _path_error(tag: str, message: str, target: _Element, element: _Element,
+                schema: DataSchema) -> RpcError:
     probe = copy.deepcopy(element)
     target.append(probe)  # borrowed for a moment, so the path has its ancestors
     try:
-        path = instance_path(probe)
+        path = schema.instance_path(probe)
     finally:
         target.remove(probe)
-    return RpcError(tag, message, path=path, path_namespaces=PATH_NAMESPACES)
+    return RpcError(tag, message, path=path, path_namespaces=schema.namespaces_in(path))
 
 
 # ---- subtree filtering ---------------------------------------------------------------

@@ -117,12 +117,20 @@ def _standard(name: str, revision: str, namespace: str, *, implemented: bool = T
                   source=carried(name, revision), in_hello=in_hello)
 
 
-def switch_modules(capabilities: Iterable[str]) -> tuple[Module, ...]:
-    """What a switch emulator announcing ``capabilities`` implements (ietf-netconf with
-    the features those enable) and the modules those import (every import of these
-    texts, and nothing more: ietf-netconf@2011-06-01 imports ietf-inet-types only)."""
+MSOCTL_MODULES = (Module(MODULE, REVISION, NAMESPACE, source=MODULE_FILE, in_hello=True),)
+"""The data module of the msoctl face: msoctl-congestion."""
+
+
+def switch_modules(capabilities: Iterable[str],
+                   data_modules: Iterable[Module] | None = None) -> tuple[Module, ...]:
+    """What a switch emulator announcing ``capabilities`` implements: its data modules
+    (msoctl-congestion unless others are given), ietf-netconf with the features those
+    capabilities enable, the monitoring and the library; and the modules the standard
+    ones import (every import of these texts, and nothing more: ietf-netconf@2011-06-01
+    imports ietf-inet-types only). The imports of other data modules are theirs to
+    give."""
     return (
-        Module(MODULE, REVISION, NAMESPACE, source=MODULE_FILE, in_hello=True),
+        *(MSOCTL_MODULES if data_modules is None else data_modules),
         _standard(NETCONF_MODULE, NETCONF_REVISION, NETCONF_NS,
                   features=netconf_features(capabilities), in_hello=True),
         _standard("ietf-netconf-monitoring", MONITORING_REVISION, MONITORING_NS,
@@ -134,13 +142,15 @@ def switch_modules(capabilities: Iterable[str]) -> tuple[Module, ...]:
     )
 
 
-def switch_library(capabilities: Iterable[str]) -> Library:
-    """The YANG library of a switch emulator announcing ``capabilities``: its modules,
-    and its datastores (running; candidate with :candidate; startup with :startup)."""
+def switch_library(capabilities: Iterable[str],
+                   data_modules: Iterable[Module] | None = None) -> Library:
+    """The YANG library of a switch emulator announcing ``capabilities``: its modules
+    (:func:`switch_modules`), and its datastores (running; candidate with :candidate;
+    startup with :startup)."""
     present = announced(capabilities)
     datastores = ("running", *(("candidate",) if CANDIDATE in present else ()),
                   *(("startup",) if STARTUP in present else ()))
-    return Library(switch_modules(present), datastores=datastores)
+    return Library(switch_modules(present, data_modules), datastores=datastores)
 
 
 @dataclass

@@ -5,7 +5,8 @@ Two layers:
 - :func:`check_structure` (always): every element is a configuration node of the
   module, every list entry has its keys, and every leaf value is of its type
   (ranges, enumerations, booleans), from the schema table in
-  :mod:`emulators.netconf.yangdata`. edit-config runs it on what it is given.
+  :mod:`emulators.netconf.yangdata` (another model's :class:`DataSchema` when given:
+  emulators/netconf/openconfig.py). edit-config runs it on what it is given.
 - The ``must`` rules, at validate and commit: with libyang (CESNET, the ``yang``
   extra) when it imports, the real YANG library evaluating the module itself;
   otherwise **the fallback** :class:`MustRules`, the module's six ``must`` rules
@@ -26,17 +27,16 @@ from typing import Any, Protocol
 from lxml import etree
 from lxml.etree import _Element
 
-from drivers.switch.schema import NAMESPACE, PREFIX
+from drivers.switch.schema import PREFIX
 from emulators.netconf.messages import RpcError
 from emulators.netconf.yangdata import (
-    CHILDREN,
+    MSOCTL,
     PATH_NAMESPACES,
+    DataSchema,
     clark,
-    in_module,
-    instance_path,
     local_name,
-    value_error,
 )
+from emulators.netconf.yangdata import Path as SchemaPath
 
 YANG_DIRECTORY = Path(__file__).resolve().parents[2] / "yang"
 
@@ -49,64 +49,63 @@ class Validator(Protocol):
 
 
 def _error(tag: str, message: str, element: _Element | None, *, path: str | None = None,
-           app_tag: str | None = None, bad_element: str | None = None) -> RpcError:
+           app_tag: str | None = None, bad_element: str | None = None,
+           schema: DataSchema = MSOCTL) -> RpcError:
     where = path if path is not None else (
-        instance_path(element) if element is not None else None)
+        schema.instance_path(element) if element is not None else None)
     if where == "/":  # a top-level element: no path inside the module
         where = None
     return RpcError(tag, message, app_tag=app_tag, path=where,
-                    path_namespaces=PATH_NAMESPACES if where else None,
+                    path_namespaces=schema.namespaces_in(where) if where else None,
                     info={"bad-element": bad_element} if bad_element else None)
 
 
-def check_structure(root: _Element) -> list[RpcError]:
-    """Unknown elements, state data and bad leaf values under ``root`` (a ``<config>``);
-    one error per offending subtree."""
+def check_structure(root: _Element, schema: DataSchema = MSOCTL) -> list[RpcError]:
+    """Unknown elements, state data and bad leaf values under ``root`` (a ``<config>``)
+    for the modules of ``schema``; one error per offending subtree."""
     errors: list[RpcError] = []
-    _check_children(root, (), errors)
+    _check_children(root, (), errors, schema)
     return errors
 
 
-def _check_children(parent: _Element, path: tuple[str, ...], errors: list[RpcError]) -> None:
+def _check_children(parent: _Element, path: SchemaPath, errors: list[RpcError],
+                    schema: DataSchema) -> None:
     # Runs for every element of every datastore that is committed or validated: one
     # dict lookup by tag per element, the rest only where something is wrong.
-    children = CHILDREN[path]
+    children = schema.children[path]
     for element in parent:
         tag = element.tag
         if not isinstance(tag, str):
             continue
         found = children.get(tag)
         if found is None:
-            name = local_name(element)
-            unknown = f"{name} is not a node of the module" if in_module(element) else \
-                f"{tag} is not in {NAMESPACE}"
-            errors.append(_error("unknown-element", unknown, element.getparent(),
-                                 bad_element=name))
+            errors.append(_error("unknown-element", schema.unknown(element),
+                                 element.getparent(), bad_element=local_name(element),
+                                 schema=schema))
             continue
         child_path, node = found
         if not node.config:
-            name = child_path[-1]
+            name = local_name(element)
             errors.append(_error("invalid-value", f"{name} is state data, not configuration",
-                                 element, bad_element=name))
+                                 element, bad_element=name, schema=schema))
         elif node.kind in ("leaf", "leaf-list"):
-            text = (element.text or "").strip()
-            if not text and element.get(OPERATION) in ("delete", "remove"):
+            if not (element.text or "").strip() and \
+                    element.get(OPERATION) in ("delete", "remove"):
                 continue
-            why = value_error(node, text)
+            why = schema.value_error(child_path, node, element)
             if why is not None:
-                name = child_path[-1]
+                name = local_name(element)
                 errors.append(_error("invalid-value", f"{name}: {why}", element,
-                                     bad_element=name))
+                                     bad_element=name, schema=schema))
         else:
             if node.kind == "list":
-                missing_keys = [key for key in node.keys
-                                if element.find(clark(key)) is None]
+                missing_keys = schema.missing_keys(element, node)
                 if missing_keys:  # RFC 7950 8.3.1: a list entry without all its keys
-                    errors.append(_error("missing-element", f"{child_path[-1]} needs its key "
-                                         f"{', '.join(missing_keys)}", element,
-                                         bad_element=missing_keys[0]))
+                    errors.append(_error("missing-element", f"{local_name(element)} needs "
+                                         f"its key {', '.join(missing_keys)}", element,
+                                         bad_element=missing_keys[0], schema=schema))
                     continue
-            _check_children(element, child_path, errors)
+            _check_children(element, child_path, errors, schema)
 
 
 OPERATION = "{urn:ietf:params:xml:ns:netconf:base:1.0}operation"

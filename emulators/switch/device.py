@@ -22,7 +22,7 @@ the NETCONF-over-SSH server (:class:`~emulators.netconf.server.NetconfServer`):
 The management face (``face``): ``"msoctl"``, the default, is all of the above: the
 project's own YANG over NETCONF. ``"openconfig"`` (OpenConfig interfaces and QoS with
 ``augments`` ``"msoctl"`` or ``"arista"``) and ``"sonic"`` (SONiC's CONFIG_DB) serve
-gNMI instead (:class:`~emulators.gnmi.server.GnmiServer`, the Commit Confirmed
+gNMI by default (:class:`~emulators.gnmi.server.GnmiServer`, the Commit Confirmed
 extension offered unless ``commit_confirmed`` is false, TLS with ``gnmi_tls``), through
 the faces of :mod:`emulators.switch.faces`, which translate their model into the
 chip's configuration and its state back. The server is built at :meth:`start`, with
@@ -30,6 +30,16 @@ the users and :attr:`gnmi_tls` set then, and holds the face's factory configurat
 which is committed to the model then (and at construction): a gNMI switch keeps no
 configuration across a stop and a start, having no startup datastore. Such a device
 has no NETCONF datastores (:attr:`datastores` is None) and no host key.
+
+``transport="netconf"`` serves the OpenConfig face over NETCONF instead, with the same
+server, sessions, locks, candidate, validation and confirmed commits as the msoctl
+module (:confirmed-commit:1.1 unless ``commit_confirmed`` is false): its datastores
+hold OpenConfig's XML and hand every change of running to the face
+(emulators/netconf/openconfig.py); ``<get>`` shows the face's operational tree. Its
+factory configuration is in running, candidate and startup; ``validator`` (the msoctl
+module's must rules) has no part there: the face checks what it takes. Community SONiC
+has no NETCONF server, and the msoctl module is served over NETCONF only: those are
+refused with ``ValueError``.
 
 Faults: one injector, :attr:`SwitchDevice.faults`, for the whole device, routed
 by kind. The transport kinds (latency, drop, reset, garbage, truncate, freeze)
@@ -68,7 +78,15 @@ from lxml.etree import _Element
 from emulators.clock import Clock
 from emulators.faults import TRANSPORT_FAULTS, Fault, FaultError, FaultInjector
 from emulators.gnmi.face import Face
-from emulators.netconf.datastore import CAPABILITIES, DATASTORES, Datastores, empty
+from emulators.netconf.datastore import (
+    CAPABILITIES,
+    DATASTORES,
+    Datastores,
+    capabilities,
+    empty,
+)
+from emulators.netconf.library import switch_library
+from emulators.netconf.openconfig import OpenConfigNetconf
 from emulators.netconf.server import NetconfServer
 from emulators.netconf.validation import Validator
 from emulators.switch.faces.openconfig import OpenConfigFace
@@ -88,6 +106,7 @@ DEFAULT_CONGESTION_SECONDS = 0.05
 MAX_CONGESTION_SECONDS = 0.25
 FACES = ("msoctl", "openconfig", "sonic")
 AUGMENTS = ("msoctl", "arista")
+TRANSPORTS = ("netconf", "gnmi")
 
 
 def factory_config(ports: Mapping[str, PhysicalPort]) -> dict[str, Any]:
@@ -117,14 +136,24 @@ class SwitchDevice:
         augments: str = "msoctl",
         commit_confirmed: bool = True,
         gnmi_tls: GnmiTls | None = None,
+        transport: str | None = None,
     ):
         if not 0 < congestion_seconds <= max_congestion_seconds:
             raise ValueError("0 < congestion_seconds <= max_congestion_seconds")
         if face not in FACES or augments not in AUGMENTS:
             raise ValueError(f"face one of {', '.join(FACES)}; "
                              f"augments one of {', '.join(AUGMENTS)}")
+        transport = transport or ("netconf" if face == "msoctl" else "gnmi")
+        if transport not in TRANSPORTS:
+            raise ValueError(f"transport one of {', '.join(TRANSPORTS)}")
+        if face == "sonic" and transport == "netconf":
+            raise ValueError("community SONiC has no NETCONF: a sonic switch serves gNMI")
+        if face == "msoctl" and transport == "gnmi":
+            raise ValueError("the msoctl module is served over NETCONF only")
         self.face_name = face
-        """The management face: msoctl (NETCONF), openconfig or sonic (gNMI)."""
+        """The management face: msoctl, openconfig or sonic (served over :attr:`transport`)."""
+        self.transport = transport
+        """How the face is served: netconf or gnmi."""
         self.augments = augments
         self.commit_confirmed = commit_confirmed
         self.gnmi_tls = gnmi_tls
@@ -142,7 +171,9 @@ class SwitchDevice:
         self._lock = threading.RLock()
         self.datastores: Datastores | None = None
         self.face: Face | None = None
-        """The gNMI face (None for NETCONF)."""
+        """The face (None for the msoctl module)."""
+        self._capabilities = CAPABILITIES
+        self._openconfig: OpenConfigNetconf | None = None  # OpenConfig over NETCONF
         if face == "msoctl":
             self.datastores = Datastores(clock=clock, on_commit=self._apply,
                                          state=self._state, validator=validator)
@@ -156,11 +187,24 @@ class SwitchDevice:
             self.face = self._new_face(face, augments)
             with self._lock:
                 self.face.commit(self.face.factory())
+            if transport == "netconf":
+                self._serve_over_netconf(self.face)
         self.faults = FaultInjector(name)
         for kind in sorted(set(self.model.faults.kinds()) - TRANSPORT_FAULTS):
             self.faults.handle(kind, self._inject_model_fault, self._clear_model_fault)
         self.server: NetconfServer | GnmiServer | None = None
         self._gnmi: GnmiServer | None = None  # the server, while it serves gNMI
+
+    def _serve_over_netconf(self, face: Face) -> None:
+        assert isinstance(face, OpenConfigFace)
+        self._openconfig = openconfig = OpenConfigNetconf(face, lock=self._lock)
+        self._capabilities = capabilities(confirmed_commit=self.commit_confirmed,
+                                          modules=openconfig.modules)
+        self.datastores = Datastores(
+            clock=self.clock, on_commit=openconfig.commit, validator=openconfig,
+            schema=openconfig.schema, operational=openconfig.operational,
+            library=switch_library(self._capabilities, openconfig.modules))
+        self.datastores.factory_reset(openconfig.factory())
 
     def _new_face(self, face: str, augments: str) -> Face:
         if face == "openconfig":
@@ -180,7 +224,10 @@ class SwitchDevice:
             self.model = SwitchModel(self.clock, self._physical, name=self.name,
                                      total_bytes=total_bytes,
                                      lossless_pool_bytes=lossless_pool_bytes)
-            if self.datastores is not None:
+            if self._openconfig is not None and self.datastores is not None:
+                self._openconfig.face.commit(self._openconfig.face.factory())
+                self.datastores.factory_reset(self._openconfig.factory())
+            elif self.datastores is not None:
                 self.model.apply_config(factory)
                 holder = empty()
                 holder.append(to_xml(factory))
@@ -201,7 +248,8 @@ class SwitchDevice:
             await self._start_gnmi(host, port)
             return
         server = NetconfServer(name=self.name, users=self.users,
-                               authorized_keys=self.authorized_keys, capabilities=CAPABILITIES,
+                               authorized_keys=self.authorized_keys,
+                               capabilities=self._capabilities,
                                faults=self.faults, on_session_end=self.datastores.session_ended,
                                host=host, port=port)
         self.datastores.register(server)

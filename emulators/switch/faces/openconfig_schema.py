@@ -291,17 +291,30 @@ class ModelInfo:
     name: str
     organization: str
     version: str
+    revision: str
     part: str = OC
 
 
 MODELS: tuple[ModelInfo, ...] = (
-    ModelInfo("openconfig-interfaces", "OpenConfig working group", "3.8.1"),
-    ModelInfo("openconfig-if-ethernet", "OpenConfig working group", "2.18.0"),
-    ModelInfo("openconfig-qos", "OpenConfig working group", "2.2.0"),
-    ModelInfo(ARISTA, "Arista Networks, Inc.", "0.0.4", ARISTA_PFC),
-    ModelInfo(MSOCTL, "MegaScaleOut", "2026-12-07", MSOCTL_HEADROOM),
+    ModelInfo("openconfig-interfaces", "OpenConfig working group", "3.8.1", "2026-01-06"),
+    ModelInfo("openconfig-if-ethernet", "OpenConfig working group", "2.18.0", "2026-06-22"),
+    ModelInfo("openconfig-qos", "OpenConfig working group", "2.2.0", "2026-04-30"),
+    ModelInfo(ARISTA, "Arista Networks, Inc.", "0.0.4", "2020-11-30", ARISTA_PFC),
+    ModelInfo(MSOCTL, "MegaScaleOut", "2026-12-07", "2026-12-07", MSOCTL_HEADROOM),
 )
-"""Versions: ``oc-ext:openconfig-version`` where the module has one, else its revision."""
+"""Versions: ``oc-ext:openconfig-version`` where the module has one, else its revision;
+revisions: the module's latest ``revision`` statement (NETCONF announces it)."""
+
+NAMESPACES: dict[str, str] = {
+    "openconfig-interfaces": "http://openconfig.net/yang/interfaces",
+    IF_ETH: "http://openconfig.net/yang/interfaces/ethernet",
+    "openconfig-qos": "http://openconfig.net/yang/qos",
+    ARISTA: "http://arista.com/yang/openconfig/qos/augments",
+    MSOCTL: "urn:megascaleout:yang:msoctl-qos-augments",
+    "iana-if-type": "urn:ietf:params:xml:ns:yang:iana-if-type",
+}
+"""Each module's XML namespace (its ``namespace`` statement), for NETCONF; iana-if-type's
+for the identities of an interface's ``type``."""
 
 
 def nodes(parts: frozenset[str]) -> dict[str, Node]:
