@@ -99,12 +99,17 @@ class _Writer:
                 nsmap: dict[str | None, str] = {} if child_ns == namespace \
                     else {None: child_ns}
                 identity = self._identity(local, entry)
-                if identity is not None:
+                # An identity of the leaf's own namespace is written without a prefix: the
+                # default namespace then names it (RFC 7950 9.10.3). A prefix declared for
+                # it on the leaf would be dropped as redundant when the document is put
+                # into the RPC, leaving the value's prefix undeclared.
+                foreign = identity is not None and identity[0] != child_ns
+                if identity is not None and foreign:
                     nsmap["id"] = identity[0]
                 child = etree.SubElement(element, f"{{{child_ns}}}{local}",
                                          nsmap=nsmap or None)
                 if identity is not None:
-                    child.text = f"id:{identity[1]}"
+                    child.text = f"id:{identity[1]}" if foreign else identity[1]
                 else:
                     self.value(child, child_ns, local, entry)
 
@@ -159,9 +164,9 @@ def _typed(element: _Element, local: str, shape: XmlShape) -> Any:
         return text == "true"
     if local in shape.numbers and text.lstrip("-").isdigit():
         return int(text)
-    if local in shape.identities and ":" in text:
-        prefix, name = text.split(":", 1)
-        namespace = element.nsmap.get(prefix)
+    if local in shape.identities:
+        prefix, _, name = text.rpartition(":")
+        namespace = element.nsmap.get(prefix or None)  # no prefix: the default namespace
         module = shape.modules.get(namespace or "")
         return f"{module}:{name}" if module else text
     return text

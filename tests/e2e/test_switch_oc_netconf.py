@@ -10,15 +10,6 @@ hello). The WANT of tests/e2e/test_switch_models_cli.py is planned in the device
 paths, applied, shown and read back equal as intent; a change left pending with
 ``--no-confirm`` is cancelled, or rolled back by the switch when its clock passes the
 timeout.
-
-The WANT goes without its ports' ``speed`` (400G, the switches' factory speed, so it
-reads back equal all the same): the driver's edit of ``port-speed`` reaches the server
-as ``<port-speed>id:SPEED_400GB</port-speed>`` with the prefix ``id`` declared nowhere
-(drivers/switch/xmljson.py declares it on the leaf, beside the default namespace of
-``<ethernet>`` that is the same; lxml drops such a declaration when ncclient moves the
-``<config>`` into its ``<edit-config>``), which RFC 7950 9.10.3 does not allow and the
-switch refuses, as netconfd would
-(:func:`test_the_drivers_port_speed_is_refused_for_its_undeclared_prefix`).
 """
 
 from __future__ import annotations
@@ -41,30 +32,16 @@ from msoctl.access import Devices
 from msoctl.inventory import load_inventory
 from tests.support import Msoctl, in_process
 from tests.support.netconf import PASSWORD, USER, Loop
+from tests.support.switch_models import WANT
 
 pytestmark = pytest.mark.e2e
 
 PORTS = {f"Ethernet{n}": PhysicalPort("400G", 30_010.0) for n in range(1, 5)}
-FULL_WANT = {"congestion_control": {"ports": {
-    name: {"speed": "400G", "cable_length_m": 30_010, "lossless_priorities": [3, 4],
-           "xoff_bytes": 23_789_958, "xon_bytes": 20_480,
-           "pfc_watchdog": {"enabled": True, "detection_ms": 200, "restoration_ms": 200,
-                            "action": "drop"},
-           "queues": {3: {"ecn": {"min_bytes": 3_787_879, "max_bytes": 30_303_030,
-                                  "probability_percent": 20}},
-                      1: {"wred": {"min_bytes": 100_000, "max_bytes": 900_000,
-                                   "probability_percent": 50}}}}
-    for name in ("Ethernet1", "Ethernet2")}}}
-"""The WANT of tests/e2e/test_switch_models_cli.py (a test module imports no other)."""
 SWITCHES: dict[str, dict[str, Any]] = {
     "sw-ocn": {"augments": "arista"},
     "sw-ocn-m": {"augments": "msoctl"},
 }
 MODEL = {"sw-ocn": "openconfig", "sw-ocn-m": "auto"}
-WANT = {"congestion_control": {"ports": {
-    name: {field: value for field, value in port.items() if field != "speed"}
-    for name, port in FULL_WANT["congestion_control"]["ports"].items()}}}
-
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
@@ -140,7 +117,7 @@ def test_one_want_applies_and_reads_back_equal_as_intent(
     assert result.code == 0, result.err
     outcomes = {o["device"]: o["status"] for o in json.loads(result.out)["devices"]}
     assert outcomes == dict.fromkeys(SWITCHES, "ok")
-    want = from_dict(FULL_WANT)  # the speed the WANT leaves out is the factory's
+    want = from_dict(WANT)
     for name in SWITCHES:
         assert read(lab, name).only(set(want.ports)).ports == want.ports, name
         chip = lab["devices"][name].model.config.port("Ethernet1")
@@ -175,14 +152,17 @@ def test_a_pending_change_is_cancelled_or_rolled_back_by_the_switch(
     assert late.code != 0
 
 
-def test_the_drivers_port_speed_is_refused_for_its_undeclared_prefix(
+def test_a_ports_speed_is_changed_through_its_identity(
         msoctl: Msoctl, lab: dict[str, Any], tmp_path: Path) -> None:
-    """What the driver sends of ``speed`` today (see the module docstring): refused at
-    the leaf, nothing changed. Mend the driver and this test with it."""
+    """port-speed is an identityref: the driver writes it in the leaf's own namespace
+    without a prefix (RFC 7950 9.10.3), and the switch takes it."""
     want = tmp_path / "want.yaml"
-    want.write_text(yaml.safe_dump(FULL_WANT, sort_keys=False))
+    want.write_text(yaml.safe_dump({"congestion_control": {"ports": {
+        "Ethernet3": {"speed": "200G"}}}}))
+    plan = json.loads(msoctl("switch", "cc", "plan", "sw-ocn", "--file", str(want),
+                             "-o", "json").out)
+    assert ("port-speed", "openconfig-if-ethernet:SPEED_200GB") in [
+        (c["path"].rsplit("/", 1)[-1], c["after"]) for c in plan["changes"]]
     result = msoctl("switch", "cc", "apply", "sw-ocn", "--file", str(want))
-    assert result.code != 0
-    assert "port-speed: 'id:SPEED_400GB': the prefix 'id' is not declared " \
-           "(RFC 7950 9.10.3) [invalid-value] at /openconfig-interfaces:interfaces/" in result.err
-    assert read(lab, "sw-ocn").ports["Ethernet1"].queues == {}
+    assert result.code == 0, result.err
+    assert read(lab, "sw-ocn").ports["Ethernet3"].speed == "200G"

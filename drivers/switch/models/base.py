@@ -19,7 +19,6 @@ from drivers.switch.intent import Intent
 from drivers.switch.jsontree import DevicePath, Edit, Trees, changes
 from drivers.switch.tree import Change
 
-
 COUNTER_NAMES = ("ecn-marked-packets", "switch-generated-cnps", "pfc-pause-frames-sent",
                  "pfc-pause-frames-received", "dropped-packets", "buffer-watermark-bytes")
 """A queue's congestion counters, named as the msoctl module names them (the names
