@@ -353,7 +353,7 @@ class Lab:
             self._tick = asyncio.ensure_future(self._tick_amplifiers())
         for name, switch in self.switches.items():
             switch.users = {SWITCH_USERNAME: self._new_password(name)}
-            if switch.face_name != "msoctl":
+            if switch.transport == "gnmi":
                 switch.gnmi_tls = self._new_pki(name)
             await switch.start()
         for spec in self.topology.switches:
@@ -378,7 +378,7 @@ class Lab:
         """The known_hosts line of every switch served (their host keys are new at every
         start)."""
         return [switch.known_hosts_line() for switch in self.switches.values()
-                if switch.face_name == "msoctl"]
+                if switch.transport == "netconf"]
 
     def _new_pki(self, name: str) -> GnmiTls:
         """A new CA for gNMI switch ``name`` (its certificate in pki/NAME-ca.pem, which the

@@ -287,7 +287,7 @@ def _switch(lab: Lab, name: str) -> dict[str, Any]:
     device = lab.switches.get(name)
     serving: dict[str, str] = {}
     if device is not None and device.server is not None:
-        protocol = "netconf" if device.face_name == "msoctl" else "gnmi"
+        protocol = device.transport
         serving[protocol] = f"127.0.0.1:{device.port}"
     agent = lab.snmp.get(name)
     if agent is not None:
@@ -299,7 +299,7 @@ def _switch(lab: Lab, name: str) -> dict[str, Any]:
     else:
         document = {"name": name, "kind": "switch", "serving": serving,
                     "up": device.server is not None,
-                    "management": "netconf" if device.face_name == "msoctl" else "gnmi",
+                    "management": device.transport,
                     "model": device.face_name,
                     **_faults(lab, name)}
     if name in lab.telemetry:
