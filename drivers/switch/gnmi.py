@@ -168,20 +168,24 @@ class GnmiSwitchSession:
             self.confirm(token)
             return Applied(found, "commit-confirmed", pending=False)
         self._set(edit)
+        back = self._restore_edit(before, edit)
         try:
             self.verify(intent)
         except VerificationFailed:
-            self._restore(before, edit)
+            log.warning("%s: the change did not hold; putting back what it touched",
+                        self.name)
+            self._set(back)
             raise
-        return Applied(found, "set", pending=False)
+        return Applied(found, "set", pending=False, undo=back)
 
     def _set(self, edit: Edit, commit: CommitAction | None = None) -> None:
         self.client.set(delete=[path_text(p) for p in edit.delete],
                         replace=[(path_text(p), v) for p, v in edit.replace],
                         update=[(path_text(p), v) for p, v in edit.update], commit=commit)
 
-    def _restore(self, before: Trees, edit: Edit) -> None:
-        """Put back, in one Set, every node the edit touched as it was before."""
+    @staticmethod
+    def _restore_edit(before: Trees, edit: Edit) -> Edit:
+        """The edit that puts back every node ``edit`` touches as it was ``before``."""
         touched = [*edit.delete, *(p for p, _ in edit.replace), *(p for p, _ in edit.update)]
         back = Edit()
         for where in dict.fromkeys(touched):
@@ -190,8 +194,11 @@ class GnmiSwitchSession:
                 back.delete.append(where)
             else:
                 back.replace.append((where, value))
-        log.warning("%s: the change did not hold; putting back %d nodes", self.name,
-                    len(touched))
+        return back
+
+    def undo(self, back: Edit) -> None:
+        """Put back a change this process applied without the Commit extension
+        (:attr:`Applied.undo <drivers.switch.netconf.Applied.undo>`), in one Set."""
         self._set(back)
 
     def verify(self, want: Want) -> None:

@@ -222,6 +222,10 @@ class Applied:
     pending: bool  # a confirmed commit waits for confirm/cancel
     persist_id: str | None = None
     confirm_timeout_seconds: int | None = None
+    undo: Any = None
+    """What puts the change back, where the switch cannot hold it pending (a gNMI switch
+    without the Commit extension): for :meth:`GnmiSwitchSession.undo
+    <drivers.switch.gnmi.GnmiSwitchSession.undo>`, in this process."""
 
 
 BASE_CAPABILITIES = ("urn:ietf:params:netconf:base:1.0", "urn:ietf:params:netconf:base:1.1")

@@ -240,7 +240,9 @@ class Lab:
             device = SwitchDevice(
                 switch.name, ports, clock=self.clock, total_bytes=switch.buffer_bytes,
                 lossless_pool_bytes=switch.lossless_pool_bytes, face=switch.model,
-                augments=switch.augments)
+                augments=switch.augments,
+                # sonic-gnmi applies a Set at once: it has no Commit extension
+                commit_confirmed=switch.model != "sonic")
             self.switches[switch.name] = device
             if switch.management == "gnmi":
                 continue  # configuration only: no CPO/CPC telemetry served

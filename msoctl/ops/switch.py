@@ -96,6 +96,7 @@ class Outcome:
     error_type: str | None = None
     rpc_errors: list[dict[str, str | None]] = field(default_factory=list)
     seconds: float = 0.0
+    undo: Any = None  # what puts an applied change back (a switch that cannot hold it)
 
     def as_dict(self) -> dict[str, Any]:
         return {"device": self.device, "status": self.status,
@@ -205,6 +206,13 @@ class Fleet:
                            lambda name: self._settle(targets[name], outcome_of(name), CANCEL,
                                                      "all-or-nothing: another switch failed"),
                            parallel)
+                # A switch that could not hold its change pending (a gNMI switch without
+                # the Commit extension) has it applied: it is put back as it was.
+                applied = [o for o in outcomes if o.status == "ok" and o.undo is not None]
+                self._each([o.device for o in applied],
+                           lambda name: self._undo(targets[name], outcome_of(name),
+                                                   "all-or-nothing: another switch failed"),
+                           parallel)
             elif confirm:
                 self._each([o.device for o in pending],
                            lambda name: self._settle(targets[name], outcome_of(name), CONFIRM,
@@ -264,6 +272,7 @@ class Fleet:
                     outcome.seconds = time.monotonic() - started
                     return outcome
                 outcome.changes = applied.changes
+                outcome.undo = applied.undo
                 change.outcome["changes"] = len(applied.changes)
                 change.outcome["method"] = applied.method
                 if not applied.changes:
@@ -321,6 +330,19 @@ class Fleet:
                 else:
                     s.cancel(token)
                     outcome.status = "cancelled"
+        except DeviceError as error:
+            _failed(outcome, error)
+        return outcome
+
+    def _undo(self, target: Target, outcome: Outcome, why: str) -> Outcome:
+        """Put back a change applied in this run on a switch that could not hold it
+        pending (all-or-nothing), journaled as a cancel."""
+        try:
+            with locked_change(self.journal, device=target.name, action=CANCEL,
+                               reason=why, method="put back"), \
+                    self.session(target) as session:
+                session.undo(outcome.undo)  # type: ignore[union-attr]
+                outcome.status = "cancelled"
         except DeviceError as error:
             _failed(outcome, error)
         return outcome
