@@ -22,7 +22,6 @@ import pytest
 import yaml
 
 from drivers.switch.intent import Intent, from_dict
-from drivers.switch.session import open_session
 from drivers.transports.gnmi import GnmiClient, GnmiRejected
 from emulators.clock import SteppedClock
 from emulators.gnmi.server import GnmiTls
@@ -31,8 +30,10 @@ from emulators.switch.device import SwitchDevice
 from emulators.switch.model import PhysicalPort
 from msoctl.access import Devices
 from msoctl.inventory import load_inventory
-from tests.support import Msoctl, in_process
+from tests.support import Msoctl
 from tests.support.netconf import PASSWORD, USER, Loop
+from tests.support.switch_cli import read as read_intent
+from tests.support.switch_cli import reset_and_point, write_want
 from tests.support.switch_models import FAST, WANT
 
 pytestmark = pytest.mark.e2e
@@ -89,28 +90,16 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 @pytest.fixture
 def msoctl(lab: dict[str, Any], capsys: pytest.CaptureFixture[str],
            monkeypatch: pytest.MonkeyPatch) -> Msoctl:
-    for device in lab["devices"].values():
-        device.factory_reset()
-    for name in SWITCHES:  # the reset is checked, not assumed
-        assert read(lab, name).ports.keys() <= set(PORTS)
-        assert all(not p.queues and not p.lossless_priorities
-                   for p in read(lab, name).ports.values()), name
-    monkeypatch.setenv("MSOCTL_INVENTORY", str(lab["inventory"]))
-    monkeypatch.delenv("MSOCTL_JOURNAL", raising=False)
-    return in_process(capsys)
+    return reset_and_point(lab["devices"], lab["inventory"], PORTS, capsys, monkeypatch)
 
 
 @pytest.fixture
 def want_file(tmp_path: Path) -> Path:
-    path = tmp_path / "want.yaml"
-    path.write_text(yaml.safe_dump(WANT, sort_keys=False))
-    return path
+    return write_want(tmp_path)
 
 
 def read(lab: dict[str, Any], name: str) -> Intent:
-    devices = Devices(load_inventory(lab["inventory"]))
-    with open_session(devices.switch_target(name)) as session:
-        return session.read_intent()
+    return read_intent(lab["inventory"], name)
 
 
 def one_error_line(err: str) -> str:

@@ -30,8 +30,10 @@ from emulators.switch.device import SwitchDevice
 from emulators.switch.model import PhysicalPort
 from msoctl.access import Devices
 from msoctl.inventory import load_inventory
-from tests.support import Msoctl, in_process
+from tests.support import Msoctl
 from tests.support.netconf import PASSWORD, USER, Loop
+from tests.support.switch_cli import read as read_intent
+from tests.support.switch_cli import reset_and_point, write_want
 from tests.support.switch_models import WANT
 
 pytestmark = pytest.mark.e2e
@@ -71,35 +73,27 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 
 def read(lab: dict[str, Any], name: str) -> Intent:
-    devices = Devices(load_inventory(lab["inventory"]))
-    with open_session(devices.switch_target(name)) as session:
-        assert isinstance(session, ModelNetconfSession)
-        return session.read_intent()
+    return read_intent(lab["inventory"], name)
 
 
 @pytest.fixture
 def msoctl(lab: dict[str, Any], capsys: pytest.CaptureFixture[str],
            monkeypatch: pytest.MonkeyPatch) -> Msoctl:
-    for device in lab["devices"].values():
-        device.factory_reset()
-    for name in SWITCHES:  # the reset is checked, not assumed
-        found = read(lab, name)
-        assert set(found.ports) == set(PORTS), name
-        assert all(not p.queues and not p.lossless_priorities for p in found.ports.values())
-    monkeypatch.setenv("MSOCTL_INVENTORY", str(lab["inventory"]))
-    monkeypatch.delenv("MSOCTL_JOURNAL", raising=False)
-    return in_process(capsys)
+    return reset_and_point(lab["devices"], lab["inventory"], PORTS, capsys, monkeypatch)
 
 
 @pytest.fixture
 def want_file(tmp_path: Path) -> Path:
-    path = tmp_path / "want.yaml"
-    path.write_text(yaml.safe_dump(WANT, sort_keys=False))
-    return path
+    return write_want(tmp_path)
 
 
 def test_plan_is_the_servers_diff_in_openconfig_paths(msoctl: Msoctl, lab: dict[str, Any],
                                                       want_file: Path) -> None:
+    devices = Devices(load_inventory(lab["inventory"]))
+    for name in SWITCHES:  # named openconfig, or found from the hello (auto)
+        with open_session(devices.switch_target(name)) as session:
+            assert isinstance(session, ModelNetconfSession), name
+            assert session.model.name == "openconfig"
     result = msoctl("switch", "cc", "plan", "sw-ocn", "--file", str(want_file), "-o", "json")
     assert result.code == 0, result.err
     plan = json.loads(result.out)
