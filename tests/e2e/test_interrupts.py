@@ -184,7 +184,9 @@ def test_ctrl_c_during_ocs_apply_is_recorded_as_the_device_has_it(
             if op.result["status"] == "ok":
                 assert now == wanted
             else:
-                assert op.result["status"] == "interrupted", op.result
+                assert op.result["status"] == "interrupted", (
+                    f"try {attempt}: {op.result.get('status')}: {op.result.get('error')} "
+                    f"(found {op.result.get('found')})")
                 assert op.result["signal"] == "SIGINT"
                 _state(op.result["found"], now, before, wanted)
                 outcomes[op.result["found"]["state"]] += 1
