@@ -31,7 +31,6 @@ link to another span while the other end stays takes it ``down``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +46,6 @@ from msoctl.words import plural
 
 ROLES = ("working", "protection")
 EFFECTS = ("down", "moved", "unprotected", "disturbed", "at risk", "still dark", "restored")
-_PORT_PATH = re.compile(r"/ports/port\[name='(?P<port>[^']*)'\](?P<rest>/.*)?$")
 
 
 @dataclass(frozen=True)
@@ -254,17 +252,10 @@ def switch_config(inventory: Inventory, switch: str, changes: Sequence[Any],
     ports: dict[str, list[str]] = {}
     global_changes: list[str] = []
     for change in changes:
-        if getattr(change, "aspect", None) is not None:  # a device model said what it is
-            if change.port is None:
-                global_changes.append(change.aspect)
-            else:
-                ports.setdefault(change.port, []).append(change.aspect)
-            continue
-        match = _PORT_PATH.search(change.path)
-        if match is None:
-            global_changes.append(change.path.rsplit("/", 1)[-1])
+        if change.port is None:
+            global_changes.append(change.aspect)
         else:
-            ports.setdefault(match["port"], []).append((match["rest"] or "/").lstrip("/"))
+            ports.setdefault(change.port, []).append(change.aspect)
     impacts = []
     for link in inventory.links.values():
         for end in (link.a, link.b):

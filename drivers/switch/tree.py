@@ -18,6 +18,7 @@ driven by the module's schema table (:mod:`drivers.switch.schema`):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -249,20 +250,35 @@ def _parse_leaf(text: str, node: Node) -> Value:
 # ---- comparing ------------------------------------------------------------------------
 
 
+_PORT_PATH = re.compile(r"^/switch/ports/port\[name='(?P<port>[^']*)'\](?:/(?P<rest>.*))?$")
+"""A path of this module under a port: the port's name, and the rest of the path."""
+
+
 @dataclass(frozen=True)
 class Change:
     """One leaf that differs: ``before`` None is an addition, ``after`` None a removal.
 
-    ``port`` and ``aspect`` say what the leaf configures in the intent's words (the port,
-    ``None`` for the switch as a whole, and the intent's field), where the device model
-    that wrote the path knows it; ``None`` otherwise (this module's own paths carry the
-    port in them)."""
+    ``port`` and ``aspect`` say what the leaf configures: its port (``None`` for the
+    switch as a whole) and what of it. A device model gives them with its own paths
+    (:func:`drivers.switch.models.base.model_changes`: the intent's field); for a path of
+    this module, given without them, they are read from the path (the leaf's path under
+    its port, or, switch-wide, the leaf's name)."""
 
     path: str
     before: Value | list[Value] | None
     after: Value | list[Value] | None
     port: str | None = None
     aspect: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.aspect is not None:
+            return
+        match = _PORT_PATH.match(self.path)
+        if match is None:
+            object.__setattr__(self, "aspect", self.path.rsplit("/", 1)[-1])
+        else:
+            object.__setattr__(self, "port", match["port"])
+            object.__setattr__(self, "aspect", match["rest"] or "")
 
     @property
     def kind(self) -> str:
