@@ -490,7 +490,8 @@ class _Call:
         raise AssertionError("grpc's abort raises")
 
     def before(self) -> bool:
-        """The faults that keep a request from being carried out; ``False``: drop it."""
+        """The faults that keep a request from being carried out (a freeze held, a drop:
+        ``False``, a reset: aborted); a reply is held to them as well (:meth:`after`)."""
         faults = self.server.faults
         self.hold_while_frozen()
         if self.over():
@@ -508,14 +509,8 @@ class _Call:
         latency = faults.consume("latency")
         if latency is not None and latency.seconds:
             self.pause(latency.seconds)
-        self.hold_while_frozen()
-        if self.over():
+        if not self.before():
             return False
-        if faults.consume("drop") is not None:
-            self.silence()
-            return False
-        if faults.consume("reset") is not None:
-            self.abort(GnmiError("UNAVAILABLE", "connection reset (injected fault)"))
         if faults.consume("garbage") is not None or faults.consume("truncate") is not None:
             self.abort(GnmiError("INTERNAL", "garbled reply (injected fault)"))
         return True
