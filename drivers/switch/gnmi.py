@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drivers.errors import DeviceError, Unsupported, ValidationError, VerificationFailed
-from drivers.switch.intent import Intent, from_legacy, unmet
+from drivers.switch.intent import Intent, as_intent, not_held, unmet
 from drivers.switch.jsontree import DevicePath, Edit, Trees, path_text
 from drivers.switch.models import build
 from drivers.switch.models.base import DeviceModel, counter_tree, model_changes
@@ -60,11 +60,6 @@ class GnmiSwitchTarget:
     @property
     def name(self) -> str:
         return self.gnmi.name
-
-
-def as_intent(want: Want) -> Intent:
-    """An intent, from an intent or a first-round ``switch:`` tree."""
-    return want if isinstance(want, Intent) else from_legacy(want)
 
 
 class GnmiSwitchSession:
@@ -208,10 +203,7 @@ class GnmiSwitchSession:
             have = self.model.parse(self.read(fresh))
         missing = unmet(as_intent(want), have)
         if missing:
-            shown = "; ".join(d.describe() for d in missing[:3])
-            more = f" (and {len(missing) - 3} more)" if len(missing) > 3 else ""
-            raise VerificationFailed(f"the switch does not hold the change: {shown}{more}",
-                                     device=self.name)
+            raise not_held("the switch", [d.describe() for d in missing], device=self.name)
 
     def confirm(self, persist_id: str) -> None:
         """Make a pending commit stay (the Commit extension's confirm)."""

@@ -34,11 +34,11 @@ Everything here is data and checking: :func:`load` refuses a bad document with o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from drivers.errors import ValidationError
+from drivers.errors import ValidationError, VerificationFailed
 from drivers.switch.link import PORT_SPEEDS_BPS
 from drivers.yamlfile import shown, unsafe_character
 
@@ -374,7 +374,20 @@ def from_legacy(tree: Mapping[str, Any]) -> Intent:
     return Intent(ports=ports, fast_cnp=fast_cnp)
 
 
+def as_intent(want: Intent | Mapping[str, Any]) -> Intent:
+    """An intent, from an intent or a first round's checked ``switch:`` tree."""
+    return want if isinstance(want, Intent) else from_legacy(want)
+
+
 # ---- comparing -------------------------------------------------------------------------
+
+
+def not_held(where: str, missing: Sequence[str], *, device: str) -> VerificationFailed:
+    """The error of a read-back that lacks ``missing`` (each described): the first three,
+    and how many more."""
+    more = f" (and {len(missing) - 3} more)" if len(missing) > 3 else ""
+    return VerificationFailed(f"{where} does not hold the change: {'; '.join(missing[:3])}"
+                              f"{more}", device=device)
 
 
 def unmet(want: Intent, have: Intent) -> list[Difference]:

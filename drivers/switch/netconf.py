@@ -72,7 +72,7 @@ from drivers.errors import (
     ValidationError,
     VerificationFailed,
 )
-from drivers.switch.intent import Intent, from_legacy
+from drivers.switch.intent import Intent, from_legacy, not_held
 from drivers.switch.models.msoctl import to_tree
 from drivers.switch.schema import NAMESPACE
 from drivers.switch.tree import Change, diff, from_xml, merge, to_xml, unmet
@@ -486,30 +486,40 @@ class SwitchSession:
         want = _tree(want)
         replaced = () if merge_only else REPLACED
         config = to_xml(want, replace=replaced)
-        caps = self.capabilities
-        if not caps.candidate:
+        if not self.capabilities.candidate:
             return self._apply_running(want, config, replaced, check)
         with self._candidate_locked():
-            self._edit("candidate", config)
-            try:
-                self._validate()
-                before = self.get_config("running")
-                changes = diff(before, self.get_config("candidate"))
-                if check is not None:
-                    check(changes)
-                if changes and caps.validate:
-                    # netconfd 2.13 (yuma123) answers <ok/> to a commit that follows a
-                    # <validate> and applies nothing; an edit in between avoids it. The
-                    # same edit again changes nothing on any server.
-                    self._edit("candidate", config)
-            except BaseException:
-                with suppress(DeviceError):
-                    self._rpc("discard-changes", self._manager.discard_changes)
-                raise
-            if not changes:
+            return self._commit_candidate(
+                want, config, lambda: diff(self.get_config("running"),
+                                           self.get_config("candidate")),
+                check, confirm_timeout_seconds, persist_id)
+
+    def _commit_candidate(self, want: Any, config: _Element,
+                          changes_of: Callable[[], list[Change]],
+                          check: Callable[[list[Change]], None] | None,
+                          confirm_timeout_seconds: int, persist_id: str | None) -> Applied:
+        """In the locked candidate: edit it with ``config``, validate, take the changes
+        (``changes_of``), show them to ``check``, and commit (:meth:`_commit`); the
+        candidate discarded when there is nothing to commit or anything fails first."""
+        self._edit("candidate", config)
+        try:
+            self._validate()
+            changes = changes_of()
+            if check is not None:
+                check(changes)
+            if changes and self.capabilities.validate:
+                # netconfd 2.13 (yuma123) answers <ok/> to a commit that follows a
+                # <validate> and applies nothing; an edit in between avoids it. The
+                # same edit again changes nothing on any server.
+                self._edit("candidate", config)
+        except BaseException:
+            with suppress(DeviceError):
                 self._rpc("discard-changes", self._manager.discard_changes)
-                return Applied([], "none", pending=False)
-            return self._commit(want, changes, confirm_timeout_seconds, persist_id)
+            raise
+        if not changes:
+            self._rpc("discard-changes", self._manager.discard_changes)
+            return Applied([], "none", pending=False)
+        return self._commit(want, changes, confirm_timeout_seconds, persist_id)
 
     def _commit(self, want: Any, changes: list[Change], confirm_timeout_seconds: int,
                 persist_id: str | None) -> Applied:
@@ -561,11 +571,8 @@ class SwitchSession:
         """Running holds every leaf of ``want``, or :class:`VerificationFailed`."""
         missing = unmet(_tree(want), self.get_config("running"))
         if missing:
-            shown = "; ".join(f"{c.path} is {c.before!r}, wanted {c.after!r}"
-                              for c in missing[:3])
-            more = f" (and {len(missing) - 3} more)" if len(missing) > 3 else ""
-            raise VerificationFailed(f"running does not hold the change: {shown}{more}",
-                                     device=self.name)
+            raise not_held("running", [f"{c.path} is {c.before!r}, wanted {c.after!r}"
+                                       for c in missing], device=self.name)
 
     def confirm(self, persist_id: str) -> None:
         """Confirm a pending confirmed commit (a confirming commit with its persist-id)."""

@@ -15,11 +15,10 @@ msoctl module; verification reads running back in a new session, as intent.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from contextlib import suppress
 from typing import Any
 
-from drivers.errors import DeviceError, Unsupported, ValidationError, VerificationFailed
-from drivers.switch.intent import Intent, from_legacy, unmet
+from drivers.errors import Unsupported, ValidationError
+from drivers.switch.intent import Intent, as_intent, not_held, unmet
 from drivers.switch.jsontree import Edit, Trees, path_text
 from drivers.switch.models import build
 from drivers.switch.models.base import DeviceModel, counter_tree, model_changes
@@ -32,10 +31,6 @@ SHAPES = {"openconfig": XML_SHAPE}
 """The models spoken over NETCONF, and what their XML needs (namespaces, lists, types)."""
 
 Want = Intent | Mapping[str, Any]
-
-
-def _intent(want: Want) -> Intent:
-    return want if isinstance(want, Intent) else from_legacy(want)
 
 
 class ModelNetconfSession(SwitchSession):
@@ -95,7 +90,7 @@ class ModelNetconfSession(SwitchSession):
         return model_changes(self.model, before, after)
 
     def _edit_for(self, want: Want, before: Trees, merge_only: bool) -> Edit:
-        edit = self.model.edit(_intent(want), before)
+        edit = self.model.edit(as_intent(want), before)
         return Edit(update=edit.replace + edit.update) if merge_only else edit
 
     def plan(self, want: Want, *, merge_only: bool = False) -> Plan:
@@ -120,32 +115,15 @@ class ModelNetconfSession(SwitchSession):
         """As :meth:`SwitchSession.apply`, in the device's model."""
         if not 1 <= confirm_timeout_seconds <= 2**32 - 1:
             raise ValidationError("the confirm timeout is 1 s or more", device=self.name)
-        caps = self.capabilities
         with self._candidate_locked():
             before = self.read("running")
             config = edit_config(self._edit_for(want, before, merge_only), self.shape)
-            self._edit("candidate", config)
-            try:
-                self._validate()
-                found = self._changes(before, self.read("candidate"))
-                if check is not None:
-                    check(found)
-                if found and caps.validate:
-                    self._edit("candidate", config)  # see SwitchSession.apply (netconfd)
-            except BaseException:
-                with suppress(DeviceError):
-                    self._rpc("discard-changes", self._manager.discard_changes)
-                raise
-            if not found:
-                self._rpc("discard-changes", self._manager.discard_changes)
-                return Applied([], "none", pending=False)
-            return self._commit(want, found, confirm_timeout_seconds, persist_id)
+            return self._commit_candidate(
+                want, config, lambda: self._changes(before, self.read("candidate")), check,
+                confirm_timeout_seconds, persist_id)
 
     def verify(self, want: Want) -> None:
         """Running, read in this session, holds every field of ``want`` as intent."""
-        missing = unmet(_intent(want), self.read_intent())
+        missing = unmet(as_intent(want), self.read_intent())
         if missing:
-            shown = "; ".join(d.describe() for d in missing[:3])
-            more = f" (and {len(missing) - 3} more)" if len(missing) > 3 else ""
-            raise VerificationFailed(f"running does not hold the change: {shown}{more}",
-                                     device=self.name)
+            raise not_held("running", [d.describe() for d in missing], device=self.name)
