@@ -40,7 +40,12 @@ from drivers.errors import DeviceError, Unsupported, ValidationError, Verificati
 from drivers.switch.intent import Intent, as_intent, not_held, unmet
 from drivers.switch.jsontree import DevicePath, Edit, Trees, path_text
 from drivers.switch.models import build
-from drivers.switch.models.base import DeviceModel, counter_tree, model_changes
+from drivers.switch.models.base import (
+    DeviceModel,
+    counter_tree,
+    model_changes,
+    model_edit,
+)
 from drivers.switch.netconf import Applied, Plan
 from drivers.switch.tree import Change
 from drivers.transports.gnmi import CommitAction, GnmiCapabilities, GnmiClient, GnmiTarget
@@ -112,15 +117,21 @@ class GnmiSwitchSession:
     def get_state(self, port: str | None = None) -> dict[str, Any]:
         """The congestion counters in the model's state, per port and queue, in the shape
         of the msoctl module's state tree (:func:`~drivers.switch.models.base.counter_tree`)."""
+        return self._counters(self.read(), port)
+
+    def read_intent_and_state(self) -> tuple[Intent, dict[str, Any]]:
+        """:meth:`read_intent` and :meth:`get_state`, the configuration read once."""
+        config = self.read()
+        return self.model.parse(config), self._counters(config)
+
+    def _counters(self, config: Trees, port: str | None = None) -> dict[str, Any]:
         state = self.client.get_json(path_text(self.model.state_path), data_type="ALL")
-        return counter_tree(self.model.counters(self.read(), state), port)
+        return counter_tree(self.model.counters(config, state), port)
 
     # ---- changing ---------------------------------------------------------------------
 
     def _edit(self, want: Want, current: Trees, merge_only: bool) -> tuple[Edit, Trees]:
-        edit = self.model.edit(as_intent(want), current)
-        if merge_only:
-            edit = Edit(delete=[], replace=[], update=edit.replace + edit.update)
+        edit = model_edit(self.model, as_intent(want), current, merge_only=merge_only)
         return edit, current.apply(edit)
 
     def _changes(self, before: Trees, after: Trees) -> list[Change]:

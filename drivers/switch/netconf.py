@@ -437,6 +437,10 @@ class SwitchSession:
         """The intent datastore ``source`` holds (every port configured)."""
         return from_legacy(self.get_config(source))
 
+    def read_intent_and_state(self) -> tuple[Intent, dict[str, Any]]:
+        """:meth:`read_intent` and :meth:`get_state` (every session offers both at once)."""
+        return self.read_intent(), self.get_state()
+
     def describe(self) -> list[str]:
         """What the session speaks, for ``-v`` and the journal."""
         return ["netconf", "model msoctl", *self.capabilities.describe()]

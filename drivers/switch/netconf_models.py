@@ -21,7 +21,12 @@ from drivers.errors import Unsupported, ValidationError
 from drivers.switch.intent import Intent, as_intent, not_held, unmet
 from drivers.switch.jsontree import Edit, Trees, path_text
 from drivers.switch.models import build
-from drivers.switch.models.base import DeviceModel, counter_tree, model_changes
+from drivers.switch.models.base import (
+    DeviceModel,
+    counter_tree,
+    model_changes,
+    model_edit,
+)
 from drivers.switch.models.openconfig import XML_SHAPE
 from drivers.switch.netconf import Applied, NetconfTarget, Plan, SwitchSession
 from drivers.switch.tree import Change
@@ -75,10 +80,18 @@ class ModelNetconfSession(SwitchSession):
     def get_state(self, port: str | None = None) -> dict[str, Any]:
         """The congestion counters in the model's state (``<get>``), per port and queue, in
         the shape of the msoctl module's state tree."""
+        return self._counters(self.read(), port)
+
+    def read_intent_and_state(self) -> tuple[Intent, dict[str, Any]]:
+        """:meth:`read_intent` and :meth:`get_state`, running read once."""
+        config = self.read()
+        return self.model.parse(config), self._counters(config)
+
+    def _counters(self, config: Trees, port: str | None = None) -> dict[str, Any]:
         where = self.model.state_path
         data = self._data("get", self._manager.get, filter=subtree_filter((where,), self.shape))
         state = read_trees(data, (where,), self.shape)[where]
-        return counter_tree(self.model.counters(self.read(), state), port)
+        return counter_tree(self.model.counters(config, state), port)
 
     def get_config(self, source: str = "running") -> dict[str, Any]:
         """The model's trees in ``source``, by path (not the msoctl module's tree)."""
@@ -90,8 +103,7 @@ class ModelNetconfSession(SwitchSession):
         return model_changes(self.model, before, after)
 
     def _edit_for(self, want: Want, before: Trees, merge_only: bool) -> Edit:
-        edit = self.model.edit(as_intent(want), before)
-        return Edit(update=edit.replace + edit.update) if merge_only else edit
+        return model_edit(self.model, as_intent(want), before, merge_only=merge_only)
 
     def plan(self, want: Want, *, merge_only: bool = False) -> Plan:
         """The server's own diff of running and a candidate holding ``want``; changes

@@ -106,8 +106,8 @@ class SwitchCollector(DeviceCollector):
             return
         # A switch of another model: its configuration read as intent, its counters from
         # the model's own state, together in the msoctl module's shape.
-        fill(families, self.device.name, with_counters(to_tree(session.read_intent()),
-                                                       session.get_state()))
+        intent, state = session.read_intent_and_state()
+        fill(families, self.device.name, with_counters(to_tree(intent), state))
 
 
 def with_counters(config: dict[str, Any], state: Mapping[str, Any]) -> dict[str, Any]:

@@ -77,6 +77,14 @@ def refuse(model: str, device: str, missing: list[str]) -> Unsupported:
                        "applied", device=device)
 
 
+def model_edit(model: DeviceModel, want: Intent, current: Trees, *,
+               merge_only: bool = False) -> Edit:
+    """The model's edit for ``want``; with ``merge_only`` nothing is replaced whole or
+    deleted: every replace becomes an update, the deletes are dropped."""
+    edit = model.edit(want, current)
+    return Edit(update=edit.replace + edit.update) if merge_only else edit
+
+
 def model_changes(model: DeviceModel, before: Trees, after: Trees) -> list[Change]:
     """Every leaf that differs, in the device's paths, each with the port and intent
     field the model says it configures."""
