@@ -69,7 +69,7 @@ def _local(name: str) -> str:
     return name.rpartition(":")[2]
 
 
-def _member(node: Mapping[str, Any], name: str) -> str | None:
+def member_of(node: Mapping[str, Any], name: str) -> str | None:
     """The member of ``node`` that path element ``name`` names: exactly, or by local name
     when one of the two carries a module prefix (RFC 7951 qualifies a member only where
     its module changes; a path may or may not)."""
@@ -82,7 +82,7 @@ def _member(node: Mapping[str, Any], name: str) -> str | None:
 
 def _matches(entry: Any, keys: Keys) -> bool:
     return isinstance(entry, Mapping) and all(
-        str(_scalar(entry.get(_member(entry, key) or key))) == value for key, value in keys)
+        str(_scalar(entry.get(member_of(entry, key) or key))) == value for key, value in keys)
 
 
 def _scalar(value: Any) -> Any:
@@ -115,7 +115,7 @@ class Trees:
         for name, keys in rest:
             if not isinstance(node, Mapping):
                 return None
-            member = _member(node, name)
+            member = member_of(node, name)
             node = None if member is None else node[member]
             if keys:
                 if not isinstance(node, list):
@@ -135,7 +135,7 @@ class Trees:
             self.trees[root] = {}
         node: Any = self.trees[root]
         for name, keys in rest[:-1]:
-            member = _member(node, name)
+            member = member_of(node, name)
             if member is None:
                 if not create:
                     return None
@@ -158,7 +158,7 @@ class Trees:
         if found is None:
             return
         node, (name, keys) = found
-        member = _member(node, name)
+        member = member_of(node, name)
         if member is None:
             return
         if keys:
@@ -170,7 +170,7 @@ class Trees:
         found = self._parent(where, create=True)
         assert found is not None
         node, (name, keys) = found
-        member = _member(node, name) or name
+        member = member_of(node, name) or name
         if keys:
             entries = [e for e in node.get(member) or [] if not _matches(e, keys)]
             entries.append({**dict(keys), **copy.deepcopy(value)})
@@ -209,7 +209,7 @@ class Trees:
 def _merged(base: dict[str, Any], value: Mapping[str, Any],
             list_keys: Mapping[str, tuple[str, ...]]) -> dict[str, Any]:
     for name, item in value.items():
-        member = _member(base, name) or name
+        member = member_of(base, name) or name
         old = base.get(member)
         if isinstance(old, Mapping) and isinstance(item, Mapping):
             base[member] = _merged(dict(old), item, list_keys)
@@ -233,7 +233,7 @@ def _entry_keys(entry: Mapping[str, Any], name: str,
                 list_keys: Mapping[str, tuple[str, ...]]) -> Keys:
     candidates = list_keys.get(name, ("name",))
     for key in candidates:
-        member = _member(entry, key)
+        member = member_of(entry, key)
         if member is not None:
             return ((key, str(_scalar(entry[member]))),)
     raise ValidationError(f"an entry of list {name} has none of its keys "

@@ -31,7 +31,7 @@ from typing import Any
 
 from drivers.errors import ValidationError
 from drivers.switch.intent import FastCnp, Intent, Port, Queue, Thresholds, Watchdog
-from drivers.switch.jsontree import DevicePath, Edit, Trees, elem, keyed, path
+from drivers.switch.jsontree import DevicePath, Edit, Trees, elem, keyed, member_of, path
 from drivers.switch.models.base import Counters, Where, refuse
 from drivers.switch.xmljson import XmlShape
 
@@ -340,11 +340,9 @@ class OpenConfig:
 
 
 def _get(node: Mapping[str, Any], name: str) -> Any:
-    """A member by its name, module-qualified or not."""
-    if name in node:
-        return node[name]
-    local = name.rpartition(":")[2]
-    return next((v for k, v in node.items() if k.rpartition(":")[2] == local), None)
+    """A member by its name, module-qualified or not (:func:`drivers.switch.jsontree.member_of`)."""
+    found = member_of(node, name)
+    return None if found is None else node[found]
 
 
 def _entries(container: Any, name: str) -> list[Mapping[str, Any]]:
