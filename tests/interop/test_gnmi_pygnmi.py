@@ -9,11 +9,9 @@ A missing pygnmi skips (fails with CI=true: tests/support/peers.py).
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +24,7 @@ from emulators.gnmi.face import FaceError, Model
 from emulators.gnmi.server import GnmiServer, GnmiTls
 from emulators.lab.pki import Authority
 from emulators.loopthread import LoopThread
-from tests.support.peers import missing
+from tests.support.peers import separate_process_script
 
 Tree = dict[str, Any]
 USER, PASSWORD = "operator", "pw-1"
@@ -97,11 +95,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def pygnmi_script(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if importlib.util.find_spec("pygnmi") is None:  # importing it here would clash
-        missing("pygnmi is not installed (pip install -e '.[dev]')")
-    script = tmp_path_factory.mktemp("pygnmi") / "client.py"
-    script.write_text(textwrap.dedent(SCRIPT), encoding="utf-8")
-    return script
+    return separate_process_script("pygnmi", SCRIPT, tmp_path_factory.mktemp("pygnmi"))
 
 
 @pytest.fixture(scope="module")

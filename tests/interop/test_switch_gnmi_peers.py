@@ -35,7 +35,6 @@ import itertools
 import json
 import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -50,7 +49,7 @@ from tests.support import oc_runner
 from tests.support.gnmi_switch import factory_reset_checked, serving
 from tests.support.netconf import PASSWORD, USER
 from tests.support.oc_bindings import HOW_TO_INSTALL
-from tests.support.peers import missing, require_module
+from tests.support.peers import missing, require_module, separate_process_script
 
 PORTS = {f"Ethernet{n}": PhysicalPort("400G", 30_010.0) for n in range(1, 5)}
 PORT, QUEUE_ID = "Ethernet1", 3
@@ -342,11 +341,7 @@ def pygnmi_settings(device: SwitchDevice) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def pygnmi_script(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if importlib.util.find_spec("pygnmi") is None:  # importing it here would clash
-        missing("pygnmi is not installed (pip install -e '.[dev]')")
-    script = tmp_path_factory.mktemp("pygnmi") / "client.py"
-    script.write_text(textwrap.dedent(SCRIPT), encoding="utf-8")
-    return script
+    return separate_process_script("pygnmi", SCRIPT, tmp_path_factory.mktemp("pygnmi"))
 
 
 def run_pygnmi(script: Path, device: SwitchDevice, settings: dict[str, Any]) -> dict[str, Any]:

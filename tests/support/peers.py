@@ -8,8 +8,10 @@ unnoticed as a row of skips. ``make test`` installs the Debian peers when run as
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import shutil
+import textwrap
 from pathlib import Path
 from types import ModuleType
 from typing import NoReturn
@@ -52,3 +54,15 @@ def require_module(name: str, *, how_to_install: str) -> ModuleType:
         return importlib.import_module(name)
     except ImportError as error:
         missing(f"Python module {name} is not importable ({error}); {how_to_install}")
+
+
+def separate_process_script(module: str, text: str, directory: Path) -> Path:
+    """``text`` (a client of the Python module ``module``, dedented) written to
+    ``directory/client.py``, for a peer that must run in a process of its own (pygnmi's
+    gNMI stubs cannot share one with gnmi-pb's, so it is looked for, never imported,
+    here); missing when ``module`` is not installed."""
+    if importlib.util.find_spec(module) is None:
+        missing(f"{module} is not installed (pip install -e '.[dev]')")
+    script = directory / "client.py"
+    script.write_text(textwrap.dedent(text), encoding="utf-8")
+    return script
