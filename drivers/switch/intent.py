@@ -330,6 +330,47 @@ def to_dict(intent: Intent) -> dict[str, Any]:
     return {TOP: body}
 
 
+# ---- the project's YANG names ------------------------------------------------------------
+# msoctl-congestion and its rewrite as OpenConfig augments (msoctl-qos-augments) give fast
+# CNP and the PFC watchdog the same leaves; these four read and write them.
+
+
+def fast_cnp_leaves(fast: FastCnp) -> dict[str, Any]:
+    """``fast`` in the project's YANG leaf names (those it leaves to the device left out)."""
+    leaves: dict[str, Any] = {"enabled": fast.enabled}
+    for key, value in (("cnp-dscp", fast.cnp_dscp), ("cnp-priority", fast.cnp_priority),
+                       ("min-interval-microseconds", fast.min_interval_us),
+                       ("flow-table-size", fast.flow_table_size),
+                       ("flow-aging-seconds", fast.flow_aging_s)):
+        if value is not None:
+            leaves[key] = value
+    return leaves
+
+
+def fast_cnp_of(leaves: Mapping[str, Any]) -> FastCnp:
+    """Fast CNP from the project's YANG leaves."""
+    return FastCnp(enabled=bool(leaves.get("enabled", False)),
+                   cnp_dscp=leaves.get("cnp-dscp"), cnp_priority=leaves.get("cnp-priority"),
+                   min_interval_us=leaves.get("min-interval-microseconds"),
+                   flow_table_size=leaves.get("flow-table-size"),
+                   flow_aging_s=leaves.get("flow-aging-seconds"))
+
+
+def watchdog_leaves(dog: Watchdog) -> dict[str, Any]:
+    """The PFC watchdog in the project's YANG leaf names."""
+    return {"enabled": dog.enabled, "detection-time-ms": dog.detection_ms,
+            "restoration-time-ms": dog.restoration_ms, "action": dog.action}
+
+
+def watchdog_of(leaves: Mapping[str, Any]) -> Watchdog:
+    """The PFC watchdog from the project's YANG leaves, their defaults where left out."""
+    default = Watchdog()
+    return Watchdog(enabled=leaves.get("enabled", default.enabled),
+                    detection_ms=leaves.get("detection-time-ms", default.detection_ms),
+                    restoration_ms=leaves.get("restoration-time-ms", default.restoration_ms),
+                    action=leaves.get("action", default.action))
+
+
 # ---- the first rounds' WANT files ------------------------------------------------------
 
 
@@ -338,12 +379,7 @@ def from_legacy(tree: Mapping[str, Any]) -> Intent:
     (:func:`drivers.switch.tree.check`): the module's names turned into the operator's."""
     top = tree.get(LEGACY_TOP) or {}
     fast = top.get("fast-cnp")
-    fast_cnp = None if fast is None else FastCnp(
-        enabled=bool(fast.get("enabled", False)), cnp_dscp=fast.get("cnp-dscp"),
-        cnp_priority=fast.get("cnp-priority"),
-        min_interval_us=fast.get("min-interval-microseconds"),
-        flow_table_size=fast.get("flow-table-size"),
-        flow_aging_s=fast.get("flow-aging-seconds"))
+    fast_cnp = None if fast is None else fast_cnp_of(fast)
     ports = {}
     for entry in (top.get("ports") or {}).get("port") or []:
         pfc = entry.get("pfc") or {}
@@ -360,16 +396,11 @@ def from_legacy(tree: Mapping[str, Any]) -> Intent:
             queues[queue["queue-id"]] = Queue(ecn=thresholds if marks else None,
                                               wred=None if marks else thresholds,
                                               fast_cnp=fast_queue)
-        default = Watchdog()
         ports[entry["name"]] = Port(
             speed=entry.get("speed"), cable_length_m=entry.get("cable-length-meters"),
             lossless_priorities=tuple(sorted(entry.get("lossless-priorities") or ())),
             xoff_bytes=pfc.get("xoff-bytes"), xon_bytes=pfc.get("xon-bytes"),
-            pfc_watchdog=None if dog is None else Watchdog(
-                enabled=dog.get("enabled", True),
-                detection_ms=dog.get("detection-time-ms", default.detection_ms),
-                restoration_ms=dog.get("restoration-time-ms", default.restoration_ms),
-                action=dog.get("action", default.action)),
+            pfc_watchdog=None if dog is None else watchdog_of(dog),
             queues=dict(sorted(queues.items())))
     return Intent(ports=ports, fast_cnp=fast_cnp)
 

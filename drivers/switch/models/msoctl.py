@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from drivers.switch.intent import Intent, Port, from_legacy
+from drivers.switch.intent import (
+    Intent,
+    Port,
+    fast_cnp_leaves,
+    from_legacy,
+    watchdog_leaves,
+)
 
 NAME = "msoctl"
 NAMESPACE = "urn:megascaleout:yang:msoctl-congestion"
@@ -34,8 +40,7 @@ def _port(name: str, port: Port) -> dict[str, Any]:
         pfc["xon-bytes"] = port.xon_bytes
     dog = port.pfc_watchdog
     if dog is not None:
-        pfc["watchdog"] = {"enabled": dog.enabled, "detection-time-ms": dog.detection_ms,
-                           "restoration-time-ms": dog.restoration_ms, "action": dog.action}
+        pfc["watchdog"] = watchdog_leaves(dog)
     if pfc:
         entry["pfc"] = pfc
     queues = []
@@ -60,11 +65,7 @@ def to_tree(intent: Intent) -> dict[str, Any]:
     top: dict[str, Any] = {}
     fast = intent.fast_cnp
     if fast is not None:
-        top["fast-cnp"] = {"enabled": fast.enabled, **{key: value for key, value in (
-            ("cnp-dscp", fast.cnp_dscp), ("cnp-priority", fast.cnp_priority),
-            ("min-interval-microseconds", fast.min_interval_us),
-            ("flow-table-size", fast.flow_table_size),
-            ("flow-aging-seconds", fast.flow_aging_s)) if value is not None}}
+        top["fast-cnp"] = fast_cnp_leaves(fast)
     if intent.ports:
         top["ports"] = {"port": [_port(name, port) for name, port in intent.ports.items()]}
     return {"switch": top}

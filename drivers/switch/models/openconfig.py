@@ -30,7 +30,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from drivers.errors import ValidationError
-from drivers.switch.intent import FastCnp, Intent, Port, Queue, Thresholds, Watchdog
+from drivers.switch.intent import (
+    Intent,
+    Port,
+    Queue,
+    Thresholds,
+    Watchdog,
+    fast_cnp_leaves,
+    fast_cnp_of,
+    watchdog_leaves,
+    watchdog_of,
+)
 from drivers.switch.jsontree import DevicePath, Edit, Trees, elem, keyed, member_of, path
 from drivers.switch.models.base import Counters, Where, refuse
 from drivers.switch.xmljson import XmlShape
@@ -128,7 +138,7 @@ class OpenConfig:
                                     {"port-speed": f"openconfig-if-ethernet:{SPEEDS[port.speed]}"}))
         if want.fast_cnp is not None:
             edit.replace.append((path(*QOS, f"{MSOCTL}:fast-cnp", "config"),
-                                 _fast_cnp_value(want.fast_cnp)))
+                                 fast_cnp_leaves(want.fast_cnp)))
         if self.arista:
             dog = _one_watchdog(want, self.device)
             if dog is not None:
@@ -174,10 +184,7 @@ class OpenConfig:
             pfc: dict[str, Any] = {"config": {"lossless-priorities": list(
                 port.lossless_priorities)}}
             if port.pfc_watchdog is not None:
-                dog = port.pfc_watchdog
-                pfc["watchdog"] = {"config": {
-                    "enabled": dog.enabled, "detection-time-ms": dog.detection_ms,
-                    "restoration-time-ms": dog.restoration_ms, "action": dog.action}}
+                pfc["watchdog"] = {"config": watchdog_leaves(port.pfc_watchdog)}
             entry[f"{MSOCTL}:pfc"] = pfc
         return entry
 
@@ -240,12 +247,7 @@ class OpenConfig:
         for name, speed in speeds.items():
             ports.setdefault(name, Port(speed=speed))
         fast = (_get(qos, f"{MSOCTL}:fast-cnp") or {}).get("config")
-        fast_cnp = None if fast is None else FastCnp(
-            enabled=bool(fast.get("enabled", False)), cnp_dscp=fast.get("cnp-dscp"),
-            cnp_priority=fast.get("cnp-priority"),
-            min_interval_us=fast.get("min-interval-microseconds"),
-            flow_table_size=fast.get("flow-table-size"),
-            flow_aging_s=fast.get("flow-aging-seconds"))
+        fast_cnp = None if fast is None else fast_cnp_of(fast)
         return Intent(ports=dict(sorted(ports.items())), fast_cnp=fast_cnp)
 
     def _port(self, entry: Mapping[str, Any], ids: Mapping[str, int],
@@ -278,13 +280,7 @@ class OpenConfig:
                                       or ()))
             config = (pfc.get("watchdog") or {}).get("config")
             if config is not None:
-                default = Watchdog()
-                dog = Watchdog(enabled=config.get("enabled", default.enabled),
-                               detection_ms=config.get("detection-time-ms",
-                                                       default.detection_ms),
-                               restoration_ms=config.get("restoration-time-ms",
-                                                         default.restoration_ms),
-                               action=config.get("action", default.action))
+                dog = watchdog_of(config)
         xoff, xon = headroom.get("xoff-bytes"), headroom.get("xon-bytes")
         return Port(speed=speed, cable_length_m=headroom.get("cable-length-meters"),
                     lossless_priorities=priorities,
@@ -380,17 +376,6 @@ def _profile_value(name: str, queue: Queue) -> dict[str, Any]:
         "min-threshold": str(thresholds.min_bytes), "max-threshold": str(thresholds.max_bytes),
         "max-drop-probability-percent": thresholds.probability_percent,
         "enable-ecn": marks, "drop": not marks}}}}
-
-
-def _fast_cnp_value(fast: FastCnp) -> dict[str, Any]:
-    config: dict[str, Any] = {"enabled": fast.enabled}
-    for key, value in (("cnp-dscp", fast.cnp_dscp), ("cnp-priority", fast.cnp_priority),
-                       ("min-interval-microseconds", fast.min_interval_us),
-                       ("flow-table-size", fast.flow_table_size),
-                       ("flow-aging-seconds", fast.flow_aging_s)):
-        if value is not None:
-            config[key] = value
-    return config
 
 
 def _one_watchdog(want: Intent, device: str) -> Watchdog | None:
