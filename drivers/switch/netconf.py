@@ -42,7 +42,7 @@ import logging
 import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -52,7 +52,7 @@ from lxml import etree
 from lxml.etree import _Element
 from ncclient import manager
 from ncclient.devices.default import DefaultDeviceHandler
-from ncclient.operations import RaiseMode
+from ncclient.operations import GetConfig, RaiseMode
 from ncclient.operations.errors import MissingCapabilityError, TimeoutExpiredError
 from ncclient.operations.rpc import RPCError, RPCReply
 from ncclient.transport.errors import (
@@ -89,6 +89,9 @@ ROLLBACK_ON_ERROR = "urn:ietf:params:netconf:capability:rollback-on-error:1.0"
 WRITABLE_RUNNING = "urn:ietf:params:netconf:capability:writable-running:1.0"
 REPLACED = (("switch", "ports", "port"), ("switch", "fast-cnp"))
 CLOSE_TIMEOUT_SECONDS = 2.0
+NUDGE_SECONDS = 1.0
+"""How long a session's first RPC waits for its reply before the driver sends one more
+message behind it (:func:`first_reply_nudged`)."""
 # ncclient's transport thread sends a queued request only when its select() wakes,
 # at the latest every TICK (0.1 s): every RPC then costs up to 100 ms however fast the
 # server is (measured: a get-config of the emulator 102 ms; with 2 ms, 7 ms). The
@@ -241,10 +244,41 @@ class BaseHelloHandler(DefaultDeviceHandler):  # type: ignore[misc]
     one read, it leaves that RPC unanswered until more input arrives (seen as a first
     ``<lock>`` or ``<get-config>`` of a session with no reply, the server's log showing
     it handled at the client's close). A short hello is read whole before the first
-    RPC is sent, unless the server falls a whole round trip behind
-    (docs/dialects/netconf.md)."""
+    RPC is sent, unless the server falls a whole round trip behind; then
+    :func:`first_reply_nudged` gets the reply out (docs/dialects/netconf.md)."""
 
     _BASE_CAPABILITIES: ClassVar[list[str]] = list(BASE_CAPABILITIES)
+
+
+@contextmanager
+def first_reply_nudged(netconf: Any, after: float = NUDGE_SECONDS) -> Iterator[None]:
+    """Wrap a session's first RPC (on the ncclient manager ``netconf``): when its reply has
+    not come ``after`` seconds on, send a ``<get-config>`` of running with an empty
+    subtree filter, which selects nothing (RFC 6241 section 6.4.2), and wait on.
+
+    netconfd 2.13 leaves an RPC unanswered when it comes in the same read as the tail
+    of the client's hello, until more input arrives. The short hello
+    (:class:`BaseHelloHandler`) makes that rare, but a server that falls a round trip
+    behind its client (a loaded machine) still reads the two together. The extra
+    message is that input; its reply, for an RPC nobody waits on, is dropped by
+    ncclient. A server that is merely slow gets one harmless read more."""
+    answered = threading.Event()
+
+    def nudge() -> None:
+        if answered.is_set():
+            return
+        with suppress(Exception):  # the session may be going away; the RPC's own wait tells
+            GetConfig(netconf._session, netconf._device_handler, async_mode=True,
+                      raise_mode=RaiseMode.NONE).request(source="running", filter=[])
+
+    timer = threading.Timer(after, nudge)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        answered.set()
+        timer.cancel()
 
 
 class _KnownHostsSession(SSHSession):  # type: ignore[misc]
@@ -275,6 +309,7 @@ class SwitchSession:
         self.name = target.name
         self._manager: Any = None
         self._failed = False
+        self._answered = False  # no RPC of this session answered yet (first_reply_nudged)
         self._manager = self._connect()
         self.capabilities = Capabilities.from_hello(list(self._manager.server_capabilities))
         try:
@@ -398,7 +433,9 @@ class SwitchSession:
         if self._manager is None:
             raise DeviceUnreachable("the NETCONF session is closed", device=self.name)
         try:
-            reply = call(*args, **kwargs)
+            with nullcontext() if self._answered else first_reply_nudged(self._manager):
+                reply = call(*args, **kwargs)
+            self._answered = True
         except TimeoutExpiredError:
             self._failed = True
             raise DeviceTimeout(f"{operation}: no reply within "

@@ -89,8 +89,9 @@ class Server:
 
     @contextmanager
     def session(self) -> Iterator[Manager]:
-        """An ncclient session that is always closed, every RPC bounded."""
-        with ncclient_session(TIMEOUT_SECONDS, **self.options) as session:
+        """An ncclient session that is always closed, every RPC bounded, settled first
+        (a first RPC of netconfd's left unanswered is nudged out)."""
+        with ncclient_session(TIMEOUT_SECONDS, settle=True, **self.options) as session:
             yield session
 
     def reset(self) -> None:

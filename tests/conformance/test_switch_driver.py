@@ -25,12 +25,14 @@ from drivers.errors import (
 )
 from drivers.switch.netconf import (
     BASE_CAPABILITIES,
+    NUDGE_SECONDS,
     NetconfRejected,
     NetconfTarget,
     SwitchSession,
 )
 from drivers.switch.tree import check, diff, from_xml, merge, to_xml, unmet
 from emulators.faults import Fault
+from tests.support.lab import wait_until
 from tests.support.netconf import PASSWORD, TOKEN, USER, Loop, Switch, leaf, netconf, want
 
 
@@ -301,6 +303,25 @@ def test_slow_rpc_within_the_timeout_succeeds_and_past_it_times_out(
         switch.server.faults.inject(Fault("latency", seconds=1.5))
         with pytest.raises(DeviceTimeout, match="within 1 s"):
             s.get_config()
+    switch.server.faults.clear()
+    sessions_end(switch)
+
+
+def test_a_first_reply_held_past_the_nudge_gets_one_read_behind_it(
+        switch: Switch, known_hosts: Path) -> None:
+    """first_reply_nudged: a session's first reply held back past NUDGE_SECONDS brings
+    one get-config that selects nothing behind it (netconfd 2.13 answers a first RPC
+    read with the hello's tail only once more input comes: tests/interop). Its reply
+    is dropped and the first RPC gets its own; a later slow RPC brings none."""
+    held = Fault("latency", seconds=NUDGE_SECONDS + 0.5, count=1)
+    with session(switch, known_hosts, timeout_seconds=5.0) as s:
+        [served] = switch.server.sessions.values()
+        switch.server.faults.inject(held)
+        assert s.get_state()["switch"]["buffer"]["total-bytes"] == 8589934592
+        wait_until(lambda: served.counters.in_rpcs == 2, "the nudge to be read")
+        switch.server.faults.inject(held)
+        assert s.get_config() is not None
+        assert served.counters.in_rpcs == 3
     switch.server.faults.clear()
     sessions_end(switch)
 

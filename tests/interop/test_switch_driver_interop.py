@@ -11,13 +11,16 @@ documented in tests/conformance/test_netconf_conformance.py, named here.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import time
 from collections.abc import Iterator
 from typing import Any
 
+import asyncssh
 import pytest
+from lxml import etree
 from ncclient import NCClientError, manager
 from ncclient.manager import Manager
 from ncclient.operations.rpc import RPCError
@@ -25,7 +28,9 @@ from ncclient.operations.rpc import RPCError
 from drivers.switch.netconf import NetconfRejected, NetconfTarget, SwitchSession
 from drivers.switch.schema import NAMESPACE, REVISION
 from drivers.switch.tree import to_xml
-from tests.support.netconf import TOKEN, want
+from emulators.netconf import messages
+from emulators.netconf.framing import BASE_1_0, BASE_1_1, Decoder, Framing, encode, negotiate
+from tests.support.netconf import TOKEN, settled, want
 from tests.support.netconfd import NetconfdPeer, running_netconfd
 
 OTHER_TOKEN = "msoctl-test-2"
@@ -45,6 +50,7 @@ def client(peer: NetconfdPeer) -> Iterator[Manager]:
     session = manager.connect(**peer.ncclient_options(), timeout=10)
     session.timeout = 10
     try:
+        settled(session)
         yield session
     finally:
         try:
@@ -191,3 +197,52 @@ def test_stale_candidate_changes_of_a_gone_session_are_discarded(
     assert applied.pending
     assert running(netconfd)["switch"]["ports"]["port"][0]["pfc"]["xoff-bytes"] \
         == 24_000_000
+
+
+# ---- a first RPC read with the hello's tail ------------------------------------------
+
+NOTHING_READ = ('<rpc message-id="{}" xmlns="urn:ietf:params:xml:ns:netconf:base:1.0">'
+                '<get-config><source><running/></source><filter type="subtree"/>'
+                '</get-config></rpc>')
+
+
+def test_a_first_rpc_read_with_the_hellos_tail_is_answered_once_more_input_comes(
+        netconfd: NetconfdPeer) -> None:
+    """What drivers.switch.netconf first_reply_nudged is for: the client's hello and its
+    first RPC in one write (as netconfd reads them when it falls behind its client)
+    leave that RPC unanswered; one more RPC behind it, such as the driver's empty
+    read, brings both replies, in order."""
+
+    async def exchange() -> tuple[bytes | None, list[bytes]]:
+        connection = await asyncssh.connect(
+            netconfd.host, netconfd.port, username=netconfd.username,
+            client_keys=[str(netconfd.key_path)], known_hosts=str(netconfd.known_hosts))
+        async with connection:
+            writer, reader, _ = await connection.open_session(subsystem="netconf",
+                                                              encoding=None)
+            decoder = Decoder()
+
+            async def receive(seconds: float) -> bytes:
+                while (message := decoder.next_message()) is None:
+                    data = await asyncio.wait_for(reader.read(65536), seconds)
+                    if not data:
+                        raise EOFError("netconfd closed the session")
+                    decoder.feed(data)
+                return message
+
+            ours = (BASE_1_0, BASE_1_1)
+            theirs = messages.parse_hello(await receive(10)).capabilities
+            framing = negotiate(ours, theirs)
+            writer.write(encode(messages.hello(ours), Framing.END_OF_MESSAGE)
+                         + encode(NOTHING_READ.format(1).encode(), framing))
+            decoder.framing = framing
+            try:
+                early: bytes | None = await receive(1.5)
+            except TimeoutError:
+                early = None
+            writer.write(encode(NOTHING_READ.format(2).encode(), framing))
+            return early, [await receive(10), await receive(10)]
+
+    early, replies = asyncio.run(exchange())
+    assert early is None
+    assert [etree.fromstring(reply).get("message-id") for reply in replies] == ["1", "2"]

@@ -20,6 +20,7 @@ from ncclient import NCClientError, manager
 from ncclient.manager import Manager
 from ncclient.operations.rpc import RaiseMode
 
+from drivers.switch.netconf import first_reply_nudged
 from drivers.switch.schema import NAMESPACE
 from emulators.clock import SteppedClock
 from emulators.lab import Lab
@@ -48,13 +49,16 @@ class Loop:
 
 
 @contextmanager
-def ncclient_session(timeout: float, **connect: Any) -> Iterator[Manager]:
+def ncclient_session(timeout: float, *, settle: bool = False,
+                     **connect: Any) -> Iterator[Manager]:
     """``manager.connect(**connect)``: a session that is always closed, every RPC bounded
-    by ``timeout`` and every rpc-error raised."""
+    by ``timeout`` and every rpc-error raised; with ``settle``, :func:`settled` first."""
     session = manager.connect(timeout=timeout, **connect)
     session.timeout = timeout
     session.raise_mode = RaiseMode.ERRORS
     try:
+        if settle:
+            settled(session)
         yield session
     finally:
         if session.connected:
@@ -180,3 +184,10 @@ def lab_session(lab: Lab, name: str, *, known_hosts: Path | None = None,
         yield session
 
 
+def settled(session: Manager) -> None:
+    """Send ``session`` one RPC that reads nothing, its reply nudged out of a server that
+    read it with the hello's tail (netconfd 2.13; drivers.switch.netconf
+    first_reply_nudged, which the driver does on each session's first RPC). The RPCs
+    after it are answered as they come."""
+    with first_reply_nudged(session):
+        session.get_config(source="running", filter=[])
