@@ -5,7 +5,7 @@ entry is a list entry of yang/msoctl-congestion.yang: a port, or a queue of a po
 every edit names N/8 ports, each with 7 queues whose WRED/ECN thresholds it sets.
 
 - **size**: one emulated switch whose chip has as many ports as the largest edit
-  names (emulators/switch/fleet.py, in a spawned process of its own, so that its CPU
+  names (emulators/switch/fleet.py, in a process of its own, so that its CPU
   does not compete with the client's). The client is ncclient in this process, with
   the send tick msoctl's driver uses. Per round: edit-config of the candidate, then
   commit (the YANG must rules checked by libyang, or the fallback without it, and

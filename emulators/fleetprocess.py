@@ -2,7 +2,7 @@
 two multiprocessing pipes.
 
 A fleet's ``serve`` function (emulators/ocs/fleet.py, emulators/switch/fleet.py) is
-the target of a spawned process. It takes the two child ends last among its
+the target of a process of its own. It takes the two child ends last among its
 positional arguments: it sends on ``ready`` one tuple per device once all of them
 listen, then :func:`answer_until_stopped` answers ``"cpu"`` on ``stop`` with the
 process's CPU seconds so far, until anything else comes, and the fleet stops.
@@ -12,11 +12,12 @@ process's CPU seconds so far, until anything else comes, and the fleet stops.
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import time
 from collections.abc import Callable, Mapping, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
+
+from emulators.processes import process_context
 
 
 async def answer_until_stopped(stop: Connection) -> None:
@@ -27,17 +28,17 @@ async def answer_until_stopped(stop: Connection) -> None:
 
 
 class FleetProcess:
-    """Start ``serve(*args, ready, stop, **kwargs)`` in a spawned process and wait, up to
+    """Start ``serve(*args, ready, stop, **kwargs)`` in a process of its own and wait, up to
     ``start_seconds``, for its devices (:attr:`devices`); RuntimeError naming ``what``
     when the process ends first or takes longer.
 
     With ``wait=False`` the process is started and :meth:`wait` waits for it, so that
-    several fleets start side by side (each spawn spends a second or two importing)."""
+    several fleets start side by side (a fresh fork server first imports the emulators)."""
 
     def __init__(self, serve: Callable[..., None], args: Sequence[Any], *, what: str,
                  kwargs: Mapping[str, Any] | None = None, start_seconds: float = 300.0,
                  wait: bool = True):
-        context = multiprocessing.get_context("spawn")
+        context = process_context()
         self._what = what
         self._ready, child_ready = context.Pipe()
         self._stop, child_stop = context.Pipe()

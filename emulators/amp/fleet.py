@@ -3,7 +3,7 @@
 line protocol, ``socket://`` in an inventory), controlled over two multiprocessing
 pipes (:mod:`emulators.fleetprocess`).
 
-Run :func:`serve_fleet` as the target of a (spawned) process. It sends on ``ready``
+Run :func:`serve_fleet` as the target of a process of its own. It sends on ``ready``
 one ``(name, port)`` per amplifier once all listen, then answers ``"cpu"`` on ``stop``
 with the process's CPU seconds so far, and stops every bridge on anything else.
 """

@@ -3,7 +3,7 @@
 SHA-256 and AES-128), controlled over two multiprocessing pipes
 (:mod:`emulators.fleetprocess`).
 
-Run :func:`serve_fleet` as the target of a (spawned) process: ``count`` agents numbered
+Run :func:`serve_fleet` as the target of a process of its own: ``count`` agents numbered
 from ``first`` (several processes serve one fleet). It sends on ``ready`` one
 ``(index, port)`` per agent once all listen, then answers ``"cpu"`` on ``stop``
 with the process's CPU seconds so far, and stops every agent on anything else. Each

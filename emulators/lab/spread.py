@@ -4,9 +4,10 @@ serves.
 Python runs one thread at a time per process; a lab of hundreds of links in one
 process answers its SCPI clients, reads its alarms and walks its optical model on
 one core however many the machine has. Light never crosses between OCS domains
-(emulators/lab/domains.py), so each worker (emulators/lab/worker.py, a spawned
-process) runs its share of the domains as an ordinary :class:`~emulators.lab.lab.Lab`
-with an optical model of its own, and nothing a worker computes is needed by another.
+(emulators/lab/domains.py), so each worker (emulators/lab/worker.py, a process forked
+from emulators/processes.py's server) runs its share of the domains as an ordinary
+:class:`~emulators.lab.lab.Lab` with an optical model of its own, and nothing a worker
+computes is needed by another.
 
 This process -- the one ``msoctl lab up`` runs in -- keeps what a lab has once:
 
@@ -29,7 +30,6 @@ stops the whole lab with its one-line reason; a worker whose starting process di
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import threading
 import time
@@ -48,6 +48,7 @@ from emulators.lab.status import CUT_KINDS, cables_and_spans, check_fault, fault
 from emulators.lab.topology import Topology
 from emulators.lab.worker import serve_part
 from emulators.loopthread import LoopThread
+from emulators.processes import process_context
 
 START_SECONDS = 300.0
 """How long the workers may take to listen, all together."""
@@ -62,7 +63,7 @@ class _Worker:
     """One worker process and the parent's end of its pipe (one request at a time)."""
 
     def __init__(self, index: int, topology: Topology, state_dir: Path):
-        context = multiprocessing.get_context("spawn")
+        context = process_context()
         self.index = index
         self.topology = topology
         self.pipe, child = context.Pipe()
@@ -71,7 +72,7 @@ class _Worker:
             name=f"lab-worker-{index}")
         self.process.start()
         child.close()
-        # The part goes over the pipe, from a thread: a spawned process reads it only once
+        # The part goes over the pipe, from a thread: the new process reads it only once
         # its interpreter is up, and a write that large would hold the next worker's start.
         self._sending = threading.Thread(target=self._send_part, name=f"lab-worker-{index}-part",
                                          daemon=True)

@@ -1,6 +1,6 @@
 """One worker process of a lab spread over several (emulators/lab/spread.py).
 
-:func:`serve_part` is the target of a spawned process. It reads its part of the
+:func:`serve_part` is the target of a process of its own. It reads its part of the
 topology (a :class:`~emulators.lab.topology.Topology`) from its pipe, runs it as a
 :class:`~emulators.lab.lab.Lab` in worker mode (no state-directory lock, no inventory,
 no control endpoint: the starting process has those), then sends on its pipe

@@ -1,7 +1,7 @@
 """Many emulated OCSes in one process, for benchmarks: each an :class:`OcsDevice` with
 its SCPI server on loopback TCP, controlled over two multiprocessing pipes.
 
-Run :func:`serve_fleet` as the target of a (spawned) process. It sends on ``ready``
+Run :func:`serve_fleet` as the target of a process of its own. It sends on ``ready``
 one ``(name, port)`` per OCS once all listen, then answers ``"cpu"`` on ``stop`` with
 the process's CPU seconds so far, and stops every server on anything else.
 """

@@ -1,7 +1,7 @@
 """Many emulated switches in one process, for benchmarks: each a :class:`SwitchDevice`
 with its server on loopback, controlled over two multiprocessing pipes.
 
-Run :func:`serve_fleet` as the target of a (spawned) process. Every switch of a fleet
+Run :func:`serve_fleet` as the target of a process of its own. Every switch of a fleet
 has one face (``face``, ``augments`` and ``commit_confirmed`` as
 :class:`SwitchDevice` takes them): ``"msoctl"`` serves NETCONF over SSH, ``"openconfig"``
 and ``"sonic"`` serve gNMI in plaintext. It sends on ``ready`` one

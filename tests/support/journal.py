@@ -8,12 +8,15 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from emulators.lab import JOURNAL_FILE, Lab
+from emulators.lab.constants import JOURNAL_FILE
 from msoctl.journal import Journal, close_stores
 from msoctl.journal.model import fold
 from tests.support.paths import ROOT
+
+if TYPE_CHECKING:  # the lab's emulators are a second of imports in each process spawned here
+    from emulators.lab import Lab
 
 JOURNAL_TABLES = ("records", "operations", "op_devices", "link_states", "device_locks")
 
