@@ -197,6 +197,11 @@ class SwitchTelemetry:
         with self._lock:
             return self.optics.tx_power_dbm(self.optics.lane(port, lane), self.clock.now())
 
+    def tx_powers_dbm(self) -> dict[int, list[float]]:
+        """:meth:`tx_power_dbm` of every optical lane now, by port in lane order."""
+        with self._lock:
+            return self.optics.tx_powers_dbm(self.clock.now())
+
     # ---- faults --------------------------------------------------------------------
 
     def _changed(self) -> None:

@@ -288,8 +288,24 @@ class OpticalPlant:
         """The lane's transmit power without reading noise: what enters the fiber."""
         if lane.engine.failed:
             return NO_LIGHT_DBM
+        return self._from_laser(lane, lane.laser.output_power_dbm(now))
+
+    def tx_powers_dbm(self, now: float) -> dict[int, list[float]]:
+        """:meth:`tx_power_dbm` of every lane at ``now``, by port in lane order; each
+        laser's output reckoned once for the lanes it feeds (the lab asks every tick)."""
+        outputs = {id(laser): laser.output_power_dbm(now) for laser in self.lasers}
+        powers: dict[int, list[float]] = {}
+        for lane in self.lanes:
+            power = NO_LIGHT_DBM if lane.engine.failed else \
+                self._from_laser(lane, outputs[id(lane.laser)])
+            powers.setdefault(lane.port, []).append(power)
+        return powers
+
+    def _from_laser(self, lane: OpticalLane, laser_dbm: float) -> float:
+        """What the lane sends of its laser's ``laser_dbm``: its share of the split, less
+        the modulator's loss, with the lane's own offset."""
         split_db = 10.0 * math.log10(self.lanes_per_laser)
-        return lane.laser.output_power_dbm(now) - split_db - LANE_EXCESS_LOSS_DB + lane.offset_db
+        return laser_dbm - split_db - LANE_EXCESS_LOSS_DB + lane.offset_db
 
     def advance(self, seconds: float, load: float, rng: random.Random) -> None:
         for engine in self.engines:

@@ -453,6 +453,7 @@ class Lab:
             if bank is None:
                 continue
             lanes = telemetry.spec.optical_lanes_per_port
+            powers = telemetry.tx_powers_dbm()
             for number, port in enumerate(telemetry.spec.ports, start=1):
                 if number > bank.count:
                     break
@@ -460,8 +461,8 @@ class Lab:
                 if override is not None:
                     bank.set_power(number, override)
                     continue
-                milliwatts = [10 ** (power / 10) for lane in range(1, lanes + 1)
-                              if math.isfinite(power := telemetry.tx_power_dbm(port, lane))]
+                milliwatts = [10 ** (power / 10) for power in powers[port][:lanes]
+                              if math.isfinite(power)]
                 mean = sum(milliwatts) / lanes
                 bank.set_power(number, 10 * math.log10(mean) if mean > 0 else NO_LIGHT_DBM)
 
