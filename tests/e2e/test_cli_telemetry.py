@@ -112,12 +112,14 @@ def test_cpc_json_lists_every_lane_with_its_fec_counters(msoctl: Msoctl) -> None
 
 
 def test_cpc_with_an_interval_shows_rates_cer_and_flr(msoctl: Msoctl) -> None:
-    # 1.5 s, as below: the agent refreshes its counters once a second, and two walks 1 s
-    # apart on a loaded machine read many lanes from one snapshot (no rate for them)
-    document = _json(msoctl, "cpc", "sw-a", "--interval", "1.5")
-    # the agent's own time between the readings (sysUpTime): the 1.5 s asked, give or take
+    # 3 s: the agent refreshes its counters when a request finds them a second old, and
+    # the interval counts from the first walk's start; a loaded machine stretched a first
+    # walk so far that, 1.5 s apart, both walks read every lane from one snapshot (no
+    # rate for any). 3 s keeps them apart unless the first walk alone takes 2 s.
+    document = _json(msoctl, "cpc", "sw-a", "--interval", "3")
+    # the agent's own time between the readings (sysUpTime): the 3 s asked, give or take
     # its tick; how much longer a loaded machine makes it is not judged here
-    assert document["interval_seconds"] > 1.0
+    assert document["interval_seconds"] > 2.0
     lanes = document["lanes"]
     assert all(set(lane) >= LANE_KEYS | RATE_KEYS for lane in lanes)
     rated = [lane for lane in lanes if lane["no_rates_reason"] is None]
@@ -134,9 +136,9 @@ def test_cpc_with_an_interval_shows_rates_cer_and_flr(msoctl: Msoctl) -> None:
 def test_rising_ber_shows_in_pre_fec_ber_cer_and_flr(telemetry_lab: Lab,
                                                      msoctl: Msoctl) -> None:
     telemetry_lab.inject("sw-a", Fault("rising_ber", target="2", seconds=0))
-    # 1.5 s: the agent refreshes its counters once a second, so two readings 1 s apart may
-    # meet one snapshot and give Ethernet2 no rate at all
-    result = msoctl("telemetry", "cpc", "sw-a", "--interval", "1.5", "-o", "wide")
+    # 3 s, as in test_cpc_with_an_interval_shows_rates_cer_and_flr: two readings closer
+    # together may meet one snapshot and give Ethernet2 no rate at all
+    result = msoctl("telemetry", "cpc", "sw-a", "--interval", "3", "-o", "wide")
     assert result.code == 0, result.err
     assert "CORRECTED/S" in result.out and "CER" in result.out and "FLR" in result.out
     rows = [line.split() for line in result.out.splitlines() if line.startswith("Ethernet")]

@@ -189,12 +189,20 @@ def test_prometheus_scrapes_the_lab_and_sees_a_frozen_device_down(
                "ocs-b down in Prometheus", seconds=20)
     time.sleep(4.5)  # another scrape of everybody
     window = f"{int(time.monotonic() - frozen_at) + 1}s"
-    others = prometheus.by_target(
-        f'min_over_time(msoctl_up{{job="msoctl", instance!="ocs-b"}}[{window}])')
+    # Every other device kept answering while ocs-b was frozen: up in each scrape since
+    # the freeze but at most one. A frozen device that held the exporter up would take
+    # the others down in every scrape; a loaded machine can stretch one probe of
+    # another device past its budget (amp-2's, once, over the I2C bridge), which says
+    # nothing of ocs-b.
+    selector = f'msoctl_up{{job="msoctl", instance!="ocs-b"}}[{window}]'
+    scrapes = prometheus.by_target(f"count_over_time({selector})")
+    answered = prometheus.by_target(f"sum_over_time({selector})")
     failures = [line for line in prometheus.exporter_log.read_text().splitlines()
                 if "msoctl.exporter" in line and "ocs-b" not in line]
-    assert others == {(name, kind): 1.0 for name, kind in kinds.items() if name != "ocs-b"}, \
-        failures
+    assert set(scrapes) == {(name, kind) for name, kind in kinds.items() if name != "ocs-b"}
+    assert all(count >= 2 for count in scrapes.values()), scrapes
+    assert all(scrapes[target] - answered[target] <= 1 for target in scrapes), \
+        (scrapes, answered, failures)
     assert prometheus.values('msoctl_up{instance="ocs-b"}') == {"ocs-b": 0.0}
     # the scrape of the frozen device itself succeeded: only the device is down
     assert prometheus.by_target('up{job=~"msoctl|msoctl-cpo"}') == dict.fromkeys(targets, 1.0)
