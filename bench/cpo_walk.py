@@ -9,7 +9,7 @@ and MSO-CPC-MIB, the FEC histogram included):
 
 - ``collector_warm``: :meth:`drivers.snmp.collector.TelemetryCollector.collect` on
   an engine that has talked to the agent before (USM discovery done), as an exporter
-  polls; it also reads ifName and sysUpTime with every request;
+  polls; it also reads ifName, ifHighSpeed and sysUpTime with every request;
 - ``collector_cold``: the same in a new event loop and engine, discovery included,
   as one ``msoctl telemetry`` command does (without the process start);
 - ``snmpbulkwalk``: Debian's net-snmp ``snmpbulkwalk -v3 -l authPriv -a SHA-256 -x AES

@@ -10,7 +10,8 @@ wanted (with pysnmp, decoding a variable costs far more than a round trip on a L
 
 - each table asked for (engines, optical lanes, lasers; electrical lanes) is first
   read from its root in OID order, one response; beside them ifName for the ports'
-  names, and the FEC degrade threshold. A table that fits in one response is done;
+  names, and with the electrical lanes ifHighSpeed for their speeds (the FEC
+  interleave) and the FEC degrade threshold. A table that fits in one response is done;
 - the rest of a longer table is one walk per column, side by side; when the first
   response covered the first column, each other column expects as many rows (the
   last request asks for just those, and one more to see the end), else the lengths
@@ -124,6 +125,9 @@ TABLES: Mapping[str, tuple[str, str, Mapping[str, str]]] = {
 HISTOGRAM = (CPC, "msoCpcHistogramTable", "msoCpcHistogramCodewords", "msoCpcHistogramBin")
 THRESHOLD = (CPC, "msoCpcFecDegradeThreshold")
 IF_NAME = ("IF-MIB", "ifXTable", "ifName")
+IF_HIGH_SPEED = ("IF-MIB", "ifXTable", "ifHighSpeed")
+"""The ports' speed in Mb/s, read with the electrical lanes: the FEC's interleave, and so
+the frame loss ratio per codeword error, follows it (:mod:`drivers.snmp.rates`)."""
 SYS_UP_TIME = ("SNMPv2-MIB", "sysUpTime")
 ENGINE_BOOTS = ("SNMP-FRAMEWORK-MIB", "snmpEngineBoots")
 TICKS_PER_SECOND = 100  # TimeTicks and TimeStamp count hundredths of a second
@@ -186,6 +190,7 @@ class _Walked:
     rows: dict[str, dict[tuple[int, ...], Row]]
     histograms: dict[tuple[int, int], list[int | None]]
     port_names: dict[int, str]
+    port_speeds_mbps: dict[int, int]
     threshold_ber: float | None
     info: CollectionInfo
 
@@ -256,19 +261,26 @@ class TelemetryCollector:
         plan = _Plan(layouts, histogram)
         first = [Segment(layout.oid, first_response_only=True) for layout in layouts.values()]
         first.append(Segment(names.column(IF_NAME[2]).oid))
+        speeds = names.column(IF_HIGH_SPEED[2])
         if "electrical_lanes" in tables:
             first.append(Segment(threshold.oid))
+            first.append(Segment(speeds.oid))
         results, extras = await self.session.walk_segments(
             first, with_each=[up_time, engine_boots], concurrency=self.concurrency,
             then=plan.next)
         threshold_ber: float | None = None
         port_names: dict[int, str] = {}
+        port_speeds: dict[int, int] = {}
         for result in results:
             if result.segment.root == threshold.oid:
                 threshold_ber = _scalar(threshold, result.values, device)
             elif result.segment.root == names.column(IF_NAME[2]).oid:
                 port_names = {index[0]: str(value)
                               for index, _, value in _cells(names, result.values, device)}
+            elif result.segment.root == speeds.oid:
+                port_speeds = {index[0]: value
+                               for index, _, value in _cells(names, result.values, device)
+                               if isinstance(value, int)}
         rows: dict[str, dict[tuple[int, ...], Row]] = {key: {} for key in tables}
         for key in tables:
             fields = TABLES[key][2]
@@ -292,7 +304,7 @@ class TelemetryCollector:
             started_monotonic=self.session.first_request_monotonic or started,
             engine_boots=boots[0] if boots else None,
             engine_boots_end=boots[-1] if boots else None)
-        return _Walked(rows, histograms, port_names, threshold_ber, info)
+        return _Walked(rows, histograms, port_names, port_speeds, threshold_ber, info)
 
 
 class _Plan:
@@ -485,6 +497,7 @@ def _cpc(walked: _Walked, histogram: bool) -> CpcTelemetry:
         counts = walked.histograms.get((port, lane))
         lanes.append(ElectricalLane(
             port=port, lane=lane, port_name=walked.port_names.get(port),
+            port_speed_mbps=walked.port_speeds_mbps.get(port) or None,
             snr_db=_get(row, "snr_db", float), pre_fec_ber=_get(row, "pre_fec_ber", float),
             fec_corrected_total=_get(row, "fec_corrected_total", int),
             fec_uncorrectable_total=_get(row, "fec_uncorrectable_total", int),

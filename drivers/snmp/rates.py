@@ -33,17 +33,18 @@ shorter than the device's refresh, or a lane without signal) gives no rates.
 
 CER and FLR are as MSO-CPC-MIB's module DESCRIPTION defines them: over an
 interval, with U the uncorrectable codewords, C the corrected ones and S0 those
-without symbol errors,
+without symbol errors, and X the FEC's interleave (codewords per frame),
 
-    CER = ΔU / (ΔU + ΔC + ΔS0)        FLR = 1.125 × CER  (an interleave of one)
+    CER = ΔU / (ΔU + ΔC + ΔS0)        FLR = CER × (1 + 8X) / 8
 
 taken from the histogram, whose bins S0..S16 are read together (ΔS16 = ΔU,
 ΔS1..ΔS15 = ΔC). Without a complete histogram the codewords of the interval are
 what the line rate carries, ``interval × 39,062,500`` per lane (212.5 Gb/s over
 5,440-bit RS(544,514) codewords), and CER = ΔU / that (:attr:`LaneInterval.cer_basis`
-says which). The factor 1.125 is the one the MIB gives for an
-interleave of one; an interleaved FEC (several codewords per frame) would need
-another factor, and no such lanes are modelled here.
+says which). The interleave follows the port's speed, as SONiC's FEC FLR design
+has it (:func:`interleave`): four codewords at 800G and 1.6T, two at 400G, one
+below and where the agent does not tell the speed (ifHighSpeed): FLR is then 4.125,
+2.125 and 1.125 times CER.
 """
 
 from __future__ import annotations
@@ -61,8 +62,24 @@ CODEWORD_BITS = 544 * 10
 """RS(544,514): 544 ten-bit symbols."""
 CODEWORDS_PER_SECOND = LANE_RATE_BPS // CODEWORD_BITS
 """39,062,500 codewords per second per lane."""
-FLR_PER_CER = 1.125
-"""Frame loss ratio per codeword error ratio, interleave of one (MSO-CPC-MIB)."""
+INTERLEAVE_FROM_MBPS = ((800_000, 4), (400_000, 2))
+"""The FEC interleave of a port of at least so many Mb/s (SONiC's FEC FLR design);
+slower ports, one."""
+
+
+def interleave(speed_mbps: int | None) -> int:
+    """How many codewords a frame is spread over at ``speed_mbps`` (ifHighSpeed);
+    1 when the speed is not known."""
+    for at_least, codewords in INTERLEAVE_FROM_MBPS:
+        if speed_mbps is not None and speed_mbps >= at_least:
+            return codewords
+    return 1
+
+
+def flr_per_cer(codewords_per_frame: int) -> float:
+    """Frame loss ratio per codeword error ratio at an interleave of
+    ``codewords_per_frame`` (MSO-CPC-MIB): (1 + 8X) / 8."""
+    return (1 + 8 * codewords_per_frame) / 8
 RESTART_SLACK_SECONDS = 5.0
 """How much less than this host's clock the agent's sysUpTime may advance between two
 readings before that counts as a restart."""
@@ -115,6 +132,8 @@ class LaneInterval:
     """ΔS0..ΔS16."""
     codeword_error_ratio: float | None
     frame_loss_ratio: float | None
+    interleave: int
+    """The FEC interleave FLR was reckoned with (:func:`interleave` of the port's speed)."""
     cer_basis: str | None
     """``histogram`` or ``line_rate`` (see the module's docstring); None without a CER."""
     no_rates_reason: str | None
@@ -199,14 +218,15 @@ def _lane(before: ElectricalLane | None, after: ElectricalLane, seconds: float |
     elif uncorrectable is not None and seconds is not None and seconds > 0:
         cer = min(1.0, uncorrectable / (seconds * CODEWORDS_PER_SECOND))
         basis = BASIS_LINE_RATE
+    codewords_per_frame = interleave(after.port_speed_mbps)
     return LaneInterval(
         port=after.port, lane=after.lane, interval_seconds=seconds, counted_seconds=counted,
         fec_corrected=corrected, fec_uncorrectable=uncorrectable,
         fec_corrected_per_second=rate(corrected, over),
         fec_uncorrectable_per_second=rate(uncorrectable, over),
-        codewords=codewords, fec_histogram=bins,
-        codeword_error_ratio=cer, frame_loss_ratio=None if cer is None else FLR_PER_CER * cer,
-        cer_basis=basis, no_rates_reason=None)
+        codewords=codewords, fec_histogram=bins, codeword_error_ratio=cer,
+        frame_loss_ratio=None if cer is None else flr_per_cer(codewords_per_frame) * cer,
+        interleave=codewords_per_frame, cer_basis=basis, no_rates_reason=None)
 
 
 class _Backwards:
@@ -241,7 +261,8 @@ def _without(after: ElectricalLane, seconds: float | None, reason: str) -> LaneI
                         counted_seconds=None, fec_corrected=None, fec_uncorrectable=None,
                         fec_corrected_per_second=None, fec_uncorrectable_per_second=None,
                         codewords=None, fec_histogram=None, codeword_error_ratio=None,
-                        frame_loss_ratio=None, cer_basis=None, no_rates_reason=reason)
+                        frame_loss_ratio=None, interleave=interleave(after.port_speed_mbps),
+                        cer_basis=None, no_rates_reason=reason)
 
 
 def _seconds(value: float | None) -> str:

@@ -98,6 +98,8 @@ class ElectricalLane:
     port: int
     lane: int
     port_name: str | None
+    port_speed_mbps: int | None
+    """ifHighSpeed of the port; ``None`` when the agent does not serve it (or serves 0)."""
     snr_db: float | None
     pre_fec_ber: float | None
     """The ratio (not its logarithm); 1e-18 stands for 1E-18 or less, no errors included."""

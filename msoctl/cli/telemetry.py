@@ -9,12 +9,13 @@ Both commands read the switch's agent as its inventory ``snmp:`` section says
   :mod:`drivers.snmp.telemetry` (``temperature_celsius``, ``output_power_dbm``...);
 - ``telemetry cpc D [--interval S]``: ``device``, ``uptime_seconds``,
   ``fec_degrade_threshold_ber``, ``interval_seconds`` and ``lanes``: objects with
-  ``port``, ``port_name``, ``lane``, ``snr_db``, ``pre_fec_ber``,
-  ``fec_corrected_total``, ``fec_uncorrectable_total``, ``insertion_loss_db``,
+  ``port``, ``port_name``, ``port_speed_mbps`` (ifHighSpeed), ``lane``, ``snr_db``,
+  ``pre_fec_ber``, ``fec_corrected_total``, ``fec_uncorrectable_total``, ``insertion_loss_db``,
   ``eye_height_mv``, ``eye_width_ui``, ``fec_histogram_total`` (bins S0..S16) and,
   with ``--interval``, over the interval: ``fec_corrected_per_second``,
   ``fec_uncorrectable_per_second``, ``codewords``, ``fec_histogram`` (ΔS0..ΔS16),
-  ``counted_seconds``, ``codeword_error_ratio``, ``frame_loss_ratio``, ``cer_basis``
+  ``counted_seconds``, ``codeword_error_ratio``, ``frame_loss_ratio``, ``interleave``
+  (the FEC's codewords per frame at the port's speed, which FLR follows), ``cer_basis``
   and ``no_rates_reason`` (why a lane has no rates: an agent restart, a lane reset,
   counters that did not move).
 """
@@ -105,7 +106,8 @@ def cpc(ctx: Context, device: str, interval: float | None, ports: tuple[str, ...
     """SNR, pre-FEC BER and FEC counters of the electrical lanes of switch DEVICE.
 
     CER = ΔU / (ΔU + ΔC + ΔS0) from the FEC histogram (U uncorrectable, C corrected,
-    S0 error-free codewords) and FLR = 1.125 × CER, as MSO-CPC-MIB defines them.
+    S0 error-free codewords) and FLR = CER × (1 + 8X) / 8, X the FEC interleave of the
+    port's speed (4 at 800G and 1.6T, 2 at 400G, else 1), as MSO-CPC-MIB defines them.
     """
     target = ctx.devices.snmp_target(device)
     first, last = run(_read_cpc(target, budget, interval))
@@ -153,7 +155,7 @@ def _cpc_document(reading: CpcTelemetry,
 def _interval_fields(row: LaneInterval | None) -> dict[str, Any]:
     keys = ("fec_corrected_per_second", "fec_uncorrectable_per_second", "codewords",
             "counted_seconds", "fec_histogram", "codeword_error_ratio", "frame_loss_ratio",
-            "cer_basis", "no_rates_reason")
+            "interleave", "cer_basis", "no_rates_reason")
     if row is None:
         return dict.fromkeys(keys)
     fields = {key: getattr(row, key) for key in keys}

@@ -29,10 +29,9 @@ from drivers.snmp.collector import (
     TelemetryCollector,
     decode,
 )
-from drivers.snmp.rates import CODEWORDS_PER_SECOND, FLR_PER_CER, lane_intervals
+from drivers.snmp.rates import CODEWORDS_PER_SECOND, lane_intervals
 from drivers.snmp.session import SnmpSession, SnmpTarget, VarBind, engine_count, run
 from drivers.snmp.telemetry import CpcTelemetry
-from emulators.cpo import physics
 from emulators.cpo.agent import UsmCredentials
 from emulators.faults import Fault
 from tests.support.snmp_agents import CREDENTIALS, SPEC, TINY, AgentUnderTest
@@ -198,15 +197,15 @@ def test_a_collection_takes_few_requests_and_the_agent_saw_just_those(
 
     requests, received, variables = collect(twice())
     assert requests == received
-    # One response of each table, ifName and the threshold; then the columns the first
-    # responses did not finish, each expecting the first column's rows, and the
-    # histogram of each port (4 lanes x 17 bins), side by side: 7 requests here.
+    # One response of each table, ifName, ifHighSpeed and the threshold; then the columns
+    # the first responses did not finish, each expecting the first column's rows, and
+    # the histogram of each port (4 lanes x 17 bins), side by side: 7 requests here.
     assert requests <= 9
-    served = 2 * 6 + 32 * 7 + 8 * 7 + 16 * 8 + 16 * 17 + 4 + 1
-    # Past its end, a walk of unknown length (the first responses, ifName) gets the
-    # rest of its response's repetitions; every request also carries sysUpTime and
-    # snmpEngineBoots.
-    assert served + 2 * requests <= variables <= served + 4 * 50 + 2 * requests
+    served = 2 * 6 + 32 * 7 + 8 * 7 + 16 * 8 + 16 * 17 + 4 + 4 + 1
+    # Past its end, a walk of unknown length (the four tables' first responses, ifName,
+    # ifHighSpeed, the threshold) gets the rest of its response's 50 repetitions; every
+    # request also carries sysUpTime and snmpEngineBoots.
+    assert served + 2 * requests <= variables <= served + 7 * 50 + 2 * requests
 
 
 def test_oids_that_do_not_increase_are_a_protocol_error() -> None:
@@ -341,12 +340,13 @@ def test_rates_cer_and_flr_over_an_interval(tiny: AgentUnderTest) -> None:
         assert row.fec_corrected_per_second == pytest.approx(row.fec_corrected / 10.0)
         assert row.fec_histogram is not None and row.cer_basis == "histogram"
         assert row.codeword_error_ratio == (row.fec_histogram[16] or 0) / row.codewords
-        assert row.frame_loss_ratio == pytest.approx(FLR_PER_CER * row.codeword_error_ratio)
+        # TINY's ports: two 200G lanes, a 400G port (ifHighSpeed), whose FEC interleaves two
+        assert after.port_speed_mbps == 400_000 and row.interleave == 2
+        assert row.frame_loss_ratio == pytest.approx(2.125 * row.codeword_error_ratio)
     faulty = intervals[2, 2]
     assert faulty.codeword_error_ratio is not None and faulty.codeword_error_ratio > 0.01
     assert all(row.codeword_error_ratio == 0 for key, row in intervals.items()
                if key != (2, 2))
-    assert physics.FLR_PER_CER == FLR_PER_CER  # the emulator's figure is the driver's
 
 
 def test_an_agent_restart_gives_no_rates_and_says_why(tiny: AgentUnderTest) -> None:

@@ -11,7 +11,6 @@ from drivers.snmp.rates import (
     CODEWORDS_PER_SECOND,
     COUNTER32_MODULUS,
     COUNTER64_MODULUS,
-    FLR_PER_CER,
     RESTART_SLACK_SECONDS,
     counter_delta,
     lane_intervals,
@@ -33,11 +32,13 @@ def info(uptime: float, *, end: float | None = None, at: float | None = None,
 
 
 def lane(port: int, number: int, histogram: list[int] | None, *, reset_at: float = 0.0,
-         corrected: int | None = None, uncorrectable: int | None = None) -> ElectricalLane:
+         corrected: int | None = None, uncorrectable: int | None = None,
+         speed_mbps: int | None = None) -> ElectricalLane:
     if histogram is not None:
         corrected = sum(histogram[1:16]) if corrected is None else corrected
         uncorrectable = histogram[16] if uncorrectable is None else uncorrectable
-    return ElectricalLane(port=port, lane=number, port_name=f"Ethernet{port}", snr_db=20.0,
+    return ElectricalLane(port=port, lane=number, port_name=f"Ethernet{port}",
+                          port_speed_mbps=speed_mbps, snr_db=20.0,
                           pre_fec_ber=1e-6, fec_corrected_total=corrected,
                           fec_uncorrectable_total=uncorrectable, insertion_loss_db=30.0,
                           eye_height_mv=15.0, eye_width_ui=0.25,
@@ -95,11 +96,29 @@ def test_cer_and_flr_from_the_histogram_over_the_counted_time() -> None:
     assert row.fec_corrected == 1600 and row.fec_uncorrectable == 400
     assert row.fec_corrected_per_second == 160.0 and row.fec_uncorrectable_per_second == 40.0
     assert row.fec_histogram is not None and row.fec_histogram[16] == 400
-    # CER = ΔU / (ΔU + ΔC + ΔS0); FLR = 1.125 CER
+    # CER = ΔU / (ΔU + ΔC + ΔS0); FLR = 1.125 CER, the port's speed not known
     assert row.codeword_error_ratio == pytest.approx(400 / (10 * per_second))
-    assert row.frame_loss_ratio == pytest.approx(FLR_PER_CER * 400 / (10 * per_second))
-    assert FLR_PER_CER == 1.125
+    assert row.interleave == 1
+    assert row.frame_loss_ratio == pytest.approx(1.125 * 400 / (10 * per_second))
     assert row.cer_basis == "histogram"
+
+
+@pytest.mark.parametrize(("speed_mbps", "codewords_per_frame", "flr_per_cer"), [
+    (None, 1, 1.125), (100_000, 1, 1.125), (200_000, 1, 1.125), (400_000, 2, 2.125),
+    (800_000, 4, 4.125), (1_600_000, 4, 4.125)])
+def test_flr_follows_the_interleave_of_the_ports_speed(
+        speed_mbps: int | None, codewords_per_frame: int, flr_per_cer: float) -> None:
+    """FLR = CER (1 + 8X) / 8, X the codewords a frame spans: 4 at 800G and 1.6T, 2 at
+    400G (SONiC's FEC FLR design), 1 below and when ifHighSpeed is not served."""
+    per_second = CODEWORDS_PER_SECOND
+    before = reading(100.0, lane(1, 1, bins(5 * per_second - 100, 0, 100),
+                                 speed_mbps=speed_mbps))
+    after = reading(110.0, lane(1, 1, bins(15 * per_second - 300, 0, 300),
+                                speed_mbps=speed_mbps))
+    [row] = lane_intervals(before, after)
+    assert row.interleave == codewords_per_frame
+    assert row.codeword_error_ratio == pytest.approx(200 / (10 * per_second))
+    assert row.frame_loss_ratio == pytest.approx(flr_per_cer * 200 / (10 * per_second))
 
 
 def test_rates_are_over_the_time_the_counters_counted_not_the_readings_apart() -> None:
