@@ -65,6 +65,13 @@ CODEWORDS_PER_SECOND = LANE_RATE_BPS // CODEWORD_BITS
 INTERLEAVE_FROM_MBPS = ((800_000, 4), (400_000, 2))
 """The FEC interleave of a port of at least so many Mb/s (SONiC's FEC FLR design);
 slower ports, one."""
+RESTART_SLACK_SECONDS = 5.0
+"""How much less than this host's clock the agent's sysUpTime may advance between two
+readings before that counts as a restart."""
+PLAUSIBLE_RATE_MARGIN = 2.0
+"""A wrapped difference is believed up to this many times the line rate's codewords."""
+BASIS_HISTOGRAM = "histogram"
+BASIS_LINE_RATE = "line_rate"
 
 
 def interleave(speed_mbps: int | None) -> int:
@@ -80,14 +87,6 @@ def flr_per_cer(codewords_per_frame: int) -> float:
     """Frame loss ratio per codeword error ratio at an interleave of
     ``codewords_per_frame`` (MSO-CPC-MIB): (1 + 8X) / 8."""
     return (1 + 8 * codewords_per_frame) / 8
-RESTART_SLACK_SECONDS = 5.0
-"""How much less than this host's clock the agent's sysUpTime may advance between two
-readings before that counts as a restart."""
-PLAUSIBLE_RATE_MARGIN = 2.0
-"""A wrapped difference is believed up to this many times the line rate's codewords."""
-
-BASIS_HISTOGRAM = "histogram"
-BASIS_LINE_RATE = "line_rate"
 
 
 def counter_delta(before: int, after: int, *, modulus: int = COUNTER64_MODULUS,

@@ -60,6 +60,7 @@ HISTOGRAM_BINS = RS_T + 2
 """Bins S0..S16: 0..15 symbol errors, and 16 or more (uncorrectable)."""
 UNCORRECTABLE_BIN = HISTOGRAM_BINS - 1
 
+
 def q_function(x: float) -> float:
     """The Gaussian tail probability Q(x) = P(N(0,1) > x)."""
     return 0.5 * math.erfc(x / math.sqrt(2.0))
