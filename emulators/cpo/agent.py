@@ -71,6 +71,7 @@ from emulators.cpo.mibview import (
     EngineState,
     MibView,
     Snapshot,
+    Statistics,
     SystemInfo,
     Value,
 )
@@ -324,6 +325,8 @@ class CpoAgent:
                 self._encoded.clear()
             current.uptime_ticks = self.uptime_ticks()
             current.engine = self._engine_state()
+            if self._engine is not None:
+                current.statistics = Statistics(**snmpengine.snmp_counters_of(self._engine))
             return current
 
     def wire_value(self, position: int, snapshot: Snapshot) -> Any:

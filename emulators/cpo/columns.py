@@ -22,7 +22,7 @@ Encodings (:class:`Encoding`):
 - ``log10_ber``: MsoLog10Ber, ``round(1000 × log10(ratio))``, -18000 for a ratio
   below 1E-18 or no errors at all;
 - ``enum``: a name of the syntax's enumeration; ``bits``: a set of BITS names;
-- ``counter``: Counter64, modulo 2^64;
+- ``counter``: a Counter32 or Counter64, modulo 2^32 or 2^64 as the syntax is;
 - ``timestamp``: TimeStamp, sysUpTime at a device time (0 before the agent's
   boot, or when there was no such event);
 - ``octets``, ``oid``: as they are.
@@ -185,6 +185,21 @@ SYSTEM: tuple[str, tuple[Served, ...]] = ("SNMPv2-MIB", (
     Served("sysName", "name", TEXT),
     Served("sysLocation", "location", TEXT),
     Served("sysServices", "services", NUMBER),
+))
+
+# SNMPv2-MIB snmp group (RFC 3418): what the agent's SNMP engine took in, as its message
+# processing counts it on the way (snmpInBadCommunityUses: a SET that a community's view
+# does not let it write), read at every request; snmpEnableAuthenTraps is the system's
+# (disabled: no authenticationFailure trap is ever sent).
+STATISTICS: tuple[str, tuple[Served, ...]] = ("SNMPv2-MIB", (
+    Served("snmpInPkts", "in_pkts", COUNTER),
+    Served("snmpInBadVersions", "in_bad_versions", COUNTER),
+    Served("snmpInBadCommunityNames", "in_bad_community_names", COUNTER),
+    Served("snmpInBadCommunityUses", "in_bad_community_uses", COUNTER),
+    Served("snmpInASNParseErrs", "in_asn_parse_errs", COUNTER),
+    Served("snmpEnableAuthenTraps", "enable_authen_traps", ENUM),
+    Served("snmpSilentDrops", "silent_drops", COUNTER),
+    Served("snmpProxyDrops", "proxy_drops", COUNTER),
 ))
 
 # SNMP-FRAMEWORK-MIB snmpEngine group (RFC 3411 section 5): the values USM puts in

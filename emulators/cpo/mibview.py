@@ -36,10 +36,14 @@ Value = int | bytes | Oid
 TICKS_PER_SECOND = 100  # TimeTicks and TimeStamp count hundredths of a second (RFC 2578)
 TIMETICKS_MODULUS = 2**32
 COUNTER64_MODULUS = 2**64
+COUNTER32_MODULUS = 2**32
 HISTOGRAM_BIN = "bin"
 """An index attribute no row has: the column's attribute is a sequence, and the
 row's instance for bin n holds its n-th item (msoCpcHistogramTable)."""
-PER_REQUEST = frozenset({"uptime_ticks", "engine_boots", "engine_seconds"})
+PER_REQUEST = frozenset({"uptime_ticks", "engine_boots", "engine_seconds", "in_pkts",
+                         "in_bad_versions", "in_bad_community_names",
+                         "in_bad_community_uses", "in_asn_parse_errs", "silent_drops",
+                         "proxy_drops"})
 """Attributes that change between two requests on one snapshot: never cached."""
 
 # The range of a base type, where the object's syntax gives none (RFC 2578, 7.1).
@@ -57,7 +61,7 @@ _REFUSAL_NO_CREATION = "noCreation"
 
 @dataclass(frozen=True)
 class SystemInfo:
-    """The SNMPv2-MIB system group's fixed values."""
+    """The SNMPv2-MIB system group's fixed values (and the snmp group's one setting)."""
 
     descr: str
     object_id: Oid
@@ -65,6 +69,7 @@ class SystemInfo:
     contact: str = ""
     location: str = ""
     services: int = 2  # datalink/subnetwork (RFC 3418: a switch, layer 2)
+    enable_authen_traps: str = "disabled"  # the agent sends no authenticationFailure trap
 
 
 @dataclass
@@ -75,6 +80,19 @@ class EngineState:
     engine_boots: int
     engine_seconds: int
     max_message_size: int
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """The SNMPv2-MIB snmp group's counters of the agent's engine now (RFC 3418)."""
+
+    in_pkts: int = 0
+    in_bad_versions: int = 0
+    in_bad_community_names: int = 0
+    in_bad_community_uses: int = 0
+    in_asn_parse_errs: int = 0
+    silent_drops: int = 0
+    proxy_drops: int = 0
 
 
 class Snapshot:
@@ -91,6 +109,7 @@ class Snapshot:
         self.boot_time = boot_time
         self.uptime_ticks = 0
         self.engine = engine
+        self.statistics = Statistics()
         self._rows: dict[str, dict[tuple[int, ...], Any]] = {}
 
     @property
@@ -157,7 +176,8 @@ def encode(node: MibObject, encoding: Encoding, value: object,
     if not isinstance(value, (int, float)):
         raise TypeError(f"{node.qualified_name}: cannot encode {value!r} as {kind}")
     if kind == "counter":
-        return int(value) % COUNTER64_MODULUS
+        return int(value) % (COUNTER32_MODULUS if node.base_type == "Counter32"
+                             else COUNTER64_MODULUS)
     if kind == "timeticks":
         return int(value) % TIMETICKS_MODULUS
     number = float(value)
@@ -203,6 +223,12 @@ class MibView:
         module, group = columns.ENGINE
         for served in group:
             entries.append(_scalar(module, served, lambda snapshot: snapshot.engine))
+        module, group = columns.STATISTICS
+        for served in group:
+            # the counters are the engine's at each request; the setting is fixed
+            entries.append(_scalar(module, served, (lambda snapshot: snapshot.statistics)
+                                   if served.attribute in PER_REQUEST
+                                   else (lambda snapshot: system)))
         entries.sort(key=lambda entry: entry[0])
         self.oids: list[Oid] = [entry[0] for entry in entries]
         self.nodes: list[MibObject] = [entry[1] for entry in entries]

@@ -35,7 +35,7 @@ from pysnmp.smi import error as smi_error
 from pysnmp.smi.instrum import AbstractMibInstrumController
 
 from drivers.snmp.mibs import MibObject
-from emulators.cpo import wire
+from emulators.cpo import snmpengine, wire
 from emulators.cpo.mibview import Snapshot
 
 if TYPE_CHECKING:
@@ -133,6 +133,8 @@ class Instrumentation(AbstractMibInstrumController):  # type: ignore[misc]
         except smi_error.GenError:
             return GEN_ERR, 1
         if denied:
+            if _community_based(snmp_engine):  # RFC 3418: a use the community may not make
+                snmpengine.count_bad_community_use(snmp_engine)
             return NO_ACCESS, 1  # RFC 3416 4.2.5 (1): outside the write view
         return ERROR_STATUS[self.agent.view.write_refusal(tuple(name))], 1
 
@@ -272,3 +274,13 @@ class SetResponder(cmdrsp.SetCommandResponder):  # type: ignore[misc]
         # RFC 3416 4.2.5: the Response carries the request's variable bindings unchanged
         self.send_varbinds(snmpEngine, stateReference, status, index, var_binds)
         self.release_state_information(stateReference)
+
+
+COMMUNITY_MODELS = (1, 2)
+"""The security models of community-based messages: SNMPv1 and SNMPv2c (RFC 3411)."""
+
+
+def _community_based(snmp_engine: Any) -> bool:
+    """Whether the request being answered came with a community (SNMPv1 or v2c)."""
+    request = snmp_engine.observer.get_execution_context("rfc3412.receiveMessage:request")
+    return int(request["securityModel"]) in COMMUNITY_MODELS

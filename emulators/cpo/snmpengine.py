@@ -135,6 +135,30 @@ def boots_of(snmp_engine: engine.SnmpEngine) -> int:
     return int(engine_boots.syntax)
 
 
+_SNMP_GROUP = {"in_pkts": "snmpInPkts", "in_bad_versions": "snmpInBadVersions",
+               "in_bad_community_names": "snmpInBadCommunityNames",
+               "in_bad_community_uses": "snmpInBadCommunityUses",
+               "in_asn_parse_errs": "snmpInASNParseErrs", "silent_drops": "snmpSilentDrops",
+               "proxy_drops": "snmpProxyDrops"}
+"""The SNMPv2-MIB snmp group's counters, by the attribute that serves each, as pysnmp's
+message processing keeps them in the engine's own instances."""
+
+
+def snmp_counters_of(snmp_engine: engine.SnmpEngine) -> dict[str, int]:
+    """The snmp group's counters of ``snmp_engine`` now, by attribute
+    (:class:`~emulators.cpo.mibview.Statistics`)."""
+    found = snmp_engine.get_mib_builder().import_symbols("__SNMPv2-MIB", *_SNMP_GROUP.values())
+    return {attribute: int(instance.syntax)
+            for attribute, instance in zip(_SNMP_GROUP, found, strict=True)}
+
+
+def count_bad_community_use(snmp_engine: engine.SnmpEngine) -> None:
+    """One more snmpInBadCommunityUses."""
+    (uses,) = snmp_engine.get_mib_builder().import_symbols("__SNMPv2-MIB",
+                                                           "snmpInBadCommunityUses")
+    uses.syntax += 1
+
+
 def max_message_size_of(snmp_engine: engine.SnmpEngine) -> int:
     (size,) = snmp_engine.get_mib_builder().import_symbols(_FRAMEWORK,
                                                            "snmpEngineMaxMessageSize")

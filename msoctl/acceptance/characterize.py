@@ -39,6 +39,7 @@ already there; different settings are refused unless ``--restart``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import statistics
@@ -202,6 +203,8 @@ def load_test_set(path: Path) -> TestSet:
                 if isinstance(value, bool) or not isinstance(value, int | float) \
                         or (kind is int and not isinstance(value, int)):
                     raise top.error(key, f"port {port}: {value!r} is not a {kind.__name__}")
+                if not math.isfinite(value):
+                    raise top.error(key, f"port {port}: {value!r} is not a finite number")
                 result[port] = kind(value)
             return result
 

@@ -352,3 +352,59 @@ def test_a_slower_port_reports_its_speed_in_both_objects() -> None:
         harness.close()
     with pytest.raises(ValueError, match="must be the ports"):
         AgentUnderTest(TINY, ports=[Interface(1, "Ethernet1", 1e9)])
+
+
+# --- SNMPv2-MIB snmp group ---------------------------------------------------------------
+
+
+def _snmp_group(harness: AgentUnderTest) -> dict[str, str]:
+    """SNMPv2-MIB's snmp group as net-snmp walks it by name (RFC 3418)."""
+    completed = net_snmp("snmpbulkwalk", *v3_arguments(), f"127.0.0.1:{harness.agent.port}",
+                         "SNMPv2-MIB::snmp")
+    assert completed.returncode == 0 and our_stderr(completed) == [], completed.stderr
+    found = {}
+    for line in completed.stdout.splitlines():
+        left, _, value = line.partition(" = ")
+        if value.startswith("No more variables"):
+            continue
+        found[left.removeprefix("SNMPv2-MIB::").removesuffix(".0")] = value
+    return found
+
+
+def _count(found: dict[str, str], name: str) -> int:
+    kind, _, value = found[name].partition(": ")
+    assert kind == "Counter32", found[name]
+    return int(value)
+
+
+def test_the_snmp_group_counts_what_the_agent_took_in(shared: AgentUnderTest) -> None:
+    """RFC 3418's snmpGroup and snmpCommunityGroup, read by name: every message counted
+    in snmpInPkts, a message of no SNMP version in snmpInBadVersions, one that is not
+    BER in snmpInASNParseErrs, an unknown community in snmpInBadCommunityNames, and a
+    SET the community's view does not let it make in snmpInBadCommunityUses; no
+    authenticationFailure trap is sent, so snmpEnableAuthenTraps is disabled."""
+    before = _snmp_group(shared)
+    assert set(before) == {"snmpInPkts", "snmpInBadVersions", "snmpInBadCommunityNames",
+                           "snmpInBadCommunityUses", "snmpInASNParseErrs",
+                           "snmpEnableAuthenTraps", "snmpSilentDrops", "snmpProxyDrops"}
+    assert before["snmpEnableAuthenTraps"] == "INTEGER: disabled(2)"
+    address = ("127.0.0.1", shared.agent.port)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as raw:
+        raw.sendto(b"\x30\x03\x02\x01", address)  # cut short: not BER
+        # version 7, which no SNMP is: SEQUENCE { INTEGER 7, community, GetRequest }
+        raw.sendto(bytes.fromhex("3019020107040670")
+                   + b"ublic" + bytes.fromhex("a00c020101020100020100300100"), address)
+    wrong = net_snmp("snmpget", "-v2c", "-c", "not-the-community", "-t", "0.5", "-r", "0",
+                     f"127.0.0.1:{shared.agent.port}", ".1.3.6.1.2.1.1.3.0")
+    assert "Timeout" in wrong.stderr  # an unknown community gets no answer (RFC 3584 5.2.1)
+    error, status, _, _ = _set(shared, (UP_TIME, rfc1902.TimeTicks(5)),
+                               auth=CommunityData("public-test", mpModel=1))
+    assert error is None and status == NO_ACCESS
+    after = _snmp_group(shared)
+    moved = {name: _count(after, name) - _count(before, name)
+             for name in before if name != "snmpEnableAuthenTraps"}
+    assert moved["snmpInASNParseErrs"] == 1 and moved["snmpInBadVersions"] == 1
+    assert moved["snmpInBadCommunityNames"] == 1 and moved["snmpInBadCommunityUses"] == 1, moved
+    # the two datagrams, the wrong community, the SET and the walk that read `after`
+    assert moved["snmpInPkts"] >= 5
+    assert moved["snmpSilentDrops"] == moved["snmpProxyDrops"] == 0

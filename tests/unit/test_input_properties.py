@@ -330,3 +330,14 @@ def test_telemetry_numbers(offline: tuple[Msoctl, Path], interval: str, budget: 
     result = msoctl("telemetry", "cpc", "sw-b", "--interval", interval, "--budget", budget)
     assert_clean(result)
     assert result.code == 2
+
+
+@pytest.mark.parametrize("value", [".inf", "-.inf", ".nan"])
+def test_a_reference_loss_that_is_no_finite_number_is_refused(tmp_path: Path,
+                                                              value: str) -> None:
+    """Found by test_valid_files_with_one_random_value: a launch loss of .inf loaded."""
+    path = tmp_path / "reference.yaml"
+    path.write_text(f"launch_loss_db: {{1: {value}}}\nmeter_ports: {{65: 1}}\n")
+    with pytest.raises(ValidationError, match=r"reference.yaml:1: .*port 1: .* is not a "
+                                              r"finite number$"):
+        load_test_set(path)
