@@ -185,7 +185,30 @@ SYSTEM: tuple[str, tuple[Served, ...]] = ("SNMPv2-MIB", (
     Served("sysName", "name", TEXT),
     Served("sysLocation", "location", TEXT),
     Served("sysServices", "services", NUMBER),
+    # "the value of sysUpTime at the time of the most recent change" of sysORID: the
+    # list below is set at the agent's start and never changes, so 0
+    Served("sysORLastChange", "or_last_change", TIMESTAMP),
 ))
+
+# SNMPv2-MIB sysORTable, INDEX { sysORIndex }: "the capabilities of the local SNMP
+# application acting as a command responder", one row per MIB module the agent
+# implements (:data:`CAPABILITIES`). sysORID is the module's MODULE-IDENTITY, not a
+# compliance statement: the agent serves parts of IF-MIB, and claims no compliance it
+# does not meet. sysORUpTime: listed since the start, 0.
+SYS_OR_TABLE = ServedTable("SNMPv2-MIB", "sysORTable", "capabilities", ("index",), (
+    Served("sysORID", "object_id", OID),
+    Served("sysORDescr", "descr", TEXT),
+    Served("sysORUpTime", "listed_at", TIMESTAMP),
+))
+CAPABILITIES = (
+    ("SNMPv2-MIB", "snmpMIB", "The SNMPv2-MIB system and snmp groups (RFC 3418)"),
+    ("SNMP-FRAMEWORK-MIB", "snmpFrameworkMIB",
+     "The SNMP-FRAMEWORK-MIB snmpEngine group (RFC 3411)"),
+    ("IF-MIB", "ifMIB", "IF-MIB ifNumber, ifTable and ifXTable, in part (RFC 2863)"),
+    ("MSO-CPO-MIB", "msoCpoMIB", "Co-packaged optics: engines, port lanes, external lasers"),
+    ("MSO-CPC-MIB", "msoCpcMIB", "Co-packaged copper: lanes, FEC counters and histogram"),
+)
+"""(module, its MODULE-IDENTITY, sysORDescr) of every MIB module the agent serves."""
 
 # SNMPv2-MIB snmp group (RFC 3418): what the agent's SNMP engine took in, as its message
 # processing counts it on the way (snmpInBadCommunityUses: a SET that a community's view

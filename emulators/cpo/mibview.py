@@ -70,6 +70,17 @@ class SystemInfo:
     location: str = ""
     services: int = 2  # datalink/subnetwork (RFC 3418: a switch, layer 2)
     enable_authen_traps: str = "disabled"  # the agent sends no authenticationFailure trap
+    or_last_change: float | None = None  # sysORTable has not changed since the start
+
+
+@dataclass(frozen=True)
+class Capability:
+    """One sysORTable row: a MIB module the agent implements (RFC 3418)."""
+
+    index: int
+    object_id: Oid
+    descr: str
+    listed_at: float | None = None  # device time it was listed; None: since the start
 
 
 @dataclass
@@ -127,6 +138,8 @@ class Snapshot:
     def _source_rows(self, name: str) -> Sequence[Any]:
         if name == "interfaces":
             return self.interface_rows()
+        if name == "capabilities":
+            return self.view.capabilities
         rows: Sequence[Any] = getattr(self.reading, name)
         return rows
 
@@ -202,10 +215,13 @@ class MibView:
                  interfaces: Sequence[Interface]):
         self.system = system
         self.interfaces = tuple(interfaces)
+        self.capabilities = tuple(
+            Capability(number, mibs.oid(module, identity), descr)
+            for number, (module, identity, descr) in enumerate(columns.CAPABILITIES, 1))
         entries: list[tuple[Oid, MibObject, Getter, bool]] = []
         probe = Snapshot(self, reading, 0.0, EngineState(b"", 0, 0, 0))
         not_accessible: set[Oid] = set()
-        for table in (*columns.TABLES, *columns.IF_TABLES):
+        for table in (*columns.TABLES, *columns.IF_TABLES, columns.SYS_OR_TABLE):
             layout = mibs.table(table.module, table.table)
             not_accessible.update(part.oid for part in layout.index
                                   if part.max_access == "not-accessible")

@@ -408,3 +408,26 @@ def test_the_snmp_group_counts_what_the_agent_took_in(shared: AgentUnderTest) ->
     # the two datagrams, the wrong community, the SET and the walk that read `after`
     assert moved["snmpInPkts"] >= 5
     assert moved["snmpSilentDrops"] == moved["snmpProxyDrops"] == 0
+
+
+def test_sys_or_table_names_each_mib_module_the_agent_serves(tiny: AgentUnderTest) -> None:
+    """RFC 3418's systemGroup includes sysORLastChange and sysORTable: one row per MIB
+    module the agent implements, by its MODULE-IDENTITY (net-snmp names each), listed
+    since the start (sysORUpTime and sysORLastChange 0); and the agent serves objects of
+    every module it lists."""
+    address = f"127.0.0.1:{tiny.agent.port}"
+    completed = net_snmp("snmpbulkwalk", *v3_arguments(), address, "SNMPv2-MIB::system")
+    assert completed.returncode == 0 and our_stderr(completed) == [], completed.stderr
+    lines = completed.stdout.splitlines()
+    assert "SNMPv2-MIB::sysORLastChange.0 = Timeticks: (0) 0:00:00.00" in lines
+    listed = [line.partition(" = OID: ")[2] for line in lines
+              if line.startswith("SNMPv2-MIB::sysORID.")]
+    assert listed == ["SNMPv2-MIB::snmpMIB", "SNMP-FRAMEWORK-MIB::snmpFrameworkMIB",
+                      "IF-MIB::ifMIB", "MSO-CPO-MIB::msoCpoMIB", "MSO-CPC-MIB::msoCpcMIB"]
+    assert sum(line.startswith("SNMPv2-MIB::sysORDescr.") for line in lines) == len(listed)
+    assert [line.partition(" = ")[2] for line in lines
+            if line.startswith("SNMPv2-MIB::sysORUpTime.")] == \
+        ["Timeticks: (0) 0:00:00.00"] * len(listed)
+    everything = net_snmp("snmpbulkwalk", *v3_arguments(), address, ".1")
+    served_modules = {line.partition("::")[0] for line in everything.stdout.splitlines()}
+    assert {name.partition("::")[0] for name in listed} <= served_modules
