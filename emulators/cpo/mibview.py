@@ -40,10 +40,14 @@ COUNTER32_MODULUS = 2**32
 HISTOGRAM_BIN = "bin"
 """An index attribute no row has: the column's attribute is a sequence, and the
 row's instance for bin n holds its n-th item (msoCpcHistogramTable)."""
+WRITABLE_SYSTEM = ("contact", "name", "location")
+"""The system group's read-write objects the agent lets a manager set (sysContact,
+sysName, sysLocation: RFC 3418); snmpEnableAuthenTraps stays read-only, since the
+agent has nowhere to send an authenticationFailure trap."""
 PER_REQUEST = frozenset({"uptime_ticks", "engine_boots", "engine_seconds", "in_pkts",
                          "in_bad_versions", "in_bad_community_names",
                          "in_bad_community_uses", "in_asn_parse_errs", "silent_drops",
-                         "proxy_drops"})
+                         "proxy_drops", *WRITABLE_SYSTEM})
 """Attributes that change between two requests on one snapshot: never cached."""
 
 # The range of a base type, where the object's syntax gives none (RFC 2578, 7.1).
@@ -57,11 +61,15 @@ _BASE_RANGES = {
 _REFUSAL_NOT_WRITABLE = "notWritable"
 _REFUSAL_NO_ACCESS = "noAccess"
 _REFUSAL_NO_CREATION = "noCreation"
+_NVT_CONTROLS = frozenset({0, 7, 8, 9, 10, 11, 12, 13})
+"""The control codes NVT ASCII has (RFC 854 pages 10-11), which a DisplayString may
+hold beside the printable 32..126 (RFC 2579)."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class SystemInfo:
-    """The SNMPv2-MIB system group's fixed values (and the snmp group's one setting)."""
+    """The SNMPv2-MIB system group's values (and the snmp group's one setting): fixed,
+    but for :data:`WRITABLE_SYSTEM`, which a SET changes (:meth:`MibView.write`)."""
 
     descr: str
     object_id: Oid
@@ -231,10 +239,16 @@ class MibView:
         module, served = columns.IF_NUMBER
         entries.append(_scalar(module, served, lambda snapshot: snapshot))
         module, group = columns.SYSTEM
+        self._writable: dict[Oid, tuple[str, MibObject]] = {}
         for served in group:
-            # sysUpTime is the agent's at each request; the rest is fixed
+            if served.attribute in WRITABLE_SYSTEM:
+                node = mibs.mib_object(module, served.name)
+                assert node.max_access == "read-write", node.qualified_name
+                self._writable[(*node.oid, 0)] = (served.attribute, node)
+            # sysUpTime is the agent's at each request; the rest is the system's (read at
+            # each request where a SET may change it)
             entries.append(_scalar(module, served, (lambda snapshot: snapshot)
-                                   if served.attribute in PER_REQUEST
+                                   if served.attribute == "uptime_ticks"
                                    else (lambda snapshot: system)))
         module, group = columns.ENGINE
         for served in group:
@@ -258,6 +272,13 @@ class MibView:
     def __len__(self) -> int:
         return len(self.oids)
 
+    def write(self, changes: Sequence[tuple[Sequence[int], bytes]]) -> None:
+        """Make SETs that :meth:`write_refusal` let through, all of them: each
+        DisplayString's octets become the system group's text."""
+        for oid, value in changes:
+            attribute, _ = self._writable[tuple(oid)]
+            setattr(self.system, attribute, bytes(value).decode("ascii"))
+
     def position(self, oid: Sequence[int]) -> int | None:
         """Where instance ``oid`` is, ``None`` if it is not one."""
         return self._position.get(tuple(oid))
@@ -270,21 +291,46 @@ class MibView:
         """Whether ``oid`` lies under a column or scalar served here (noSuchInstance, then)."""
         return _under(tuple(oid), self._objects)
 
-    def write_refusal(self, oid: Sequence[int]) -> str:
-        """Why a SET of ``oid`` fails here, by RFC 3416 section 4.2.5's checks.
+    def write_refusal(self, oid: Sequence[int], value: object = None) -> str | None:
+        """Why a SET of ``oid`` to ``value`` fails here, by RFC 3416 section 4.2.5's
+        checks in order; ``None`` when it can be made.
 
-        ``notWritable`` under an object the agent serves (step 2: every one is read-only,
-        so no variable with that prefix can be modified, whatever its instance);
+        For sysContact.0, sysName.0 and sysLocation.0 (DisplayString (SIZE (0..255))):
+        ``wrongType`` for a value that is no OCTET STRING (step 3), ``wrongLength``
+        past 255 octets (4), ``wrongValue`` for octets that are not NVT ASCII, a CR not
+        followed by LF or NUL included (6, RFC 2579's DisplayString). Else
+        ``notWritable`` under any other object the agent serves (step 2: read-only, so
+        no variable with that prefix can be modified, whatever its instance);
         ``noAccess`` under a not-accessible index object (step 1: RFC 2578 puts it in
         no MIB view); ``noCreation`` anywhere else (step 7: nothing of that name exists
         or could ever be created).
         """
         oid = tuple(oid)
+        writable = self._writable.get(oid)
+        if writable is not None:
+            node = writable[1]
+            if not isinstance(value, bytes | bytearray):
+                return "wrongType"
+            if node.value_range and len(value) > node.value_range[1]:
+                return "wrongLength"
+            if not _nvt_ascii(bytes(value)):
+                return "wrongValue"
+            return None
         if _under(oid, self._objects):
             return _REFUSAL_NOT_WRITABLE
         if _under(oid, self._not_accessible):
             return _REFUSAL_NO_ACCESS
         return _REFUSAL_NO_CREATION
+
+
+def _nvt_ascii(data: bytes) -> bool:
+    """Whether ``data`` is NVT ASCII as a DisplayString must be (RFC 2579)."""
+    for position, octet in enumerate(data):
+        if octet > 126 or (octet < 32 and octet not in _NVT_CONTROLS):
+            return False
+        if octet == 13 and data[position + 1:position + 2] not in (b"\n", b"\x00"):
+            return False
+    return True
 
 
 def _under(oid: Oid, objects: frozenset[Oid] | set[Oid]) -> bool:

@@ -9,14 +9,15 @@
   the end of max-repetitions and caps a response at 64 variables). Each binding is
   written in BER by :mod:`.wire`, which sizes it exactly and, for an authPriv
   request, is what is sent.
-- :class:`SetResponder` answers every SET with an authenticated Response that
-  refuses it, by RFC 3416 section 4.2.5's checks in order, the error-index naming
-  the first variable binding that fails (every one does: nothing here is
-  writable, and nothing is ever changed). VACM comes first (RFC 3413 section 3.2):
-  a name outside the requester's write view is noAccess (RFC 3416 4.2.5 (1)), and
-  should VACM find no view or group at all, authorizationError with error-index 0
-  (RFC 3413 3.2 (5); the agent's own configuration never leads there); then
-  :meth:`~.mibview.MibView.write_refusal` (notWritable, noAccess or noCreation).
+- :class:`SetResponder` answers every SET with an authenticated Response, by RFC
+  3416 section 4.2.5's checks in order, the error-index naming the first variable
+  binding that fails; when none fails, all are made (only sysContact, sysName and
+  sysLocation can be). VACM comes first (RFC 3413 section 3.2): a name outside the
+  requester's write view is noAccess (RFC 3416 4.2.5 (1)), and should VACM find no
+  view or group at all, authorizationError with error-index 0 (RFC 3413 3.2 (5);
+  the agent's own configuration never leads there); then
+  :meth:`~.mibview.MibView.write_refusal` (notWritable, wrongType, wrongLength,
+  wrongValue, noAccess or noCreation).
   pysnmp's own SET path is not used: it would ask the MIB tree this agent does not
   have, and it resets the error-index of a request with more variables than the
   index to 1.
@@ -64,7 +65,12 @@ NO_ACCESS = 6
 NO_CREATION = 11
 AUTHORIZATION_ERROR = 16
 NOT_WRITABLE = 17
-ERROR_STATUS = {"noAccess": NO_ACCESS, "noCreation": NO_CREATION, "notWritable": NOT_WRITABLE}
+WRONG_TYPE = 7
+WRONG_LENGTH = 8
+WRONG_VALUE = 10
+ERROR_STATUS = {"noAccess": NO_ACCESS, "noCreation": NO_CREATION, "notWritable": NOT_WRITABLE,
+                "wrongType": WRONG_TYPE, "wrongLength": WRONG_LENGTH, "wrongValue": WRONG_VALUE}
+"""RFC 3416's error-status values, by the refusal's name."""
 
 
 class Instrumentation(AbstractMibInstrumController):  # type: ignore[misc]
@@ -114,29 +120,37 @@ class Instrumentation(AbstractMibInstrumController):  # type: ignore[misc]
                 answers.append((name, value))
         return answers
 
-    def refuse_write(self, var_binds: Sequence[Any], snmp_engine: Any,
-                     access: Any) -> tuple[int, int]:
-        """(error-status, error-index) of a SET of ``var_binds``.
+    def write(self, var_binds: Sequence[Any], snmp_engine: Any,
+              access: Any) -> tuple[int, int]:
+        """(error-status, error-index) of a SET of ``var_binds``, made when it is
+        ``(0, 0)``.
 
-        RFC 3416 checks the bindings in order until one fails; here every one fails
-        (nothing is writable), so the first decides, and the index is 1. ``access``
-        is the responder's VACM callback (``verify_access``). An empty SET changes
-        nothing and succeeds.
+        RFC 3416 checks the bindings in order and the first that fails decides, with
+        its index (from 1); only when none fails are they all made, together (as one
+        operation: a SET is all or nothing). ``access`` is the responder's VACM
+        callback (``verify_access``). An empty SET changes nothing and succeeds.
         """
-        if not var_binds:
-            return 0, 0
-        name, value = var_binds[0]
-        try:
-            denied = access("write", (name, value), snmpEngine=snmp_engine, idx=0)
-        except smi_error.AuthorizationError:
-            return AUTHORIZATION_ERROR, 0  # RFC 3413 3.2 (5): no write view at all
-        except smi_error.GenError:
-            return GEN_ERR, 1
-        if denied:
-            if _community_based(snmp_engine):  # RFC 3418: a use the community may not make
-                snmpengine.count_bad_community_use(snmp_engine)
-            return NO_ACCESS, 1  # RFC 3416 4.2.5 (1): outside the write view
-        return ERROR_STATUS[self.agent.view.write_refusal(tuple(name))], 1
+        view = self.agent.view
+        changes: list[tuple[tuple[int, ...], bytes]] = []
+        for index, (name, value) in enumerate(var_binds, start=1):
+            try:
+                denied = access("write", (name, value), snmpEngine=snmp_engine, idx=index - 1)
+            except smi_error.AuthorizationError:
+                return AUTHORIZATION_ERROR, 0  # RFC 3413 3.2 (5): no write view at all
+            except smi_error.GenError:
+                return GEN_ERR, index
+            if denied:
+                if _community_based(snmp_engine):  # RFC 3418: a use the community may not make
+                    snmpengine.count_bad_community_use(snmp_engine)
+                return NO_ACCESS, index  # RFC 3416 4.2.5 (1): outside the write view
+            octets = _octets(value)
+            refusal = view.write_refusal(tuple(name), octets)
+            if refusal is not None:
+                return ERROR_STATUS[refusal], index
+            assert octets is not None  # write_refusal lets only octets through
+            changes.append((tuple(name), octets))
+        view.write(changes)
+        return 0, 0
 
     def read_next_variables(self, *var_binds: Any, **ctx: Any) -> list[tuple[Any, Any]]:
         snapshot = self.snapshot_of(ctx)
@@ -262,7 +276,8 @@ class BulkResponder(cmdrsp.BulkCommandResponder):  # type: ignore[misc]
 
 
 class SetResponder(cmdrsp.SetCommandResponder):  # type: ignore[misc]
-    """Every SET refused in an authenticated Response (see the module's docstring)."""
+    """Every SET checked, and made or refused, in an authenticated Response (see the
+    module's docstring)."""
 
     def handle_management_operation(self, snmpEngine: Any, stateReference: Any,
                                     contextName: Any, PDU: Any) -> None:
@@ -270,7 +285,7 @@ class SetResponder(cmdrsp.SetCommandResponder):  # type: ignore[misc]
         instrumentation = self.snmpContext.get_mib_instrum(contextName)
         if not isinstance(instrumentation, Instrumentation):
             raise smi_error.GenError()
-        status, index = instrumentation.refuse_write(var_binds, snmpEngine, self.verify_access)
+        status, index = instrumentation.write(var_binds, snmpEngine, self.verify_access)
         # RFC 3416 4.2.5: the Response carries the request's variable bindings unchanged
         self.send_varbinds(snmpEngine, stateReference, status, index, var_binds)
         self.release_state_information(stateReference)
@@ -284,3 +299,11 @@ def _community_based(snmp_engine: Any) -> bool:
     """Whether the request being answered came with a community (SNMPv1 or v2c)."""
     request = snmp_engine.observer.get_execution_context("rfc3412.receiveMessage:request")
     return int(request["securityModel"]) in COMMUNITY_MODELS
+
+
+def _octets(value: Any) -> bytes | None:
+    """The octets of an OCTET STRING value, ``None`` for a value of any other type."""
+    if isinstance(value, rfc1902.OctetString) \
+            and not isinstance(value, rfc1902.IpAddress | rfc1902.Opaque):
+        return bytes(value)
+    return None

@@ -431,3 +431,69 @@ def test_sys_or_table_names_each_mib_module_the_agent_serves(tiny: AgentUnderTes
     everything = net_snmp("snmpbulkwalk", *v3_arguments(), address, ".1")
     served_modules = {line.partition("::")[0] for line in everything.stdout.splitlines()}
     assert {name.partition("::")[0] for name in listed} <= served_modules
+
+
+# --- writable system objects ---------------------------------------------------------------
+
+CONTACT, NAME, LOCATION = (scalar("SNMPv2-MIB", name)
+                           for name in ("sysContact", "sysName", "sysLocation"))
+WRONG_TYPE, WRONG_LENGTH, WRONG_VALUE = 7, 8, 10  # error-status, RFC 3416 section 3
+
+
+def _system_texts(harness: AgentUnderTest) -> list[bytes]:
+    error, var_binds = run(Client(harness).get(CONTACT, NAME, LOCATION))
+    assert error is None, error
+    return [bytes(value) for _, value in var_binds]
+
+
+def test_sys_contact_name_and_location_are_set_together_and_read_back(
+        tiny: AgentUnderTest) -> None:
+    """RFC 3418: sysContact, sysName and sysLocation are read-write; a SET of all three
+    answers noError with the request's bindings, and the next read has them."""
+    texts = [b"noc@example.net, +1 555 0100", b"sw-t.campus-a", b"Campus A, hall 2, row 7"]
+    pairs = [(oid, rfc1902.OctetString(text))
+             for oid, text in zip((CONTACT, NAME, LOCATION), texts, strict=True)]
+    error, status, index, var_binds = _set(tiny, *pairs)
+    assert (error, status, index) == (None, 0, 0)
+    assert var_binds == pairs
+    assert _system_texts(tiny) == texts
+    # and as net-snmp sets and reads it, by name
+    address = f"127.0.0.1:{tiny.agent.port}"
+    done = net_snmp("snmpset", *v3_arguments(), address, "SNMPv2-MIB::sysLocation.0", "s",
+                    "Campus B")
+    assert done.returncode == 0 and our_stderr(done) == [], done.stderr
+    read = net_snmp("snmpget", *v3_arguments(), address, "SNMPv2-MIB::sysLocation.0")
+    assert read.stdout.strip() == 'SNMPv2-MIB::sysLocation.0 = STRING: Campus B'
+
+
+@pytest.mark.parametrize(("value", "status"), [
+    (rfc1902.Integer32(1), WRONG_TYPE),
+    (rfc1902.IpAddress("10.0.0.1"), WRONG_TYPE),
+    (rfc1902.OctetString(b"x" * 256), WRONG_LENGTH),
+    (rfc1902.OctetString(b"hall \x1b[2J"), WRONG_VALUE),  # an escape: no NVT ASCII
+    (rfc1902.OctetString(b"line\rbreak"), WRONG_VALUE),  # a CR not followed by LF or NUL
+    (rfc1902.OctetString("Z\u00fcrich".encode()), WRONG_VALUE),  # 8-bit octets
+], ids=["integer", "ip address", "256 octets", "escape", "bare CR", "utf-8"])
+def test_a_system_text_the_mib_does_not_take_is_refused_and_nothing_changes(
+        tiny: AgentUnderTest, value: Any, status: int) -> None:
+    """RFC 3416 4.2.5 (3) wrongType, (4) wrongLength, (6) wrongValue against the
+    DisplayString (SIZE (0..255)) of RFC 3418 and RFC 2579, the binding named by its
+    index; a SET is all or nothing, so the good first binding is not made either."""
+    before = _system_texts(tiny)
+    error, error_status, error_index, _ = _set(
+        tiny, (NAME, rfc1902.OctetString(b"renamed")), (CONTACT, value))
+    assert error is None and (error_status, error_index) == (status, 2)
+    assert _system_texts(tiny) == before
+    # 255 octets and a CR LF are fine
+    assert _set(tiny, (CONTACT, rfc1902.OctetString(b"y" * 255)))[1] == 0
+    assert _set(tiny, (CONTACT, rfc1902.OctetString(b"one\r\ntwo")))[1] == 0
+
+
+def test_a_community_cannot_set_a_system_text(shared: AgentUnderTest) -> None:
+    """The v2c community reads only (its VACM write view is empty): noAccess."""
+    before = _system_texts(shared)
+    community = CommunityData("public-test", mpModel=1)
+    error, status, index, _ = _set(shared, (NAME, rfc1902.OctetString(b"taken")),
+                                   auth=community)
+    assert error is None and (status, index) == (NO_ACCESS, 1)
+    assert _system_texts(shared) == before
