@@ -164,7 +164,14 @@ IF_TABLE = ServedTable("IF-MIB", "ifTable", "interfaces", ("index",), (
     # "an estimate of the interface's current bandwidth in bits per second"; above
     # 4,294,967,295 it "should report its maximum value" (NUMBER saturates)
     Served("ifSpeed", "speed_bps", NUMBER),
+    # "the size of the largest packet which can be sent/received on the interface,
+    # specified in octets" (the IP packet, for an Ethernet port)
+    Served("ifMtu", "mtu", NUMBER),
+    Served("ifAdminStatus", "admin_status", ENUM),  # "the desired state of the interface"
     Served("ifOperStatus", "oper_status", ENUM),
+    # "the value of sysUpTime at the time the interface entered its current operational
+    # state", 0 if that was before the agent started
+    Served("ifLastChange", "last_change", TIMESTAMP),
 ))
 IF_X_TABLE = ServedTable("IF-MIB", "ifXTable", "interfaces", ("index",), (
     Served("ifName", "name", TEXT),

@@ -31,6 +31,9 @@ ELECTRICAL_LANE_BPS = 200e9
 ETHERNET = "ethernetCsmacd"
 """IANAifType for every Ethernet-like interface, whatever its speed (RFC 3635)."""
 MBPS = 1_000_000  # ifHighSpeed counts units of 1,000,000 bits per second
+DEFAULT_MTU = 9100
+"""ifMtu of a port unless its :class:`Interface` says otherwise: the largest IP packet
+it carries, SONiC's default port MTU (a RoCE fabric's jumbo frames)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class Interface:
     speed_bps: float
     descr: str = ""
     if_type: str = ETHERNET
+    mtu: int = DEFAULT_MTU
 
     def __post_init__(self) -> None:
         if not 1 <= self.index <= 2147483647:
@@ -63,6 +67,11 @@ class InterfaceRow:
     speed_bps: float
     speed_mbps: int
     oper_status: str
+    mtu: int
+    admin_status: str = "up"  # the emulated switch has no port shut down by its operator
+    last_change: float | None = None
+    """The device time the port entered ``oper_status``; ``None`` when it has been in it
+    since the agent started (ifLastChange 0)."""
 
 
 def default_interfaces(ports: Iterable[int], electrical_lanes_per_port: int) -> list[Interface]:
@@ -100,7 +109,8 @@ def rows(interfaces: Iterable[Interface], lanes: Iterable[OpticalLaneReading],
                          descr=describe(interface, switch), if_type=interface.if_type,
                          speed_bps=interface.speed_bps,
                          speed_mbps=round(interface.speed_bps / MBPS),
-                         oper_status=oper_status(by_port.get(interface.index, ())))
+                         oper_status=oper_status(by_port.get(interface.index, ())),
+                         mtu=interface.mtu)
             for interface in interfaces]
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from drivers.snmp import mibs
@@ -152,8 +152,11 @@ class Snapshot:
         return rows
 
     def interface_rows(self) -> list[InterfaceRow]:
-        return interface_rows(self.view.interfaces, self.reading.optical_lanes,
+        rows = interface_rows(self.view.interfaces, self.reading.optical_lanes,
                               self.view.system.name)
+        return [replace(row, last_change=self.view.status_since(row.index, row.oper_status,
+                                                                self.reading.at))
+                for row in rows]
 
     def ticks_since_boot(self, at: float | None) -> int:
         """TimeStamp of device time ``at``: 0 before the boot or when there is none."""
@@ -223,6 +226,7 @@ class MibView:
                  interfaces: Sequence[Interface]):
         self.system = system
         self.interfaces = tuple(interfaces)
+        self._oper_status: dict[int, tuple[str, float | None]] = {}
         self.capabilities = tuple(
             Capability(number, mibs.oid(module, identity), descr)
             for number, (module, identity, descr) in enumerate(columns.CAPABILITIES, 1))
@@ -271,6 +275,19 @@ class MibView:
 
     def __len__(self) -> int:
         return len(self.oids)
+
+    def status_since(self, index: int, status: str, at: float) -> float | None:
+        """When interface ``index`` entered ``status``, as the readings saw it: ``at`` if
+        the last reading had it in another state, ``None`` if it has been in this one
+        since the agent's first reading (readings come in time order)."""
+        seen = self._oper_status.get(index)
+        if seen is None:
+            self._oper_status[index] = (status, None)
+            return None
+        if seen[0] != status:
+            self._oper_status[index] = (status, at)
+            return at
+        return seen[1]
 
     def write(self, changes: Sequence[tuple[Sequence[int], bytes]]) -> None:
         """Make SETs that :meth:`write_refusal` let through, all of them: each

@@ -300,13 +300,16 @@ def test_net_snmp_reads_the_interfaces_the_cpo_tables_index(shared: AgentUnderTe
     """IF-MIB (RFC 2863): ifNumber, ifTable and ifXTable by name for exactly the ports
     that index msoCpoLaneTable and msoCpcLaneTable: ifType ethernetCsmacd
     (IANAifType-MIB, RFC 3635), ifSpeed held at 4,294,967,295 above that many bits
-    per second with ifHighSpeed in Mb/s, ifOperStatus from the lanes' light."""
+    per second with ifHighSpeed in Mb/s, ifOperStatus from the lanes' light, ifAdminStatus
+    up, ifMtu 9100 (the emulator's jumbo default) and ifLastChange 0 for a port in its
+    state since the agent started."""
     reading = shared.step_and_read(2.0)
     table = _walk_by_name(shared, "IF-MIB::ifTable")
     extra = _walk_by_name(shared, "IF-MIB::ifXTable")
     ports = sorted({lane.port for lane in reading.optical_lanes})
     assert ports == sorted({lane.port for lane in reading.electrical_lanes}) == list(SPEC.ports)
-    assert set(table) == {"ifIndex", "ifDescr", "ifType", "ifSpeed", "ifOperStatus"}
+    assert set(table) == {"ifIndex", "ifDescr", "ifType", "ifMtu", "ifSpeed",
+                          "ifAdminStatus", "ifOperStatus", "ifLastChange"}
     assert set(extra) == {"ifName", "ifHighSpeed"}
     speed_bps = 200e9 * SPEC.electrical_lanes_per_port  # 800G: above Gauge32's reach
     for port in ports:
@@ -316,6 +319,9 @@ def test_net_snmp_reads_the_interfaces_the_cpo_tables_index(shared: AgentUnderTe
         assert table["ifSpeed"][port] == f"Gauge32: {GAUGE32_MAX}"
         status = _oper_status(reading, port)
         assert table["ifOperStatus"][port].startswith(f"INTEGER: {status}(")
+        assert table["ifAdminStatus"][port] == "INTEGER: up(1)"
+        assert table["ifMtu"][port] == "INTEGER: 9100"
+        assert table["ifLastChange"][port] == "Timeticks: (0) 0:00:00.00"
         assert extra["ifName"][port] == f"STRING: Ethernet{port}"
         assert extra["ifHighSpeed"][port] == f"Gauge32: {round(speed_bps / 1e6)}"
     completed = net_snmp("snmpget", *v3_arguments(), f"127.0.0.1:{shared.agent.port}",
@@ -325,15 +331,30 @@ def test_net_snmp_reads_the_interfaces_the_cpo_tables_index(shared: AgentUnderTe
 
 def test_a_dark_laser_takes_the_ports_it_feeds_down(tiny: AgentUnderTest) -> None:
     """ifOperStatus (RFC 2863): laser 1/1 feeds both lanes of port 1 (TINY: two lanes
-    per laser); its fault leaves port 1 without light, down(2), and port 2 up(1)."""
+    per laser); its fault leaves port 1 without light, down(2), and port 2 up(1).
+    ifLastChange is sysUpTime when port 1 went down, then when it came back up;
+    port 2's stays 0."""
     status = mibs.table("IF-MIB", "ifTable")
     oids = [status.instance("ifOperStatus", (port,)) for port in TINY.ports]
-    assert [int(value) for _, value in run(Client(tiny).get(*oids))[1]] == [1, 1]
+    changed = [status.instance("ifLastChange", (port,)) for port in TINY.ports]
+
+    def read() -> tuple[list[int], list[int], int]:
+        error, var_binds = run(Client(tiny).get(*oids, *changed, UP_TIME))
+        assert error is None, error
+        values = [int(value) for _, value in var_binds]
+        return values[:2], values[2:4], values[4]
+
+    tiny.step_and_read(3.0)
+    assert read()[:2] == ([1, 1], [0, 0])
     tiny.telemetry.faults.inject(Fault("els", target="1/1"))
-    assert [int(value) for _, value in run(Client(tiny).get(*oids))[1]] == [2, 1]
+    states, last_change, up_time = read()
+    assert states == [2, 1] and last_change == [up_time, 0] and up_time > 0
+    went_down = up_time
     tiny.telemetry.faults.clear("els", target="1/1")
     tiny.step_and_read(5.0)  # the laser ramps back up
-    assert [int(value) for _, value in run(Client(tiny).get(*oids))[1]] == [1, 1]
+    states, last_change, up_time = read()
+    assert states == [1, 1] and went_down < last_change[0] <= up_time
+    assert last_change[1] == 0
 
 
 def test_a_slower_port_reports_its_speed_in_both_objects() -> None:
