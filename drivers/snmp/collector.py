@@ -263,7 +263,8 @@ class TelemetryCollector:
         first.append(Segment(names.column(IF_NAME[2]).oid))
         speeds = names.column(IF_HIGH_SPEED[2])
         if "electrical_lanes" in tables:
-            first.append(Segment(threshold.oid))
+            # a scalar: its one instance and one more to see the end, not a response's worth
+            first.append(Segment(threshold.oid, expected=1))
             first.append(Segment(speeds.oid))
         results, extras = await self.session.walk_segments(
             first, with_each=[up_time, engine_boots], concurrency=self.concurrency,
