@@ -36,7 +36,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
-from drivers.errors import DeviceError, Unsupported, ValidationError, VerificationFailed
+from drivers.errors import DeviceError, Unsupported, VerificationFailed
 from drivers.switch.intent import Intent, as_intent, not_held, unmet
 from drivers.switch.jsontree import DevicePath, Edit, Trees, path_text
 from drivers.switch.models import build
@@ -46,7 +46,7 @@ from drivers.switch.models.base import (
     model_changes,
     model_edit,
 )
-from drivers.switch.netconf import Applied, Plan
+from drivers.switch.netconf import Applied, Plan, check_confirm_timeout
 from drivers.switch.tree import Change
 from drivers.transports.gnmi import CommitAction, GnmiCapabilities, GnmiClient, GnmiTarget
 
@@ -141,16 +141,13 @@ class GnmiSwitchSession:
         """What applying ``want`` would change, in the device's paths; sends nothing."""
         before = self.read()
         _, after = self._edit(want, before, merge_only)
-        return Plan({path_text(p): v for p, v in before.trees.items()},
-                    {path_text(p): v for p, v in after.trees.items()},
-                    self._changes(before, after), "local")
+        return Plan(before.by_text(), after.by_text(), self._changes(before, after), "local")
 
     def apply(self, want: Want, *, confirm_timeout_seconds: int = 120,
               persist_id: str | None = None, merge_only: bool = False,
               check: Callable[[list[Change]], None] | None = None) -> Applied:
         """Put ``want`` on the switch (see the module docstring for how it is confirmed)."""
-        if not 1 <= confirm_timeout_seconds <= 2**32 - 1:
-            raise ValidationError("the confirm timeout is 1 s or more", device=self.name)
+        check_confirm_timeout(confirm_timeout_seconds, self.name)
         intent = as_intent(want)
         before = self.read()
         edit, after = self._edit(intent, before, merge_only)

@@ -102,6 +102,10 @@ class Trees:
     def copy(self) -> Trees:
         return Trees(self.trees, list_keys=self.list_keys)
 
+    def by_text(self) -> dict[str, Any]:
+        """The trees by their paths written out (:func:`path_text`)."""
+        return {path_text(where): value for where, value in self.trees.items()}
+
     def _root(self, where: DevicePath) -> tuple[DevicePath, DevicePath]:
         for root in sorted(self.trees, key=len, reverse=True):
             if where[:len(root)] == root:

@@ -206,6 +206,13 @@ class Capabilities:
         return [name for name, present in names if present]
 
 
+def check_confirm_timeout(seconds: int, device: str) -> None:
+    """Refuse a confirm timeout outside 1 .. 2^32 - 1 seconds (NETCONF's confirm-timeout
+    is a uint32; the gNMI sessions hold their rollback duration to the same)."""
+    if not 1 <= seconds <= 2**32 - 1:
+        raise ValidationError("the confirm timeout is 1 s or more", device=device)
+
+
 @dataclass
 class Plan:
     """What applying a WANT tree would change: running before, and after."""
@@ -522,8 +529,7 @@ class SwitchSession:
         ``merge_only`` as for :meth:`plan`. ``check`` is shown the changes before anything
         is committed (or, without a candidate, written); whatever it raises (a refusal)
         aborts the apply with the candidate discarded and running untouched."""
-        if not 1 <= confirm_timeout_seconds <= 2**32 - 1:
-            raise ValidationError("the confirm timeout is 1 s or more", device=self.name)
+        check_confirm_timeout(confirm_timeout_seconds, self.name)
         want = _tree(want)
         replaced = () if merge_only else REPLACED
         config = to_xml(want, replace=replaced)

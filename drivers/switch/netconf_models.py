@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from drivers.errors import Unsupported, ValidationError
+from drivers.errors import Unsupported
 from drivers.switch.intent import Intent, as_intent, not_held, unmet
-from drivers.switch.jsontree import Edit, Trees, path_text
+from drivers.switch.jsontree import Edit, Trees
 from drivers.switch.models import build
 from drivers.switch.models.base import (
     DeviceModel,
@@ -28,7 +28,13 @@ from drivers.switch.models.base import (
     model_edit,
 )
 from drivers.switch.models.openconfig import XML_SHAPE
-from drivers.switch.netconf import Applied, NetconfTarget, Plan, SwitchSession
+from drivers.switch.netconf import (
+    Applied,
+    NetconfTarget,
+    Plan,
+    SwitchSession,
+    check_confirm_timeout,
+)
 from drivers.switch.tree import Change
 from drivers.switch.xmljson import edit_config, read_trees, subtree_filter
 
@@ -95,7 +101,7 @@ class ModelNetconfSession(SwitchSession):
 
     def get_config(self, source: str = "running") -> dict[str, Any]:
         """The model's trees in ``source``, by path (not the msoctl module's tree)."""
-        return {path_text(p): v for p, v in self.read(source).trees.items()}
+        return self.read(source).by_text()
 
     # ---- changing ---------------------------------------------------------------------
 
@@ -117,16 +123,14 @@ class ModelNetconfSession(SwitchSession):
                 after = self.read("candidate")
             finally:
                 self._rpc("discard-changes", self._manager.discard_changes)
-        return Plan({path_text(p): v for p, v in before.trees.items()},
-                     {path_text(p): v for p, v in after.trees.items()},
-                     self._changes(before, after), "candidate")
+        return Plan(before.by_text(), after.by_text(), self._changes(before, after),
+                    "candidate")
 
     def apply(self, want: Want, *, confirm_timeout_seconds: int = 120,
               persist_id: str | None = None, merge_only: bool = False,
               check: Callable[[list[Change]], None] | None = None) -> Applied:
         """As :meth:`SwitchSession.apply`, in the device's model."""
-        if not 1 <= confirm_timeout_seconds <= 2**32 - 1:
-            raise ValidationError("the confirm timeout is 1 s or more", device=self.name)
+        check_confirm_timeout(confirm_timeout_seconds, self.name)
         with self._candidate_locked():
             before = self.read("running")
             config = edit_config(self._edit_for(want, before, merge_only), self.shape)
