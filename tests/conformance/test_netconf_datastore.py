@@ -35,13 +35,6 @@ from tests.support.netconf import (
 from tests.support.yang import CASES, Case, document, unprefixed
 
 
-@pytest.fixture(scope="module")
-def loop() -> Iterator[Loop]:
-    running = Loop()
-    yield running
-    running.close()
-
-
 @pytest.fixture
 def switch(loop: Loop) -> Iterator[Switch]:
     running = Switch(loop)

@@ -42,13 +42,6 @@ PYANG_MODULES = Path(sys.prefix) / "share" / "yang" / "modules" / "ietf"
 
 
 @pytest.fixture(scope="module")
-def loop() -> Iterator[Loop]:
-    running = Loop()
-    yield running
-    running.close()
-
-
-@pytest.fixture(scope="module")
 def switch(loop: Loop) -> Iterator[Switch]:
     """One emulator for the module: these tests only read, except the last, which
     discards what it committed."""

@@ -5,9 +5,6 @@ kilobytes (it was megabytes), through a real ncclient client."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 from lxml import etree
 from ncclient.operations.rpc import RaiseMode
 
@@ -24,13 +21,6 @@ from tests.support.netconf import NC, NS, Loop, Switch, netconf
 
 ENTRIES = 40_000
 REPLY_BOUND_BYTES = 128 * 1024  # 100 errors with their paths and messages fit well in it
-
-
-@pytest.fixture(scope="module")
-def loop() -> Iterator[Loop]:
-    running = Loop()
-    yield running
-    running.close()
 
 
 def rpc_errors(reply: bytes) -> list[etree._Element]:

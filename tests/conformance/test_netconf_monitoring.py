@@ -26,13 +26,6 @@ COUNTERS = ("in-rpcs", "in-bad-rpcs", "out-rpc-errors", "out-notifications")
 DATE_AND_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 
 
-@pytest.fixture(scope="module")
-def loop() -> Iterator[Loop]:
-    running = Loop()
-    yield running
-    running.close()
-
-
 @pytest.fixture
 def switch(loop: Loop) -> Iterator[Switch]:
     """A server of its own for each test: its statistics start from zero."""

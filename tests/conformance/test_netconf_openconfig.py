@@ -43,13 +43,6 @@ AUGMENTS: tuple[Augments, ...] = ("arista", "msoctl")
 
 
 @pytest.fixture(scope="module")
-def loop() -> Iterator[Loop]:
-    running = Loop()
-    yield running
-    running.close()
-
-
-@pytest.fixture(scope="module")
 def devices(loop: Loop) -> Iterator[dict[str, SwitchDevice]]:
     found: dict[str, SwitchDevice] = {augments: SwitchDevice(f"sw-oc-{augments}", PORTS,
                                     clock=SteppedClock(jump_on_sleep=False),

@@ -27,13 +27,6 @@ from tests.support.paths import YANG
 from tests.support.peers import require_module
 
 
-@pytest.fixture(scope="module")
-def loop() -> Iterator[Loop]:
-    running = Loop()
-    yield running
-    running.close()
-
-
 @contextmanager
 def serving(loop: Loop, **announce: bool) -> Iterator[Manager]:
     """An ncclient session to a server announcing ``capabilities(**announce)``."""

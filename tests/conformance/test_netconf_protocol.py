@@ -210,13 +210,6 @@ def test_rpc_error_element_carries_every_field() -> None:
 # ---- the server, with ncclient -----------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def loop() -> Iterator[Loop]:
-    running = Loop()
-    yield running
-    running.close()
-
-
 class Switch:
     """A server with two test handlers and a record of ended sessions."""
 

@@ -36,14 +36,6 @@ from tests.support.lab import wait_until
 from tests.support.netconf import PASSWORD, TOKEN, USER, Loop, Switch, leaf, netconf, want
 
 
-@pytest.fixture(scope="module")
-def loop() -> Iterator[Loop]:
-    """The emulated switch's loop in a thread, as the datastore tests run it."""
-    running = Loop()
-    yield running
-    running.close()
-
-
 @pytest.fixture
 def switch(loop: Loop) -> Iterator[Switch]:
     running = Switch(loop)

@@ -26,13 +26,6 @@ from tests.support.netconf import PASSWORD, USER, Loop, Switch, leaf, netconf, w
 NAMES = ("sw-1", "sw-2", "sw-3")
 
 
-@pytest.fixture(scope="module")
-def loop() -> Iterator[Loop]:
-    running = Loop()
-    yield running
-    running.close()
-
-
 @pytest.fixture
 def fleet(loop: Loop) -> Iterator[dict[str, Switch]]:
     switches = {name: Switch(loop) for name in NAMES}

@@ -13,6 +13,8 @@
 - ``postgres_cluster`` (one per session, or per xdist worker), ``postgres_url`` (a
   database per module), ``store_journal`` (an empty journal on each store).
 - ``libyang_context``: the YANG module loaded in libyang (tests/support/yang.py).
+- ``loop``: an event loop in a thread for the module (tests/support/netconf.py ``Loop``),
+  where the module's emulated switches run.
 
 A test that fails with a netconfd peer among its fixtures gets both daemons' logs in
 its report ("netconfd and sshd logs"): the peer's directory is gone by the time the
@@ -35,10 +37,19 @@ from msoctl.journal import Journal, close_stores
 from tests.support.cli import Msoctl, in_process
 from tests.support.journal import empty_journal
 from tests.support.lab import OCS_TRANSPORTS, REPLY_FORMS, ocs_endpoint
+from tests.support.netconf import Loop
 from tests.support.netconfd import NetconfdPeer
 from tests.support.postgres import PostgresCluster, running_cluster
 from tests.support.reset import reset_lab
 from tests.support.yang import libyang_context  # noqa: F401 - a fixture of the whole tree
+
+
+@pytest.fixture(scope="module")
+def loop() -> Iterator[Loop]:
+    """An event loop in a thread for the whole module, closed after it."""
+    running = Loop()
+    yield running
+    running.close()
 
 
 @pytest.fixture
