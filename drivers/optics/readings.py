@@ -8,10 +8,10 @@ over gNMI, or the project's own MSO-CPO-MIB. Each surface's reader returns an
 :attr:`OpticsReading.source` naming where it came from.
 
 Units are in the names; ``None`` is "the surface did not give it" (never 0.0). A dark
-receiver is ``-inf`` dBm only where a surface says so in dBm; a surface that reports
-milliwatts and reads 0 gives :data:`NO_LIGHT_DBM`'s meaning: no light, shown as
-``-inf`` here and exported as the exporter's floor. Lanes count from 1, whatever the
-surface counts from (JUNIPER-DOM-MIB counts from 0).
+receiver reads :data:`NO_LIGHT_DBM` whichever way the surface says it (0 W in
+ENTITY-SENSOR-MIB, ``-inf`` in SONiC's STATE_DB, a vendor's floor), so every surface
+gives the same number for it, and no ``-inf`` reaches an output. Lanes count from 1,
+whatever the surface counts from (JUNIPER-DOM-MIB counts from 0).
 """
 
 from __future__ import annotations
@@ -31,13 +31,20 @@ QUANTITIES = ("temperature_celsius", "supply_voltage_volts", "tx_power_dbm",
 LEVELS = ("low_alarm", "low_warning", "high_warning", "high_alarm")
 """Threshold levels, in the order a value crosses them going up."""
 
-NO_LIGHT_DBM = -math.inf
-"""A receiver that sees no light (0 mW)."""
+NO_LIGHT_DBM = -100.0
+"""What a receiver that sees no light reads, and the floor of every power in dBm: far
+below any receiver's sensitivity (MSO-CPO-MIB's MsoPowerDbm floor too)."""
+
+
+def dbm(value: float) -> float:
+    """A power in dBm held to :data:`NO_LIGHT_DBM` from below (``-inf`` included)."""
+    return max(NO_LIGHT_DBM, value)
 
 
 def milliwatts_to_dbm(milliwatts: float) -> float:
-    """10·log10(P / 1 mW); 0 mW (or less: noise around zero) is :data:`NO_LIGHT_DBM`."""
-    return 10.0 * math.log10(milliwatts) if milliwatts > 0.0 else NO_LIGHT_DBM
+    """10·log10(P / 1 mW), held to :data:`NO_LIGHT_DBM`; 0 mW (or less: noise around zero)
+    is no light."""
+    return dbm(10.0 * math.log10(milliwatts)) if milliwatts > 0.0 else NO_LIGHT_DBM
 
 
 @dataclass(frozen=True)
