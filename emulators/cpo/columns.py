@@ -211,6 +211,7 @@ CAPABILITIES = (
     ("SNMPv2-MIB", "snmpMIB", "The SNMPv2-MIB system and snmp groups (RFC 3418)"),
     ("SNMP-FRAMEWORK-MIB", "snmpFrameworkMIB",
      "The SNMP-FRAMEWORK-MIB snmpEngine group (RFC 3411)"),
+    ("SNMP-USER-BASED-SM-MIB", "snmpUsmMIB", "USM's usmStats counters (RFC 3414)"),
     ("IF-MIB", "ifMIB", "IF-MIB ifNumber, ifTable and ifXTable, in part (RFC 2863)"),
     ("MSO-CPO-MIB", "msoCpoMIB", "Co-packaged optics: engines, port lanes, external lasers"),
     ("MSO-CPC-MIB", "msoCpcMIB", "Co-packaged copper: lanes, FEC counters and histogram"),
@@ -230,6 +231,18 @@ STATISTICS: tuple[str, tuple[Served, ...]] = ("SNMPv2-MIB", (
     Served("snmpEnableAuthenTraps", "enable_authen_traps", ENUM),
     Served("snmpSilentDrops", "silent_drops", COUNTER),
     Served("snmpProxyDrops", "proxy_drops", COUNTER),
+))
+
+# SNMP-USER-BASED-SM-MIB usmStats (RFC 3414 section 5): the messages USM refused, by
+# reason, as the agent's engine counts them (each also answered with a Report PDU
+# carrying the counter, RFC 3414 3.2), read at every request.
+USM_STATISTICS: tuple[str, tuple[Served, ...]] = ("SNMP-USER-BASED-SM-MIB", (
+    Served("usmStatsUnsupportedSecLevels", "usm_unsupported_sec_levels", COUNTER),
+    Served("usmStatsNotInTimeWindows", "usm_not_in_time_windows", COUNTER),
+    Served("usmStatsUnknownUserNames", "usm_unknown_user_names", COUNTER),
+    Served("usmStatsUnknownEngineIDs", "usm_unknown_engine_ids", COUNTER),
+    Served("usmStatsWrongDigests", "usm_wrong_digests", COUNTER),
+    Served("usmStatsDecryptionErrors", "usm_decryption_errors", COUNTER),
 ))
 
 # SNMP-FRAMEWORK-MIB snmpEngine group (RFC 3411 section 5): the values USM puts in

@@ -47,7 +47,10 @@ agent has nowhere to send an authenticationFailure trap."""
 PER_REQUEST = frozenset({"uptime_ticks", "engine_boots", "engine_seconds", "in_pkts",
                          "in_bad_versions", "in_bad_community_names",
                          "in_bad_community_uses", "in_asn_parse_errs", "silent_drops",
-                         "proxy_drops", *WRITABLE_SYSTEM})
+                         "proxy_drops", "usm_unsupported_sec_levels",
+                         "usm_not_in_time_windows", "usm_unknown_user_names",
+                         "usm_unknown_engine_ids", "usm_wrong_digests",
+                         "usm_decryption_errors", *WRITABLE_SYSTEM})
 """Attributes that change between two requests on one snapshot: never cached."""
 
 # The range of a base type, where the object's syntax gives none (RFC 2578, 7.1).
@@ -103,7 +106,8 @@ class EngineState:
 
 @dataclass(frozen=True)
 class Statistics:
-    """The SNMPv2-MIB snmp group's counters of the agent's engine now (RFC 3418)."""
+    """The SNMPv2-MIB snmp group's (RFC 3418) and USM's usmStats (RFC 3414) counters of
+    the agent's engine now."""
 
     in_pkts: int = 0
     in_bad_versions: int = 0
@@ -112,6 +116,12 @@ class Statistics:
     in_asn_parse_errs: int = 0
     silent_drops: int = 0
     proxy_drops: int = 0
+    usm_unsupported_sec_levels: int = 0
+    usm_not_in_time_windows: int = 0
+    usm_unknown_user_names: int = 0
+    usm_unknown_engine_ids: int = 0
+    usm_wrong_digests: int = 0
+    usm_decryption_errors: int = 0
 
 
 class Snapshot:
@@ -257,6 +267,9 @@ class MibView:
         module, group = columns.ENGINE
         for served in group:
             entries.append(_scalar(module, served, lambda snapshot: snapshot.engine))
+        module, group = columns.USM_STATISTICS
+        for served in group:
+            entries.append(_scalar(module, served, lambda snapshot: snapshot.statistics))
         module, group = columns.STATISTICS
         for served in group:
             # the counters are the engine's at each request; the setting is fixed

@@ -142,14 +142,27 @@ _SNMP_GROUP = {"in_pkts": "snmpInPkts", "in_bad_versions": "snmpInBadVersions",
                "proxy_drops": "snmpProxyDrops"}
 """The SNMPv2-MIB snmp group's counters, by the attribute that serves each, as pysnmp's
 message processing keeps them in the engine's own instances."""
+_USM_STATS = {"usm_unsupported_sec_levels": "usmStatsUnsupportedSecLevels",
+              "usm_not_in_time_windows": "usmStatsNotInTimeWindows",
+              "usm_unknown_user_names": "usmStatsUnknownUserNames",
+              "usm_unknown_engine_ids": "usmStatsUnknownEngineIDs",
+              "usm_wrong_digests": "usmStatsWrongDigests",
+              "usm_decryption_errors": "usmStatsDecryptionErrors"}
+"""SNMP-USER-BASED-SM-MIB's usmStats counters (RFC 3414 3.2 counts each refusal), as
+pysnmp's USM keeps them."""
 
 
 def snmp_counters_of(snmp_engine: engine.SnmpEngine) -> dict[str, int]:
-    """The snmp group's counters of ``snmp_engine`` now, by attribute
+    """The snmp group's and USM's counters of ``snmp_engine`` now, by attribute
     (:class:`~emulators.cpo.mibview.Statistics`)."""
-    found = snmp_engine.get_mib_builder().import_symbols("__SNMPv2-MIB", *_SNMP_GROUP.values())
-    return {attribute: int(instance.syntax)
-            for attribute, instance in zip(_SNMP_GROUP, found, strict=True)}
+    builder = snmp_engine.get_mib_builder()
+    counters = {}
+    for module, group in (("__SNMPv2-MIB", _SNMP_GROUP),
+                          ("__SNMP-USER-BASED-SM-MIB", _USM_STATS)):
+        found = builder.import_symbols(module, *group.values())
+        counters.update({attribute: int(instance.syntax)
+                         for attribute, instance in zip(group, found, strict=True)})
+    return counters
 
 
 def count_bad_community_use(snmp_engine: engine.SnmpEngine) -> None:

@@ -26,6 +26,7 @@ from drivers.snmp.mibs import Oid
 from emulators.cpo.interfaces import Interface
 from emulators.faults import Fault
 from tests.support.snmp_agents import (
+    CREDENTIALS,
     SPEC,
     TINY,
     AgentUnderTest,
@@ -443,8 +444,9 @@ def test_sys_or_table_names_each_mib_module_the_agent_serves(tiny: AgentUnderTes
     assert "SNMPv2-MIB::sysORLastChange.0 = Timeticks: (0) 0:00:00.00" in lines
     listed = [line.partition(" = OID: ")[2] for line in lines
               if line.startswith("SNMPv2-MIB::sysORID.")]
-    assert listed == ["SNMPv2-MIB::snmpMIB", "SNMP-FRAMEWORK-MIB::snmpFrameworkMIB",
-                      "IF-MIB::ifMIB", "MSO-CPO-MIB::msoCpoMIB", "MSO-CPC-MIB::msoCpcMIB"]
+    assert listed[:6] == ["SNMPv2-MIB::snmpMIB", "SNMP-FRAMEWORK-MIB::snmpFrameworkMIB",
+                          "SNMP-USER-BASED-SM-MIB::snmpUsmMIB", "IF-MIB::ifMIB",
+                          "MSO-CPO-MIB::msoCpoMIB", "MSO-CPC-MIB::msoCpcMIB"]
     assert sum(line.startswith("SNMPv2-MIB::sysORDescr.") for line in lines) == len(listed)
     assert [line.partition(" = ")[2] for line in lines
             if line.startswith("SNMPv2-MIB::sysORUpTime.")] == \
@@ -452,6 +454,47 @@ def test_sys_or_table_names_each_mib_module_the_agent_serves(tiny: AgentUnderTes
     everything = net_snmp("snmpbulkwalk", *v3_arguments(), address, ".1")
     served_modules = {line.partition("::")[0] for line in everything.stdout.splitlines()}
     assert {name.partition("::")[0] for name in listed} <= served_modules
+
+
+def _usm_stats(harness: AgentUnderTest) -> dict[str, int]:
+    """SNMP-USER-BASED-SM-MIB's usmStats as net-snmp walks them by name (RFC 3414)."""
+    completed = net_snmp("snmpbulkwalk", *v3_arguments(), f"127.0.0.1:{harness.agent.port}",
+                         "SNMP-USER-BASED-SM-MIB::usmStats")
+    assert completed.returncode == 0 and our_stderr(completed) == [], completed.stderr
+    found = {}
+    for line in completed.stdout.splitlines():
+        left, _, value = line.partition(" = Counter32: ")
+        if value:
+            found[left.removeprefix("SNMP-USER-BASED-SM-MIB::").removesuffix(".0")] = int(value)
+    return found
+
+
+def test_usm_counts_each_message_it_refused_by_reason(shared: AgentUnderTest) -> None:
+    """RFC 3414 3.2: a message from an unknown user counts in usmStatsUnknownUserNames,
+    one whose digest does not check in usmStatsWrongDigests, one asking for less
+    security than the user has in usmStatsUnsupportedSecLevels; each refused, and the
+    rest unmoved."""
+    before = _usm_stats(shared)
+    assert set(before) == {"usmStatsUnsupportedSecLevels", "usmStatsNotInTimeWindows",
+                           "usmStatsUnknownUserNames", "usmStatsUnknownEngineIDs",
+                           "usmStatsWrongDigests", "usmStatsDecryptionErrors"}
+    address = f"127.0.0.1:{shared.agent.port}"
+    quick = ("-t", "1", "-r", "0")
+    wrong_key = net_snmp("snmpget", *v3_arguments(auth_key="not-the-passphrase"), *quick,
+                         address, "SNMPv2-MIB::sysUpTime.0")
+    assert wrong_key.returncode != 0
+    unknown = net_snmp("snmpget", "-v3", "-l", "noAuthNoPriv", "-u", "nobody-here", *quick,
+                       address, ".1.3.6.1.2.1.1.3.0")
+    assert unknown.returncode != 0
+    plain = net_snmp("snmpget", "-v3", "-l", "noAuthNoPriv", "-u", CREDENTIALS.user, *quick,
+                     address, ".1.3.6.1.2.1.1.3.0")
+    assert plain.returncode != 0
+    after = _usm_stats(shared)
+    moved = {name: after[name] - before[name] for name in before}
+    assert moved["usmStatsWrongDigests"] == 1, moved
+    assert moved["usmStatsUnknownUserNames"] == 1, moved
+    assert moved["usmStatsUnsupportedSecLevels"] == 1, moved
+    assert moved["usmStatsDecryptionErrors"] == 0, moved
 
 
 # --- writable system objects ---------------------------------------------------------------
