@@ -65,6 +65,7 @@ from pysnmp.proto import rfc1902
 from drivers.snmp import mibs
 from drivers.snmp.mibsource import new_engine
 from emulators.cpo import snmpengine, wire
+from emulators.cpo.entity import EntityTables
 from emulators.cpo.interfaces import Interface, check_covers, default_interfaces
 from emulators.cpo.mibview import (
     TICKS_PER_SECOND,
@@ -115,6 +116,10 @@ class UsmCredentials:
 class CpoAgent:
     """The SNMP agent of one switch's :class:`SwitchTelemetry`, on the running event loop.
 
+    ``entity_layout`` (one of :data:`~.entity.LAYOUT_NAMES`) also serves the ports'
+    optics as ENTITY-MIB and ENTITY-SENSOR-MIB rows numbered as that agent numbers
+    them (:mod:`.entity`); ``None``, only the project's MIBs.
+
     ``interfaces`` are the ports the CPO/CPC tables index (IF-MIB's rows; by default
     ``portN`` at 200 Gb/s per electrical lane); they must be exactly the telemetry's
     ports (ValueError otherwise). ``engine_id`` defaults to one made from the switch's
@@ -136,6 +141,7 @@ class CpoAgent:
         engine_id: bytes | None = None,
         nvram_path: Path | None = None,
         seed: int = 0,
+        entity_layout: str | None = None,
     ):
         self.telemetry = telemetry
         self.clock = telemetry.clock
@@ -156,7 +162,10 @@ class CpoAgent:
             raise ValueError("an snmpEngineID is 5 to 32 octets (RFC 3411)")
         self.nvram = snmpengine.EngineNvram(nvram_path)
         telemetry.update()
-        self.view = MibView(telemetry.read(), self.system, interfaces)
+        entity = None if entity_layout is None else EntityTables(
+            entity_layout, interfaces, telemetry.name,
+            lanes_per_port=spec.optical_lanes_per_port, seed=seed)
+        self.view = MibView(telemetry.read(), self.system, interfaces, entity=entity)
         self._lock = threading.RLock()
         self._boot_time = self.clock.now()
         self._boots = 0

@@ -182,6 +182,63 @@ IF_TABLES = (IF_TABLE, IF_X_TABLE)
 # IF-MIB ifNumber: "the number of network interfaces (regardless of their current state)".
 IF_NUMBER = ("IF-MIB", Served("ifNumber", "interface_count", NUMBER))
 
+# ENTITY-MIB (RFC 4133) entPhysicalTable, INDEX { entPhysicalIndex }, and
+# entAliasMappingTable, INDEX { entPhysicalIndex, entAliasLogicalIndexOrZero }, and
+# ENTITY-SENSOR-MIB (RFC 3433) entPhySensorTable, INDEX { entPhysicalIndex }: the rows
+# are :mod:`~emulators.cpo.entity`'s, served when the agent has an entity layout.
+ENTITY = "ENTITY-MIB"
+PHYSICAL_TABLE = ServedTable(ENTITY, "entPhysicalTable", "physical_entities", ("index",), (
+    Served("entPhysicalDescr", "descr", TEXT),  # "a textual description of physical entity"
+    # "an indication of the vendor-specific hardware type"; zeroDotZero if unknown
+    Served("entPhysicalVendorType", "vendor_type", OID),
+    # "the value of entPhysicalIndex for the physical entity which 'contains' this
+    # physical entity"; zero: "not contained in any other physical entity"
+    Served("entPhysicalContainedIn", "contained_in", NUMBER),
+    Served("entPhysicalClass", "physical_class", ENUM),  # PhysicalClass
+    # "the relative position of this 'child' component among all its 'sibling'
+    # components"; -1 where the entity is not contained in another
+    Served("entPhysicalParentRelPos", "parent_rel_pos", NUMBER),
+    Served("entPhysicalName", "name", TEXT),  # "the textual name of the physical entity"
+    Served("entPhysicalHardwareRev", "hardware_rev", TEXT),
+    Served("entPhysicalFirmwareRev", "firmware_rev", TEXT),
+    Served("entPhysicalSoftwareRev", "software_rev", TEXT),
+    Served("entPhysicalSerialNum", "serial_num", TEXT),
+    Served("entPhysicalMfgName", "mfg_name", TEXT),
+    Served("entPhysicalModelName", "model_name", TEXT),
+    Served("entPhysicalAlias", "alias", TEXT),
+    Served("entPhysicalAssetID", "asset_id", TEXT),
+    Served("entPhysicalIsFRU", "is_fru", ENUM),  # TruthValue
+))
+ALIAS_MAPPING_TABLE = ServedTable(ENTITY, "entAliasMappingTable", "alias_mappings",
+                                  ("index", "logical"), (
+    # "the value of this object identifies a particular conceptual row associated with
+    # the indicated entPhysicalIndex and entLogicalIndex pair": for a port, "the ifIndex
+    # object instance for the particular interface" (RFC 4133 section 3.1.2)
+    Served("entAliasMappingIdentifier", "identifier", OID),
+))
+SENSOR_TABLE = ServedTable("ENTITY-SENSOR-MIB", "entPhySensorTable", "sensors", ("index",), (
+    # EntitySensorDataType; served as its number, since Cisco's agents add dBm (14)
+    Served("entPhySensorType", "sensor_type", NUMBER),
+    Served("entPhySensorScale", "scale", ENUM),  # EntitySensorDataScale
+    Served("entPhySensorPrecision", "precision", NUMBER),  # decimal places, -8..9
+    # "the most recent measurement obtained by the agent for this sensor", in the type's
+    # unit times the scale, with precision decimals (see emulators.cpo.entity)
+    Served("entPhySensorValue", "value", NUMBER),
+    Served("entPhySensorOperStatus", "oper_status", ENUM),  # ok, unavailable, nonoperational
+    Served("entPhySensorUnitsDisplay", "units_display", TEXT),
+    # "the value of sysUpTime at the time the status and/or value of this sensor was last
+    # obtained by the agent"
+    Served("entPhySensorValueTimeStamp", "value_timestamp", TIMESTAMP),
+    # "an indication of the frequency that the agent updates" it, "in milliseconds"
+    Served("entPhySensorValueUpdateRate", "update_rate_ms", NUMBER),
+))
+ENTITY_TABLES = (PHYSICAL_TABLE, ALIAS_MAPPING_TABLE, SENSOR_TABLE)
+ENTITY_CAPABILITIES = (
+    ("ENTITY-MIB", "entityMIB", "ENTITY-MIB entPhysicalTable and entAliasMappingTable "
+     "(RFC 4133), in part"),
+    ("ENTITY-SENSOR-MIB", "entitySensorMIB", "ENTITY-SENSOR-MIB entPhySensorTable (RFC 3433)"),
+)
+
 # SNMPv2-MIB system group (RFC 3418), from :class:`~emulators.cpo.mibview.SystemInfo`;
 # sysUpTime is the agent's own, read at every request.
 SYSTEM: tuple[str, tuple[Served, ...]] = ("SNMPv2-MIB", (

@@ -28,6 +28,7 @@ from drivers.snmp import mibs
 from drivers.snmp.mibs import MibObject, MibTable, Oid
 from emulators.cpo import columns
 from emulators.cpo.columns import Encoding, Served, ServedTable
+from emulators.cpo.entity import EntityTables
 from emulators.cpo.interfaces import Interface, InterfaceRow
 from emulators.cpo.interfaces import rows as interface_rows
 from emulators.cpo.model import TelemetryReading
@@ -158,6 +159,12 @@ class Snapshot:
             return self.interface_rows()
         if name == "capabilities":
             return self.view.capabilities
+        entity = self.view.entity
+        if entity is not None and name in ("physical_entities", "alias_mappings"):
+            rows: Sequence[Any] = getattr(entity, name)
+            return rows
+        if entity is not None and name == "sensors":
+            return entity.sensor_rows(self.reading, self.reading.at)
         rows: Sequence[Any] = getattr(self.reading, name)
         return rows
 
@@ -233,17 +240,23 @@ class MibView:
     """The sorted instance OIDs of everything the agent serves, and their getters."""
 
     def __init__(self, reading: TelemetryReading, system: SystemInfo,
-                 interfaces: Sequence[Interface]):
+                 interfaces: Sequence[Interface], *, entity: EntityTables | None = None):
+        """``entity``: the ENTITY-MIB and ENTITY-SENSOR-MIB rows to serve, if any."""
         self.system = system
         self.interfaces = tuple(interfaces)
+        self.entity = entity
         self._oper_status: dict[int, tuple[str, float | None]] = {}
+        listed = (*columns.CAPABILITIES,
+                  *(columns.ENTITY_CAPABILITIES if entity is not None else ()))
         self.capabilities = tuple(
             Capability(number, mibs.oid(module, identity), descr)
-            for number, (module, identity, descr) in enumerate(columns.CAPABILITIES, 1))
+            for number, (module, identity, descr) in enumerate(listed, 1))
         entries: list[tuple[Oid, MibObject, Getter, bool]] = []
         probe = Snapshot(self, reading, 0.0, EngineState(b"", 0, 0, 0))
         not_accessible: set[Oid] = set()
-        for table in (*columns.TABLES, *columns.IF_TABLES, columns.SYS_OR_TABLE):
+        tables = (*columns.TABLES, *columns.IF_TABLES, columns.SYS_OR_TABLE,
+                  *(columns.ENTITY_TABLES if entity is not None else ()))
+        for table in tables:
             layout = mibs.table(table.module, table.table)
             not_accessible.update(part.oid for part in layout.index
                                   if part.max_access == "not-accessible")

@@ -220,8 +220,8 @@ def test_absent_instances_and_objects_are_reported_as_such(shared: AgentUnderTes
 def test_getbulk_stops_after_a_row_of_end_of_mib_view(shared: AgentUnderTest) -> None:
     """RFC 3416 4.2.3: a response may hold fewer repetitions than asked; after a
     repetition in which every variable is endOfMibView, more would add nothing."""
-    last = (*mibs.oid("SNMP-FRAMEWORK-MIB", "snmpEngineMaxMessageSize"), 0)
-    before_last = (*mibs.oid("SNMP-FRAMEWORK-MIB", "snmpEngineTime"), 0)
+    last = (*mibs.oid("SNMP-USER-BASED-SM-MIB", "usmStatsDecryptionErrors"), 0)
+    before_last = (*mibs.oid("SNMP-USER-BASED-SM-MIB", "usmStatsWrongDigests"), 0)
     assert shared.agent.view.oids[-2:] == [before_last, last]  # the end of what is served
     answers = run(Client(shared).bulk(40, before_last, last))
     # first row: the last object, then end; second row: both ended — and no third.
