@@ -50,6 +50,15 @@ Transport faults (:mod:`emulators.faults`), per RPC (and per message of a Subscr
 
 gRPC frames and checks every message, so line noise or a cut reply cannot reach a
 client as such: its library reports INTERNAL, which is what garbage and truncate give.
+A Subscribe's notifications also take the stream faults of
+:mod:`emulators.gnmi.streamfaults` (``malformed`` values, a ``stream_stop`` in the middle
+of a notification), which the server registers on its injector.
+
+**On demand.** A face with ``operational_for(config, tops)`` builds part of its
+operational tree only for the top-level members a request reads (a telemetry tree): the
+server passes the first element of each path it reads (``*`` for the root or a
+wildcard), for a Get and for each round of a subscription. A face with ``leaf_kind``
+names the scalar TypedValue a leaf read alone goes in (:func:`values.leaf_value`).
 As in the NETCONF server, garbage and truncate spoil the reply of a request that was
 carried out. Counted faults are consumed one per reply.
 
@@ -77,13 +86,14 @@ from gnmi_pb import gnmi_ext_pb2, gnmi_pb2, gnmi_pb2_grpc
 
 from emulators.clock import Clock
 from emulators.faults import FaultInjector
+from emulators.gnmi import streamfaults
 from emulators.gnmi import tree as trees
 from emulators.gnmi.commit import ConfirmedCommit, rollback_seconds
 from emulators.gnmi.errors import GnmiError
 from emulators.gnmi.face import Face, FaceError, Tree
 from emulators.gnmi.paths import Elem, concrete, format_path, from_proto, joined, rooted
-from emulators.gnmi.subscribe import SubscriptionCall
-from emulators.gnmi.values import ENCODINGS, decoded, encoded, encoding_name
+from emulators.gnmi.subscribe import SubscriptionCall, tops_of
+from emulators.gnmi.values import ENCODINGS, decoded, encoding_name, leaf_value
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -138,6 +148,7 @@ class GnmiServer:
         self.port = port
         self.tls = tls
         self.faults = faults if faults is not None else FaultInjector(name)
+        streamfaults.register(self.faults)
         self.lock = lock if lock is not None else threading.RLock()
         self.commit_confirmed = commit_confirmed
         self._users = dict(users or {})
@@ -243,10 +254,22 @@ class GnmiServer:
     def config_tree(self) -> Tree:
         return self.config
 
-    def operational_tree(self) -> Tree:
+    def operational_tree(self, tops: frozenset[str] | None = None) -> Tree:
+        """The face's operational tree; with ``tops`` (the top-level members a request
+        reads), what the face builds on demand for them as well."""
         with self.lock:
             self._commits.expire_due()
+            partial = getattr(self.face, "operational_for", None)
+            if partial is not None and tops is not None:
+                return partial(copy.deepcopy(self._config), tops)  # type: ignore[no-any-return]
             return self.face.operational(copy.deepcopy(self._config))
+
+    def leaf(self, path: str, value: Any, encoding: int) -> gnmi_pb2.TypedValue:
+        """``value`` at ``path`` as sent: a scalar where the face names one for the leaf."""
+        kind_of = getattr(self.face, "leaf_kind", None)
+        kind = kind_of(path) if kind_of is not None and not isinstance(value, dict | list) \
+            else None
+        return leaf_value(value, kind, encoding)
 
     def resolve(self, prefix: gnmi_pb2.Path, path: gnmi_pb2.Path
                 ) -> tuple[list[Elem], list[Elem]]:
@@ -257,10 +280,10 @@ class GnmiServer:
             raise GnmiError("UNIMPLEMENTED", "wildcards in a prefix are not implemented")
         return rooted(origin, shown, served=self._served_origins, modules=self._modules), shown
 
-    def _view(self, data_type: int) -> Tree:
+    def _view(self, data_type: int, tops: frozenset[str]) -> Tree:
         if data_type == _DataType.CONFIG:
             return self.config
-        operational = self.operational_tree()
+        operational = self.operational_tree(tops)
         if data_type in (_DataType.STATE, _DataType.OPERATIONAL):
             return trees.pruned(operational, "config")  # type: ignore[no-any-return]
         return operational
@@ -287,7 +310,7 @@ class GnmiServer:
     def get(self, request: gnmi_pb2.GetRequest) -> gnmi_pb2.GetResponse:
         encoding = self._encoding(request.encoding)
         wanted = [(path, *self.resolve(request.prefix, path)) for path in request.path]
-        view = self._view(request.type)
+        view = self._view(request.type, tops_of([elems for _, elems, _ in wanted]))
         stamp = self.timestamp_ns()
         prefix_length = len(from_proto(request.prefix))
         notifications = []
@@ -298,7 +321,8 @@ class GnmiServer:
                 raise GnmiError("NOT_FOUND", f"{format_path(shown)}: no such node")
             updates = [gnmi_pb2.Update(path=concrete(shown, trail, skip=prefix_length,
                                                      origin=path.origin),
-                                       val=encoded(value, encoding)) for trail, value in found]
+                                       val=self.leaf(format_path(trail), value, encoding))
+                       for trail, value in found]
             notifications.append(gnmi_pb2.Notification(
                 timestamp=stamp, prefix=_reflected(request), update=updates))
         return gnmi_pb2.GetResponse(notification=notifications)
@@ -568,7 +592,11 @@ class _Servicer(gnmi_pb2_grpc.gNMIServicer):  # type: ignore[misc]
                                                  wake=call.wake):
                     if not call.after():
                         return
+                    response, stop = streamfaults.spoiled(response, server.faults)
                     yield response
+                    if stop:
+                        call.abort(GnmiError("UNAVAILABLE", "the stream stopped "
+                                                            "(injected fault)"))
             except GnmiError as error:
                 call.abort(error)
         finally:

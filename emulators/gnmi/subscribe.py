@@ -44,8 +44,7 @@ from gnmi_pb import gnmi_pb2
 
 from emulators.gnmi import tree as trees
 from emulators.gnmi.errors import GnmiError
-from emulators.gnmi.paths import Elem, concrete, from_proto
-from emulators.gnmi.values import encoded
+from emulators.gnmi.paths import Elem, concrete, format_path, from_proto
 
 DEFAULT_SAMPLE_SECONDS = 1.0
 MIN_SAMPLE_SECONDS = 0.001
@@ -59,7 +58,10 @@ Concrete = tuple[Elem, ...]
 class Source(Protocol):
     """What a subscription reads (the server)."""
 
-    def operational_tree(self) -> Any: ...
+    def operational_tree(self, tops: frozenset[str] | None = None) -> Any: ...
+
+    def leaf(self, path: str, value: Any, encoding: int) -> gnmi_pb2.TypedValue:
+        """A node's value as sent (a scalar where the face names one for the leaf)."""
 
     def config_tree(self) -> Any: ...
 
@@ -106,6 +108,7 @@ class SubscriptionCall:
             raise GnmiError("INVALID_ARGUMENT", "a SubscriptionList needs a subscription")
         self._prefix_length = len(from_proto(request.prefix))
         self._watches = [self._watch(subscription) for subscription in request.subscription]
+        self._tops = tops_of([watch.elems for watch in self._watches])
 
     def _watch(self, subscription: gnmi_pb2.Subscription) -> _Watch:
         elems, shown = self._source.resolve(self._list.prefix, subscription.path)
@@ -118,7 +121,7 @@ class SubscriptionCall:
             probe = _Watch(subscription.path, elems, shown, False, 0, None, False)
             configured = probe.values(self._source.config_tree())
             on_change = bool(configured) and configured == probe.values(
-                self._source.operational_tree())
+                self._source.operational_tree(tops_of([elems])))
         else:
             on_change = mode == gnmi_pb2.ON_CHANGE
         interval = interval_ns / 1e9 if interval_ns else DEFAULT_SAMPLE_SECONDS
@@ -148,7 +151,7 @@ class SubscriptionCall:
     def _round(self, *, initial: bool) -> Iterator[gnmi_pb2.SubscribeResponse]:
         """Every path's values and a sync_response (only the latter for updates_only)."""
         if not (initial and self._list.updates_only):
-            tree = self._source.operational_tree()
+            tree = self._source.operational_tree(self._tops)
             for watch in self._watches:
                 current = watch.values(tree)
                 if current:
@@ -172,7 +175,7 @@ class SubscriptionCall:
         reader = threading.Thread(target=_read_rest, args=(requests, refused, wake),
                                   name="gnmi-subscribe-reader", daemon=True)
         reader.start()
-        tree = self._source.operational_tree()
+        tree = self._source.operational_tree(self._tops)
         now = time.monotonic()
         for watch in self._watches:
             current = watch.values(tree)
@@ -190,7 +193,7 @@ class SubscriptionCall:
             round_due = [watch for watch in self._watches
                          if now >= watch.due or (woken and watch.on_change)]
             if round_due:
-                tree = self._source.operational_tree()
+                tree = self._source.operational_tree(self._tops)
                 for watch in round_due:
                     response = self._tick(watch, tree, now)
                     if response is not None:
@@ -224,7 +227,7 @@ class SubscriptionCall:
         encoding = self._list.encoding
         updates = [gnmi_pb2.Update(path=concrete(watch.shown, list(trail), skip=self._prefix_length,
                                    origin=watch.path.origin),
-                                   val=encoded(value, encoding))
+                                   val=self._source.leaf(format_path(trail), value, encoding))
                    for trail, value in values.items()]
         deletes = [concrete(watch.shown, list(trail), skip=self._prefix_length,
                                    origin=watch.path.origin) for trail in gone]
@@ -232,6 +235,11 @@ class SubscriptionCall:
             timestamp=self._source.timestamp_ns(),
             prefix=self._list.prefix if self._list.HasField("prefix") else None,
             update=updates, delete=deletes))
+
+
+def tops_of(paths: list[list[Elem]]) -> frozenset[str]:
+    """The top-level members the paths read (``*`` for the root or a wildcard)."""
+    return frozenset(elems[0].name if elems and not elems[0].wild else "*" for elems in paths)
 
 
 def _until_cancelled(requests: Iterator[gnmi_pb2.SubscribeRequest]

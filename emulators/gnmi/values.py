@@ -1,7 +1,9 @@
 """TypedValue <-> JSON value (gNMI 2.2.3, 2.3).
 
 The server answers in ``json_ietf_val`` (JSON_IETF) or ``json_val`` (JSON): the subtree
-at the path, or the bare value of a leaf. A Set's value may come as either JSON field or
+at the path, or the bare value of a leaf; a telemetry leaf the face names a kind for
+(``Face.leaf_kind``) goes as that scalar instead (:func:`leaf_value`: a decimal64 as
+``double_val``, as targets stream them). A Set's value may come as either JSON field or
 as a scalar (string, int, uint, bool, double, the deprecated float and decimal64, a
 leaf-list of scalars); ``bytes_val`` becomes base64 text (RFC 7951 6.6). ASCII, protobuf
 (``any_val``, ``proto_bytes``) are UNIMPLEMENTED. Without a schema an ``int_val`` is
@@ -32,6 +34,33 @@ def encoded(value: Any, encoding: int) -> gnmi_pb2.TypedValue:
     if encoding == gnmi_pb2.JSON:
         return gnmi_pb2.TypedValue(json_val=text)
     return gnmi_pb2.TypedValue(json_ietf_val=text)
+
+
+SCALAR_SENDS = frozenset({"double_val", "uint_val", "int_val", "string_val", "bool_val"})
+"""The TypedValue fields a face may ask a leaf to be sent in (``Face.leaf_kind``)."""
+
+
+def leaf_value(value: Any, kind: str | None, encoding: int) -> gnmi_pb2.TypedValue:
+    """A leaf's value as a scalar of ``kind`` (a decimal64 or 64-bit integer leaf's JSON
+    string converted to the number it spells); JSON as :func:`encoded` when there is no
+    kind, the value is not a leaf or does not convert."""
+    if kind not in SCALAR_SENDS or isinstance(value, dict | list) or value is None:
+        return encoded(value, encoding)
+    try:
+        if kind == "double_val":
+            return gnmi_pb2.TypedValue(double_val=float(value))
+        if kind in ("uint_val", "int_val"):
+            number = int(value)
+            if kind == "uint_val" and not 0 <= number < 2 ** 64:
+                return encoded(value, encoding)
+            return gnmi_pb2.TypedValue(**{kind: number})
+        if kind == "bool_val" and isinstance(value, bool):
+            return gnmi_pb2.TypedValue(bool_val=value)
+        if kind == "string_val" and isinstance(value, str):
+            return gnmi_pb2.TypedValue(string_val=value)
+    except (TypeError, ValueError, OverflowError):
+        pass
+    return encoded(value, encoding)
 
 
 def decoded(value: gnmi_pb2.TypedValue, where: str) -> Any:

@@ -45,6 +45,17 @@ Telemetry shape per switch: the topology's ports (ifIndex N is EthernetN, its
 optics ``txN``/``rxN``), 8 optical and 8 electrical lanes each, 16 optical lanes
 per engine, one laser per port, 4 lasers per ELS module.
 
+A switch managed over gNMI (``management: gnmi``) has the same telemetry model
+(:attr:`Lab.gnmi_telemetry`), seeded by its name, its receivers reading the optical
+model where patches reach them (else the model's own receive power), and serves it
+through its gNMI face (OpenConfig platform and interface paths, or SONiC's STATE_DB
+and COUNTERS_DB: emulators/switch/faces/optics.py) instead of an SNMP agent. Nothing
+ticks it: the face brings it up to date when a request reads the optics, so an idle
+lab spends nothing on it; nor does it drive the switch's transmitters in the optical
+model (the lab's tick does that for the SNMP switches only). Its hardware fault kinds
+are named on the switch, as an SNMP switch's are, and the gNMI server takes the stream
+faults ``malformed`` and ``stream_stop`` (emulators/gnmi/streamfaults.py).
+
 Faults on a switch (``lab.inject("sw-a", fault)``), routed by kind:
 
 | target      | kinds                                  | goes to                          |
@@ -186,6 +197,7 @@ class Lab:
         self.bridges: dict[str, I2cBridge] = {}
         self.switches: dict[str, SwitchDevice] = {}
         self.telemetry: dict[str, SwitchTelemetry] = {}
+        self.gnmi_telemetry: dict[str, SwitchTelemetry] = {}
         self.snmp: dict[str, CpoAgent] = {}
         self.test_sets: dict[str, AcceptanceTestSet] = {}  # by the OCS they test
         self.transceivers: dict[str, Transceivers] = {}
@@ -237,15 +249,6 @@ class Lab:
                 continue  # its optics only: the transceiver bank below
             ports = {name: PhysicalPort(switch.speed, switch.cable_length_km * 1000)
                      for name in switch.port_names}
-            device = SwitchDevice(
-                switch.name, ports, clock=self.clock, total_bytes=switch.buffer_bytes,
-                lossless_pool_bytes=switch.lossless_pool_bytes, face=switch.model,
-                augments=switch.augments,
-                # sonic-gnmi applies a Set at once: it has no Commit extension
-                commit_confirmed=switch.model != "sonic")
-            self.switches[switch.name] = device
-            if switch.management == "gnmi":
-                continue  # configuration only: no CPO/CPC telemetry served
             shape = TelemetrySpec(
                 ports=tuple(range(1, switch.ports + 1)),
                 optical_lanes_per_port=SWITCH_LANES_PER_PORT,
@@ -253,11 +256,27 @@ class Lab:
                 lanes_per_engine=SWITCH_OPTICAL_LANES_PER_ENGINE,
                 lanes_per_laser=SWITCH_LANES_PER_PORT,
                 lasers_per_els_module=SWITCH_LASERS_PER_ELS_MODULE)
-            telemetry = SwitchTelemetry(switch.name, self.clock, shape,
-                                        seed=zlib.crc32(switch.name.encode()),
-                                        rx_power_dbm=receiver_source(self.optics, switch.name))
-            self.telemetry[switch.name] = telemetry
+            gnmi = switch.management == "gnmi"
+            patched = any(f.to_port.startswith(f"{switch.name}:rx")
+                          for f in self.topology.fibers())
+            telemetry = SwitchTelemetry(
+                switch.name, self.clock, shape, seed=zlib.crc32(switch.name.encode()),
+                # a gNMI switch's receivers read the optical model where they are patched
+                rx_power_dbm=receiver_source(self.optics, switch.name)
+                if patched or not gnmi else None)
+            device = SwitchDevice(
+                switch.name, ports, clock=self.clock, total_bytes=switch.buffer_bytes,
+                lossless_pool_bytes=switch.lossless_pool_bytes, face=switch.model,
+                augments=switch.augments,
+                # sonic-gnmi applies a Set at once: it has no Commit extension
+                commit_confirmed=switch.model != "sonic",
+                telemetry=telemetry if gnmi else None)
+            self.switches[switch.name] = device
             self._route_telemetry_faults(device.faults, telemetry.faults)
+            if gnmi:  # its telemetry over its gNMI face, read on demand: no SNMP agent
+                self.gnmi_telemetry[switch.name] = telemetry
+                continue
+            self.telemetry[switch.name] = telemetry
         for bank in self.topology.transceivers:  # a switch's optics among them
             self.transceivers[bank.name] = Transceivers(bank.name, bank.count,
                                                         power_dbm=bank.power_dbm)

@@ -41,8 +41,15 @@ module's must rules) has no part there: the face checks what it takes. Community
 has no NETCONF server, and the msoctl module is served over NETCONF only: those are
 refused with ``ValueError``.
 
+Telemetry: a gNMI switch given its CPO model (``telemetry``, a
+:class:`~emulators.cpo.model.SwitchTelemetry`) serves its optics and FEC through its
+face (:mod:`emulators.switch.faces.optics`), read from the model only when a request
+reads them. The model's own fault kinds are the owner's to route (the lab hands them
+from this device's injector to the model's).
+
 Faults: one injector, :attr:`SwitchDevice.faults`, for the whole device, routed
-by kind. The transport kinds (latency, drop, reset, garbage, truncate, freeze)
+by kind. A gNMI switch also takes the stream faults ``malformed`` and ``stream_stop``
+(:mod:`emulators.gnmi.streamfaults`), carried out by its server. The transport kinds (latency, drop, reset, garbage, truncate, freeze)
 are read by the NETCONF (or gNMI) server from this injector itself; the model's kinds
 (``congestion``, ``pfc_storm``, target ``PORT`` or ``PORT@QUEUE``) are handed
 to the model's own injector, and clearing them here clears them there.
@@ -77,6 +84,7 @@ from lxml.etree import _Element
 
 from emulators.clock import Clock
 from emulators.faults import TRANSPORT_FAULTS, Fault, FaultError, FaultInjector
+from emulators.gnmi import streamfaults
 from emulators.gnmi.face import Face
 from emulators.netconf.datastore import (
     CAPABILITIES,
@@ -100,6 +108,7 @@ from emulators.switch.model import (
 from emulators.switch.xmldata import to_xml
 
 if TYPE_CHECKING:
+    from emulators.cpo.model import SwitchTelemetry
     from emulators.gnmi.server import GnmiServer, GnmiTls
 
 DEFAULT_CONGESTION_SECONDS = 0.05
@@ -137,6 +146,7 @@ class SwitchDevice:
         commit_confirmed: bool = True,
         gnmi_tls: GnmiTls | None = None,
         transport: str | None = None,
+        telemetry: SwitchTelemetry | None = None,
     ):
         if not 0 < congestion_seconds <= max_congestion_seconds:
             raise ValueError("0 < congestion_seconds <= max_congestion_seconds")
@@ -157,6 +167,8 @@ class SwitchDevice:
         self.augments = augments
         self.commit_confirmed = commit_confirmed
         self.gnmi_tls = gnmi_tls
+        self.telemetry = telemetry
+        """The switch's CPO model, served through the face (None: no optics served)."""
         self.name = name
         self.clock = clock
         self.users = dict(users or {})
@@ -192,6 +204,8 @@ class SwitchDevice:
         self.faults = FaultInjector(name)
         for kind in sorted(set(self.model.faults.kinds()) - TRANSPORT_FAULTS):
             self.faults.handle(kind, self._inject_model_fault, self._clear_model_fault)
+        if transport == "gnmi":
+            streamfaults.register(self.faults)
         self.server: NetconfServer | GnmiServer | None = None
         self._gnmi: GnmiServer | None = None  # the server, while it serves gNMI
 
@@ -209,8 +223,13 @@ class SwitchDevice:
     def _new_face(self, face: str, augments: str) -> Face:
         if face == "openconfig":
             return OpenConfigFace(self._current_model, self._physical,
-                                  augments="arista" if augments == "arista" else "msoctl")
-        return SonicFace(self._current_model, self._physical)
+                                  augments="arista" if augments == "arista" else "msoctl",
+                                  telemetry=self._current_telemetry)
+        return SonicFace(self._current_model, self._physical,
+                         telemetry=self._current_telemetry)
+
+    def _current_telemetry(self) -> SwitchTelemetry | None:
+        return self.telemetry if self.transport == "gnmi" else None
 
     def factory_reset(self) -> None:
         """Back as delivered, for a lab shared by several tests: faults cleared, a new

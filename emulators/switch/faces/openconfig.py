@@ -43,6 +43,11 @@ path of the node. A list entry may leave ``config/<key>`` out; the state shows i
 ``operational`` adds to the configuration a ``state`` beside every ``config``, mirroring
 it, and for every port and every queue named in ``/qos/queues`` the chip's counters
 (:data:`~.openconfig_schema.COUNTERS`), integrated up to the moment of the call.
+
+With the switch's CPO model (``telemetry``), ``operational_for`` adds its optics
+(:mod:`.optics_openconfig`) where a request reads them: ``/components`` when it reads
+that tree, and each interface's transceiver, FEC counters and BER when it reads
+``/interfaces``; a request for anything else reads no optics.
 """
 
 from __future__ import annotations
@@ -65,6 +70,7 @@ from emulators.switch.faces import (
     model_getter,
 )
 from emulators.switch.faces import openconfig_schema as schema
+from emulators.switch.faces import optics_openconfig as optics
 from emulators.switch.faces.openconfig_schema import (
     ARISTA,
     IF,
@@ -77,6 +83,7 @@ from emulators.switch.faces.openconfig_schema import (
     Node,
     Q,
 )
+from emulators.switch.faces.optics import OpticsView, TelemetrySource
 from emulators.switch.model import PhysicalPort
 
 Augments = Literal["arista", "msoctl"]
@@ -280,11 +287,14 @@ class OpenConfigFace:
     models: tuple[Model, ...]
 
     def __init__(self, model: ModelSource, ports: Mapping[str, PhysicalPort], *,
-                 augments: Augments = "msoctl"):
+                 augments: Augments = "msoctl", telemetry: TelemetrySource | None = None):
         if augments not in schema.PARTS:
             raise ValueError(f"augments: one of {', '.join(schema.PARTS)}")
         self._model = model_getter(model)
         self._ports = dict(ports)
+        self._optics = OpticsView(telemetry or (lambda: None), list(self._ports),
+                                  {name: int(port.speed[:-1]) * 1000
+                                   for name, port in self._ports.items()})
         self.augments = augments
         self._parts = schema.PARTS[augments]
         self._nodes = schema.nodes(self._parts)
@@ -339,6 +349,28 @@ class OpenConfigFace:
         _mirror(self._nodes, "", tree)
         self._add_counters(tree)
         return tree
+
+    def operational_for(self, config: Tree, tops: frozenset[str]) -> Tree:
+        """:meth:`operational`, with the optics of the trees ``tops`` names (module
+        docstring)."""
+        tree = self.operational(config)
+        wanted = {top.rpartition(":")[2] for top in tops}
+        if not wanted & {"*", "components", "interfaces"} or not self._optics.available:
+            return tree
+        read = self._optics.read()
+        if read is None:
+            return tree
+        _, views = read
+        if wanted & {"*", "components"}:
+            tree[optics.COMPONENTS] = optics.components(views)
+        if wanted & {"*", "interfaces"}:
+            optics.add_interfaces(tree, views)
+        return tree
+
+    @staticmethod
+    def leaf_kind(path: str) -> str | None:
+        """The scalar TypedValue field a telemetry leaf read alone is sent in."""
+        return optics.leaf_kind(path)
 
     # ---- configuration -> the chip ----------------------------------------------------
 

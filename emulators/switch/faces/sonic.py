@@ -49,6 +49,11 @@ run.
 type maps, ``COUNTERS`` per port and queue oid (:data:`.sonic_schema.QUEUE_COUNTERS`,
 :data:`.sonic_schema.PFC_COUNTERS`) and ``PERSISTENT_WATERMARKS`` per queue. The object
 ids are made up in sairedis's shape and stay the same for a port for the device's life.
+
+With the switch's CPO model (``telemetry``), ``operational_for`` adds its optics
+(:mod:`.optics_sonic`) where a request reads them: ``STATE_DB``'s transceiver and
+external laser tables when it reads STATE_DB, each port's FEC counters and ``RATES``
+when it reads COUNTERS_DB; a request for anything else reads no optics.
 """
 
 from __future__ import annotations
@@ -59,8 +64,16 @@ from typing import Any
 
 from emulators.gnmi.face import Model, Tree
 from emulators.switch.config import QUEUES_PER_PORT
-from emulators.switch.faces import ChipTree, ModelSource, failed, invalid, model_getter
+from emulators.switch.faces import (
+    ChipTree,
+    ModelSource,
+    failed,
+    invalid,
+    model_getter,
+    optics_sonic,
+)
 from emulators.switch.faces import sonic_schema as schema
+from emulators.switch.faces.optics import OpticsView, TelemetrySource
 from emulators.switch.faces.sonic_schema import TABLES, Db, Row, Table, Value
 from emulators.switch.model import PhysicalPort
 
@@ -100,10 +113,14 @@ class SonicFace:
     models: tuple[Model, ...] = (
         Model(schema.MODEL_NAME, schema.MODEL_ORGANIZATION, schema.MODEL_VERSION),)
 
-    def __init__(self, model: ModelSource, ports: Mapping[str, PhysicalPort]):
+    def __init__(self, model: ModelSource, ports: Mapping[str, PhysicalPort], *,
+                 telemetry: TelemetrySource | None = None):
         self._model = model_getter(model)
         self._ports = dict(ports)
         self._index = {name: index for index, name in enumerate(self._ports)}
+        self._optics = OpticsView(telemetry or (lambda: None), list(self._ports),
+                                  {name: schema.SPEEDS_MBPS[port.speed]
+                                   for name, port in self._ports.items()})
 
     # ---- the Face protocol ------------------------------------------------------------
 
@@ -140,6 +157,26 @@ class SonicFace:
 
     def operational(self, config: Tree) -> Tree:
         return {**config, "COUNTERS_DB": {"localhost": self._counters()}}
+
+    def operational_for(self, config: Tree, tops: frozenset[str]) -> Tree:
+        """:meth:`operational`, with the optics of the databases ``tops`` names (module
+        docstring)."""
+        tree = self.operational(config)
+        wanted = {top.rpartition(":")[2] for top in tops}
+        if not wanted & {"*", "STATE_DB", "COUNTERS_DB"}:
+            return tree
+        read = self._optics.read()
+        if read is None:
+            return tree
+        reading, views = read
+        if wanted & {"*", "STATE_DB"}:
+            tables = optics_sonic.state_db(views)
+            optics_sonic.add_els(tables, views, reading.lasers)
+            tree["STATE_DB"] = {"localhost": tables}
+        if wanted & {"*", "COUNTERS_DB"}:
+            optics_sonic.add_fec(tree["COUNTERS_DB"]["localhost"], views,
+                                 {name: self._oid(name) for name in self._ports})
+        return tree
 
     # ---- the schema ---------------------------------------------------------------------
 
