@@ -151,6 +151,17 @@ class CommitAction:
     rollback_seconds: float | None = None  # commit and set-rollback-duration only
 
 
+@dataclass(frozen=True)
+class StreamPath:
+    """One Subscription of a STREAM with its own mode (:meth:`GnmiClient.subscribe_paths`):
+    ``mode`` one of :data:`STREAM_MODES`, ``sample_interval_seconds`` for SAMPLE (and
+    TARGET_DEFINED, where it may be None)."""
+
+    path: str
+    mode: str = "SAMPLE"
+    sample_interval_seconds: float | None = None
+
+
 class GnmiRejected(DeviceRejected):
     """The target refused the request: ``code`` is the gRPC status code's name
     (``INVALID_ARGUMENT``, ...), ``details`` the server's whole text."""
@@ -308,6 +319,51 @@ class GnmiClient:
             each={"mode": mode, "sample_interval": interval_ns,
                   "suppress_redundant": suppress_redundant})
         return Stream(subscription)
+
+    def get_notifications(self, paths: Sequence[str], *, data_type: str = "ALL",
+                          encoding: str = "JSON_IETF", origin: str | None = None,
+                          target: str | None = None) -> list[Any]:
+        """:meth:`get`'s notifications as the target sent them (``gnmi_pb2.Notification``,
+        values not decoded): for a reader that judges each value on its own, so that one
+        bad value does not cost the others."""
+        request = gnmi_pb2.GetRequest(
+            path=self._paths(paths), type=self._choice("data type", data_type, DATA_TYPES),
+            encoding=self._choice("encoding", encoding, ENCODINGS))
+        self._set_prefix(request, origin, target)
+        reply = self._unary("Get", self._stub.Get, request)
+        if reply.HasField("error") and reply.error.code:
+            raise self._reply_error("Get", reply.error)
+        return list(reply.notification)
+
+    def subscribe_paths(self, paths: Sequence[StreamPath], *, updates_only: bool = False,
+                        encoding: str = "JSON_IETF", origin: str | None = None,
+                        target: str | None = None) -> Stream:
+        """Subscribe STREAM, each path with its own mode and interval. The stream yields
+        the notifications as the target sent them (``gnmi_pb2.Notification``, values not
+        decoded, as :meth:`get_notifications`); :meth:`Stream.close` cancels it, from any
+        thread (a ``next()`` waiting in another ends with StopIteration)."""
+        if not paths:
+            raise self._invalid("gNMI Subscribe: no path given")
+        subscriptions = []
+        for wanted in paths:
+            mode = self._choice("stream mode", wanted.mode, STREAM_MODES)
+            seconds = wanted.sample_interval_seconds
+            if seconds is not None and not (math.isfinite(seconds) and seconds > 0):
+                raise self._invalid("gNMI Subscribe: the sample interval is a positive "
+                                    f"number of seconds, not {seconds!r}")
+            interval = 0 if mode == "ON_CHANGE" or seconds is None else round(seconds * 1e9)
+            subscriptions.append(gnmi_pb2.Subscription(path=self._paths([wanted.path])[0],
+                                                       mode=mode, sample_interval=interval))
+        request = gnmi_pb2.SubscriptionList(
+            subscription=subscriptions, mode="STREAM", updates_only=updates_only,
+            encoding=self._choice("encoding", encoding, ENCODINGS))
+        self._set_prefix(request, origin, target)
+        operation = "Subscribe STREAM"
+        self._check_open(operation)
+        subscription = _Subscription(self, operation,
+                                     gnmi_pb2.SubscribeRequest(subscribe=request))
+        self._subscriptions.add(subscription)
+        return Stream(subscription, raw=True)
 
     # ---- calls ------------------------------------------------------------------------
 
@@ -543,13 +599,15 @@ class Poller:
 
 
 class Stream(Iterator[Notification]):
-    """A Subscribe STREAM call, an iterator of notifications. :attr:`synced` turns True at
-    the target's sync_response (the initial state is complete). Each ``next()`` waits at
-    most ``timeout_seconds``, else :class:`DeviceTimeout`; the stream stays open then and
-    may be read on. Iteration ends when the target ends the call or after :meth:`close`."""
+    """A Subscribe STREAM call, an iterator of notifications (flattened; the
+    ``gnmi_pb2.Notification`` messages themselves for :meth:`GnmiClient.subscribe_paths`).
+    :attr:`synced` turns True at the target's sync_response (the initial state is
+    complete). Each ``next()`` waits at most ``timeout_seconds``, else
+    :class:`DeviceTimeout`; the stream stays open then and may be read on. Iteration ends when the target ends the call or after :meth:`close`."""
 
-    def __init__(self, subscription: _Subscription):
+    def __init__(self, subscription: _Subscription, *, raw: bool = False):
         self._subscription = subscription
+        self._raw = raw
         self.synced = False
 
     def __iter__(self) -> Stream:
@@ -566,6 +624,8 @@ class Stream(Iterator[Notification]):
                 raise StopIteration
             kind = response.WhichOneof("response")
             if kind == "update":
+                if self._raw:
+                    return response.update  # type: ignore[no-any-return]
                 return subscription.flatten(response.update)
             if kind == "sync_response":
                 self.synced = self.synced or bool(response.sync_response)
