@@ -603,7 +603,8 @@ class Stream(Iterator[Notification]):
     ``gnmi_pb2.Notification`` messages themselves for :meth:`GnmiClient.subscribe_paths`).
     :attr:`synced` turns True at the target's sync_response (the initial state is
     complete). Each ``next()`` waits at most ``timeout_seconds``, else
-    :class:`DeviceTimeout`; the stream stays open then and may be read on. Iteration ends when the target ends the call or after :meth:`close`."""
+    :class:`DeviceTimeout`; the stream stays open then and may be read on. Iteration
+    ends when the target ends the call or after :meth:`close`."""
 
     def __init__(self, subscription: _Subscription, *, raw: bool = False):
         self._subscription = subscription
