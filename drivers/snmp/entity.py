@@ -13,8 +13,9 @@ What the standard says, applied as it says it:
 - A sensor belongs to the port whose entity contains it: entPhysicalContainedIn is
   followed upwards to the first entity that entAliasMappingTable maps to an
   ``ifIndex`` instance (RFC 4133 3.1.2), or, where an agent has no alias mappings, whose
-  entPhysicalName is the name of an interface (ifName). Nothing is inferred from how an
-  agent numbers its entities.
+  entPhysicalName is the name of an interface (ifName, as SONiC names its transceivers),
+  or whose entPhysicalDescr ends ``for <ifName>`` (as EOS, which leaves names empty,
+  describes them). Nothing is inferred from how an agent numbers its entities.
 - What a sensor measures: temperature (celsius), supply voltage (voltsDC), bias
   (amperes) from the type; a power's direction, and the lane, from the sensor's
   entPhysicalName or entPhysicalDescr (``Rx``/``receive``, ``Tx``/``transmit``;
@@ -84,6 +85,7 @@ _RX = re.compile(r"\b(rx|receive[rd]?|input)\b", re.IGNORECASE)
 _TX = re.compile(r"\b(tx|transmit(ter|ted)?|output)\b", re.IGNORECASE)
 _LANE = re.compile(r"\b(?:lane|channel|ch)\s*(\d+)\b|/(\d+)(?:\s|$)", re.IGNORECASE)
 _DBM = re.compile(r"\bdbm\b", re.IGNORECASE)
+_FOR_PORT = re.compile(r"\bfor (\S+)$")
 
 
 @dataclass
@@ -144,7 +146,7 @@ async def walk(session: SnmpSession, device: str, *, extra: Sequence[Oid] = ()
 
 def _cells(table: MibTable, var_binds: Sequence[VarBind], found: EntityWalk, device: str
            ) -> list[tuple[tuple[int, ...], str, Any]]:
-    cells = []
+    cells: list[tuple[tuple[int, ...], str, Any]] = []
     for oid, value in var_binds:
         parsed = table.parse_instance(oid)
         if parsed is None:
@@ -289,8 +291,10 @@ def _port_of(index: int, found: EntityWalk) -> int | None:
         if entity is None:
             found.drop("partial_entity_table")
             return None
-        if current != index and str(entity.get("entPhysicalName") or "") in by_name:
-            return by_name[str(entity["entPhysicalName"])]
+        if current != index:
+            named = _interface_named(entity, by_name)
+            if named is not None:
+                return named
         parent = entity.get("entPhysicalContainedIn")
         if not isinstance(parent, int) or parent == 0:
             found.drop("no_port")
@@ -298,6 +302,16 @@ def _port_of(index: int, found: EntityWalk) -> int | None:
         current = parent
     found.drop("partial_entity_table")  # a loop in the containment
     return None
+
+
+def _interface_named(entity: Mapping[str, Any], by_name: Mapping[str, int]) -> int | None:
+    """The ifIndex of the interface a container entity names: its entPhysicalName, or
+    the end of its entPhysicalDescr (``Xcvr for Ethernet1``)."""
+    name = str(entity.get("entPhysicalName") or "")
+    if name in by_name:
+        return by_name[name]
+    match = _FOR_PORT.search(str(entity.get("entPhysicalDescr") or ""))
+    return by_name.get(match.group(1)) if match else None
 
 
 def sensor_units(raw: float, sensor_type: int, scale: str, precision: int) -> float:

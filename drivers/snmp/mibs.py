@@ -497,6 +497,40 @@ def table(module: str, name: str) -> MibTable:
     return load().table(module, name)
 
 
+@dataclass(frozen=True)
+class Column:
+    """One column of a table whose MIB text this directory does not carry (a vendor's):
+    its sub-identifier under the entry, name, SMI base type, and range or enumeration."""
+
+    number: int
+    name: str
+    base_type: str
+    value_range: tuple[int, int] | None = None
+    enumeration: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+
+
+def declared_table(module: str, name: str, table_oid: Oid, index: Sequence[MibObject],
+                   columns: Sequence[Column]) -> MibTable:
+    """A :class:`MibTable` declared from a vendor MIB's published text, column by column
+    (entry ``table_oid.1``); ``index`` are the INDEX objects, in order."""
+    entry = (*table_oid, 1)
+    table_node = MibObject(module, name, tuple(table_oid), "table")
+    entry_node = MibObject(module, name.removesuffix("Table") + "Entry", entry, "row",
+                           index=tuple((part.module, part.name) for part in index))
+    nodes = tuple(MibObject(module, column.name, (*entry, column.number), "column",
+                            syntax=column.base_type, base_type=column.base_type,
+                            max_access="read-only", value_range=column.value_range,
+                            enumeration=MappingProxyType(dict(column.enumeration)))
+                  for column in sorted(columns, key=lambda column: column.number))
+    return MibTable(table_node, entry_node, tuple(index), nodes)
+
+
+def index_object(module: str, name: str, node_oid: Oid) -> MibObject:
+    """A not-accessible integer INDEX object of a declared table."""
+    return MibObject(module, name, tuple(node_oid), "column", syntax="Integer32",
+                     base_type="Integer32", max_access="not-accessible")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Compile the MIBs (if not yet cached) and print the msoctl modules' objects."""
     modules = list(argv if argv is not None else sys.argv[1:]) or [

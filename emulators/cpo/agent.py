@@ -118,7 +118,9 @@ class CpoAgent:
 
     ``entity_layout`` (one of :data:`~.entity.LAYOUT_NAMES`) also serves the ports'
     optics as ENTITY-MIB and ENTITY-SENSOR-MIB rows numbered as that agent numbers
-    them (:mod:`.entity`); ``None``, only the project's MIBs.
+    them (:mod:`.entity`), with that agent's vendor threshold table; ``None``, only the
+    project's MIBs. ``dom_mib`` (``hh3c``) serves a vendor's transceiver DOM MIB as well
+    (:mod:`.vendor`).
 
     ``interfaces`` are the ports the CPO/CPC tables index (IF-MIB's rows; by default
     ``portN`` at 200 Gb/s per electrical lane); they must be exactly the telemetry's
@@ -142,6 +144,7 @@ class CpoAgent:
         nvram_path: Path | None = None,
         seed: int = 0,
         entity_layout: str | None = None,
+        dom_mib: str | None = None,
     ):
         self.telemetry = telemetry
         self.clock = telemetry.clock
@@ -165,7 +168,8 @@ class CpoAgent:
         entity = None if entity_layout is None else EntityTables(
             entity_layout, interfaces, telemetry.name,
             lanes_per_port=spec.optical_lanes_per_port, seed=seed)
-        self.view = MibView(telemetry.read(), self.system, interfaces, entity=entity)
+        self.view = MibView(telemetry.read(), self.system, interfaces, entity=entity,
+                            dom_mib=dom_mib)
         self._lock = threading.RLock()
         self._boot_time = self.clock.now()
         self._boots = 0

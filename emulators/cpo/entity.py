@@ -1,47 +1,52 @@
 """The switch's port optics as ENTITY-MIB (RFC 4133) and ENTITY-SENSOR-MIB (RFC 3433) rows.
 
-Each port's optics is one physical entity (class ``module``: the pluggable a front
-panel port holds, or on co-packaged optics the engine lanes that port uses) inside a
-``port`` entity inside the chassis; its sensors (class ``sensor``) are inside it: the
+Each port's optics (on co-packaged optics: the engine lanes the port uses) is one
+physical entity; its sensors are entities of class ``sensor`` inside it: the
 temperature and supply voltage of the engine that carries the port's lanes, and per
 optical lane the transmit power, the receive power and the modulator's bias current.
-entAliasMappingTable ties each port entity to its interface (``ifIndex.N``), as RFC
-4133 section 3.1.2 means it; nothing else ties a sensor to a port, so a manager joins
-them through entPhysicalContainedIn and the alias, never by computing an index.
 
-Real agents number these entities in their own ways; :data:`LAYOUTS` holds the
-layouts of the agents this one can pass for, and ``shuffled`` numbers them in a
-seeded random order that no manager has seen:
+Real agents build this tree, number it and tie it to the interfaces each in its own
+way; :data:`LAYOUTS` restates those this agent can pass for, from what their public
+sources show:
 
-- ``sonic``: SONiC's snmp agent: a transceiver is 1,000,000,000 + ifIndex × 100 and
-  its sensors add 10 (temperature), 20 + L (Tx power of lane L), 30 + L (Rx power),
-  40 + L (bias), 50 (voltage); power in watts scaled milli with 4 decimals (a power
-  below 0.0001 mW reads 0: no light); no thresholds;
-- ``arista``: EOS: transceiver 100,300,100 + port × 1,000 (``1003SS100``); its
-  temperature and voltage sensors ``...201``, ``...202``; lane L's bias, Tx and Rx
-  power ``...2L1``, ``...2L2``, ``...2L3``; power in dBm (entPhySensorType ``other``,
-  the RFC having no dBm) with 2 decimals; thresholds in
-  ``aristaEntSensorThresholdTable`` (:mod:`.vendor`);
-- ``cisco``: NX-OS-like: entities numbered from 300,000,000 by port × 10,000, power in
-  dBm with Cisco's entPhySensorType value 14, thresholds in
-  ``ceSensorExtThresholdTable`` (:mod:`.vendor`);
-- ``shuffled``: SONiC's forms, every index drawn at random (seeded) from 1..2^31-1.
+- ``sonic``: SONiC's snmp agent. The transceiver is an entity of class ``port``,
+  1,000,000,000 + ifIndex × 100, in the chassis (1), named as the interface (ifName),
+  described ``<type> for <port>``; its sensors add 10 (temperature), 20 + L (Tx power
+  of lane L), 30 + L (Rx power), 40 + L (bias), 50 (voltage), each named and described
+  ``DOM <what> Sensor for <port>[/<lane>]``. Power in watts, scale milli, 4 decimals
+  (below 0.0001 mW a receiver reads 0: no light); temperature 6 decimals; voltage 4;
+  bias in amperes, scale milli, 3 decimals. No entAliasMappingTable, no thresholds, and
+  of entPhySensorTable only its first five columns.
+- ``arista``: EOS. ``1003PP000`` the transceiver slot (a container, PP the port),
+  ``1003PP100`` the transceiver in it, ``1003PP201`` and ``...202`` its temperature and
+  voltage sensors, ``1003PP2L0`` a container per lane L, holding ``...2L1``, ``...2L2``,
+  ``...2L3``: bias, Tx and Rx power. entPhysicalName is empty; the descriptions say
+  ``Xcvr for <port>`` and ``DOM <what> Sensor for <port>[/<lane>]``. Power in watts,
+  milli, 4 decimals; temperature 1 decimal; voltage 2; bias milliamperes, 2 decimals.
+  Thresholds in ``aristaEntSensorThresholdTable`` (:mod:`.vendor`). At most 99 ports and
+  9 lanes, as the numbering allows.
+- ``cisco``: the port an entity of class ``port`` named as the interface, the
+  transceiver a module in it, its sensors named ``<port> Lane L Transceiver Receive
+  Power Sensor`` and so on; the port tied to its ifIndex by entAliasMappingTable;
+  power in dBm with Cisco's type 14, 2 decimals; thresholds in
+  ``ceSensorExtThresholdTable`` (:mod:`.vendor`).
+- ``shuffled``: the ``cisco`` tree with watts for power, every index drawn at random
+  (seeded) from 1..2^31-1: a numbering no manager has seen.
 
 Values (RFC 3433 entPhySensorValue): the measurement in the unit of
-entPhySensorType times 10^-scale exponent, with entPhySensorPrecision decimals:
-``round(value / 10^(3 × (scale - 9)) × 10^precision)``, held to ±1,000,000,000. A
-dark receiver (no light: ``-inf`` dBm in the model) reads 0 W where the unit is
-watts, and :data:`DBM_FLOOR` where it is dBm (an agent cannot send ``-inf``). A
-sensor whose engine has failed is ``nonoperational`` with no value (RFC 3433: the
-agent believes the sensor is broken); one whose value the model has not got is
-``unavailable``.
+entPhySensorType, divided by the scale's multiplier, with entPhySensorPrecision
+decimals: ``round(value / 10^(3 × (scale - 9)) × 10^precision)``, held to
+±1,000,000,000. A dark receiver (``-inf`` dBm in the model) reads 0 W where the unit
+is watts, and :data:`DBM_FLOOR` where it is dBm (an agent cannot send ``-inf``). A
+sensor of a failed engine is ``nonoperational`` with no value (RFC 3433: the agent
+believes the sensor is broken).
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from emulators.cpo.interfaces import Interface
@@ -76,113 +81,41 @@ THRESHOLDS: Mapping[str, tuple[float, float, float, float]] = {
 @dataclass(frozen=True)
 class SensorForm:
     """How a layout serves a quantity: entPhySensorType (a number), scale, precision,
-    and entPhySensorUnitsDisplay."""
+    and entPhySensorUnitsDisplay (``None``: the agent leaves that column out)."""
 
     sensor_type: int
     scale: str
     precision: int
-    units: str
+    units: str | None = None
 
 
-@dataclass(frozen=True)
-class Layout:
-    """One agent's way of numbering and naming its entities (see the module)."""
-
-    name: str
-    chassis: int
-    port: Callable[[int, int], int]
-    """(position from 1, ifIndex) -> the port entity's index."""
-    module: Callable[[int, int], int]
-    """(position, ifIndex) -> the optics module's index."""
-    sensor: Callable[[int, str, int | None], int]
-    """(module index, quantity, lane or None) -> the sensor's index."""
-    forms: Mapping[str, SensorForm]
-    thresholds: str | None = None
-    """Which vendor threshold table the agent serves: ``arista``, ``cisco`` or none."""
-    sensor_names: Callable[[str, str, int | None], str] | None = None
+def _forms(*, temperature: int, voltage: int, bias: int, power: SensorForm,
+           units: bool) -> Mapping[str, SensorForm]:
+    return {
+        "temperature": SensorForm(CELSIUS, "units", temperature, "C" if units else None),
+        "voltage": SensorForm(VOLTS_DC, "units", voltage, "V" if units else None),
+        "tx_power": power, "rx_power": power,
+        "bias": SensorForm(AMPERES, "milli", bias, "mA" if units else None),
+    }
 
 
-def _sonic_sensor(module: int, quantity: str, lane: int | None) -> int:
-    offset = {"temperature": 10, "tx_power": 20, "rx_power": 30, "bias": 40, "voltage": 50}
-    return module + offset[quantity] + (lane or 0)
-
-
-def _arista_sensor(module: int, quantity: str, lane: int | None) -> int:
-    base = module - 100 + 200  # 1003SS100 -> 1003SS200
-    if quantity == "temperature":
-        return base + 1
-    if quantity == "voltage":
-        return base + 2
-    last = {"bias": 1, "tx_power": 2, "rx_power": 3}[quantity]
-    return base + 10 * (lane or 0) + last
-
-
-def _cisco_sensor(module: int, quantity: str, lane: int | None) -> int:
-    offset = {"temperature": 1, "voltage": 2, "bias": 3, "tx_power": 4, "rx_power": 5}
-    return module + 10 * (lane or 0) + offset[quantity]
-
-
-def _sonic_name(port_name: str, quantity: str, lane: int | None) -> str:
-    words = {"temperature": "Temperature", "voltage": "Voltage", "tx_power": "TX Power",
-             "rx_power": "RX Power", "bias": "TX Bias"}[quantity]
-    where = port_name if lane is None else f"{port_name}/{lane}"
-    return f"DOM {words} Sensor for {where}"
-
-
-def _arista_name(port_name: str, quantity: str, lane: int | None) -> str:
-    words = {"temperature": "Temperature", "voltage": "Voltage", "tx_power": "Tx power",
-             "rx_power": "Rx power", "bias": "Tx bias current"}[quantity]
-    lane_words = "" if lane is None else f" lane {lane}"
-    return f"DOM {words}{lane_words} sensor for {port_name}"
-
-
-def _cisco_name(port_name: str, quantity: str, lane: int | None) -> str:
-    words = {"temperature": "Temperature Sensor", "voltage": "Supply Voltage Sensor",
-             "tx_power": "Transmit Power Sensor", "rx_power": "Receive Power Sensor",
-             "bias": "Bias Current Sensor"}[quantity]
-    lane_words = "" if lane is None else f" Lane {lane}"
-    return f"{port_name}{lane_words} {words}"
-
-
-_WATTS_FORMS = {
-    "temperature": SensorForm(CELSIUS, "units", 6, "C"),
-    "voltage": SensorForm(VOLTS_DC, "units", 4, "V"),
-    "tx_power": SensorForm(WATTS, "milli", 4, "mW"),
-    "rx_power": SensorForm(WATTS, "milli", 4, "mW"),
-    "bias": SensorForm(AMPERES, "milli", 4, "mA"),
+WATTS_MILLI = SensorForm(WATTS, "milli", 4, "mW")
+FORMS: Mapping[str, Mapping[str, SensorForm]] = {
+    "sonic": _forms(temperature=6, voltage=4, bias=3, power=SensorForm(WATTS, "milli", 4),
+                    units=False),
+    "arista": _forms(temperature=1, voltage=2, bias=2, power=WATTS_MILLI, units=True),
+    "cisco": _forms(temperature=1, voltage=2, bias=2,
+                    power=SensorForm(CISCO_DBM, "units", 2, "dBm"), units=True),
+    "shuffled": _forms(temperature=2, voltage=3, bias=3, power=WATTS_MILLI, units=True),
 }
-
-LAYOUTS: Mapping[str, Layout] = {
-    "sonic": Layout(
-        "sonic", chassis=1,
-        port=lambda position, ifindex: 1_000_000_000 + ifindex * 100 - 99,
-        module=lambda position, ifindex: 1_000_000_000 + ifindex * 100,
-        sensor=_sonic_sensor, forms=_WATTS_FORMS, sensor_names=_sonic_name),
-    "arista": Layout(
-        "arista", chassis=1,
-        port=lambda position, ifindex: 100_300_000 + position * 1_000,
-        module=lambda position, ifindex: 100_300_100 + position * 1_000,
-        sensor=_arista_sensor, thresholds="arista", sensor_names=_arista_name, forms={
-            "temperature": SensorForm(CELSIUS, "units", 1, "C"),
-            "voltage": SensorForm(VOLTS_DC, "units", 2, "V"),
-            "tx_power": SensorForm(OTHER, "units", 2, "dBm"),
-            "rx_power": SensorForm(OTHER, "units", 2, "dBm"),
-            "bias": SensorForm(AMPERES, "milli", 1, "mA"),
-        }),
-    "cisco": Layout(
-        "cisco", chassis=10,
-        port=lambda position, ifindex: 300_000_000 + position * 10_000 - 1_000,
-        module=lambda position, ifindex: 300_000_000 + position * 10_000,
-        sensor=_cisco_sensor, thresholds="cisco", sensor_names=_cisco_name, forms={
-            "temperature": SensorForm(CELSIUS, "units", 1, "C"),
-            "voltage": SensorForm(VOLTS_DC, "units", 2, "V"),
-            "tx_power": SensorForm(CISCO_DBM, "units", 2, "dBm"),
-            "rx_power": SensorForm(CISCO_DBM, "units", 2, "dBm"),
-            "bias": SensorForm(AMPERES, "milli", 2, "mA"),
-        }),
-}
-SHUFFLED = "shuffled"
-LAYOUT_NAMES = (*LAYOUTS, SHUFFLED)
+THRESHOLD_TABLES = {"arista": "arista", "cisco": "cisco"}
+"""Which vendor threshold table each layout's agent serves (:mod:`.vendor`)."""
+LAYOUT_NAMES = tuple(FORMS)
+WORDS = {"temperature": "Temperature", "voltage": "Voltage", "tx_power": "TX Power",
+         "rx_power": "RX Power", "bias": "TX Bias"}
+CISCO_WORDS = {"temperature": "Temperature Sensor", "voltage": "Supply Voltage Sensor",
+               "tx_power": "Transmit Power Sensor", "rx_power": "Receive Power Sensor",
+               "bias": "Bias Current Sensor"}
 
 
 @dataclass(frozen=True)
@@ -238,7 +171,7 @@ class SensorRow:
     precision: int
     value: int | None
     oper_status: str
-    units_display: str
+    units_display: str | None
     value_timestamp: float | None
     update_rate_ms: int
 
@@ -247,60 +180,140 @@ IF_INDEX_OID = (1, 3, 6, 1, 2, 1, 2, 2, 1, 1)  # IF-MIB ifIndex: an alias names 
 
 
 class EntityTables:
-    """The entity rows of one agent: fixed structure, sensor values at each reading."""
+    """The entity rows of one agent: the tree fixed at its start, sensor values at each
+    reading. ``seed`` draws the ``shuffled`` layout's indexes."""
 
     def __init__(self, layout: str, interfaces: Sequence[Interface], switch: str,
                  *, lanes_per_port: int, seed: int = 0):
         if layout not in LAYOUT_NAMES:
             raise ValueError(f"unknown entity layout {layout!r} (one of "
                              f"{', '.join(LAYOUT_NAMES)})")
-        self.layout_name = layout
-        shape = LAYOUTS["sonic" if layout == SHUFFLED else layout]
-        self.thresholds = shape.thresholds
-        indexes = _Indexes(shape, random.Random(f"{seed}:entity") if layout == SHUFFLED
-                           else None)
-        chassis = indexes.chassis()
-        entities = [PhysicalEntity(chassis, f"msoctl emulated switch {switch}", 0, "chassis",
-                                   -1, "Chassis", "false", serial_num=f"EMU{seed % 10**8:08d}",
-                                   mfg_name="msoctl", model_name="emulated CPO switch")]
-        aliases: list[AliasMapping] = []
-        sensors: list[Sensor] = []
+        if layout == "arista" and (len(interfaces) > 99 or lanes_per_port > 9):
+            raise ValueError("the arista layout numbers at most 99 ports of 9 lanes")
+        if layout == "sonic" and lanes_per_port > 9:
+            raise ValueError("the sonic layout numbers at most 9 lanes")
+        if lanes_per_port > 89:
+            raise ValueError("an entity layout numbers at most 89 lanes per port")
+        self.layout = layout
+        self.forms = FORMS[layout]
+        self.threshold_table = THRESHOLD_TABLES.get(layout)
+        self.lanes_per_port = lanes_per_port
+        self._rng = random.Random(f"{seed}:entity") if layout == "shuffled" else None
+        self._taken: set[int] = set()
+        self._indexes: set[int] = set()
+        self.sensor_columns = 5 if layout == "sonic" else 8
+        """How many of entPhySensorTable's columns the agent serves (SONiC's: the first
+        five, no units, time stamp nor update rate)."""
+        self.physical_entities: list[PhysicalEntity] = []
+        self.alias_mappings: list[AliasMapping] = []
+        self.sensors: list[Sensor] = []
+        build = {"sonic": self._sonic, "arista": self._arista}.get(layout, self._cisco)
+        chassis = self._index(10 if layout == "cisco" else 1)
+        self._entity(PhysicalEntity(chassis, f"msoctl emulated switch {switch}", 0, "chassis",
+                                    -1, "" if layout == "arista" else "Chassis", "false",
+                                    serial_num=f"EMU{seed % 10**8:08d}", mfg_name="msoctl",
+                                    model_name="emulated CPO switch"))
         for position, interface in enumerate(interfaces, start=1):
-            port = indexes.port(position, interface.index)
-            module = indexes.module(position, interface.index)
-            entities.append(PhysicalEntity(port, f"{interface.name} front-panel port", chassis,
-                                           "port", position, interface.name, "false"))
-            aliases.append(AliasMapping(port, 0, (*IF_INDEX_OID, interface.index)))
-            entities.append(PhysicalEntity(
-                module, f"{interface.name} co-packaged optics", port, "module", 1,
-                f"{interface.name} transceiver", "false", mfg_name="msoctl",
-                model_name="emulated 8x200G optical engine lanes",
-                serial_num=f"OE{seed % 10**4:04d}{interface.index:05d}"))
-            relative = 0
-            for quantity in QUANTITIES:
-                for lane in (range(1, lanes_per_port + 1) if quantity in PER_LANE
-                             else (None,)):
-                    relative += 1
-                    index = indexes.sensor(module, quantity, lane)
-                    name = (shape.sensor_names or _sonic_name)(interface.name, quantity, lane)
-                    entities.append(PhysicalEntity(index, name, module, "sensor", relative,
-                                                   name, "false"))
-                    sensors.append(Sensor(index, interface.index, quantity, lane,
-                                          shape.forms[quantity]))
-        taken = [entity.index for entity in entities]
-        if len(set(taken)) != len(taken):
-            raise ValueError(f"entity layout {layout!r} gives two entities one index")
-        self.physical_entities = tuple(entities)
-        self.alias_mappings = tuple(aliases)
-        self.sensors = tuple(sensors)
+            build(chassis, position, interface)
+        self.by_index = {entity.index: entity for entity in self.physical_entities}
+
+    # ---- the layouts' trees -----------------------------------------------------------
+
+    def _sonic(self, chassis: int, position: int, interface: Interface) -> None:
+        transceiver = 1_000_000_000 + interface.index * 100
+        self._entity(PhysicalEntity(
+            transceiver, f"CPO 8X optical engine port for {interface.name}", chassis, "port",
+            -1, interface.name, "false", mfg_name="msoctl", model_name="emulated CPO port",
+            serial_num=f"OE{interface.index:08d}"))
+        offsets = {"temperature": 10, "tx_power": 20, "rx_power": 30, "bias": 40,
+                   "voltage": 50}
+        relative = 0
+        for quantity in ("temperature", "tx_power", "rx_power", "bias", "voltage"):
+            for lane in self._lanes(quantity):
+                relative += 1
+                name = f"DOM {WORDS[quantity]} Sensor for {interface.name}" + (
+                    "" if lane is None else f"/{lane}")
+                self._sensor(transceiver + offsets[quantity] + (lane or 0), name, name,
+                             transceiver, relative, interface, quantity, lane)
+
+    def _arista(self, chassis: int, position: int, interface: Interface) -> None:
+        base = 100_300_000 + position * 1_000
+        self._entity(PhysicalEntity(base, f"Xcvr Slot {position}", chassis, "container",
+                                    position, "", "false"))
+        transceiver = base + 100
+        self._entity(PhysicalEntity(transceiver, f"Xcvr for {interface.name}", base, "module",
+                                    1, "", "true", mfg_name="msoctl",
+                                    model_name="emulated CPO port",
+                                    serial_num=f"OE{interface.index:08d}"))
+        for relative, (quantity, last) in enumerate((("temperature", 1), ("voltage", 2)), 1):
+            descr = f"DOM {WORDS[quantity]} Sensor for {interface.name}"
+            self._sensor(base + 200 + last, "", descr, transceiver, relative, interface,
+                         quantity, None)
+        for lane in range(1, self.lanes_per_port + 1):
+            container = base + 200 + 10 * lane
+            self._entity(PhysicalEntity(container, f"Lane {lane - 1} for Xcvr for "
+                                        f"{interface.name}", transceiver, "container",
+                                        lane + 2, "", "false"))
+            for relative, (quantity, last) in enumerate(
+                    (("bias", 1), ("tx_power", 2), ("rx_power", 3)), 1):
+                descr = f"DOM {WORDS[quantity]} Sensor for {interface.name}/{lane}"
+                self._sensor(container + last, "", descr, container, relative, interface,
+                             quantity, lane)
+
+    def _cisco(self, chassis: int, position: int, interface: Interface) -> None:
+        port = self._index(300_000_000 + position * 10_000)
+        self._entity(PhysicalEntity(port, f"{interface.name} port", chassis, "port",
+                                    position, interface.name, "false"))
+        self.alias_mappings.append(AliasMapping(port, 0, (*IF_INDEX_OID, interface.index)))
+        transceiver = self._index(port + 1_000)
+        self._entity(PhysicalEntity(
+            transceiver, f"{interface.name} Transceiver", port, "module", 1,
+            f"{interface.name} Transceiver", "true", mfg_name="msoctl",
+            model_name="emulated CPO port", serial_num=f"OE{interface.index:08d}"))
+        relative = 0
+        for quantity in QUANTITIES:
+            for lane in self._lanes(quantity):
+                relative += 1
+                where = interface.name if lane is None else f"{interface.name} Lane {lane}"
+                name = f"{where} Transceiver {CISCO_WORDS[quantity]}"
+                offset = QUANTITIES.index(quantity) + 1
+                index = self._index(transceiver + 100 * (lane or 0) + offset)
+                self._sensor(index, name, name, transceiver, relative, interface, quantity,
+                             lane)
+
+    # ---- helpers ----------------------------------------------------------------------
+
+    def _lanes(self, quantity: str) -> Sequence[int | None]:
+        return range(1, self.lanes_per_port + 1) if quantity in PER_LANE else (None,)
+
+    def _index(self, fallback: int) -> int:
+        """``fallback``, or in the shuffled layout a fresh random index."""
+        if self._rng is None:
+            return fallback
+        while True:
+            index = self._rng.randint(1, 2**31 - 1)
+            if index not in self._taken:
+                self._taken.add(index)
+                return index
+
+    def _entity(self, entity: PhysicalEntity) -> None:
+        if entity.index in self._indexes:
+            raise ValueError(f"entity layout {self.layout!r} gives two entities index "
+                             f"{entity.index}")
+        self._indexes.add(entity.index)
+        self.physical_entities.append(entity)
+
+    def _sensor(self, index: int, name: str, descr: str, container: int, relative: int,
+                interface: Interface, quantity: str, lane: int | None) -> None:
+        self._entity(PhysicalEntity(index, descr, container, "sensor", relative, name,
+                                    "false"))
+        self.sensors.append(Sensor(index, interface.index, quantity, lane,
+                                   self.forms[quantity]))
 
     def sensor_rows(self, reading: TelemetryReading, at: float) -> list[SensorRow]:
         """Every sensor's row at ``reading`` (``at``: its device time)."""
         lanes = {(lane.port, lane.lane): lane for lane in reading.optical_lanes}
         engines = {engine.index: engine for engine in reading.engines}
-        first_lane = {}
-        for lane in reading.optical_lanes:
-            first_lane.setdefault(lane.port, lane)
         rows = []
         for sensor in self.sensors:
             lane = lanes.get((sensor.port, sensor.lane or 1))
@@ -324,12 +337,16 @@ class EntityTables:
                 status, sensor.form.units, at, UPDATE_RATE_MS))
         return rows
 
-    def threshold_values(self, sensor: Sensor) -> tuple[int, int, int, int]:
-        """The sensor's (low alarm, low warning, high warning, high alarm) in its own
-        encoding (entPhySensorValue's scale and precision)."""
-        low_alarm, low_warning, high_warning, high_alarm = THRESHOLDS[sensor.quantity]
-        return tuple(sensor_value(sensor.form, sensor.quantity, value)  # type: ignore[return-value]
-                     for value in (low_alarm, low_warning, high_warning, high_alarm))
+
+
+def threshold_values(sensor: Sensor) -> tuple[int, int, int, int]:
+    """The sensor's (low alarm, low warning, high warning, high alarm) in its own
+    encoding (entPhySensorValue's scale and precision)."""
+    low_alarm, low_warning, high_warning, high_alarm = THRESHOLDS[sensor.quantity]
+    return (sensor_value(sensor.form, sensor.quantity, low_alarm),
+            sensor_value(sensor.form, sensor.quantity, low_warning),
+            sensor_value(sensor.form, sensor.quantity, high_warning),
+            sensor_value(sensor.form, sensor.quantity, high_alarm))
 
 
 def sensor_value(form: SensorForm, quantity: str, measured: float) -> int:
@@ -345,33 +362,3 @@ def sensor_value(form: SensorForm, quantity: str, measured: float) -> int:
     exponent = 3 * (SCALES[form.scale] - 9)
     raw = round(measured / 10.0 ** exponent * 10.0 ** form.precision)
     return max(-SENSOR_VALUE_LIMIT, min(SENSOR_VALUE_LIMIT, raw))
-
-
-class _Indexes:
-    """A layout's index functions, or (``rng`` given) seeded random distinct indexes."""
-
-    def __init__(self, layout: Layout, rng: random.Random | None):
-        self.layout = layout
-        self.rng = rng
-        self.taken: set[int] = set()
-
-    def _draw(self, fallback: int) -> int:
-        if self.rng is None:
-            return fallback
-        while True:
-            index = self.rng.randint(1, 2**31 - 1)
-            if index not in self.taken:
-                self.taken.add(index)
-                return index
-
-    def chassis(self) -> int:
-        return self._draw(self.layout.chassis)
-
-    def port(self, position: int, ifindex: int) -> int:
-        return self._draw(self.layout.port(position, ifindex))
-
-    def module(self, position: int, ifindex: int) -> int:
-        return self._draw(self.layout.module(position, ifindex))
-
-    def sensor(self, module: int, quantity: str, lane: int | None) -> int:
-        return self._draw(self.layout.sensor(module, quantity, lane))

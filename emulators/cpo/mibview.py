@@ -26,9 +26,9 @@ from typing import Any
 
 from drivers.snmp import mibs
 from drivers.snmp.mibs import MibObject, MibTable, Oid
-from emulators.cpo import columns
+from emulators.cpo import columns, vendor
 from emulators.cpo.columns import Encoding, Served, ServedTable
-from emulators.cpo.entity import EntityTables
+from emulators.cpo.entity import EntityTables, SensorRow
 from emulators.cpo.interfaces import Interface, InterfaceRow
 from emulators.cpo.interfaces import rows as interface_rows
 from emulators.cpo.model import TelemetryReading
@@ -141,6 +141,8 @@ class Snapshot:
         self.engine = engine
         self.statistics = Statistics()
         self._rows: dict[str, dict[tuple[int, ...], Any]] = {}
+        self._sensor_rows: list[SensorRow] | None = None
+        self._h3c: tuple[list[vendor.H3cTransceiver], list[vendor.H3cChannel]] | None = None
 
     @property
     def interface_count(self) -> int:
@@ -161,12 +163,27 @@ class Snapshot:
             return self.view.capabilities
         entity = self.view.entity
         if entity is not None and name in ("physical_entities", "alias_mappings"):
-            rows: Sequence[Any] = getattr(entity, name)
-            return rows
+            structure: Sequence[Any] = getattr(entity, name)
+            return structure
         if entity is not None and name == "sensors":
-            return entity.sensor_rows(self.reading, self.reading.at)
+            return self.sensor_rows()
+        if entity is not None and name == "arista_thresholds":
+            return vendor.arista_rows(entity, self.sensor_rows())
+        if entity is not None and name == "cisco_thresholds":
+            return vendor.cisco_rows(entity, self.sensor_rows())
+        if name in ("hh3c_transceivers", "hh3c_channels"):
+            if self._h3c is None:
+                self._h3c = vendor.h3c_rows(self.reading, self.view.interfaces)
+            return self._h3c[0] if name == "hh3c_transceivers" else self._h3c[1]
         rows: Sequence[Any] = getattr(self.reading, name)
         return rows
+
+    def sensor_rows(self) -> list[SensorRow]:
+        """The entity sensors' rows at this reading (the view has entity tables)."""
+        if self._sensor_rows is None:
+            assert self.view.entity is not None
+            self._sensor_rows = self.view.entity.sensor_rows(self.reading, self.reading.at)
+        return self._sensor_rows
 
     def interface_rows(self) -> list[InterfaceRow]:
         rows = interface_rows(self.view.interfaces, self.reading.optical_lanes,
@@ -240,24 +257,44 @@ class MibView:
     """The sorted instance OIDs of everything the agent serves, and their getters."""
 
     def __init__(self, reading: TelemetryReading, system: SystemInfo,
-                 interfaces: Sequence[Interface], *, entity: EntityTables | None = None):
-        """``entity``: the ENTITY-MIB and ENTITY-SENSOR-MIB rows to serve, if any."""
+                 interfaces: Sequence[Interface], *, entity: EntityTables | None = None,
+                 dom_mib: str | None = None):
+        """``entity``: the ENTITY-MIB and ENTITY-SENSOR-MIB rows to serve, if any, with
+        their layout's vendor threshold table; ``dom_mib``: a vendor DOM MIB to serve
+        too (one of :data:`~.vendor.DOM_MIBS`)."""
+        if dom_mib is not None and dom_mib not in vendor.DOM_MIBS:
+            raise ValueError(f"unknown DOM MIB {dom_mib!r} (one of "
+                             f"{', '.join(vendor.DOM_MIBS)})")
         self.system = system
         self.interfaces = tuple(interfaces)
         self.entity = entity
         self._oper_status: dict[int, tuple[str, float | None]] = {}
-        listed = (*columns.CAPABILITIES,
-                  *(columns.ENTITY_CAPABILITIES if entity is not None else ()))
-        self.capabilities = tuple(
-            Capability(number, mibs.oid(module, identity), descr)
-            for number, (module, identity, descr) in enumerate(listed, 1))
+        listed = [(mibs.oid(module, identity), descr) for module, identity, descr in (
+            *columns.CAPABILITIES,
+            *(columns.ENTITY_CAPABILITIES if entity is not None else ()))]
+        threshold_table = entity.threshold_table if entity is not None else None
+        listed += [(oid, descr) for key, (_, _, oid, descr) in vendor.CAPABILITIES.items()
+                   if key in (threshold_table, dom_mib)]
+        self.capabilities = tuple(Capability(number, object_id, descr)
+                                  for number, (object_id, descr) in enumerate(listed, 1))
         entries: list[tuple[Oid, MibObject, Getter, bool]] = []
         probe = Snapshot(self, reading, 0.0, EngineState(b"", 0, 0, 0))
         not_accessible: set[Oid] = set()
-        tables = (*columns.TABLES, *columns.IF_TABLES, columns.SYS_OR_TABLE,
-                  *(columns.ENTITY_TABLES if entity is not None else ()))
+        tables: tuple[ServedTable, ...] = (*columns.TABLES, *columns.IF_TABLES,
+                                           columns.SYS_OR_TABLE)
+        if entity is not None:
+            sensors = columns.SENSOR_TABLE
+            tables += (columns.PHYSICAL_TABLE, replace(
+                sensors, columns=sensors.columns[:entity.sensor_columns]))
+            if entity.alias_mappings:
+                tables += (columns.ALIAS_MAPPING_TABLE,)
+            tables += {"arista": (vendor.ARISTA_TABLE,),
+                       "cisco": (vendor.CISCO_TABLE,)}.get(threshold_table or "", ())
+        if dom_mib == "hh3c":
+            tables += (vendor.H3C_INFO_TABLE, vendor.H3C_CHANNEL_TABLE)
         for table in tables:
-            layout = mibs.table(table.module, table.table)
+            layout = vendor.LAYOUTS.get((table.module, table.table)) or mibs.table(
+                table.module, table.table)
             not_accessible.update(part.oid for part in layout.index
                                   if part.max_access == "not-accessible")
             entries.extend(_table_entries(layout, table, probe))

@@ -69,14 +69,15 @@ class AgentUnderTest:
     def __init__(self, spec: TelemetrySpec = SPEC, credentials: UsmCredentials = CREDENTIALS,
                  *, community: str | None = None, refresh_seconds: float = 1.0,
                  seed: int = 7, nvram_path: Path | None = None,
-                 ports: Sequence[Interface] | None = None, entity_layout: str | None = None):
+                 ports: Sequence[Interface] | None = None, entity_layout: str | None = None,
+                 dom_mib: str | None = None):
         self.clock = SteppedClock()
         self.telemetry = SwitchTelemetry("sw-t", self.clock, spec, seed=seed)
         self.agent = CpoAgent(self.telemetry, credentials, community=community,
                               refresh_seconds=refresh_seconds,
                               interfaces=interfaces(spec) if ports is None else ports,
                               nvram_path=nvram_path, entity_layout=entity_layout,
-                              seed=seed)
+                              dom_mib=dom_mib, seed=seed)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
