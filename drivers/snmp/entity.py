@@ -205,7 +205,9 @@ def reading(found: EntityWalk, device: str) -> OpticsReading:
 
 def _measure(index: int, row: Mapping[str, Any], found: EntityWalk) -> _Measured | None:
     entity = found.physical.get(index)
-    if entity is None or "entPhySensorType" not in row or "entPhySensorValue" not in row:
+    status = row.get("entPhySensorOperStatus", "ok")
+    if entity is None or "entPhySensorType" not in row or (
+            status == "ok" and "entPhySensorValue" not in row):
         found.drop("partial_entity_table")
         return None
     port = _port_of(index, found)
@@ -230,7 +232,6 @@ def _measure(index: int, row: Mapping[str, Any], found: EntityWalk) -> _Measured
     if scale not in SCALE_EXPONENTS or not isinstance(precision, int) or not -8 <= precision <= 9:
         found.drop("precision")
         return None
-    status = row.get("entPhySensorOperStatus", "ok")
     value: float | None = None
     if status == "ok":
         value = _convert(row["entPhySensorValue"], sensor_type, scale, precision, quantity)
