@@ -7,7 +7,7 @@ the server on each SubscribeResponse that holds a notification (ONCE, POLL and S
 |-------------|---------------------------------|------------------------------------------|
 | malformed   | ``nan``, ``string``,            | each notification carries bad samples:   |
 |             | ``unsubscribed``, or none (all) | ``nan``: its first numeric value becomes |
-|             |                                 | NaN; ``string``: its first numeric value |
+|             |                                 | NaN; ``string``: its last numeric value  |
 |             |                                 | becomes text; ``unsubscribed``: one more |
 |             |                                 | update, for :data:`UNSUBSCRIBED_PATH`,   |
 |             |                                 | which no client subscribes to            |
@@ -86,7 +86,9 @@ def spoiled(response: Any, faults: FaultInjector) -> tuple[Any, bool]:
                                          for name in UNSUBSCRIBED_PATH]),
                 val=gnmi_pb2.TypedValue(uint_val=1)))
             continue
-        for update in notification.update:
+        # NaN in the first numeric value, text in the last one not already NaN
+        updates = list(notification.update)
+        for update in updates if kind == "nan" else reversed(updates):
             if _spoil_value(update.val, kind, gnmi_pb2):
                 break
     return spoilt, False
@@ -95,6 +97,8 @@ def spoiled(response: Any, faults: FaultInjector) -> tuple[Any, bool]:
 def _spoil_value(value: Any, kind: str, gnmi_pb2: Any) -> bool:
     """Make the first numeric value of ``value`` NaN or text; False when it has none."""
     field = value.WhichOneof("value")
+    if field == "double_val" and math.isnan(value.double_val):
+        return False  # spoilt already
     if field in ("double_val", "float_val", "int_val", "uint_val", "decimal_val"):
         value.CopyFrom(gnmi_pb2.TypedValue(double_val=math.nan) if kind == "nan"
                        else gnmi_pb2.TypedValue(string_val=GARBLED_TEXT))
@@ -106,28 +110,25 @@ def _spoil_value(value: Any, kind: str, gnmi_pb2: Any) -> bool:
     except ValueError:
         return False
     replacement = math.nan if kind == "nan" else GARBLED_TEXT
-    changed, tree = _replace_first_number(tree, replacement)
+    changed, tree = _replace_first_number(tree, replacement, backwards=kind != "nan")
     if changed:
         setattr(value, field, json.dumps(tree).encode("utf-8"))
     return changed
 
 
-def _replace_first_number(node: Any, replacement: Any) -> tuple[bool, Any]:
-    if isinstance(node, dict):
-        for name, child in node.items():
-            changed, new = _replace_first_number(child, replacement)
+def _replace_first_number(node: Any, replacement: Any, *,
+                          backwards: bool = False) -> tuple[bool, Any]:
+    """The first numeric leaf (the last, ``backwards``) of ``node`` replaced; NaN leaves
+    are passed over."""
+    if isinstance(node, dict | list):
+        slots = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        for slot, child in reversed(slots) if backwards else slots:
+            changed, new = _replace_first_number(child, replacement, backwards=backwards)
             if changed:
-                node[name] = new
+                node[slot] = new
                 return True, node
         return False, node
-    if isinstance(node, list):
-        for index, child in enumerate(node):
-            changed, new = _replace_first_number(child, replacement)
-            if changed:
-                node[index] = new
-                return True, node
-        return False, node
-    if isinstance(node, bool):
+    if isinstance(node, bool) or (isinstance(node, float) and math.isnan(node)):
         return False, node
     if isinstance(node, int | float):
         return True, replacement

@@ -49,10 +49,11 @@ from this device's injector to the model's).
 
 Faults: one injector, :attr:`SwitchDevice.faults`, for the whole device, routed
 by kind. A gNMI switch also takes the stream faults ``malformed`` and ``stream_stop``
-(:mod:`emulators.gnmi.streamfaults`), carried out by its server. The transport kinds (latency, drop, reset, garbage, truncate, freeze)
-are read by the NETCONF (or gNMI) server from this injector itself; the model's kinds
-(``congestion``, ``pfc_storm``, target ``PORT`` or ``PORT@QUEUE``) are handed
-to the model's own injector, and clearing them here clears them there.
+(:mod:`emulators.gnmi.streamfaults`), carried out by its server. The transport kinds
+(latency, drop, reset, garbage, truncate, freeze) are read by the NETCONF (or gNMI)
+server from this injector itself; the model's kinds (``congestion``, ``pfc_storm``,
+target ``PORT`` or ``PORT@QUEUE``) are handed to the model's own injector, and clearing
+them here clears them there.
 
 A congestion fault is always a finite burst here. The model integrates in steps
 of at most 5 us; while DCQCN senders keep reacting to CNPs there is no steady
