@@ -376,8 +376,8 @@ def huawei_reading(walked: Mapping[Oid, Sequence[VarBind]], device: str,
         count = max(len(rx), len(tx), len(bias))
         if count:
             lanes = [LaneOptics(lane + 1,
-                                tx_power_dbm=_lane_dbm(tx, lane, row.get("tx_power")),
-                                rx_power_dbm=_lane_dbm(rx, lane, row.get("rx_power")),
+                                tx_power_dbm=_lane_dbm(tx, lane, row.get("lane_tx_power")),
+                                rx_power_dbm=_lane_dbm(rx, lane, row.get("lane_rx_power")),
                                 tx_bias_ma=bias[lane] if lane < len(bias) else None)
                      for lane in range(count)]
         else:
@@ -409,24 +409,15 @@ def _split(text: Any, dropped: dict[str, int]) -> list[float | None]:
     return values
 
 
-def _lane_dbm(values: Sequence[float | None], lane: int, module_raw: Any) -> float | None:
-    """A lane's power from Huawei's list, which agents write in dBm (its newer texts) or
-    in hundredths of a dBm (its older texts): whichever puts the lanes' total nearer the
-    module's own power (in hundredths of a dBm); without that, hundredths when some lane
-    reads beyond any optical power in dBm."""
+def _lane_dbm(values: Sequence[float | None], lane: int, text: Any) -> float | None:
+    """A lane's power from Huawei's list, which agents write in dBm (the MIB's newer
+    texts: ``-1.21,-1.51``) or in hundredths of a dBm (its older texts: ``-121,-151``):
+    hundredths where some lane reads beyond any optical power in dBm, or where no item
+    has a decimal point."""
     if lane >= len(values) or values[lane] is None:
         return None
     known = [value for value in values if value is not None]
-    if isinstance(module_raw, int) and module_raw not in (NOT_AVAILABLE, -1):
-        module_dbm = module_raw / 100.0
-
-        def miss(scale: float) -> float:
-            total = sum(math.pow(10.0, value * scale / 10.0) for value in known)
-            return abs(10.0 * math.log10(total) - module_dbm) if total > 0 else math.inf
-
-        hundredths = miss(0.01) < miss(1.0)
-    else:
-        hundredths = any(abs(value) > 60.0 for value in known)
+    hundredths = any(abs(value) > 60.0 for value in known) or "." not in str(text)
     value = values[lane]
     assert value is not None
     return dbm(value / 100.0 if hundredths else value)

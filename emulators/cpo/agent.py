@@ -40,6 +40,10 @@ Faults, on the telemetry's :class:`~emulators.faults.FaultInjector`:
 | reboot  | the agent restarts: down for ``seconds`` of device time (default 0), then   |
 |         | counters from zero, sysUpTime and snmpEngineTime from zero,                  |
 |         | snmpEngineBoots + 1                                                         |
+| malformed_sensors | with entity tables only: target ``type``, ``orphan`` or both     |
+|         | (comma-separated): the first port's temperature sensor typed 99, which no   |
+|         | EntitySensorDataType is; its first Rx power sensor's entPhysicalTable row   |
+|         | left out (a partial entity table), its sensor row still served              |
 
 plus the model's own (els, rising_ber, engine, overheat, lane_reset; see
 :mod:`.model`).
@@ -65,7 +69,7 @@ from pysnmp.proto import rfc1902
 from drivers.snmp import mibs
 from drivers.snmp.mibsource import new_engine
 from emulators.cpo import snmpengine, wire
-from emulators.cpo.entity import EntityTables
+from emulators.cpo.entity import MALFORMATIONS, EntityTables
 from emulators.cpo.interfaces import Interface, check_covers, default_interfaces
 from emulators.cpo.mibview import (
     TICKS_PER_SECOND,
@@ -192,6 +196,8 @@ class CpoAgent:
         faults = telemetry.faults
         faults.handle("reboot", self._fault_reboot)
         faults.handle("drop", self._check_drop)
+        if entity is not None:
+            faults.handle("malformed_sensors", self._fault_malformed, self._clear_malformed)
 
     # ---- life cycle ------------------------------------------------------------------
 
@@ -391,6 +397,24 @@ class CpoAgent:
         if seconds < 0:
             raise FaultError(f"{self.telemetry.name}: a reboot takes seconds >= 0")
         self.restart(seconds)
+
+    def _fault_malformed(self, fault: Fault) -> None:
+        entity = self.view.entity
+        assert entity is not None  # handled only with entity tables
+        kinds = set((fault.target or "").split(",")) - {""}
+        if not kinds or not kinds <= set(MALFORMATIONS):
+            raise FaultError(f"{self.telemetry.name}: malformed_sensors takes one or more of "
+                             f"{', '.join(MALFORMATIONS)}, got {fault.target!r}")
+        with self._lock:
+            entity.malformed = frozenset(kinds)
+            self._snapshot = None
+
+    def _clear_malformed(self, fault: Fault) -> None:
+        entity = self.view.entity
+        assert entity is not None
+        with self._lock:
+            entity.malformed = frozenset()
+            self._snapshot = None
 
     def _check_drop(self, fault: Fault) -> None:
         if fault.target is not None:

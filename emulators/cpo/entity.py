@@ -111,6 +111,9 @@ FORMS: Mapping[str, Mapping[str, SensorForm]] = {
 THRESHOLD_TABLES = {"arista": "arista", "cisco": "cisco"}
 """Which vendor threshold table each layout's agent serves (:mod:`.vendor`)."""
 LAYOUT_NAMES = tuple(FORMS)
+MALFORMATIONS = ("type", "orphan")
+"""What the ``malformed_sensors`` fault can spoil (:class:`EntityTables.malformed`)."""
+UNDEFINED_SENSOR_TYPE = 99
 WORDS = {"temperature": "Temperature", "voltage": "Voltage", "tx_power": "TX Power",
          "rx_power": "RX Power", "bias": "TX Bias"}
 CISCO_WORDS = {"temperature": "Temperature Sensor", "voltage": "Supply Voltage Sensor",
@@ -216,6 +219,20 @@ class EntityTables:
         for position, interface in enumerate(interfaces, start=1):
             build(chassis, position, interface)
         self.by_index = {entity.index: entity for entity in self.physical_entities}
+        self.malformed: frozenset[str] = frozenset()
+        """Faults on the served rows: ``type`` serves the first temperature sensor with
+        type :data:`UNDEFINED_SENSOR_TYPE`; ``orphan`` leaves the first Rx power sensor's
+        entPhysicalTable row out (its sensor row stays)."""
+        self._first = {quantity: next(sensor.index for sensor in self.sensors
+                                      if sensor.quantity == quantity)
+                       for quantity in ("temperature", "rx_power")} if self.sensors else {}
+
+    def served_entities(self) -> list[PhysicalEntity]:
+        """entPhysicalTable's rows as served now (less an orphaned sensor's)."""
+        if "orphan" not in self.malformed:
+            return self.physical_entities
+        gone = self._first.get("rx_power")
+        return [entity for entity in self.physical_entities if entity.index != gone]
 
     # ---- the layouts' trees -----------------------------------------------------------
 
@@ -329,8 +346,11 @@ class EntityTables:
                             "voltage": engine.supply_voltage_volts,
                             "tx_power": lane.tx_power_dbm, "rx_power": lane.rx_power_dbm,
                             "bias": lane.tx_bias_ma}[sensor.quantity]
+            sensor_type = sensor.form.sensor_type
+            if "type" in self.malformed and sensor.index == self._first.get("temperature"):
+                sensor_type = UNDEFINED_SENSOR_TYPE
             rows.append(SensorRow(
-                sensor.index, sensor.form.sensor_type, sensor.form.scale,
+                sensor.index, sensor_type, sensor.form.scale,
                 sensor.form.precision,
                 None if measured is None else sensor_value(sensor.form, sensor.quantity,
                                                            measured),

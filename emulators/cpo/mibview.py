@@ -162,9 +162,10 @@ class Snapshot:
         if name == "capabilities":
             return self.view.capabilities
         entity = self.view.entity
-        if entity is not None and name in ("physical_entities", "alias_mappings"):
-            structure: Sequence[Any] = getattr(entity, name)
-            return structure
+        if entity is not None and name == "physical_entities":
+            return entity.served_entities()
+        if entity is not None and name == "alias_mappings":
+            return entity.alias_mappings
         if entity is not None and name == "sensors":
             return self.sensor_rows()
         if entity is not None and name == "arista_thresholds":

@@ -187,3 +187,22 @@ def test_net_snmp_walks_the_entity_tables_by_name(arista_h3c: AgentUnderTest) ->
     names = net_snmp("snmpbulkwalk", *v3_arguments(), "-Oq", address,
                      "SNMPv2-MIB::sysORID")
     assert "ENTITY-SENSOR-MIB::entitySensorMIB" in names.stdout
+
+
+def test_malformed_sensor_rows_are_dropped_with_a_reason_and_the_rest_stands() -> None:
+    """A sensor type RFC 3433 does not define, and a sensor whose entPhysicalTable row is
+    missing (a partial entity table): each dropped and counted; every other sensor read."""
+    harness = AgentUnderTest(SPEC, entity_layout="cisco", seed=21)
+    try:
+        clean = _read(harness, "entity-sensor")
+        harness.telemetry.faults.inject(Fault("malformed_sensors", target="type,orphan"))
+        spoiled = _read(harness, "entity-sensor")
+        assert dict(spoiled.dropped) == {"sensor_type": 1, "partial_entity_table": 1}
+        first = spoiled.ports[0]
+        assert first.temperature_celsius is None and first.lanes[0].rx_power_dbm is None
+        assert spoiled.ports[1:] == clean.ports[1:]
+        assert first.lanes[1:] == clean.ports[0].lanes[1:]
+        harness.telemetry.faults.clear("malformed_sensors")
+        assert _read(harness, "entity-sensor").ports == clean.ports
+    finally:
+        harness.close()
