@@ -44,6 +44,9 @@ Example::
           # v2c: community: env:SW_A_COMMUNITY
           timeout_seconds: 2
           retries: 1
+        telemetry: auto             # or the surfaces it serves its optics on, most standard
+                                    # first: [entity-sensor, mso-cpo]; gNMI: [openconfig] or
+                                    # [sonic]; also hh3c, juniper, huawei (vendor DOM MIBs)
       - name: sw-c
         kind: switch
         transport: gnmi             # gNMI (gRPC), port 9339 by default
@@ -99,7 +102,7 @@ KIND_FIELDS = {
     "ocs": {"console", "max_switch_power_dbm", "shared_error_queue", "alarm_port"},
     "amp": {"i2c_address", "gain_slew_db_per_second", "max_gain_step_db"},
     "switch": {"username", "key_file", "known_hosts", "accept_unknown_host_keys", "snmp",
-               "model", "tls", "insecure"},
+               "model", "tls", "insecure", "telemetry"},
     "laser": {"reference"},
     "meter": {"channels"},
 }
@@ -108,6 +111,10 @@ MAX_METER_CHANNELS = 1024
 NETCONF_PORT = 830
 GNMI_PORT = 9339
 SWITCH_MODELS = ("openconfig", "sonic", "msoctl", "auto")
+AUTO = "auto"
+GNMI_SURFACES = ("openconfig", "sonic")
+TELEMETRY_SURFACES = (*GNMI_SURFACES, "entity-sensor", "hh3c", "juniper", "huawei", "mso-cpo")
+"""Where a switch serves its optics (msoctl's ``source`` names: drivers/optics)."""
 MODELS_BY_TRANSPORT = {"netconf": ("msoctl", "openconfig", "auto"),
                        "gnmi": ("openconfig", "sonic", "auto")}
 SNMP_PORT = 161
@@ -219,6 +226,8 @@ class Device:
     model: str = "auto"
     """A switch's configuration model: openconfig, sonic, msoctl, or auto (asked)."""
     snmp: SnmpAccess | None = None
+    telemetry: tuple[str, ...] = ("auto",)
+    """Where its optics are served (``auto``: probed); see TELEMETRY_SURFACES."""
     channels: int | None = None
     """A power meter's wired ports, 1..channels."""
     reference: Path | None = None
@@ -347,6 +356,26 @@ def _host_port(section: Section, key: str, address: str, default_port: int) -> t
     return match["v6"] or match["host"], port
 
 
+def _telemetry_surfaces(section: Section, snmp: SnmpAccess | None,
+                        gnmi: GnmiAccess | None) -> tuple[str, ...]:
+    """A switch's ``telemetry:``: ``auto`` (the default: probe once, remember), or the
+    surfaces it serves its optics on, each reachable by the entry's own sections."""
+    value = section.get("telemetry", (str, list), default=AUTO)
+    names = (value,) if isinstance(value, str) else tuple(str(item) for item in value)
+    if names == (AUTO,):
+        return names
+    unknown = [name for name in names if name not in TELEMETRY_SURFACES]
+    if unknown or not names or len(set(names)) != len(names):
+        raise section.error("telemetry", f"must be auto or a list of distinct surfaces "
+                            f"among {', '.join(TELEMETRY_SURFACES)}")
+    if any(name in GNMI_SURFACES for name in names) and gnmi is None:
+        raise section.error("telemetry", "openconfig and sonic telemetry are read over gNMI: "
+                            "the switch needs transport: gnmi")
+    if any(name not in GNMI_SURFACES for name in names) and snmp is None:
+        raise section.error("telemetry", "SNMP telemetry surfaces need an snmp section")
+    return names
+
+
 def _snmp_access(section: Section, name: str, base: Path) -> SnmpAccess:
     sub = Section(section.get("snmp", dict), section.source, f"device {name!r} snmp",
                   line=getattr(section.data.get("snmp"), "line", 0))
@@ -452,6 +481,7 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
         if alarm_port is not None and not 1 <= alarm_port <= 65535:
             raise section.error("alarm_port", "must be a TCP port, 1..65535")
         snmp = _snmp_access(section, name, base) if "snmp" in section.data else None
+        telemetry = _telemetry_surfaces(section, snmp, gnmi) if kind == "switch" else (AUTO,)
         channels = None
         if kind == "meter":
             channels = section.get("channels", int)
@@ -481,6 +511,7 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
             gnmi=gnmi,
             model=model,
             snmp=snmp,
+            telemetry=telemetry,
             channels=channels,
             reference=reference,
             alarm_port=alarm_port,

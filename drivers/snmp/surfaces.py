@@ -15,14 +15,17 @@ picks the surface to read optics from; :func:`read_optics` reads it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from drivers.errors import ValidationError
+from drivers.errors import DeviceRejected, DeviceTimeout, ValidationError
 from drivers.optics.readings import LaneOptics, OpticsReading, PortOptics, Thresholds
 from drivers.snmp import entity, mibs, vendor_dom
+from drivers.snmp.collector import DEFAULT_BUDGET_SECONDS, TelemetryCollector
 from drivers.snmp.mibs import Oid
-from drivers.snmp.session import SnmpSession
-from drivers.snmp.telemetry import CpoTelemetry, OpticalLane
+from drivers.snmp.session import SnmpSession, SnmpTarget
+from drivers.snmp.telemetry import CpcTelemetry, CpoTelemetry, OpticalLane
 
 SNMP_SURFACES = ("entity-sensor", "hh3c", "juniper", "huawei", "mso-cpo")
 OPTICS_ORDER = SNMP_SURFACES
@@ -114,3 +117,49 @@ def from_mso_cpo(optics: CpoTelemetry) -> OpticsReading:
             thresholds={} if high is None else {
                 "temperature_celsius": Thresholds(high_alarm=high)}))
     return OpticsReading(optics.info.device, "mso-cpo", ports=tuple(ports))
+
+
+@dataclass(frozen=True)
+class SnmpTelemetry:
+    """One switch's telemetry over SNMP: its port optics from the best surface it serves,
+    and, where it serves MSO-CPO-MIB and MSO-CPC-MIB, what only those carry."""
+
+    served: tuple[str, ...]
+    optics: OpticsReading | None
+    cpo: CpoTelemetry | None
+    cpc: CpcTelemetry | None
+
+
+async def collect(target: SnmpTarget, *, surfaces: Sequence[str] = (AUTO,),
+                  budget_seconds: float = DEFAULT_BUDGET_SECONDS,
+                  served: Sequence[str] | None = None) -> SnmpTelemetry:
+    """Everything ``target`` serves of ``surfaces`` (``auto``: what :func:`probe` finds,
+    unless ``served`` says it already), within ``budget_seconds`` in all.
+
+    Raises :class:`DeviceTimeout` past the budget, :class:`DeviceRejected` when the agent
+    serves none of the surfaces asked for.
+    """
+    collector = TelemetryCollector(target, budget_seconds=budget_seconds)
+    try:
+        async with asyncio.timeout(budget_seconds):
+            if tuple(surfaces) == (AUTO,):
+                found = tuple(served) if served is not None else await probe(collector.session)
+            else:
+                found = check_surfaces(surfaces)
+            source = optics_surface(found)
+            if source is None:
+                raise DeviceRejected(
+                    f"{target.name} serves none of the SNMP telemetry surfaces "
+                    f"({', '.join(surfaces)})", device=target.name)
+            cpo = cpc = None
+            if "mso-cpo" in found:
+                cpo, cpc = await collector.collect()
+            if source == "mso-cpo":
+                assert cpo is not None
+                optics = from_mso_cpo(cpo)
+            else:
+                optics = await read_optics(collector.session, target.name, source)
+            return SnmpTelemetry(found, optics, cpo, cpc)
+    except TimeoutError:
+        raise DeviceTimeout(f"no complete answer from {target.address} within the "
+                            f"{budget_seconds:g} s budget", device=target.name) from None

@@ -15,10 +15,22 @@ Enumerations and BITS are exported with every name the MIB defines (0 or 1),
 taken from the compiled MIBs (:mod:`drivers.snmp.mibs`), not from literals.
 The port label is the port's ifName where the agent gives one (``Ethernet1``,
 as the switch collector names it), else its ifIndex.
+
+Port optics (each lane's transmit and receive power and bias, the port's temperature
+and supply voltage, the thresholds) come from the most standard surface the agent
+serves (:mod:`drivers.snmp.surfaces`: ENTITY-SENSOR-MIB, a vendor DOM MIB, else
+MSO-CPO-MIB), with the surface in the ``source`` label; the same metric names whichever
+it is. What only the project's MIBs carry (engines, lasers, where each lane is, the
+copper) comes from them where the agent serves them.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import Counter
+from collections.abc import Sequence
+
+from drivers.optics.readings import OpticsReading
 from drivers.snmp import mibs
 from drivers.snmp.collector import CPO
 from drivers.snmp.telemetry import CpcTelemetry, CpoTelemetry
@@ -26,9 +38,12 @@ from msoctl.access import snmp_target
 from msoctl.exporter.collector import DeviceCollector
 from msoctl.exporter.families import COUNTER, GAUGE, INFO, Families, MetricSpec
 from msoctl.exporter.snmp_worker import SnmpWorker
+from msoctl.inventory import AUTO, GNMI_SURFACES
 
 ENGINE = ("device", "engine")
 LANE = ("device", "port", "lane")
+OPTICS_LANE = (*LANE, "source")
+OPTICS_PORT = ("device", "port", "source")
 LASER = ("device", "module", "lane")
 ENGINE_STATES = tuple(mibs.mib_object(CPO, "msoCpoEngineStatus").enumeration)
 ELS_STATES = tuple(mibs.mib_object(CPO, "msoCpoElsState").enumeration)
@@ -57,11 +72,27 @@ LANE_INFO = _spec("msoctl_cpo_lane_info", INFO,
                   "Where an optical lane is: its engine and engine lane, its ELS module and "
                   "laser.", LANE)
 LANE_TX_POWER = _spec("msoctl_cpo_lane_tx_power_dbm", GAUGE,
-                      "Optical lane transmit power, in dBm.", LANE)
+                      "Optical lane transmit power, in dBm.", OPTICS_LANE)
 LANE_RX_POWER = _spec("msoctl_cpo_lane_rx_power_dbm", GAUGE,
-                      "Optical lane receive power, in dBm (-100: dark).", LANE)
+                      "Optical lane receive power, in dBm (-100: dark).", OPTICS_LANE)
 LANE_TX_BIAS = _spec("msoctl_cpo_lane_tx_bias_amperes", GAUGE,
-                     "Optical lane modulator bias current.", LANE)
+                     "Optical lane modulator bias current.", OPTICS_LANE)
+PORT_TEMPERATURE = _spec("msoctl_cpo_port_temperature_celsius", GAUGE,
+                         "Temperature of a port's optics (its module, or on co-packaged "
+                         "optics the engine carrying its lanes).", OPTICS_PORT)
+PORT_VOLTAGE = _spec("msoctl_cpo_port_supply_voltage_volts", GAUGE,
+                     "Supply voltage of a port's optics.", OPTICS_PORT)
+THRESHOLD = _spec("msoctl_cpo_threshold", GAUGE,
+                  "An alarm or warning threshold of a port's optics, in the quantity's own "
+                  "unit (dBm, amperes, degrees Celsius, volts).",
+                  (*OPTICS_PORT, "quantity", "level"))
+SURFACE = _spec("msoctl_telemetry_surface_info", INFO,
+                "A telemetry surface the device serves, and whether its optics are read "
+                "from it.", ("device", "surface"))
+DROPPED = _spec("msoctl_telemetry_dropped_samples_total", COUNTER,
+                "Telemetry samples the exporter dropped as malformed (a sensor type the RFC "
+                "does not define, a value out of range, a partial entity table ...), since "
+                "it started.", ("device", "source", "reason"))
 ELS_OUTPUT = _spec("msoctl_cpo_els_output_power_dbm", GAUGE,
                    "External laser source output power, in dBm.", LASER)
 ELS_BIAS = _spec("msoctl_cpo_els_bias_current_amperes", GAUGE,
@@ -105,6 +136,7 @@ AGENT_UPTIME = _spec("msoctl_cpo_agent_uptime_seconds", GAUGE,
 
 METRICS = (AGENT_UPTIME, ENGINE_INFO, ENGINE_TEMPERATURE, ENGINE_TEMPERATURE_HIGH,
            ENGINE_VOLTAGE, ENGINE_STATUS, LANE_INFO, LANE_TX_POWER, LANE_RX_POWER, LANE_TX_BIAS,
+           PORT_TEMPERATURE, PORT_VOLTAGE, THRESHOLD, SURFACE, DROPPED,
            ELS_OUTPUT, ELS_BIAS, ELS_VOLTAGE, ELS_TEMPERATURE, ELS_STATE, ELS_MODE, ELS_FAULT,
            CPC_SNR, CPC_BER, CPC_CORRECTED, CPC_UNCORRECTABLE, CPC_HISTOGRAM, CPC_INSERTION_LOSS,
            CPC_EYE_HEIGHT, CPC_EYE_WIDTH, CPC_DEGRADE)
@@ -121,13 +153,60 @@ class CpoCollector(DeviceCollector):
     def read(self, families: Families) -> None:
         # the prober sends only devices with an snmp section here
         target = snmp_target(self.device, at_most_seconds=self.timeout_seconds)
-        optics, copper = SNMP_WORKER.collect(target, budget_seconds=self.timeout_seconds,
-                                             device=self.device.name)
-        fill(families, self.device.name, optics, copper)
+        wanted = tuple(name for name in self.device.telemetry
+                       if name not in GNMI_SURFACES) or (AUTO,)
+        found = SNMP_WORKER.collect(target, budget_seconds=self.timeout_seconds,
+                                    device=self.device.name, surfaces=wanted)
+        fill_surfaces(families, self.device.name, found.served, found.optics)
+        if found.cpo is not None and found.cpc is not None:
+            fill(families, self.device.name, found.cpo, found.cpc)
+
+
+DROPPED_SO_FAR: Counter[tuple[str, str, str]] = Counter()
+"""Samples dropped since the exporter started, by (device, source, reason)."""
+_DROPPED_LOCK = threading.Lock()
+
+
+def fill_surfaces(families: Families, name: str, served: Sequence[str],
+                  optics: OpticsReading | None) -> None:
+    """The surfaces a device serves, and its port optics from the one they were read
+    from (the ``source`` label)."""
+    for surface in served:
+        families.info(SURFACE.name, {"optics": str(optics is not None
+                                                   and optics.source == surface).lower()},
+                      device=name, surface=surface)
+    if optics is None:
+        return
+    fill_optics(families, name, optics)
+
+
+def fill_optics(families: Families, name: str, optics: OpticsReading) -> None:
+    """One device's port optics, whichever surface gave them."""
+    source = optics.source
+    with _DROPPED_LOCK:
+        for reason, count in optics.dropped.items():
+            DROPPED_SO_FAR[(name, source, reason)] += count
+        dropped = [(key, count) for key, count in DROPPED_SO_FAR.items() if key[0] == name]
+    for (_, dropped_source, reason), count in sorted(dropped):
+        families.add(DROPPED.name, count, device=name, source=dropped_source, reason=reason)
+    for port in optics.ports:
+        at = {"device": name, "port": port.port_name or str(port.port), "source": source}
+        families.add(PORT_TEMPERATURE.name, port.temperature_celsius, **at)
+        families.add(PORT_VOLTAGE.name, port.supply_voltage_volts, **at)
+        for lane in port.lanes:
+            families.add(LANE_TX_POWER.name, lane.tx_power_dbm, **at, lane=lane.lane)
+            families.add(LANE_RX_POWER.name, lane.rx_power_dbm, **at, lane=lane.lane)
+            families.add(LANE_TX_BIAS.name, _amperes(lane.tx_bias_ma), **at, lane=lane.lane)
+        for quantity, thresholds in sorted(port.thresholds.items()):
+            exported = "tx_bias_amperes" if quantity == "tx_bias_ma" else quantity
+            for level, value in thresholds.levels().items():
+                families.add(THRESHOLD.name, value / 1000 if quantity == "tx_bias_ma"
+                             else value, **at, quantity=exported, level=level)
 
 
 def fill(families: Families, name: str, optics: CpoTelemetry, copper: CpcTelemetry) -> None:
-    """The families of one collection."""
+    """The families of MSO-CPO-MIB's and MSO-CPC-MIB's collection (what only those carry;
+    the lanes' optics come from :func:`fill_optics`)."""
     families.add(AGENT_UPTIME.name, optics.info.uptime_end_seconds, device=name)
     for engine in optics.engines:
         at: dict[str, str | int] = {"device": name, "engine": engine.index}
@@ -141,9 +220,6 @@ def fill(families: Families, name: str, optics: CpoTelemetry, copper: CpcTelemet
         families.info(LANE_INFO.name, {
             "engine": optical.engine, "engine_lane": optical.engine_lane,
             "els_module": optical.els_module, "els_lane": optical.els_lane}, **where)
-        families.add(LANE_TX_POWER.name, optical.tx_power_dbm, **where)
-        families.add(LANE_RX_POWER.name, optical.rx_power_dbm, **where)
-        families.add(LANE_TX_BIAS.name, _amperes(optical.tx_bias_ma), **where)
     for laser in optics.lasers:
         at = {"device": name, "module": laser.module, "lane": laser.lane}
         families.add(ELS_OUTPUT.name, laser.output_power_dbm, **at)

@@ -13,12 +13,16 @@ The worker is ``python -m msoctl.exporter.snmp_worker FD``, FD one end of a sock
 pair wrapped in a :class:`multiprocessing.connection.Connection` (not a
 multiprocessing child: that would import the parent's main module again).
 Protocol: the exporter sends
-``(request_id, SnmpTarget, budget_seconds)``; the worker answers each with
-``(request_id, "ok", (CpoTelemetry, CpcTelemetry), cpu_seconds)`` or
+``(request_id, SnmpTarget, budget_seconds, surfaces)``; the worker answers each with
+``(request_id, "ok", SnmpTelemetry, cpu_seconds)`` or
 ``(request_id, "error", (error class name, message), cpu_seconds)``, in any order,
 collections running concurrently on its loop; ``None`` stops it. A worker that
 dies fails the requests it held (:class:`DeviceUnreachable`) and is started
 again at the next request.
+
+``surfaces`` ``("auto",)``: the worker probes which surfaces an agent serves at its
+first collection and remembers it for :data:`PROBE_EVERY_SECONDS` (a switch's software
+does not change between two scrapes), or until a collection of it fails.
 """
 
 from __future__ import annotations
@@ -42,24 +46,34 @@ from drivers.errors import DeviceError, DeviceTimeout, DeviceUnreachable
 
 log = logging.getLogger(__name__)
 
-Result = tuple[Any, Any]  # (CpoTelemetry, CpcTelemetry)
+Result = Any  # drivers.snmp.surfaces.SnmpTelemetry
+PROBE_EVERY_SECONDS = 600.0
 
 
 def serve(connection: Connection) -> None:
     """The worker process's main function."""
-    from drivers.snmp import mibs
-    from drivers.snmp.collector import TelemetryCollector
+    from drivers.snmp import mibs, surfaces
     from drivers.snmp.session import close_engines
 
     mibs.load()  # the compiled MIBs, before the first probe waits for them
+    served: dict[str, tuple[float, tuple[str, ...]]] = {}
 
-    async def collect(request_id: int, target: Any, budget: float) -> None:
+    async def collect(request_id: int, target: Any, budget: float,
+                      wanted: tuple[str, ...]) -> None:
+        known = served.get(target.name)
+        if known is not None and time.monotonic() - known[0] > PROBE_EVERY_SECONDS:
+            known = None
         try:
-            reply: tuple[Any, ...] = (
-                "ok", await TelemetryCollector(target, budget_seconds=budget).collect())
+            found = await surfaces.collect(target, surfaces=wanted, budget_seconds=budget,
+                                           served=None if known is None else known[1])
+            if known is None:
+                served[target.name] = (time.monotonic(), found.served)
+            reply: tuple[Any, ...] = ("ok", found)
         except DeviceError as error:
+            served.pop(target.name, None)
             reply = ("error", (type(error).__name__, error.message))
         except Exception as error:  # a bug here must not end the worker for everybody
+            served.pop(target.name, None)
             reply = ("error", ("ProtocolError", f"SNMP collection failed: {error!r}"))
         with sending:
             connection.send((request_id, *reply, time.process_time()))
@@ -146,16 +160,17 @@ class SnmpWorker:
         for future in failed.values():
             future.set_exception(DeviceUnreachable("the exporter's SNMP worker process ended"))
 
-    def collect(self, target: Any, *, budget_seconds: float, device: str) -> Result:
-        """One collection of ``target`` (an SnmpTarget); DeviceTimeout past the budget
-        (plus a moment for the answer to come back)."""
+    def collect(self, target: Any, *, budget_seconds: float, device: str,
+                surfaces: tuple[str, ...] = ("auto",)) -> Result:
+        """One collection of ``target`` (an SnmpTarget) from ``surfaces``; DeviceTimeout
+        past the budget (plus a moment for the answer to come back)."""
         future: Future[Result] = Future()
         with self._lock:
             connection = self._start_locked()
             request_id = next(self._ids)
             self._pending[request_id] = future
             try:
-                connection.send((request_id, target, budget_seconds))
+                connection.send((request_id, target, budget_seconds, surfaces))
             except (OSError, ValueError) as error:
                 self._pending.pop(request_id, None)
                 raise DeviceUnreachable(f"the SNMP worker cannot be reached: {error}",

@@ -59,6 +59,7 @@ INDEX_LABELS: Mapping[str, str] = {
     "msoCpcHistogramBin": "bin",
 }
 """MIB index object -> the label msoctl's probe gives it."""
+MSO_CPO = "mso-cpo"
 AUTH_PROTOCOLS = {"sha1": "SHA", "sha256": "SHA256", "sha384": "SHA384", "sha512": "SHA512"}
 PRIV_PROTOCOLS = {"aes128": "AES"}
 """AES-128 only: the one privacy protocol whose name means the same key extension in
@@ -77,13 +78,18 @@ class Recorded:
     divisor: int = 1
     log10: bool = False
     state: str | None = None
+    source: str | None = None
+    """The ``source`` label msoctl gives a metric that several surfaces can fill (the
+    lanes' optics): here MSO-CPO-MIB's, ``mso-cpo``."""
 
 
-def _fixed(metric: str, module: str, column: str, *, milli: bool = False) -> Recorded:
+def _fixed(metric: str, module: str, column: str, *, milli: bool = False,
+           source: str | None = None) -> Recorded:
     """A fixed-point column: divided by 10^decimals of its DISPLAY-HINT (and by 1000 more
     for a column in milli-units that msoctl gives in base units)."""
     decimals = mibs.mib_object(module, column).decimals
-    return Recorded(metric, module, column, 10 ** (decimals + (3 if milli else 0)))
+    return Recorded(metric, module, column, 10 ** (decimals + (3 if milli else 0)),
+                    source=source)
 
 
 def _table() -> tuple[Recorded, ...]:
@@ -96,9 +102,9 @@ def _table() -> tuple[Recorded, ...]:
         _fixed(cpo.ENGINE_TEMPERATURE_HIGH.name, CPO, "msoCpoEngineTempHighThreshold"),
         _fixed(cpo.ENGINE_VOLTAGE.name, CPO, "msoCpoEngineSupplyVoltage"),
         Recorded(cpo.ENGINE_STATUS.name, CPO, "msoCpoEngineStatus", state="state"),
-        _fixed(cpo.LANE_TX_POWER.name, CPO, "msoCpoLaneTxPower"),
-        _fixed(cpo.LANE_RX_POWER.name, CPO, "msoCpoLaneRxPower"),
-        _fixed(cpo.LANE_TX_BIAS.name, CPO, "msoCpoLaneTxBias", milli=True),
+        _fixed(cpo.LANE_TX_POWER.name, CPO, "msoCpoLaneTxPower", source=MSO_CPO),
+        _fixed(cpo.LANE_RX_POWER.name, CPO, "msoCpoLaneRxPower", source=MSO_CPO),
+        _fixed(cpo.LANE_TX_BIAS.name, CPO, "msoCpoLaneTxBias", milli=True, source=MSO_CPO),
         _fixed(cpo.ELS_OUTPUT.name, CPO, "msoCpoElsOutputPower"),
         _fixed(cpo.ELS_BIAS.name, CPO, "msoCpoElsBiasCurrent", milli=True),
         _fixed(cpo.ELS_VOLTAGE.name, CPO, "msoCpoElsVoltage"),
@@ -310,6 +316,8 @@ def _expression(recorded: Recorded) -> str:
         return (f'sum without ({raw}) (label_replace({raw}, "{recorded.state}", "$1", '
                 f'"{raw}", "(.*)"))')
     scaled = raw if recorded.divisor == 1 else f"{raw} / {recorded.divisor}"
+    if recorded.source is not None:
+        return f'label_replace({scaled}, "source", "{recorded.source}", "", "")'
     return f"10 ^ ({scaled})" if recorded.log10 else scaled
 
 
