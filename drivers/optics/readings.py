@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 SOURCES = ("entity-sensor", "openconfig", "sonic", "hh3c", "juniper", "huawei", "mso-cpo")
 """Surface names, the exporter's ``source`` label: most hardware first."""
@@ -62,10 +61,6 @@ class Thresholds:
                 if (value := getattr(self, level)) is not None}
 
 
-def _frozen(mapping: Mapping[str, Thresholds] | None = None) -> Mapping[str, Thresholds]:
-    return MappingProxyType(dict(mapping or {}))
-
-
 @dataclass(frozen=True)
 class LaneOptics:
     """One optical lane (channel) of a port."""
@@ -87,13 +82,14 @@ class PortOptics:
     temperature_celsius: float | None = None
     supply_voltage_volts: float | None = None
     lanes: tuple[LaneOptics, ...] = ()
-    thresholds: Mapping[str, Thresholds] = field(default_factory=_frozen)
+    thresholds: Mapping[str, Thresholds] = field(default_factory=dict)
+    """A copy of its own (readings travel between processes pickled: a plain dict)."""
 
     def __post_init__(self) -> None:
         unknown = set(self.thresholds) - set(QUANTITIES)
         if unknown:
             raise ValueError(f"thresholds for unknown quantities {sorted(unknown)}")
-        object.__setattr__(self, "thresholds", _frozen(self.thresholds))
+        object.__setattr__(self, "thresholds", dict(self.thresholds))
 
     def lane(self, number: int) -> LaneOptics | None:
         return next((lane for lane in self.lanes if lane.lane == number), None)
@@ -145,14 +141,14 @@ class OpticsReading:
     ports: tuple[PortOptics, ...] = ()
     fec: tuple[PortFec, ...] = ()
     lasers: tuple[ExternalLaser, ...] = ()
-    dropped: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    dropped: Mapping[str, int] = field(default_factory=dict)
     age_seconds: float | None = None
     """How old the newest value is (a stream's last update); ``None`` for a poll."""
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
             raise ValueError(f"unknown telemetry source {self.source!r}")
-        object.__setattr__(self, "dropped", MappingProxyType(dict(self.dropped)))
+        object.__setattr__(self, "dropped", dict(self.dropped))
 
     def port(self, number: int) -> PortOptics | None:
         return next((port for port in self.ports if port.port == number), None)
