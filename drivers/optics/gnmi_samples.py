@@ -17,7 +17,9 @@ its value checked for that quantity; a bad one is dropped with a reason, never r
 | unknown field  | a field a SONiC table the reader knows does not have            |
 | undecodable    | a value that is not JSON, or of a TypedValue kind not read     |
 
-``N/A`` (SONiC's "not available") is kept as None, not dropped.
+``N/A`` (SONiC's "not available") is kept as None, not dropped. A power is held to
+:data:`~drivers.optics.readings.NO_LIGHT_DBM` from below, SONiC's ``-inf`` (no light)
+included, as every surface's reader gives it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from drivers.optics import gnmi_paths as P
+from drivers.optics.readings import NO_LIGHT_DBM, dbm
 from drivers.transports.gnmi_path import parse_path
 
 Elem = tuple[str, tuple[tuple[str, str], ...]]
@@ -37,7 +40,7 @@ Unit = str
 """``celsius``, ``volts``, ``dbm``, ``ma``, ``ber``, ``count``, ``text``, ``ignored``,
 or ``unknown field``."""
 
-RANGES = {"celsius": (-70.0, 200.0), "volts": (0.0, 60.0), "dbm": (-80.0, 40.0),
+RANGES = {"celsius": (-70.0, 200.0), "volts": (0.0, 60.0), "dbm": (-200.0, 40.0),
           "ma": (0.0, 2000.0), "ber": (0.0, 1.0)}
 """What each quantity can physically read; outside it a value is out of range."""
 NOT_AVAILABLE = "N/A"
@@ -232,8 +235,8 @@ def judged(unit: Unit, value: Any) -> tuple[Any, str | None]:
     if math.isnan(number_f):
         return None, "nan"
     if unit == "dbm" and number_f == -math.inf:
-        return number_f, None  # no light, as SONiC writes it
+        return NO_LIGHT_DBM, None  # no light, as SONiC writes it
     low, high = RANGES[unit]
     if not low <= number_f <= high:
         return None, "out of range"
-    return number_f, None
+    return (dbm(number_f) if unit == "dbm" else number_f), None

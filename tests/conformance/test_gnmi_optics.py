@@ -7,7 +7,6 @@ is the same snapshot) serves two switches, one per face, for the whole module.
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ import pytest
 
 from drivers.optics.gnmi import OpticsAccumulator, follow, read
 from drivers.optics.gnmi_paths import subscription_paths
-from drivers.optics.readings import OpticsReading
+from drivers.optics.readings import NO_LIGHT_DBM, OpticsReading
 from drivers.transports.gnmi import GnmiClient, GnmiTarget, StreamPath
 from emulators.clock import SteppedClock
 from emulators.cpo.model import SwitchTelemetry, TelemetrySpec
@@ -132,18 +131,18 @@ def test_both_faces_give_what_the_model_holds(rig: Rig) -> None:
         assert laser.state == "on"
 
 
-def test_a_dark_laser_reads_minus_infinity_on_sonic_and_the_floor_on_openconfig(rig: Rig) -> None:
+def test_a_dark_laser_reads_no_light_on_sonic_and_the_floor_on_openconfig(rig: Rig) -> None:
     rig.telemetry.faults.inject(Fault("els", target="1/1"))  # laser 1/1 feeds port 1
     rig.clock.advance(0.5)
     found = readings(rig)
     sonic_port = found["sonic"].port_named("Ethernet1")
-    assert sonic_port is not None and all(lane.tx_power_dbm == -math.inf
-                                          for lane in sonic_port.lanes)
+    assert sonic_port is not None and all(lane.tx_power_dbm == NO_LIGHT_DBM
+                                          for lane in sonic_port.lanes)  # "-inf" in the DB
     openconfig_port = found["openconfig"].port_named("Ethernet1")
     assert openconfig_port is not None and all(lane.tx_power_dbm == -40.0
                                                for lane in openconfig_port.lanes)
     first = next(laser for laser in found["sonic"].lasers if (laser.module, laser.lane) == (1, 1))
-    assert first.state == "off" and first.output_power_dbm == -math.inf
+    assert first.state == "off" and first.output_power_dbm == NO_LIGHT_DBM
 
 
 def test_telemetry_leaves_come_as_scalars_decimals_as_double(rig: Rig) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from gnmi_pb import gnmi_pb2
 
 from drivers.optics.gnmi import OpticsAccumulator, optics_reading
+from drivers.optics.readings import NO_LIGHT_DBM
 from drivers.transports.gnmi_path import parse_path
 
 STATE = "/sonic-db:STATE_DB/localhost"
@@ -51,7 +52,7 @@ def test_sonic_bad_fields_are_dropped_by_reason_and_the_rest_stands() -> None:
     port = reading.port_named("Ethernet10")
     assert port is not None and port.temperature_celsius == 50.5
     lanes = {lane.lane: lane for lane in port.lanes}
-    assert lanes[2].rx_power_dbm == -math.inf  # no light, as SONiC writes it
+    assert lanes[2].rx_power_dbm == NO_LIGHT_DBM  # SONiC's -inf: no light
     assert lanes[3].rx_power_dbm is None and lanes[4].rx_power_dbm is None
     assert lanes[5].tx_bias_ma is None and lanes[5].tx_power_dbm == 1.5  # N/A: not given
     assert lanes[1].rx_power_dbm == -2.0
