@@ -385,6 +385,7 @@ class Lab:
                              interfaces=[Interface(number, name, speed) for number, name
                                          in enumerate(spec.port_names, start=1)],
                              nvram_path=self.state_dir / f"{spec.name}.snmp-engine.json",
+                             entity_layout=spec.entity_sensors, dom_mib=spec.dom_mib,
                              seed=zlib.crc32(spec.name.encode()))
             await agent.start()
             self.snmp[spec.name] = agent

@@ -50,6 +50,10 @@ MAX_BOOT_SECONDS = 600.0
 SWITCH_MANAGEMENT = ("netconf", "gnmi", "none")
 SWITCH_MODELS = {"msoctl": "netconf", "openconfig": "gnmi", "sonic": "gnmi"}
 """The configuration model a lab switch speaks, and the management it is served over."""
+ENTITY_LAYOUTS = ("sonic", "arista", "cisco", "shuffled")
+"""The entity layouts a switch's SNMP agent can serve (emulators/cpo/entity.py's, named
+here so that reading a topology does not import the agent)."""
+DOM_MIBS = ("hh3c",)
 SWITCH_AUGMENTS = ("arista", "msoctl")
 """An OpenConfig switch's augments: Arista's published PFC augments with the project's
 fast CNP and headroom, or the project's alone."""
@@ -114,6 +118,11 @@ class SwitchSpec:
     (gNMI)."""
     augments: str = "arista"
     """An OpenConfig switch's augments (:data:`SWITCH_AUGMENTS`)."""
+    entity_sensors: str | None = None
+    """Its SNMP agent also serves its optics as ENTITY-MIB/ENTITY-SENSOR-MIB rows,
+    numbered as this agent numbers them (``sonic``, ``arista``, ``cisco``, ``shuffled``)."""
+    dom_mib: str | None = None
+    """Its SNMP agent also serves a vendor DOM MIB (``hh3c``)."""
 
     @property
     def port_names(self) -> list[str]:
@@ -401,7 +410,8 @@ def parse_topology(data: Any, source: str) -> Topology:
         section = Section(item, source, "switches entry", line=line)
         section.reject_unknown({"name", "campus", "ports", "speed", "cable_length_km",
                                 "buffer_bytes", "lossless_pool_bytes", "power_dbm",
-                                "management", "model", "augments"})
+                                "management", "model", "augments", "entity_sensors",
+                                "dom_mib"})
         name = claim(section)
         section.owner = f"switch {name!r}"
         count = section.get("ports", int, default=8)
@@ -432,8 +442,16 @@ def parse_topology(data: Any, source: str) -> Topology:
         augments = section.get("augments", str, default="arista", choices=SWITCH_AUGMENTS)
         if "augments" in section.data and model != "openconfig":
             raise section.error("augments", "only an openconfig switch has augments")
+        entity_sensors = section.get("entity_sensors", str, default=None,
+                                     choices=ENTITY_LAYOUTS)
+        dom_mib = section.get("dom_mib", str, default=None, choices=DOM_MIBS)
+        for key in ("entity_sensors", "dom_mib"):
+            if key in section.data and management != "netconf":
+                raise section.error(key, "only a switch whose telemetry is served over SNMP "
+                                    "(management: netconf) has an SNMP agent")
         topology.switches.append(SwitchSpec(name, campus, count, speed, length, buffer, pool,
-                                            power, management, model, augments))
+                                            power, management, model, augments,
+                                            entity_sensors, dom_mib))
         topology.transceivers.append(TransceiverSpec(name, count, power, campus))
         inputs[name] = {f"rx{n}" for n in range(1, count + 1)}
         outputs[name] = {f"tx{n}" for n in range(1, count + 1)}

@@ -1,4 +1,10 @@
-"""``msoctl telemetry``: the co-packaged optics (CPO) and copper (CPC) of a switch, over SNMP.
+"""``msoctl telemetry``: a switch's port optics from any surface it serves, and the
+co-packaged optics (CPO) and copper (CPC) over the project's MIBs.
+
+``telemetry optics D`` reads port optics from the most standard surface the switch
+serves (gNMI: OpenConfig or SONiC; SNMP: ENTITY-SENSOR-MIB, a vendor DOM MIB, or
+MSO-CPO-MIB); its JSON is :func:`optics_document`'s. The two below read the project's
+MIBs:
 
 Both commands read the switch's agent as its inventory ``snmp:`` section says
 (SNMPv3 USM, SHA-256/AES-128 by default), within one time budget per reading
@@ -31,13 +37,16 @@ from typing import Any
 import click
 
 from drivers.errors import ValidationError
+from drivers.optics.readings import OpticsReading, PortOptics
 from drivers.snmp.collector import DEFAULT_BUDGET_SECONDS, TelemetryCollector
 from drivers.snmp.rates import LaneInterval, lane_intervals
 from drivers.snmp.session import SnmpTarget, run
 from drivers.snmp.telemetry import CollectionInfo, CpcTelemetry, CpoTelemetry
+from msoctl.access import gnmi_target
 from msoctl.cli.context import Context, pass_context
 from msoctl.cli.output import DOCUMENTS, cell, emit, output_option, say, table, watch_option, wrap
-from msoctl.cli.types import SNMP_SWITCH, TEXT, Number
+from msoctl.cli.types import SNMP_SWITCH, SWITCH, TEXT, Number
+from msoctl.inventory import AUTO, GNMI_SURFACES, TELEMETRY_SURFACES, Device
 
 DARK_DBM = -100.0  # MsoPowerDbm's floor: the receiver sees no light
 
@@ -69,7 +78,8 @@ def _only_ports(lanes: tuple[Any, ...], ports: tuple[str, ...], device: str
 
 @click.group()
 def telemetry() -> None:
-    """Switch telemetry over SNMP: co-packaged optics (cpo) and copper (cpc)."""
+    """Switch telemetry: port optics from any surface (optics), co-packaged optics (cpo)
+    and copper (cpc) over SNMP."""
 
 
 @telemetry.command()
@@ -89,6 +99,122 @@ def cpo(ctx: Context, device: str, ports: tuple[str, ...], budget: float,
         emit(reading.as_dict(), output)
         return
     _print_cpo(reading)
+
+
+@telemetry.command()
+@watch_option
+@click.argument("device", type=SWITCH)
+@click.option("--surface", type=click.Choice(TELEMETRY_SURFACES),
+              help="Read this surface (default: the inventory's telemetry:, else the most "
+                   "standard one the switch serves).")
+@port_option
+@budget_option
+@output_option
+@pass_context
+def optics(ctx: Context, device: str, surface: str | None, ports: tuple[str, ...],
+           budget: float, output: str) -> None:
+    """Port optics of switch DEVICE: each lane's transmit and receive power and bias,
+    each port's temperature, supply voltage and thresholds.
+
+    Read from the most standard surface the switch serves: over gNMI, OpenConfig's
+    platform-transceiver paths or SONiC's STATE_DB; over SNMP, ENTITY-SENSOR-MIB, a
+    vendor DOM MIB (H3C, Juniper, Huawei), else MSO-CPO-MIB. The SOURCE column says
+    which.
+    """
+    entry = ctx.devices.inventory.device(device, "switch")
+    reading = _read_optics(ctx, entry, surface, budget)
+    reading = replace(reading, ports=_only_named(reading.ports, ports, device))
+    if output in DOCUMENTS:
+        emit(optics_document(reading), output)
+        return
+    _print_optics(reading)
+
+
+def _read_optics(ctx: Context, entry: Device, surface: str | None,
+                 budget: float) -> OpticsReading:
+    listed = tuple(name for name in entry.telemetry if name != AUTO)
+    wanted = (surface,) if surface else listed
+    over_gnmi = [name for name in wanted if name in GNMI_SURFACES]
+    if over_gnmi or (not wanted and entry.snmp is None):
+        if entry.gnmi is None:
+            raise ValidationError(f"{entry.name} is not reached over gNMI; its optics over "
+                                  "SNMP need an snmp section in the inventory")
+        from drivers.optics import gnmi as optics_gnmi
+        from drivers.switch.gnmi import GnmiSwitchSession
+
+        with GnmiSwitchSession(gnmi_target(entry, at_most_seconds=budget)) as session:
+            model = session.model.name
+            if over_gnmi and model != over_gnmi[0]:
+                raise ValidationError(f"{entry.name} speaks {model}, not {over_gnmi[0]}")
+            if model not in GNMI_SURFACES:
+                raise ValidationError(f"{entry.name}'s model {model} has no optics paths")
+            return optics_gnmi.read(session.client, model)
+    from drivers.snmp import surfaces  # its vendor tables load the compiled MIBs
+
+    snmp = tuple(name for name in wanted if name not in GNMI_SURFACES) or (AUTO,)
+    target = ctx.devices.snmp_target(entry.name)
+    found = run(surfaces.collect(target, surfaces=snmp, budget_seconds=budget))
+    assert found.optics is not None
+    return found.optics
+
+
+def _only_named(found: tuple[PortOptics, ...], ports: tuple[str, ...], device: str
+                ) -> tuple[PortOptics, ...]:
+    if not ports:
+        return found
+    names = {str(port.port) for port in found} | {port.port_name for port in found
+                                                  if port.port_name}
+    unknown = [port for port in ports if port not in names]
+    if unknown:
+        raise ValidationError(f"{device} has no port {', '.join(unknown)}")
+    return tuple(port for port in found if port.port_name in ports or str(port.port) in ports)
+
+
+def optics_document(reading: OpticsReading) -> dict[str, Any]:
+    """``-o json`` of ``telemetry optics``: ``device``, ``source``, ``dropped`` (reason ->
+    count), ``ports`` (``port``, ``port_name``, ``temperature_celsius``,
+    ``supply_voltage_volts``, ``thresholds`` {quantity: {level: value}}, ``lanes``
+    [``lane``, ``tx_power_dbm``, ``rx_power_dbm``, ``tx_bias_ma``]), ``fec`` and
+    ``lasers`` where the surface has them."""
+    return {"device": reading.device, "source": reading.source,
+            "age_seconds": reading.age_seconds, "dropped": dict(reading.dropped),
+            "ports": [{"port": port.port, "port_name": port.port_name,
+                       "temperature_celsius": port.temperature_celsius,
+                       "supply_voltage_volts": port.supply_voltage_volts,
+                       "thresholds": {quantity: levels.levels() for quantity, levels
+                                      in sorted(port.thresholds.items())},
+                       "lanes": [asdict(lane) for lane in port.lanes]}
+                      for port in reading.ports],
+            "fec": [asdict(port) for port in reading.fec],
+            "lasers": [asdict(laser) for laser in reading.lasers]}
+
+
+def _print_optics(reading: OpticsReading) -> None:
+    say(f"{reading.device}: port optics from {reading.source}")
+    rows = []
+    for port in reading.ports:
+        for lane in port.lanes:
+            first = lane is port.lanes[0]
+            rows.append([port.port_name or port.port, lane.lane,
+                         _power(lane.tx_power_dbm), _power(lane.rx_power_dbm),
+                         cell(lane.tx_bias_ma), cell(port.temperature_celsius) if first else "",
+                         cell(port.supply_voltage_volts, 3) if first else ""])
+    click.echo(table(["PORT", "LANE", "TX DBM", "RX DBM", "BIAS MA", "TEMP C", "VOLTS"], rows))
+    limits = []
+    for port in reading.ports:
+        for quantity, levels in sorted(port.thresholds.items()):
+            found = levels.levels()
+            limits.append([port.port_name or port.port, quantity,
+                           *(cell(found.get(level)) for level in
+                             ("low_alarm", "low_warning", "high_warning", "high_alarm"))])
+    if limits:
+        say("")
+        click.echo(table(["PORT", "QUANTITY", "LOW ALARM", "LOW WARN", "HIGH WARN",
+                          "HIGH ALARM"], limits))
+    if reading.dropped:
+        say("")
+        say("dropped: " + ", ".join(f"{reason} {count}"
+                                    for reason, count in sorted(reading.dropped.items())))
 
 
 @telemetry.command()

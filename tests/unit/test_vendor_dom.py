@@ -163,3 +163,11 @@ def test_zero_watts_is_no_light() -> None:
                         "entPhySensorOperStatus": "ok"}
     (port,) = entity.reading(found, "sw-1").ports
     assert port.lanes[0].rx_power_dbm == NO_LIGHT_DBM
+
+
+def test_the_lab_topology_names_the_agents_layouts() -> None:
+    from emulators.cpo.entity import LAYOUT_NAMES
+    from emulators.cpo.vendor import DOM_MIBS
+    from emulators.lab import topology
+
+    assert topology.ENTITY_LAYOUTS == LAYOUT_NAMES and topology.DOM_MIBS == DOM_MIBS
