@@ -155,35 +155,41 @@ def read(client: Any, model: str) -> OpticsReading:
 
 
 def follow(client: Any, accumulator: OpticsAccumulator, *, stop: threading.Event,
-           sample_seconds: float = P.SAMPLE_SECONDS, retry_seconds: float = 1.0) -> None:
+           sample_seconds: float = P.SAMPLE_SECONDS, retry_seconds: float = 1.0,
+           max_retry_seconds: float = 30.0) -> None:
     """Feed ``accumulator`` from a STREAM of its model's paths until ``stop`` is set;
-    subscribe again ``retry_seconds`` after the stream ends or fails (the accumulator's
-    age grows meanwhile). Runs in the caller's thread."""
+    subscribe again after the stream ends or fails (the accumulator's age grows
+    meanwhile): ``retry_seconds`` after a stream that brought something, else twice the
+    last wait, up to ``max_retry_seconds`` (a target that refuses every subscription is
+    not asked again at once, forever). Runs in the caller's thread."""
     from drivers.transports.gnmi import StreamPath
 
     wanted = [StreamPath(path.path, path.mode, path.sample_interval_seconds)
               for path in subscription_paths(accumulator.model, sample_seconds=sample_seconds)]
+    wait = retry_seconds
     while not stop.is_set():
+        brought = False
         try:
             stream = client.subscribe_paths(wanted)
         except DeviceError as error:
             log.info("%s: cannot subscribe: %s", accumulator.device, error)
-            stop.wait(retry_seconds)
-            continue
-        try:
-            while not stop.is_set():
-                try:
-                    accumulator.add(next(stream))
-                except StopIteration:
-                    break
-                except DeviceTimeout:
-                    continue  # a quiet stream (every wait is bounded): look at stop, wait on
-                except DeviceError as error:
-                    log.info("%s: the stream ended: %s", accumulator.device, error)
-                    break
-        finally:
-            stream.close()
-        stop.wait(retry_seconds)
+        else:
+            try:
+                while not stop.is_set():
+                    try:
+                        accumulator.add(next(stream))
+                        brought = True
+                    except StopIteration:
+                        break
+                    except DeviceTimeout:
+                        continue  # a quiet stream (every wait is bounded): look at stop
+                    except DeviceError as error:
+                        log.info("%s: the stream ended: %s", accumulator.device, error)
+                        break
+            finally:
+                stream.close()
+        wait = retry_seconds if brought else min(max_retry_seconds, wait * 2)
+        stop.wait(wait)
 
 
 # ---- OpenConfig ----------------------------------------------------------------------

@@ -21,6 +21,7 @@ from msoctl.exporter import (
     DEFAULT_TIMEOUT_OFFSET_SECONDS,
 )
 from msoctl.exporter.sessions import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_SESSIONS
+from msoctl.exporter.streams import DEFAULT_SAMPLE_SECONDS
 
 
 @click.group(invoke_without_command=True)
@@ -51,10 +52,14 @@ from msoctl.exporter.sessions import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_SESSIONS
               default=DEFAULT_IDLE_SECONDS, show_default=True,
               help="A connection kept open is closed after this long without a probe "
                    "(keep it a few scrape intervals).")
+@click.option("--stream-interval", type=Number(1, 3600), metavar="SECONDS",
+              default=DEFAULT_SAMPLE_SECONDS, show_default=True,
+              help="gNMI switches stream their telemetry sampled this often (the scrape "
+                   "interval, or less); a stream silent for three intervals is up 0.")
 @pass_context
 def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | None,
              timeout_offset: float, share_seconds: float, max_readings: int,
-             max_sessions: int, session_idle_seconds: float) -> None:
+             max_sessions: int, session_idle_seconds: float, stream_interval: float) -> None:
     """Prometheus exporter: /probe?target=NAME for a device, /metrics for itself.
 
     Runs in the foreground until SIGTERM or SIGINT, then finishes the probes in
@@ -62,8 +67,10 @@ def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | N
     """
     if click.get_current_context().invoked_subcommand is not None:
         return
+    from msoctl.exporter import cpo
     from msoctl.exporter.probe import Prober  # prometheus_client only for this command
     from msoctl.exporter.server import ExporterServer, parse_listen, tls_context
+    from msoctl.exporter.streams import OpticsStreams
 
     if (tls_cert is None) != (tls_key is None):
         raise ValidationError("--tls-cert and --tls-key go together")
@@ -75,6 +82,7 @@ def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | N
     # The libraries' own lines (ncclient's every RPC at INFO, paramiko's traceback of a
     # peer that never answers) stay out of the log unless --debug: a failed probe is
     # logged by the exporter itself, in one line saying why (msoctl.cli.exits).
+    cpo.STREAMS = OpticsStreams(sample_seconds=stream_interval)
     prober = Prober(ctx.inventory.path, timeout_offset_seconds=timeout_offset,
                     share_seconds=share_seconds, max_readings=max_readings,
                     max_sessions=max_sessions, session_idle_seconds=session_idle_seconds)

@@ -1,6 +1,9 @@
-"""The CPO/CPC collector: a switch's co-packaged optics and copper, over SNMP.
+"""The CPO/CPC collector: a switch's optics, co-packaged optics and copper.
 
-``/probe?target=SW&module=cpo`` reads the switch's SNMP agent (its inventory
+``/probe?target=SW&module=cpo`` of a switch reached over gNMI answers from the
+telemetry it streams (:mod:`.streams`: OpenConfig or SONiC paths, with
+``msoctl_telemetry_age_seconds``); where it has no gNMI, or its stream gives nothing and
+its ``telemetry:`` is ``auto``, the probe reads its SNMP agent (its inventory
 ``snmp:`` section) with :class:`drivers.snmp.collector.TelemetryCollector`: the
 optical engines, the optical lanes, the external laser sources (ELS), the
 electrical lanes with their FEC counters and symbol-error histogram, in one
@@ -26,10 +29,12 @@ copper) comes from them where the agent serves them.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter
 from collections.abc import Sequence
 
+from drivers.errors import DeviceError
 from drivers.optics.readings import OpticsReading
 from drivers.snmp import mibs
 from drivers.snmp.collector import CPO
@@ -38,7 +43,10 @@ from msoctl.access import snmp_target
 from msoctl.exporter.collector import DeviceCollector
 from msoctl.exporter.families import COUNTER, GAUGE, INFO, Families, MetricSpec
 from msoctl.exporter.snmp_worker import SnmpWorker
+from msoctl.exporter.streams import OpticsStreams
 from msoctl.inventory import AUTO, GNMI_SURFACES
+
+log = logging.getLogger(__name__)
 
 ENGINE = ("device", "engine")
 LANE = ("device", "port", "lane")
@@ -89,6 +97,28 @@ THRESHOLD = _spec("msoctl_cpo_threshold", GAUGE,
 SURFACE = _spec("msoctl_telemetry_surface_info", INFO,
                 "A telemetry surface the device serves, and whether its optics are read "
                 "from it.", ("device", "surface"))
+STREAM_AGE = _spec("msoctl_telemetry_age_seconds", GAUGE,
+                   "How old the newest value a switch streamed is (gNMI).",
+                   ("device", "source"))
+PORT = ("device", "port", "source")
+PORT_SPEED = _spec("msoctl_cpc_port_speed_bits_per_second", GAUGE,
+                   "A port's speed, as its FEC counters' target reports it.", PORT)
+PORT_CORRECTED = _spec("msoctl_cpc_port_fec_corrected_codewords_total", COUNTER,
+                       "FEC codewords a port corrected (its lanes together).", PORT)
+PORT_UNCORRECTABLE = _spec("msoctl_cpc_port_fec_uncorrectable_codewords_total", COUNTER,
+                           "FEC codewords a port could not correct.", PORT)
+PORT_HISTOGRAM = _spec("msoctl_cpc_port_fec_codewords_total", COUNTER,
+                       "FEC codewords a port received with bin symbol errors (bin 16: 16 or "
+                       "more).", (*PORT, "bin"))
+PORT_PRE_FEC_BER = _spec("msoctl_cpc_port_pre_fec_bit_error_ratio", GAUGE,
+                         "A port's bit error ratio before FEC, as the switch computes it.",
+                         PORT)
+PORT_POST_FEC_BER = _spec("msoctl_cpc_port_post_fec_bit_error_ratio", GAUGE,
+                          "A port's bit error ratio after FEC, as the switch computes it.",
+                          PORT)
+PORT_FLR = _spec("msoctl_cpc_port_frame_loss_ratio", GAUGE,
+                 "A port's FEC frame loss ratio, as the switch computes it (SONiC's RATES "
+                 "FEC_FLR, from the codeword errors and the interleave of its speed).", PORT)
 DROPPED = _spec("msoctl_telemetry_dropped_samples_total", COUNTER,
                 "Telemetry samples the exporter dropped as malformed (a sensor type the RFC "
                 "does not define, a value out of range, a partial entity table ...), since "
@@ -136,7 +166,9 @@ AGENT_UPTIME = _spec("msoctl_cpo_agent_uptime_seconds", GAUGE,
 
 METRICS = (AGENT_UPTIME, ENGINE_INFO, ENGINE_TEMPERATURE, ENGINE_TEMPERATURE_HIGH,
            ENGINE_VOLTAGE, ENGINE_STATUS, LANE_INFO, LANE_TX_POWER, LANE_RX_POWER, LANE_TX_BIAS,
-           PORT_TEMPERATURE, PORT_VOLTAGE, THRESHOLD, SURFACE, DROPPED,
+           PORT_TEMPERATURE, PORT_VOLTAGE, THRESHOLD, SURFACE, DROPPED, STREAM_AGE,
+           PORT_SPEED, PORT_CORRECTED, PORT_UNCORRECTABLE, PORT_HISTOGRAM, PORT_PRE_FEC_BER,
+           PORT_POST_FEC_BER, PORT_FLR,
            ELS_OUTPUT, ELS_BIAS, ELS_VOLTAGE, ELS_TEMPERATURE, ELS_STATE, ELS_MODE, ELS_FAULT,
            CPC_SNR, CPC_BER, CPC_CORRECTED, CPC_UNCORRECTABLE, CPC_HISTOGRAM, CPC_INSERTION_LOSS,
            CPC_EYE_HEIGHT, CPC_EYE_WIDTH, CPC_DEGRADE)
@@ -144,6 +176,9 @@ METRICS = (AGENT_UPTIME, ENGINE_INFO, ENGINE_TEMPERATURE, ENGINE_TEMPERATURE_HIG
 
 SNMP_WORKER = SnmpWorker()
 """Every CPO probe's collection runs in this one worker process (see its module)."""
+STREAMS = OpticsStreams()
+"""Every gNMI switch's telemetry stream (see :mod:`.streams`); the exporter command sets
+its sample interval."""
 
 
 class CpoCollector(DeviceCollector):
@@ -151,7 +186,20 @@ class CpoCollector(DeviceCollector):
     METRICS = METRICS
 
     def read(self, families: Families) -> None:
-        # the prober sends only devices with an snmp section here
+        # the prober sends only devices with an snmp or a gnmi section here
+        device = self.device
+        telemetry = device.telemetry
+        if device.gnmi is not None and (telemetry == (AUTO,) or any(
+                name in GNMI_SURFACES for name in telemetry)):
+            try:
+                streamed = STREAMS.reading(device, wait_seconds=self.timeout_seconds)
+            except DeviceError:
+                if device.snmp is None or telemetry != (AUTO,):
+                    raise
+                log.info("%s: no gNMI telemetry; reading it over SNMP", device.name)
+            else:
+                fill_streamed(families, device.name, streamed)
+                return
         target = snmp_target(self.device, at_most_seconds=self.timeout_seconds)
         wanted = tuple(name for name in self.device.telemetry
                        if name not in GNMI_SURFACES) or (AUTO,)
@@ -202,6 +250,33 @@ def fill_optics(families: Families, name: str, optics: OpticsReading) -> None:
             for level, value in thresholds.levels().items():
                 families.add(THRESHOLD.name, value / 1000 if quantity == "tx_bias_ma"
                              else value, **at, quantity=exported, level=level)
+
+
+def fill_streamed(families: Families, name: str, reading: OpticsReading) -> None:
+    """A gNMI switch's streamed optics, per-port FEC and external lasers, with their age."""
+    fill_surfaces(families, name, (reading.source,), reading)
+    families.add(STREAM_AGE.name, reading.age_seconds, device=name, source=reading.source)
+    for port in reading.fec:
+        at = {"device": name, "port": port.port_name or str(port.port),
+              "source": reading.source}
+        families.add(PORT_SPEED.name, None if port.speed_mbps is None
+                     else port.speed_mbps * 1e6, **at)
+        families.add(PORT_CORRECTED.name, port.corrected_total, **at)
+        families.add(PORT_UNCORRECTABLE.name, port.uncorrectable_total, **at)
+        families.add(PORT_PRE_FEC_BER.name, port.pre_fec_ber, **at)
+        families.add(PORT_POST_FEC_BER.name, port.post_fec_ber, **at)
+        families.add(PORT_FLR.name, port.frame_loss_ratio, **at)
+        for bin_number, codewords in zip(HISTOGRAM_BINS, port.codewords_total or (),
+                                         strict=False):
+            families.add(PORT_HISTOGRAM.name, codewords, **at, bin=bin_number)
+    for laser in reading.lasers:
+        at_laser: dict[str, str | int] = {"device": name, "module": laser.module,
+                                          "lane": laser.lane}
+        families.add(ELS_OUTPUT.name, laser.output_power_dbm, **at_laser)
+        families.add(ELS_BIAS.name, _amperes(laser.bias_current_ma), **at_laser)
+        families.add(ELS_VOLTAGE.name, laser.voltage_volts, **at_laser)
+        families.add(ELS_TEMPERATURE.name, laser.temperature_celsius, **at_laser)
+        families.state(ELS_STATE.name, laser.state, ELS_STATES, **at_laser)
 
 
 def fill(families: Families, name: str, optics: CpoTelemetry, copper: CpcTelemetry) -> None:

@@ -312,9 +312,9 @@ class Prober:
                                         f"has no collector for it (kinds: {', '.join(kinds)})")
             raise ProbeRefused(400, f"target {target!r} is a {device.kind}: module "
                                     f"{chosen!r} does not apply (modules: {', '.join(offered)})")
-        if chosen == "cpo" and device.snmp is None:
-            raise ProbeRefused(400, f"target {target!r} has no snmp section in the inventory: "
-                                    "no CPO/CPC telemetry to probe")
+        if chosen == "cpo" and device.snmp is None and device.gnmi is None:
+            raise ProbeRefused(400, f"target {target!r} has neither an snmp section nor "
+                                    "gNMI in the inventory: no telemetry to probe")
         return device, chosen
 
     def probe(self, target: str | None, module: str | None = None,
@@ -418,6 +418,7 @@ class Prober:
     def close(self) -> None:
         """Stop what probes share: the SNMP worker process, the held device sessions."""
         cpo.SNMP_WORKER.close()
+        cpo.STREAMS.close()
         self.sessions.close()
 
 
