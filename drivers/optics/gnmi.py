@@ -86,6 +86,9 @@ class OpticsAccumulator:
         self._values: dict[Path, Any] = {}
         self._dropped: Counter[str] = Counter()
         self._last: float | None = None
+        self.synced = threading.Event()
+        """Set once a stream feeding it has had the target's sync_response: every path
+        subscribed has sent its values once (gNMI 3.5.2.3)."""
 
     def add(self, notification: Any) -> None:
         """Take one ``gnmi_pb2.Notification``: its deletes, then its updates."""
@@ -182,10 +185,12 @@ def follow(client: Any, accumulator: OpticsAccumulator, *, stop: threading.Event
                     except StopIteration:
                         break
                     except DeviceTimeout:
-                        continue  # a quiet stream (every wait is bounded): look at stop
+                        pass  # a quiet stream (every wait is bounded): look at stop
                     except DeviceError as error:
                         log.info("%s: the stream ended: %s", accumulator.device, error)
                         break
+                    if getattr(stream, "synced", False):
+                        accumulator.synced.set()
             finally:
                 stream.close()
         wait = retry_seconds if brought else min(max_retry_seconds, wait * 2)

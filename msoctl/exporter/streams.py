@@ -8,7 +8,7 @@ leaf (:class:`~drivers.optics.gnmi.OpticsAccumulator`); a probe answers from tho
 values, with their age, and never waits on the switch:
 
 - the first probe of a switch starts its stream and waits up to its budget for the
-  first values (a Prometheus scrape, not a poll, so one wait per exporter start);
+  first values, all of them (the target's sync_response: one wait per exporter start);
 - a stream that ends or fails is subscribed again, after 1 s once it has brought
   something, else after a wait that doubles up to 30 s;
 - values older than :attr:`OpticsStreams.stale_seconds` (three sample intervals: a
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from drivers.errors import DeviceError, DeviceTimeout, ValidationError
+from drivers.errors import DeviceError, DeviceTimeout
 from drivers.optics.readings import OpticsReading
 from msoctl.inventory import Device
 
@@ -83,10 +83,10 @@ class OpticsStreams:
         if accumulator is None:
             raise DeviceError(stream.error or "the gNMI stream has not started",
                               device=device.name)
+        # the first values whole: up to the target's sync_response (or, from a target
+        # that never sends one, what came within the wait)
+        accumulator.synced.wait(max(0.0, deadline - time.monotonic()))
         reading: OpticsReading = accumulator.reading()
-        while reading.age_seconds is None and time.monotonic() < deadline:
-            stream.stop.wait(min(0.05, max(0.0, deadline - time.monotonic())))
-            reading = accumulator.reading()
         if reading.age_seconds is None:
             raise DeviceTimeout(f"no telemetry streamed within {wait_seconds:.3g} s",
                                 device=device.name)
@@ -116,7 +116,7 @@ class OpticsStreams:
         while not stream.stop.is_set():
             try:
                 session = self._open(stream.device)
-            except (DeviceError, ValidationError) as error:
+            except Exception as error:  # unreachable, refused, a secret not readable ...
                 stream.error = str(error)
                 stream.ready.set()
                 log.info("%s: gNMI session not opened: %s", stream.device.name, error)

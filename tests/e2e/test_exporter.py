@@ -260,6 +260,84 @@ def test_cpo_probe_lanes_lasers_and_fec(lab: Lab) -> None:
         pytest.approx(1e-4, rel=0.01)
 
 
+def test_cpo_probe_reads_the_most_standard_surface_with_its_source(lab: Lab) -> None:
+    """sw-a's agent serves SONiC's ENTITY-SENSOR-MIB and sw-b's Arista's with H3C's DOM
+    MIB, besides the project's: the lanes' optics come from ENTITY-SENSOR-MIB, named so,
+    and what only MSO-CPO-MIB carries (engines, lasers) still comes."""
+    with serve_exporter(inventory(lab)) as server:
+        first = probe(server.url, "sw-a", module="cpo", scrape_timeout=10).body
+        second = probe(server.url, "sw-b", module="cpo", scrape_timeout=10).body
+    for body in (first, second):
+        assert value(body, "msoctl_up") == 1.0, body[-300:]
+        rx = samples(body)["msoctl_cpo_lane_rx_power_dbm"]
+        assert rx and {dict(labels)["source"] for labels in rx} == {"entity-sensor"}
+        assert value(body, "msoctl_telemetry_surface_info", surface="mso-cpo",
+                     optics="false") == 1
+        assert samples(body)["msoctl_cpo_engine_temperature_celsius"]
+    assert value(second, "msoctl_telemetry_surface_info", surface="hh3c", optics="false") == 1
+    # Arista's threshold table: the engine's datasheet, in the sensors' own encoding
+    assert value(second, "msoctl_cpo_threshold", port="Ethernet1", quantity="tx_power_dbm",
+                 level="high_alarm", source="entity-sensor") == pytest.approx(9.0, abs=0.01)
+    assert "msoctl_cpo_threshold" not in samples(first)  # SONiC's agent serves none
+
+
+def test_gnmi_switches_stream_their_optics_and_a_silent_stream_is_down(
+        lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    """sw-c (OpenConfig) and sw-d (SONiC) stream; a probe answers from the last values
+    with their age. A target that goes silent (frozen): the probe is up 0 once the values
+    are three intervals old, and up 1 again once the stream brings values again."""
+    from msoctl.exporter import cpo
+    from msoctl.exporter.streams import OpticsStreams
+
+    monkeypatch.setattr(cpo, "STREAMS", OpticsStreams(sample_seconds=0.5))
+    with serve_exporter(inventory(lab)) as server:
+        for name, source in (("sw-c", "openconfig"), ("sw-d", "sonic")):
+            body = probe(server.url, name, module="cpo").body
+            assert value(body, "msoctl_up") == 1.0, body[-300:]
+            assert value(body, "msoctl_telemetry_age_seconds", source=source) < 1.5
+            model = lab.gnmi_telemetry[name].read()
+            lane = next(lane for lane in model.optical_lanes if (lane.port, lane.lane) == (1, 1))
+            assert value(body, "msoctl_cpo_lane_tx_power_dbm", port="Ethernet1", lane="1",
+                         source=source) == pytest.approx(lane.tx_power_dbm, abs=0.2)
+            assert samples(body)["msoctl_cpc_port_fec_corrected_codewords_total"]
+            if source == "sonic":  # COUNTERS_DB's bins S0..S16; OpenConfig has none
+                assert samples(body)["msoctl_cpc_port_fec_codewords_total"]
+
+        def up() -> float | None:
+            return value(probe(server.url, "sw-c", module="cpo").body, "msoctl_up")
+
+        lab.inject("sw-c", Fault("freeze"))  # the target sends nothing more
+        try:
+            wait_until(lambda: up() == 0.0, "sw-c's silent stream reported up 0", 15)
+        finally:
+            lab.clear("sw-c", "freeze")
+        wait_until(lambda: up() == 1.0, "sw-c's stream back", 30)
+
+
+def test_a_switch_whose_gnmi_gives_nothing_falls_back_to_snmp(lab: Lab,
+                                                              tmp_path: Path) -> None:
+    """telemetry: auto on a switch with both: its gNMI cannot be reached, its SNMP agent
+    (sw-a's) can, and the probe reads that."""
+    document = yaml.safe_load(inventory(lab).read_text())
+    sw_a = next(device for device in document["devices"] if device["name"] == "sw-a")
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    both = {"name": "sw-x", "kind": "switch", "transport": "gnmi", "insecure": True,
+            "address": f"127.0.0.1:{port}", "model": "openconfig", "snmp": sw_a["snmp"]}
+    for key in ("auth_key", "priv_key"):
+        both["snmp"][key] = both["snmp"][key].replace(
+            "file:", f"file:{lab.state_dir}/", 1)
+    written = tmp_path / "inventory.yaml"
+    written.write_text(yaml.safe_dump({"devices": [both]}))
+    with serve_exporter(written) as server:
+        body = probe(server.url, "sw-x", module="cpo", scrape_timeout=10).body
+    assert value(body, "msoctl_up") == 1.0, body[-300:]
+    assert {dict(labels)["source"]
+            for labels in samples(body)["msoctl_cpo_lane_tx_power_dbm"]} == {"entity-sensor"}
+
+
 def test_requests_that_name_nothing_probeable(lab: Lab) -> None:
     with serve_exporter(inventory(lab)) as server:
         missing = fetch(f"{server.url}/probe")
@@ -419,7 +497,7 @@ def test_inventory_changes_are_picked_up(lab: Lab) -> None:
         assert value(probe(server.url, "ocs-c", scrape_timeout=roomy).body, "msoctl_up",
                      device="ocs-c") == 1.0
         no_snmp = probe(server.url, "sw-b", module="cpo")
-        assert no_snmp.status == 400 and "no snmp section" in no_snmp.body
+        assert no_snmp.status == 400 and "neither an snmp section nor gNMI" in no_snmp.body
         path.write_text("devices: [{name: broken}]\n")  # a bad file keeps the last good one
         assert probe(server.url, "ocs-c").status == 200
         own = fetch(f"{server.url}/metrics").body
