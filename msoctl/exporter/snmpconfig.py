@@ -4,8 +4,9 @@ For a fleet of switches, Prometheus's own snmp_exporter (Go) can read the CPO/CP
 tables instead of msoctl's probe. ``msoctl exporter snmp-config`` writes its
 ``snmp.yml`` from the MIBs (:mod:`drivers.snmp.mibs`), in the format of the version
 Debian ships (0.21: modules at the top level, ``auth:`` inside each module, raw
-integers: no DISPLAY-HINT scaling), two modules named after the MIBs,
-``MSO-CPO-MIB`` and ``MSO-CPC-MIB`` (0.21 takes one module per scrape):
+integers: no DISPLAY-HINT scaling), three modules named after the MIBs,
+``MSO-CPO-MIB``, ``MSO-CPC-MIB`` and ``ENTITY-SENSOR-MIB`` (0.21 takes one module per
+scrape; the last reads the sensors real switches serve, :func:`entity_sensor_body`):
 
 - only the columns msoctl's probe exports (:data:`COLUMNS`), walked by column,
   and sysUpTime.0;
@@ -46,7 +47,14 @@ from msoctl.exporter import cpo
 from msoctl.inventory import Device, Inventory, SecretRef
 from msoctl.outfile import write_output
 
-MODULES = (CPO, CPC)
+ENTITY_SENSOR = "ENTITY-SENSOR-MIB"
+MODULES = (CPO, CPC, ENTITY_SENSOR)
+SENSOR_LABEL = "sensor"
+SENSOR_COLUMNS = ("entPhySensorType", "entPhySensorScale", "entPhySensorPrecision",
+                  "entPhySensorValue", "entPhySensorOperStatus")
+"""What the ENTITY-SENSOR-MIB module reads of each sensor (the five columns every agent
+serves), with the sensor's entPhysicalName and entPhysicalDescr as labels."""
+ENTITY_VALUE = "msoctl_entity_sensor_value"
 MAX_REPETITIONS = 50
 PORT_LABEL = "port"
 INDEX_LABELS: Mapping[str, str] = {
@@ -171,8 +179,32 @@ def _layout(module: str, column: str) -> mibs.MibTable:
     raise ValueError(f"{module}::{column} is not a column of a table")
 
 
+def entity_sensor_body() -> dict[str, Any]:
+    """ENTITY-SENSOR-MIB's module: entPhySensorTable's five columns, raw (0.21 cannot
+    scale per row: the recording rule does), each sensor's entPhysicalName and
+    entPhysicalDescr looked up as labels ``name`` and ``descr``, its entPhysicalIndex as
+    ``sensor``."""
+    sensors = mibs.table(ENTITY_SENSOR, "entPhySensorTable")
+    physical = mibs.table("ENTITY-MIB", "entPhysicalTable")
+    lookups = [{"labels": [SENSOR_LABEL], "labelname": label,
+                "oid": physical.column(column).dotted.lstrip("."), "type": "DisplayString"}
+               for label, column in (("name", "entPhysicalName"),
+                                     ("descr", "entPhysicalDescr"))]
+    metrics = [{"name": column,
+                "oid": sensors.column(column).dotted.lstrip("."), "type": "gauge",
+                "help": f"{column} (ENTITY-SENSOR-MIB), raw as the agent sends it",
+                "indexes": [{"labelname": SENSOR_LABEL, "type": "gauge"}],
+                "lookups": lookups}
+               for column in SENSOR_COLUMNS]
+    return {"walk": [*(lookup["oid"] for lookup in lookups),
+                     *(metric["oid"] for metric in metrics)],
+            "get": [], "metrics": metrics, "max_repetitions": MAX_REPETITIONS}
+
+
 def module_body(module: str) -> dict[str, Any]:
     """One MIB's module without its ``auth`` (walks, gets, metrics)."""
+    if module == ENTITY_SENSOR:
+        return entity_sensor_body()
     mine = [recorded for recorded in COLUMNS if recorded.module == module]
     if module == CPO:  # the agent's uptime once per switch, with its optics
         mine += [recorded for recorded in COLUMNS if recorded.column == SYS_UP_TIME[1]]
@@ -321,12 +353,22 @@ def _expression(recorded: Recorded) -> str:
     return f"10 ^ ({scaled})" if recorded.log10 else scaled
 
 
+ENTITY_VALUE_EXPRESSION = (
+    'entPhySensorValue * 10 ^ (3 * (entPhySensorScale - 9) - entPhySensorPrecision) '
+    'and entPhySensorOperStatus == 1')
+"""Each sensor's value in its type's unit (watts, amperes, °C, volts ...), RFC 3433's
+scale and precision applied row by row (the five columns of a sensor carry the same
+labels, so they match one to one); a sensor not ``ok`` (1) has none. Its labels
+(``sensor``, ``name``, ``descr``) say what it measures, as the agent names it."""
+
+
 def recording_rules() -> dict[str, Any]:
     """The recording rules' document (deploy/msoctl-cpo-recording.yml)."""
     return {"groups": [{
         "name": "msoctl-cpo-from-snmp-exporter",
-        "rules": [{"record": recorded.metric, "expr": _expression(recorded)}
-                  for recorded in COLUMNS]}]}
+        "rules": [*({"record": recorded.metric, "expr": _expression(recorded)}
+                    for recorded in COLUMNS),
+                  {"record": ENTITY_VALUE, "expr": ENTITY_VALUE_EXPRESSION}]}]}
 
 
 def render_rules() -> str:

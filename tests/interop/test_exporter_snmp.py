@@ -39,7 +39,7 @@ MSOCTL = str(Path(sys.executable).with_name("msoctl"))
 def agent_inventory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """The emulated agent ``sw-t`` and an inventory naming it (secrets in 0600 files)."""
     directory = tmp_path_factory.mktemp("snmp-exporter")
-    harness = AgentUnderTest()
+    harness = AgentUnderTest(entity_layout="sonic")
     secrets = directory / "secrets"
     secrets.mkdir()
     for name, secret in (("auth", CREDENTIALS.auth_key), ("priv", CREDENTIALS.priv_key),
@@ -93,7 +93,7 @@ def test_snmp_config_keeps_secrets_out_of_stdout_and_writes_them_0600(
     assert CREDENTIALS.auth_key not in printed.stdout
     assert CREDENTIALS.priv_key not in printed.stdout
     document = yaml.safe_load(printed.stdout)
-    assert sorted(document) == ["MSO-CPC-MIB", "MSO-CPO-MIB"]
+    assert sorted(document) == ["ENTITY-SENSOR-MIB", "MSO-CPC-MIB", "MSO-CPO-MIB"]
     auth = document["MSO-CPO-MIB"]["auth"]
     assert auth["password"] == "REDACTED(file:secrets/auth)"
     assert auth["auth_protocol"] == "SHA256" and auth["priv_protocol"] == "AES"
@@ -132,7 +132,8 @@ def test_prometheus_records_what_msoctl_telemetry_reads(
     assert msoctl(inventory, "inventory", "sd", "--snmp-exporter", "--out",
                   str(targets)).returncode == 0
     ours = {kind: json.loads(msoctl(inventory, "telemetry", kind, "sw-t", "-o", "json").stdout)
-            for kind in ("cpo", "cpc")}
+            for kind in ("cpo", "cpc", "optics")}
+    assert ours["optics"]["source"] == "entity-sensor"
 
     address = f"127.0.0.1:{free_port()}"
     log = directory / "snmp_exporter.log"
@@ -152,9 +153,11 @@ def test_prometheus_records_what_msoctl_telemetry_reads(
             job["relabel_configs"][-1]["replacement"] = address
         with prometheus(setup, directory / "prometheus") as server:
             wait_until(lambda: len(server.query("msoctl_cpc_fec_codewords_total")) > 0 and
-                       len(server.query("msoctl_cpo_lane_tx_power_dbm")) > 0,
+                       len(server.query("msoctl_cpo_lane_tx_power_dbm")) > 0 and
+                       len(server.query("msoctl_entity_sensor_value")) > 0,
                        "recorded series", seconds=60)
             _compare(server, ours["cpo"], ours["cpc"])
+            _compare_sensors(server, ours["optics"])
     finally:
         exporter.terminate()
         exporter.wait(timeout=10)
@@ -235,3 +238,28 @@ def _answers(url: str) -> bool:
         return fetch(url, timeout=1).status == 200
     except OSError:
         return False
+
+
+def _compare_sensors(server: Any, optics: dict[str, Any]) -> None:
+    """snmp_exporter's ENTITY-SENSOR-MIB module and the recording rule give each sensor's
+    value in its unit (watts, amperes, degrees, volts) under the name its agent gives it;
+    msoctl's reading of the same sensors, joined to ports, agrees within the encoding's
+    resolution (SONiC's: 0.0001 mW, 0.001 mA, 0.000001 degree, 0.0001 V)."""
+    recorded = {series["metric"]["name"]: float(series["value"][1])
+                for series in server.query('msoctl_entity_sensor_value{instance="sw-t"}')}
+    checked = 0
+    for port in optics["ports"]:
+        name = port["port_name"]
+        assert _close(recorded[f"DOM Temperature Sensor for {name}"],
+                      port["temperature_celsius"], 1e-6)
+        assert _close(recorded[f"DOM Voltage Sensor for {name}"],
+                      port["supply_voltage_volts"], 1e-4)
+        for lane in port["lanes"]:
+            where = f"{name}/{lane['lane']}"
+            for words, field in (("TX Power", "tx_power_dbm"), ("RX Power", "rx_power_dbm")):
+                watts = recorded[f"DOM {words} Sensor for {where}"]
+                assert _close(10 * math.log10(watts * 1000), lane[field], 0.001), (where, field)
+            assert _close(recorded[f"DOM TX Bias Sensor for {where}"] * 1000,
+                          lane["tx_bias_ma"], 0.001)
+            checked += 3
+    assert checked >= 3 * 8 * 4, checked
