@@ -102,7 +102,8 @@ STREAM_AGE = _spec("msoctl_telemetry_age_seconds", GAUGE,
                    ("device", "source"))
 PORT = ("device", "port", "source")
 PORT_SPEED = _spec("msoctl_cpc_port_speed_bits_per_second", GAUGE,
-                   "A port's speed, as its FEC counters' target reports it.", PORT)
+                   "A port's speed (ifHighSpeed; OpenConfig's port-speed): the FEC's "
+                   "interleave, and so its frame loss per codeword error, follows it.", PORT)
 PORT_CORRECTED = _spec("msoctl_cpc_port_fec_corrected_codewords_total", COUNTER,
                        "FEC codewords a port corrected (its lanes together).", PORT)
 PORT_UNCORRECTABLE = _spec("msoctl_cpc_port_fec_uncorrectable_codewords_total", COUNTER,
@@ -307,6 +308,10 @@ def fill(families: Families, name: str, optics: CpoTelemetry, copper: CpcTelemet
             for fault in ELS_FAULTS:
                 families.add(ELS_FAULT.name, fault in laser.faults, **at, fault=fault)
     families.add(CPC_DEGRADE.name, copper.fec_degrade_threshold_ber, device=name)
+    speeds = {(lane.port_name or str(lane.port)): lane.port_speed_mbps for lane in copper.lanes}
+    for port, speed_mbps in sorted(speeds.items()):
+        families.add(PORT_SPEED.name, None if speed_mbps is None else speed_mbps * 1e6,
+                     device=name, port=port, source="mso-cpo")
     for lane in copper.lanes:
         where = _lane(name, lane.port, lane.port_name, lane.lane)
         families.add(CPC_SNR.name, lane.snr_db, **where)

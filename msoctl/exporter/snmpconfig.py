@@ -42,7 +42,14 @@ import yaml
 
 from drivers.errors import ValidationError
 from drivers.snmp import mibs
-from drivers.snmp.collector import CPC, CPO, IF_NAME, LOG10_BER_SYNTAX, SYS_UP_TIME, THRESHOLD
+from drivers.snmp.collector import (
+    CPC,
+    CPO,
+    IF_NAME,
+    LOG10_BER_SYNTAX,
+    SYS_UP_TIME,
+    THRESHOLD,
+)
 from msoctl.exporter import cpo
 from msoctl.inventory import Device, Inventory, SecretRef
 from msoctl.outfile import write_output
@@ -68,6 +75,7 @@ INDEX_LABELS: Mapping[str, str] = {
 }
 """MIB index object -> the label msoctl's probe gives it."""
 MSO_CPO = "mso-cpo"
+IF_HIGH_SPEED = ("IF-MIB", "ifHighSpeed")
 AUTH_PROTOCOLS = {"sha1": "SHA", "sha256": "SHA256", "sha384": "SHA384", "sha512": "SHA512"}
 PRIV_PROTOCOLS = {"aes128": "AES"}
 """AES-128 only: the one privacy protocol whose name means the same key extension in
@@ -89,6 +97,8 @@ class Recorded:
     source: str | None = None
     """The ``source`` label msoctl gives a metric that several surfaces can fill (the
     lanes' optics): here MSO-CPO-MIB's, ``mso-cpo``."""
+    multiplier: int = 1
+    """``metric`` = column × this (ifHighSpeed's Mb/s as bits per second)."""
 
 
 def _fixed(metric: str, module: str, column: str, *, milli: bool = False,
@@ -129,6 +139,8 @@ def _table() -> tuple[Recorded, ...]:
         _fixed(cpo.CPC_EYE_HEIGHT.name, CPC, "msoCpcLaneEyeHeight", milli=True),
         _fixed(cpo.CPC_EYE_WIDTH.name, CPC, "msoCpcLaneEyeWidth"),
         Recorded(cpo.CPC_DEGRADE.name, *THRESHOLD, thousandths, log10=True),
+        # the ports' speed: the FEC interleave the FLR alert follows
+        Recorded(cpo.PORT_SPEED.name, *IF_HIGH_SPEED, multiplier=1_000_000, source=MSO_CPO),
     )
 
 
@@ -208,6 +220,8 @@ def module_body(module: str) -> dict[str, Any]:
     mine = [recorded for recorded in COLUMNS if recorded.module == module]
     if module == CPO:  # the agent's uptime once per switch, with its optics
         mine += [recorded for recorded in COLUMNS if recorded.column == SYS_UP_TIME[1]]
+    if module == CPC:  # the ports' speed, with the FEC counters whose FLR follows it
+        mine += [recorded for recorded in COLUMNS if recorded.column == IF_HIGH_SPEED[1]]
     walk: list[str] = []
     get: list[str] = []
     for recorded in mine:
@@ -348,6 +362,8 @@ def _expression(recorded: Recorded) -> str:
         return (f'sum without ({raw}) (label_replace({raw}, "{recorded.state}", "$1", '
                 f'"{raw}", "(.*)"))')
     scaled = raw if recorded.divisor == 1 else f"{raw} / {recorded.divisor}"
+    if recorded.multiplier != 1:
+        scaled = f"{raw} * {recorded.multiplier}"
     if recorded.source is not None:
         return f'label_replace({scaled}, "source", "{recorded.source}", "", "")'
     return f"10 ^ ({scaled})" if recorded.log10 else scaled

@@ -52,7 +52,7 @@ def test_promtool_checks_the_rules_and_runs_their_unit_tests() -> None:
     tool = str(promtool())
     checked = run(tool, "check", "rules", "msoctl-alerts.yml")
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "SUCCESS: 8 rules found" in checked.stdout
+    assert "SUCCESS: 9 rules found" in checked.stdout
     tested = run(tool, "test", "rules", "tests/msoctl-alerts.test.yml")
     assert tested.returncode == 0, tested.stdout + tested.stderr
     assert "SUCCESS" in tested.stdout
