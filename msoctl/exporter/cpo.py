@@ -217,7 +217,7 @@ _DROPPED_LOCK = threading.Lock()
 
 
 def fill_surfaces(families: Families, name: str, served: Sequence[str],
-                  optics: OpticsReading | None) -> None:
+                  optics: OpticsReading | None, *, cumulative: bool = False) -> None:
     """The surfaces a device serves, and its port optics from the one they were read
     from (the ``source`` label)."""
     for surface in served:
@@ -226,15 +226,22 @@ def fill_surfaces(families: Families, name: str, served: Sequence[str],
                       device=name, surface=surface)
     if optics is None:
         return
-    fill_optics(families, name, optics)
+    fill_optics(families, name, optics, cumulative=cumulative)
 
 
-def fill_optics(families: Families, name: str, optics: OpticsReading) -> None:
-    """One device's port optics, whichever surface gave them."""
+def fill_optics(families: Families, name: str, optics: OpticsReading, *,
+                cumulative: bool = False) -> None:
+    """One device's port optics, whichever surface gave them. ``cumulative``: the
+    reading's drops count since its stream began (a gNMI accumulator's), not for this
+    reading alone (an SNMP collection's)."""
     source = optics.source
     with _DROPPED_LOCK:
         for reason, count in optics.dropped.items():
-            DROPPED_SO_FAR[(name, source, reason)] += count
+            key = (name, source, reason)
+            if cumulative:
+                DROPPED_SO_FAR[key] = max(DROPPED_SO_FAR[key], count)
+            else:
+                DROPPED_SO_FAR[key] += count
         dropped = [(key, count) for key, count in DROPPED_SO_FAR.items() if key[0] == name]
     for (_, dropped_source, reason), count in sorted(dropped):
         families.add(DROPPED.name, count, device=name, source=dropped_source, reason=reason)
@@ -255,7 +262,7 @@ def fill_optics(families: Families, name: str, optics: OpticsReading) -> None:
 
 def fill_streamed(families: Families, name: str, reading: OpticsReading) -> None:
     """A gNMI switch's streamed optics, per-port FEC and external lasers, with their age."""
-    fill_surfaces(families, name, (reading.source,), reading)
+    fill_surfaces(families, name, (reading.source,), reading, cumulative=True)
     families.add(STREAM_AGE.name, reading.age_seconds, device=name, source=reading.source)
     for port in reading.fec:
         at = {"device": name, "port": port.port_name or str(port.port),

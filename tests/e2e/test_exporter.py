@@ -306,6 +306,18 @@ def test_gnmi_switches_stream_their_optics_and_a_silent_stream_is_down(
         def up() -> float | None:
             return value(probe(server.url, "sw-c", module="cpo").body, "msoctl_up")
 
+        def dropped() -> float:
+            body = probe(server.url, "sw-c", module="cpo").body
+            return sum(samples(body).get("msoctl_telemetry_dropped_samples_total",
+                                         {}).values())
+
+        lab.inject("sw-c", Fault("malformed"))  # a NaN, a string, an unsubscribed path
+        try:
+            wait_until(lambda: dropped() >= 3, "sw-c's malformed samples counted", 10)
+            assert up() == 1.0  # the rest of its reading stands
+        finally:
+            lab.clear("sw-c", "malformed")
+
         lab.inject("sw-c", Fault("freeze"))  # the target sends nothing more
         try:
             wait_until(lambda: up() == 0.0, "sw-c's silent stream reported up 0", 15)
