@@ -7,7 +7,11 @@ Run :func:`serve_fleet` as the target of a process of its own: ``count`` agents 
 from ``first`` (several processes serve one fleet). It sends on ``ready`` one
 ``(index, port)`` per agent once all listen, then answers ``"cpu"`` on ``stop``
 with the process's CPU seconds so far, and stops every agent on anything else. Each
-agent has ``ports`` ports (``EthernetN``) of 8 optical and 8 electrical lanes.
+agent has ``ports`` ports (``EthernetN``) of ``lanes`` optical and electrical lanes (8
+by default), in the shape :func:`telemetry_spec` gives (emulators/switch/fleet.py's
+gNMI switches with telemetry have the same); ``entity_layout`` (one of
+:data:`emulators.cpo.entity.LAYOUT_NAMES`) also serves their optics as ENTITY-MIB and
+ENTITY-SENSOR-MIB rows numbered as that agent numbers them.
 """
 
 from __future__ import annotations
@@ -25,20 +29,28 @@ LANES_PER_PORT = 8
 PORT_SPEED_BPS = 1.6e12  # 8 electrical lanes of 200G
 
 
+def telemetry_spec(ports: int, lanes: int = LANES_PER_PORT) -> TelemetrySpec:
+    """A fleet switch's CPO/CPC shape: ``ports`` ports of ``lanes`` optical and electrical
+    lanes, 16 lanes an engine, one laser per port's lanes, 4 lasers an ELS module."""
+    return TelemetrySpec(ports=tuple(range(1, ports + 1)), optical_lanes_per_port=lanes,
+                         electrical_lanes_per_port=lanes, lanes_per_engine=16,
+                         lanes_per_laser=lanes, lasers_per_els_module=4)
+
+
 def serve_fleet(count: int, ports: int, user: str, auth_key: str, priv_key: str,
-                ready: Connection, stop: Connection, *, first: int = 0) -> None:
+                ready: Connection, stop: Connection, *, first: int = 0,
+                lanes: int = LANES_PER_PORT, entity_layout: str | None = None) -> None:
     async def main() -> None:
         clock = RealClock()
-        spec = TelemetrySpec(ports=tuple(range(1, ports + 1)),
-                             optical_lanes_per_port=LANES_PER_PORT,
-                             electrical_lanes_per_port=LANES_PER_PORT, lanes_per_engine=16,
-                             lanes_per_laser=LANES_PER_PORT, lasers_per_els_module=4)
+        spec = telemetry_spec(ports, lanes)
+        speed = PORT_SPEED_BPS * lanes / LANES_PER_PORT  # 200G a lane
         agents = []
         for index in range(first, first + count):  # names (and engine IDs) fleet-wide
             telemetry = SwitchTelemetry(f"cpo-{index:04d}", clock, spec, seed=index)
             agent = CpoAgent(telemetry, UsmCredentials(user, auth_key, priv_key),
-                             interfaces=[Interface(port, f"Ethernet{port}", PORT_SPEED_BPS)
-                                         for port in spec.ports])
+                             interfaces=[Interface(port, f"Ethernet{port}", speed)
+                                         for port in spec.ports],
+                             entity_layout=entity_layout)
             await agent.start()
             agents.append(agent)
         ready.send([(first + index, agent.port) for index, agent in enumerate(agents)])
