@@ -49,6 +49,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from emulators.cpo.datasheet import THRESHOLDS
 from emulators.cpo.interfaces import Interface
 from emulators.cpo.model import TelemetryReading
 
@@ -67,15 +68,9 @@ UPDATE_RATE_MS = 1000
 OTHER, VOLTS_DC, AMPERES, WATTS, CELSIUS = 1, 4, 5, 6, 8
 SCALES = {"micro": 7, "milli": 8, "units": 9}
 
-# The emulated optics' alarm and warning thresholds, as the engine's datasheet gives them
-# (low alarm, low warning, high warning, high alarm), in each quantity's own unit.
-THRESHOLDS: Mapping[str, tuple[float, float, float, float]] = {
-    "temperature": (-5.0, 0.0, 80.0, 85.0),  # °C; the engine calls 85 °C overTemperature
-    "voltage": (1.62, 1.71, 1.89, 1.98),  # V: the 1.8 V supply ±5 % and ±10 %
-    "tx_power": (-4.0, -2.0, 7.0, 9.0),  # dBm per lane (about 4.5 dBm in service)
-    "rx_power": (-14.0, -12.0, 4.0, 6.0),  # dBm per lane
-    "bias": (4.0, 5.0, 15.0, 16.0),  # mA, the modulator's
-}
+DATASHEET_KEYS = {"temperature": "temperature_celsius", "voltage": "supply_voltage_volts",
+                  "tx_power": "tx_power_dbm", "rx_power": "rx_power_dbm", "bias": "tx_bias_ma"}
+"""Each sensor quantity's thresholds in the datasheet (:mod:`.datasheet`)."""
 
 
 @dataclass(frozen=True)
@@ -362,7 +357,8 @@ class EntityTables:
 def threshold_values(sensor: Sensor) -> tuple[int, int, int, int]:
     """The sensor's (low alarm, low warning, high warning, high alarm) in its own
     encoding (entPhySensorValue's scale and precision)."""
-    low_alarm, low_warning, high_warning, high_alarm = THRESHOLDS[sensor.quantity]
+    low_alarm, low_warning, high_warning, high_alarm = \
+        THRESHOLDS[DATASHEET_KEYS[sensor.quantity]].levels()
     return (sensor_value(sensor.form, sensor.quantity, low_alarm),
             sensor_value(sensor.form, sensor.quantity, low_warning),
             sensor_value(sensor.form, sensor.quantity, high_warning),

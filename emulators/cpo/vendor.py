@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from drivers.snmp import mibs
 from drivers.snmp.mibs import Column, MibTable, declared_table, index_object
 from emulators.cpo.columns import ENUM, NUMBER, TEXT, Served, ServedTable
+from emulators.cpo.datasheet import THRESHOLDS
 from emulators.cpo.entity import (
     DBM_FLOOR,
-    THRESHOLDS,
     EntityTables,
     SensorRow,
     threshold_values,
@@ -344,11 +344,12 @@ def h3c_rows(reading: TelemetryReading, interfaces: Sequence[Interface]
     by_port: dict[int, list[OpticalLaneReading]] = {}
     for lane in reading.optical_lanes:
         by_port.setdefault(lane.port, []).append(lane)
-    temperature_limits = THRESHOLDS["temperature"]
-    voltage_limits = THRESHOLDS["voltage"]
-    bias_limits = THRESHOLDS["bias"]
-    tx_limits = THRESHOLDS["tx_power"]
-    rx_limits = THRESHOLDS["rx_power"]
+    # (low alarm, low warning, high warning, high alarm) of each quantity
+    temperature_limits = THRESHOLDS["temperature_celsius"].levels()
+    voltage_limits = THRESHOLDS["supply_voltage_volts"].levels()
+    bias_limits = THRESHOLDS["tx_bias_ma"].levels()
+    tx_limits = THRESHOLDS["tx_power_dbm"].levels()
+    rx_limits = THRESHOLDS["rx_power_dbm"].levels()
     transceivers, channels = [], []
     for interface in interfaces:
         lanes = sorted(by_port.get(interface.index, ()), key=lambda lane: lane.lane)

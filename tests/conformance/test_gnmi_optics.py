@@ -18,11 +18,11 @@ from drivers.optics.gnmi_paths import subscription_paths
 from drivers.optics.readings import NO_LIGHT_DBM, OpticsReading
 from drivers.transports.gnmi import GnmiClient, GnmiTarget, StreamPath
 from emulators.clock import SteppedClock
+from emulators.cpo.datasheet import THRESHOLDS
 from emulators.cpo.model import SwitchTelemetry, TelemetrySpec
 from emulators.faults import Fault
 from emulators.loopthread import LoopThread
 from emulators.switch.device import SwitchDevice
-from emulators.switch.faces.optics import THRESHOLDS
 from emulators.switch.model import PhysicalPort
 
 PORTS = 4

@@ -277,7 +277,7 @@ def test_cpo_probe_reads_the_most_standard_surface_with_its_source(lab: Lab) -> 
     assert value(second, "msoctl_telemetry_surface_info", surface="hh3c", optics="false") == 1
     # Arista's threshold table: the engine's datasheet, in the sensors' own encoding
     assert value(second, "msoctl_cpo_threshold", port="Ethernet1", quantity="tx_power_dbm",
-                 level="high_alarm", source="entity-sensor") == pytest.approx(9.0, abs=0.01)
+                 level="high_alarm", source="entity-sensor") == pytest.approx(10.0, abs=0.01)
     assert "msoctl_cpo_threshold" not in samples(first)  # SONiC's agent serves none
 
 

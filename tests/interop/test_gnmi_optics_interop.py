@@ -20,6 +20,7 @@ import pytest
 
 from drivers.transports.gnmi import GnmiClient, GnmiTarget
 from emulators.clock import SteppedClock
+from emulators.cpo.datasheet import THRESHOLDS
 from emulators.cpo.model import SwitchTelemetry, TelemetrySpec
 from emulators.loopthread import LoopThread
 from emulators.switch.device import SwitchDevice
@@ -120,7 +121,8 @@ def test_a_transceiver_component_loads_into_the_platform_bindings(
     assert -5 < float(channel.state.input_power.instant) < 1
     assert float(loaded.state.temperature.instant) > 40
     critical = loaded.transceiver.thresholds.threshold["openconfig-alarm-types:CRITICAL"]
-    assert float(critical.state.output_power_upper) == 5.0
+    assert float(critical.state.output_power_upper) == \
+        THRESHOLDS["tx_power_dbm"].high_alarm  # the datasheet's, as the switch holds it
     port = root.components.component["Ethernet1"]
     assert list(port.subcomponents.subcomponent) == ["transceiver-Ethernet1"]
     bad = json.loads(json.dumps(document))

@@ -17,7 +17,7 @@ from drivers.optics.readings import NO_LIGHT_DBM, OpticsReading
 from drivers.snmp import surfaces
 from drivers.snmp.collector import TelemetryCollector
 from drivers.snmp.session import SnmpSession, run
-from emulators.cpo.entity import THRESHOLDS
+from emulators.cpo.datasheet import THRESHOLDS
 from emulators.cpo.model import TelemetryReading
 from emulators.faults import Fault
 from tests.support.snmp_agents import (
@@ -79,13 +79,9 @@ def _check_against_model(reading: OpticsReading, model: TelemetryReading,
 
 
 def _datasheet(quantity: str) -> dict[str, float]:
-    low_alarm, low_warning, high_warning, high_alarm = THRESHOLDS[quantity]
-    return {"low_alarm": low_alarm, "low_warning": low_warning,
-            "high_warning": high_warning, "high_alarm": high_alarm}
-
-
-QUANTITY_OF = {"temperature_celsius": "temperature", "supply_voltage_volts": "voltage",
-               "tx_power_dbm": "tx_power", "rx_power_dbm": "rx_power", "tx_bias_ma": "bias"}
+    limits = THRESHOLDS[quantity]
+    return {"low_alarm": limits.low_alarm, "low_warning": limits.low_warning,
+            "high_warning": limits.high_warning, "high_alarm": limits.high_alarm}
 
 
 @pytest.mark.parametrize("surface", ["entity-sensor", "hh3c", "mso-cpo"])
@@ -103,9 +99,9 @@ def test_thresholds_are_the_datasheets_through_each_surface(
     """Arista's threshold table (the sensor's own encoding, watts for power) and H3C's
     (thousandths of a degree, 100 µV, µA, hundredths of a dBm) give the same levels."""
     for port in _read(arista_h3c, surface).ports:
-        assert set(port.thresholds) == set(QUANTITY_OF)
+        assert set(port.thresholds) == set(THRESHOLDS)
         for quantity, levels in port.thresholds.items():
-            expected = _datasheet(QUANTITY_OF[quantity])
+            expected = _datasheet(quantity)
             assert levels.levels() == pytest.approx(expected, abs=0.01), quantity
 
 

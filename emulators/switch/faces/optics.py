@@ -19,8 +19,8 @@ which maps it the way a CPO switch's platform layer does:
   speed (2 at 400G, 4 at 800G and above, else 1);
 - its external lasers are the ELS lasers that feed its lanes.
 
-Thresholds are the emulated optics' datasheet (:data:`THRESHOLDS`, stated once here:
-figures chosen for the CPO model's operating points, not a vendor's).
+Thresholds are the emulated optics' datasheet (:mod:`emulators.cpo.datasheet`), the
+same the switch's SNMP agent serves.
 
 Readings are taken only when a face asks (no tick): :meth:`OpticsView.read` brings the
 model up to the clock's now and snapshots it. avg/min/max statistics are over the
@@ -49,31 +49,7 @@ CODEWORD_BITS = physics.CODEWORD_BITS
 UNCORRECTABLE_SYMBOLS = physics.UNCORRECTABLE_BIN  # the last bin: at least this many
 
 
-@dataclass(frozen=True)
-class Limits:
-    """One quantity's four thresholds, in its unit."""
 
-    low_alarm: float
-    low_warning: float
-    high_warning: float
-    high_alarm: float
-
-
-THRESHOLDS: Mapping[str, Limits] = {
-    "temperature_celsius": Limits(-5.0, 0.0, 80.0, 85.0),
-    "supply_voltage_volts": Limits(1.71, 1.74, 1.86, 1.89),  # the engine's 1.8 V rail, ±5 %
-    "tx_power_dbm": Limits(-4.0, -2.0, 4.0, 5.0),  # lanes launch about +1.5 dBm
-    "rx_power_dbm": Limits(-13.0, -10.0, 3.0, 5.0),
-    "tx_bias_ma": Limits(4.0, 6.0, 13.0, 15.0),  # modulator bias 10 mA
-}
-"""The co-packaged engine's and its lanes' thresholds (per port, as a module's)."""
-
-ELS_THRESHOLDS: Mapping[str, Limits] = {
-    "temperature_celsius": Limits(10.0, 15.0, 65.0, 70.0),  # TEC-held at 50 °C
-    "tx_power_dbm": Limits(14.0, 16.0, 19.5, 20.0),  # 18 dBm set point
-    "tx_bias_ma": Limits(100.0, 150.0, 300.0, 350.0),  # end of life at 350 mA
-}
-"""The external laser source's thresholds (per laser)."""
 
 
 def interleave(speed_mbps: int | None) -> int:

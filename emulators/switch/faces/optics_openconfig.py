@@ -34,7 +34,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from emulators.switch.faces.optics import STATS_SECONDS, THRESHOLDS, PortView
+from emulators.cpo.datasheet import THRESHOLDS
+from emulators.switch.faces.optics import STATS_SECONDS, PortView
 
 PLATFORM = "openconfig-platform"
 PLATFORM_TYPES = "openconfig-platform-types"

@@ -40,8 +40,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from emulators.cpo.datasheet import ELS_THRESHOLDS, THRESHOLDS, Limits
 from emulators.cpo.optical import LaserReading
-from emulators.switch.faces.optics import ELS_THRESHOLDS, THRESHOLDS, Limits, PortView
+from emulators.switch.faces.optics import PortView
 
 DOM_LANES = 8
 NOT_AVAILABLE = "N/A"
