@@ -164,6 +164,9 @@ class CpoAgent:
         if interfaces is None:
             interfaces = default_interfaces(spec.ports, spec.electrical_lanes_per_port)
         check_covers(interfaces, spec.ports)
+        # each port's traffic is the load times its ifSpeed
+        telemetry.set_port_speeds({interface.index: interface.speed_bps
+                                   for interface in interfaces})
         self.engine_id = engine_id or snmpengine.engine_id_for(telemetry.name)
         if not 5 <= len(self.engine_id) <= 32:
             raise ValueError("an snmpEngineID is 5 to 32 octets (RFC 3411)")

@@ -156,7 +156,15 @@ TABLES = (ENGINES, OPTICAL_LANES, LASERS, ELECTRICAL_LANES, HISTOGRAM)
 THRESHOLD = (CPC, Served("msoCpcFecDegradeThreshold", "fec_degrade_threshold_ber", LOG10_BER))
 
 # IF-MIB (RFC 2863) ifTable and ifXTable, INDEX { ifIndex }, for the ports the CPO and
-# CPC tables index: the rows are :class:`~emulators.cpo.interfaces.InterfaceRow`.
+# CPC tables index: the rows are :class:`~emulators.cpo.interfaces.InterfaceRow`. What
+# ifCompliance3 asks of a packet-oriented interface faster than 650,000,000 bits/second
+# (every emulated port: Ethernet): ifGeneralInformationGroup, ifVHCPacketGroup and
+# ifCounterDiscontinuityGroup. Not served: ifTable's deprecated ifInNUcastPkts,
+# ifOutNUcastPkts, ifOutQLen and ifSpecific. Each counter is one attribute, served
+# modulo 2^32 in a Counter32 and 2^64 in a Counter64 (``counter``), so ifInOctets is
+# ifHCInOctets modulo 2^32. "Discontinuities in the value of this counter can occur at
+# re-initialization of the management system, and at other times as indicated by the
+# value of ifCounterDiscontinuityTime", of every counter below.
 IF_TABLE = ServedTable("IF-MIB", "ifTable", "interfaces", ("index",), (
     Served("ifIndex", "index", NUMBER),
     Served("ifDescr", "descr", TEXT),
@@ -167,20 +175,90 @@ IF_TABLE = ServedTable("IF-MIB", "ifTable", "interfaces", ("index",), (
     # "the size of the largest packet which can be sent/received on the interface,
     # specified in octets" (the IP packet, for an Ethernet port)
     Served("ifMtu", "mtu", NUMBER),
+    # "the interface's address at its protocol sub-layer ... for an 802.x interface,
+    # this object normally contains a MAC address"
+    Served("ifPhysAddress", "phys_address", OCTETS),
     Served("ifAdminStatus", "admin_status", ENUM),  # "the desired state of the interface"
     Served("ifOperStatus", "oper_status", ENUM),
     # "the value of sysUpTime at the time the interface entered its current operational
     # state", 0 if that was before the agent started
     Served("ifLastChange", "last_change", TIMESTAMP),
+    # "the total number of octets received on the interface, including framing characters"
+    Served("ifInOctets", "in_octets", COUNTER),
+    # "the number of packets, delivered by this sub-layer to a higher (sub-)layer, which
+    # were not addressed to a multicast or broadcast address at this sub-layer"
+    Served("ifInUcastPkts", "in_ucast", COUNTER),
+    # "inbound packets which were chosen to be discarded even though no errors had been
+    # detected"
+    Served("ifInDiscards", "in_discards", COUNTER),
+    # "the number of inbound packets that contained errors preventing them from being
+    # deliverable to a higher-layer protocol"
+    Served("ifInErrors", "in_errors", COUNTER),
+    # "packets received via the interface which were discarded because of an unknown or
+    # unsupported protocol"
+    Served("ifInUnknownProtos", "in_unknown_protos", COUNTER),
+    # "the total number of octets transmitted out of the interface, including framing
+    # characters"
+    Served("ifOutOctets", "out_octets", COUNTER),
+    # "the total number of packets that higher-level protocols requested be transmitted,
+    # and which were not addressed to a multicast or broadcast address at this
+    # sub-layer, including those that were discarded or not sent"
+    Served("ifOutUcastPkts", "out_ucast", COUNTER),
+    # "outbound packets which were chosen to be discarded even though no errors had been
+    # detected to prevent their being transmitted"
+    Served("ifOutDiscards", "out_discards", COUNTER),
+    # "the number of outbound packets that could not be transmitted because of errors"
+    Served("ifOutErrors", "out_errors", COUNTER),
 ))
 IF_X_TABLE = ServedTable("IF-MIB", "ifXTable", "interfaces", ("index",), (
     Served("ifName", "name", TEXT),
+    # "packets, delivered by this sub-layer to a higher (sub-)layer, which were addressed
+    # to a multicast address at this sub-layer"; the Counter32 and the Counter64 alike
+    Served("ifInMulticastPkts", "in_multicast", COUNTER),
+    # "... which were addressed to a broadcast address at this sub-layer"
+    Served("ifInBroadcastPkts", "in_broadcast", COUNTER),
+    # "packets that higher-level protocols requested be transmitted, and which were
+    # addressed to a multicast address at this sub-layer"
+    Served("ifOutMulticastPkts", "out_multicast", COUNTER),
+    # "... which were addressed to a broadcast address at this sub-layer"
+    Served("ifOutBroadcastPkts", "out_broadcast", COUNTER),
+    # "a 64-bit version of ifInOctets" (and so on: the same attributes, modulo 2^64)
+    Served("ifHCInOctets", "in_octets", COUNTER),
+    Served("ifHCInUcastPkts", "in_ucast", COUNTER),
+    Served("ifHCInMulticastPkts", "in_multicast", COUNTER),
+    Served("ifHCInBroadcastPkts", "in_broadcast", COUNTER),
+    Served("ifHCOutOctets", "out_octets", COUNTER),
+    Served("ifHCOutUcastPkts", "out_ucast", COUNTER),
+    Served("ifHCOutMulticastPkts", "out_multicast", COUNTER),
+    Served("ifHCOutBroadcastPkts", "out_broadcast", COUNTER),
+    # "whether linkUp/linkDown traps should be generated for this interface": the agent
+    # sends none, so disabled(2) (ifCompliance3: "write access is not required")
+    Served("ifLinkUpDownTrapEnable", "link_up_down_trap_enable", ENUM),
     # "in units of 1,000,000 bits per second"
     Served("ifHighSpeed", "speed_mbps", NUMBER),
+    # "false(2) if this interface only accepts packets/frames that are addressed to this
+    # station" (TruthValue; read-only, as ifCompliance3 allows)
+    Served("ifPromiscuousMode", "promiscuous_mode", ENUM),
+    # "'true(1)' if the interface sublayer has a physical connector"
+    Served("ifConnectorPresent", "connector_present", ENUM),
+    # "an 'alias' name for the interface as specified by a network manager": read-write,
+    # the zero-length string until a SET; kept in the view (:data:`~.mibview.WRITABLE_COLUMNS`),
+    # not in the row, so that it lasts for the agent's life, across its reboots
+    Served("ifAlias", "alias", TEXT),
+    # "the value of sysUpTime on the most recent occasion at which any one or more of
+    # this interface's counters suffered a discontinuity"; 0 if none "since the last
+    # re-initialization of the local management subsystem"
+    Served("ifCounterDiscontinuityTime", "counter_discontinuity_at", TIMESTAMP),
 ))
 IF_TABLES = (IF_TABLE, IF_X_TABLE)
-# IF-MIB ifNumber: "the number of network interfaces (regardless of their current state)".
-IF_NUMBER = ("IF-MIB", Served("ifNumber", "interface_count", NUMBER))
+# IF-MIB scalars, attributes of the agent's snapshot: ifNumber, "the number of network
+# interfaces (regardless of their current state)", and ifTableLastChange, "the value of
+# sysUpTime at the time of the last creation or deletion of an entry in the ifTable",
+# 0 since rows never come or go while the agent runs.
+IF_SCALARS: tuple[str, tuple[Served, ...]] = ("IF-MIB", (
+    Served("ifNumber", "interface_count", NUMBER),
+    Served("ifTableLastChange", "if_table_last_change", TIMESTAMP),
+))
 
 # ENTITY-MIB (RFC 4133) entPhysicalTable, INDEX { entPhysicalIndex }, and
 # entAliasMappingTable, INDEX { entPhysicalIndex, entAliasLogicalIndexOrZero }, and
@@ -269,7 +347,9 @@ CAPABILITIES = (
     ("SNMP-FRAMEWORK-MIB", "snmpFrameworkMIB",
      "The SNMP-FRAMEWORK-MIB snmpEngine group (RFC 3411)"),
     ("SNMP-USER-BASED-SM-MIB", "snmpUsmMIB", "USM's usmStats counters (RFC 3414)"),
-    ("IF-MIB", "ifMIB", "IF-MIB ifNumber, ifTable and ifXTable, in part (RFC 2863)"),
+    ("IF-MIB", "ifMIB", "IF-MIB ifGeneralInformationGroup, ifVHCPacketGroup and "
+     "ifCounterDiscontinuityGroup for Ethernet ports, writable ifAlias; no linkUp or "
+     "linkDown notifications (RFC 2863)"),
     ("MSO-CPO-MIB", "msoCpoMIB", "Co-packaged optics: engines, port lanes, external lasers"),
     ("MSO-CPC-MIB", "msoCpcMIB", "Co-packaged copper: lanes, FEC counters and histogram"),
 )

@@ -13,15 +13,23 @@ optical lanes' light, at each reading (:func:`oper_status`):
 
 The copper lanes do not enter it: a falling SNR shows as pre-FEC BER and FEC
 counters (MSO-CPC-MIB), the link stays up until frames are lost, and the emulator
-does not model a PCS losing lock.
+does not model a PCS losing lock. Frames lost to uncorrectable codewords show in
+ifInErrors.
+
+The counters (ifTable's and ifXTable's, 32 and 64 bits alike) are the port's
+:class:`~.traffic.PortTrafficReading` at the reading; ifPhysAddress is a locally
+administered MAC address made from the switch's name and the ifIndex
+(:func:`mac_address`), the same for as long as the switch keeps its name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from emulators.cpo.optical import OpticalLaneReading
+from emulators.cpo.optical import NO_LIGHT_DBM, OpticalLaneReading
+from emulators.cpo.traffic import PortTrafficReading
 
 RX_LOS_DBM = -20.0
 """The receive power at or below which a lane has lost its signal (this emulator's
@@ -34,6 +42,8 @@ MBPS = 1_000_000  # ifHighSpeed counts units of 1,000,000 bits per second
 DEFAULT_MTU = 9100
 """ifMtu of a port unless its :class:`Interface` says otherwise: the largest IP packet
 it carries, SONiC's default port MTU (a RoCE fabric's jumbo frames)."""
+
+_NO_TRAFFIC = PortTrafficReading(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, None)
 
 
 @dataclass(frozen=True)
@@ -68,10 +78,30 @@ class InterfaceRow:
     speed_mbps: int
     oper_status: str
     mtu: int
+    phys_address: bytes = b""
     admin_status: str = "up"  # the emulated switch has no port shut down by its operator
     last_change: float | None = None
     """The device time the port entered ``oper_status``; ``None`` when it has been in it
     since the agent started (ifLastChange 0)."""
+    in_octets: int = 0
+    in_ucast: int = 0
+    in_multicast: int = 0
+    in_broadcast: int = 0
+    in_errors: int = 0
+    out_octets: int = 0
+    out_ucast: int = 0
+    out_multicast: int = 0
+    out_broadcast: int = 0
+    counter_discontinuity_at: float | None = None
+    """The device time of the last clear of the port's counters; ``None`` when there was
+    none since the agent started (ifCounterDiscontinuityTime 0)."""
+    in_discards: int = 0  # no congestion drops are modelled
+    in_unknown_protos: int = 0  # every frame is RoCEv2 or a protocol the switch handles
+    out_discards: int = 0
+    out_errors: int = 0
+    link_up_down_trap_enable: str = "disabled"  # the agent sends no linkUp/linkDown
+    promiscuous_mode: str = "false"  # a switch port's MAC takes only what is addressed to it
+    connector_present: str = "true"  # a front-panel fiber connector on every port
 
 
 def default_interfaces(ports: Iterable[int], electrical_lanes_per_port: int) -> list[Interface]:
@@ -89,29 +119,56 @@ def describe(interface: Interface, switch: str) -> str:
             f"on co-packaged optics")
 
 
+def lit(tx_power_dbm: float, rx_power_dbm: float) -> bool:
+    """Whether an optical lane carries a link: it transmits, and receives more than
+    :data:`RX_LOS_DBM`."""
+    return tx_power_dbm != NO_LIGHT_DBM and rx_power_dbm > RX_LOS_DBM
+
+
 def oper_status(lanes: Iterable[OpticalLaneReading]) -> str:
     """IF-MIB ifOperStatus name of a port from its optical lanes (see the module)."""
     lanes = list(lanes)
     if not lanes:
         return "down"
-    lit = all(lane.tx_power_dbm != float("-inf") and lane.rx_power_dbm > RX_LOS_DBM
-              for lane in lanes)
-    return "up" if lit else "down"
+    up = all(lit(lane.tx_power_dbm, lane.rx_power_dbm) for lane in lanes)
+    return "up" if up else "down"
+
+
+def mac_address(switch: str, index: int) -> bytes:
+    """ifPhysAddress of port ``index`` of ``switch``: a locally administered unicast MAC
+    address (IEEE 802: the first octet's second bit set, its first clear), two octets
+    of the name's SHA-256, then the ifIndex in three octets (distinct below 2^24)."""
+    digest = hashlib.sha256(switch.encode("utf-8")).digest()
+    return bytes((0x02, digest[0], digest[1])) + (index % 2**24).to_bytes(3, "big")
 
 
 def rows(interfaces: Iterable[Interface], lanes: Iterable[OpticalLaneReading],
-         switch: str) -> list[InterfaceRow]:
-    """Every interface's row at the reading whose optical lanes are ``lanes``."""
+         switch: str, traffic: Mapping[int, PortTrafficReading] | None = None,
+         phys_addresses: Mapping[int, bytes] | None = None) -> list[InterfaceRow]:
+    """Every interface's row at the reading whose optical lanes are ``lanes`` and whose
+    ports' counters are ``traffic`` (by ifIndex; counters 0 for a port without)."""
     by_port: dict[int, list[OpticalLaneReading]] = {}
     for lane in lanes:
         by_port.setdefault(lane.port, []).append(lane)
-    return [InterfaceRow(index=interface.index, name=interface.name,
-                         descr=describe(interface, switch), if_type=interface.if_type,
-                         speed_bps=interface.speed_bps,
-                         speed_mbps=round(interface.speed_bps / MBPS),
-                         oper_status=oper_status(by_port.get(interface.index, ())),
-                         mtu=interface.mtu)
-            for interface in interfaces]
+    traffic = traffic or {}
+    phys_addresses = phys_addresses or {}
+    found = []
+    for interface in interfaces:
+        counted = traffic.get(interface.index) or _NO_TRAFFIC
+        found.append(InterfaceRow(
+            index=interface.index, name=interface.name, descr=describe(interface, switch),
+            if_type=interface.if_type, speed_bps=interface.speed_bps,
+            speed_mbps=round(interface.speed_bps / MBPS),
+            oper_status=oper_status(by_port.get(interface.index, ())), mtu=interface.mtu,
+            phys_address=phys_addresses.get(interface.index)
+            or mac_address(switch, interface.index),
+            in_octets=counted.in_octets, in_ucast=counted.in_ucast,
+            in_multicast=counted.in_multicast, in_broadcast=counted.in_broadcast,
+            in_errors=counted.in_errors, out_octets=counted.out_octets,
+            out_ucast=counted.out_ucast, out_multicast=counted.out_multicast,
+            out_broadcast=counted.out_broadcast,
+            counter_discontinuity_at=counted.discontinuity_at))
+    return found
 
 
 def check_covers(interfaces: Iterable[Interface], ports: Iterable[int]) -> None:

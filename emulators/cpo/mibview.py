@@ -6,8 +6,9 @@ BITS name comes from the compiled MIBs (:mod:`drivers.snmp.mibs`). Served here:
 
 - MSO-CPO-MIB's three tables and MSO-CPC-MIB's lane and histogram tables and
   threshold, from :class:`~.model.TelemetryReading`;
-- IF-MIB's ifNumber, ifTable (ifIndex, ifDescr, ifType, ifSpeed, ifOperStatus) and
-  ifXTable (ifName, ifHighSpeed) for the ports those tables index (:mod:`.interfaces`);
+- IF-MIB's ifNumber, ifTableLastChange, ifTable and ifXTable for the ports those
+  tables index (:mod:`.interfaces`), their counters from the model's traffic
+  (:mod:`.traffic`), ifAlias from the view itself (:class:`InterfaceSettings`);
 - SNMPv2-MIB's system group and SNMP-FRAMEWORK-MIB's snmpEngine group, from the
   agent (sysUpTime, snmpEngineBoots and snmpEngineTime at every request).
 
@@ -29,7 +30,7 @@ from drivers.snmp.mibs import MibObject, MibTable, Oid
 from emulators.cpo import columns, vendor
 from emulators.cpo.columns import Encoding, Served, ServedTable
 from emulators.cpo.entity import EntityTables, SensorRow
-from emulators.cpo.interfaces import Interface, InterfaceRow
+from emulators.cpo.interfaces import Interface, InterfaceRow, mac_address
 from emulators.cpo.interfaces import rows as interface_rows
 from emulators.cpo.model import TelemetryReading
 
@@ -45,6 +46,11 @@ WRITABLE_SYSTEM = ("contact", "name", "location")
 """The system group's read-write objects the agent lets a manager set (sysContact,
 sysName, sysLocation: RFC 3418); snmpEnableAuthenTraps stays read-only, since the
 agent has nowhere to send an authenticationFailure trap."""
+WRITABLE_COLUMNS = frozenset({("ifXTable", "alias")})
+"""(table, attribute) of the columns a manager may set: ifAlias (RFC 2863), held per
+port in the view's :class:`InterfaceSettings`, not in the snapshot's rows. The other
+read-write IF-MIB columns (ifAdminStatus, ifLinkUpDownTrapEnable, ifPromiscuousMode)
+stay read-only, as ifCompliance3's MIN-ACCESS allows."""
 PER_REQUEST = frozenset({"uptime_ticks", "engine_boots", "engine_seconds", "in_pkts",
                          "in_bad_versions", "in_bad_community_names",
                          "in_bad_community_uses", "in_asn_parse_errs", "silent_drops",
@@ -83,6 +89,14 @@ class SystemInfo:
     services: int = 2  # datalink/subnetwork (RFC 3418: a switch, layer 2)
     enable_authen_traps: str = "disabled"  # the agent sends no authenticationFailure trap
     or_last_change: float | None = None  # sysORTable has not changed since the start
+
+
+@dataclass
+class InterfaceSettings:
+    """What a manager set on one interface (:data:`WRITABLE_COLUMNS`), kept for the
+    agent's life: its reboots leave it as it was, as RFC 2863 asks of ifAlias."""
+
+    alias: str = ""
 
 
 @dataclass(frozen=True)
@@ -148,6 +162,11 @@ class Snapshot:
     def interface_count(self) -> int:
         return len(self.view.interfaces)
 
+    @property
+    def if_table_last_change(self) -> float | None:
+        """ifTableLastChange: no row of ifTable comes or goes while the agent runs."""
+        return None
+
     def rows(self, table: ServedTable) -> dict[tuple[int, ...], Any]:
         """The rows of ``table`` by their index values."""
         found = self._rows.get(table.rows)
@@ -188,7 +207,9 @@ class Snapshot:
 
     def interface_rows(self) -> list[InterfaceRow]:
         rows = interface_rows(self.view.interfaces, self.reading.optical_lanes,
-                              self.view.system.name)
+                              self.view.system.name,
+                              {traffic.port: traffic for traffic in self.reading.ports},
+                              self.view.phys_addresses)
         return [replace(row, last_change=self.view.status_since(row.index, row.oper_status,
                                                                 self.reading.at))
                 for row in rows]
@@ -269,6 +290,12 @@ class MibView:
         self.system = system
         self.interfaces = tuple(interfaces)
         self.entity = entity
+        self.interface_settings = {interface.index: InterfaceSettings()
+                                   for interface in self.interfaces}
+        # ifPhysAddress from the name the switch started with: a SET of sysName does
+        # not change its ports' MAC addresses
+        self.phys_addresses = {interface.index: mac_address(system.name, interface.index)
+                               for interface in self.interfaces}
         self._oper_status: dict[int, tuple[str, float | None]] = {}
         listed = [(mibs.oid(module, identity), descr) for module, identity, descr in (
             *columns.CAPABILITIES,
@@ -301,20 +328,31 @@ class MibView:
             entries.extend(_table_entries(layout, table, probe))
         module, served = columns.THRESHOLD
         entries.append(_scalar(module, served, lambda snapshot: snapshot.reading))
-        module, served = columns.IF_NUMBER
-        entries.append(_scalar(module, served, lambda snapshot: snapshot))
+        module, group = columns.IF_SCALARS
+        for served in group:
+            entries.append(_scalar(module, served, lambda snapshot: snapshot))
         module, group = columns.SYSTEM
-        self._writable: dict[Oid, tuple[str, MibObject]] = {}
+        self._writable: dict[Oid, tuple[object, str, MibObject]] = {}
         for served in group:
             if served.attribute in WRITABLE_SYSTEM:
                 node = mibs.mib_object(module, served.name)
                 assert node.max_access == "read-write", node.qualified_name
-                self._writable[(*node.oid, 0)] = (served.attribute, node)
+                self._writable[(*node.oid, 0)] = (system, served.attribute, node)
             # sysUpTime is the agent's at each request; the rest is the system's (read at
             # each request where a SET may change it)
             entries.append(_scalar(module, served, (lambda snapshot: snapshot)
                                    if served.attribute == "uptime_ticks"
                                    else (lambda snapshot: system)))
+        for table in columns.IF_TABLES:
+            layout = mibs.table(table.module, table.table)
+            for served in table.columns:
+                if (table.table, served.attribute) not in WRITABLE_COLUMNS:
+                    continue
+                node = layout.column(served.name)
+                assert node.max_access == "read-write", node.qualified_name
+                for index, settings in self.interface_settings.items():
+                    self._writable[layout.instance(served.name, (index,))] = (
+                        settings, served.attribute, node)
         module, group = columns.ENGINE
         for served in group:
             entries.append(_scalar(module, served, lambda snapshot: snapshot.engine))
@@ -355,10 +393,11 @@ class MibView:
 
     def write(self, changes: Sequence[tuple[Sequence[int], bytes]]) -> None:
         """Make SETs that :meth:`write_refusal` let through, all of them: each
-        DisplayString's octets become the system group's text."""
+        DisplayString's octets become the system group's text or the interface's
+        ifAlias."""
         for oid, value in changes:
-            attribute, _ = self._writable[tuple(oid)]
-            setattr(self.system, attribute, bytes(value).decode("ascii"))
+            holder, attribute, _ = self._writable[tuple(oid)]
+            setattr(holder, attribute, bytes(value).decode("ascii"))
 
     def position(self, oid: Sequence[int]) -> int | None:
         """Where instance ``oid`` is, ``None`` if it is not one."""
@@ -376,10 +415,11 @@ class MibView:
         """Why a SET of ``oid`` to ``value`` fails here, by RFC 3416 section 4.2.5's
         checks in order; ``None`` when it can be made.
 
-        For sysContact.0, sysName.0 and sysLocation.0 (DisplayString (SIZE (0..255))):
-        ``wrongType`` for a value that is no OCTET STRING (step 3), ``wrongLength``
-        past 255 octets (4), ``wrongValue`` for octets that are not NVT ASCII, a CR not
-        followed by LF or NUL included (6, RFC 2579's DisplayString). Else
+        For sysContact.0, sysName.0 and sysLocation.0 (DisplayString (SIZE (0..255)))
+        and each served port's ifAlias (DisplayString (SIZE(0..64))): ``wrongType`` for a
+        value that is no OCTET STRING (step 3), ``wrongLength`` past the SIZE (4),
+        ``wrongValue`` for octets that are not NVT ASCII, a CR not followed by LF or NUL
+        included (6, RFC 2579's DisplayString). Else
         ``notWritable`` under any other object the agent serves (step 2: read-only, so
         no variable with that prefix can be modified, whatever its instance);
         ``noAccess`` under a not-accessible index object (step 1: RFC 2578 puts it in
@@ -389,7 +429,7 @@ class MibView:
         oid = tuple(oid)
         writable = self._writable.get(oid)
         if writable is not None:
-            node = writable[1]
+            node = writable[2]
             if not isinstance(value, bytes | bytearray):
                 return "wrongType"
             if node.value_range and len(value) > node.value_range[1]:
@@ -430,10 +470,23 @@ def _table_entries(layout: MibTable, table: ServedTable,
                     instance = layout.instance(served.name, (*index, bin_number))
                     entries.append((instance, node,
                                     _bin_getter(table, index, served, bin_number, node), False))
+            elif (table.table, served.attribute) in WRITABLE_COLUMNS:
+                # what a SET wrote, read at every request
+                entries.append((layout.instance(served.name, index), node,
+                                _setting_getter(index, served, node), True))
             else:
                 entries.append((layout.instance(served.name, index), node,
                                 _cell_getter(table, index, served, node), False))
     return entries
+
+
+def _setting_getter(index: tuple[int, ...], served: Served, node: MibObject) -> Getter:
+    def getter(snapshot: Snapshot) -> Value | None:
+        settings = snapshot.view.interface_settings.get(index[0])
+        if settings is None:
+            return None
+        return encode(node, served.encoding, getattr(settings, served.attribute), snapshot)
+    return getter
 
 
 def _cell_getter(table: ServedTable, index: tuple[int, ...], served: Served,

@@ -1,10 +1,12 @@
 """The CPO and CPC telemetry of one switch: what its SNMP agent reports, over time.
 
 :class:`SwitchTelemetry` holds the co-packaged optics (:mod:`.optical`: engines,
-external lasers, port lanes) and the co-packaged copper (:mod:`.copper`: SNR,
-BER, FEC counters) of one switch. Time comes from the injected clock only:
+external lasers, port lanes), the co-packaged copper (:mod:`.copper`: SNR,
+BER, FEC counters) and the traffic of one switch's ports (:mod:`.traffic`: IF-MIB's
+counters, at the switch's load while a port's light carries a link, with the frames
+its uncorrectable codewords hit in error). Time comes from the injected clock only:
 :meth:`SwitchTelemetry.update` integrates from the last update to ``now`` (the
-FEC counters grow, temperatures and SNRs drift) and :meth:`SwitchTelemetry.read`
+FEC and traffic counters grow, temperatures and SNRs drift) and :meth:`SwitchTelemetry.read`
 returns a consistent snapshot at that moment. Every random draw comes from
 generators seeded by ``seed``, so the same calls at the same clock times give
 the same numbers.
@@ -28,6 +30,9 @@ the SNMP agent adds its own transport faults and ``reboot`` to it):
 | lane_reset  | ``P/L`` or ``P``        | the lane's (or port's) receiver resets: its FEC      |
 |             |                         | counters restart from 0 and its discontinuity time   |
 |             |                         | is now (an event, cleared at once).                  |
+| clear_counters | None or ``P``        | the traffic counters of every port, or of port P,    |
+|             |                         | restart from 0 and their discontinuity time is now   |
+|             |                         | (an operator's counter clear; an event, as above).   |
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from emulators.clock import Clock
+from emulators.cpo import physics
 from emulators.cpo.copper import (
     RISING_BER_DEPTH_DB,
     RISING_BER_SECONDS,
@@ -45,8 +51,10 @@ from emulators.cpo.copper import (
     ElectricalLaneReading,
     SnrRamp,
 )
+from emulators.cpo.interfaces import ELECTRICAL_LANE_BPS, lit
 from emulators.cpo.optical import (
     DEFAULT_LASER_FAULTS,
+    DEFAULT_RX_POWER_DBM,
     LASER_FAULTS,
     EngineReading,
     Laser,
@@ -55,6 +63,7 @@ from emulators.cpo.optical import (
     OpticalPlant,
     RxPowerSource,
 )
+from emulators.cpo.traffic import PortTraffic, PortTrafficReading
 from emulators.faults import Fault, FaultError, FaultInjector
 from emulators.optics.model import OpticalModel
 
@@ -94,13 +103,19 @@ class TelemetryReading:
     optical_lanes: tuple[OpticalLaneReading, ...]
     electrical_lanes: tuple[ElectricalLaneReading, ...]
     fec_degrade_threshold_ber: float
+    ports: tuple[PortTrafficReading, ...] = ()
+    """Each port's traffic counters, in the spec's port order."""
 
 
 class SwitchTelemetry:
     """The co-packaged optics and copper of switch ``name``. Thread-safe."""
 
     def __init__(self, name: str, clock: Clock, spec: TelemetrySpec | None = None, *,
-                 seed: int = 1, load: float = 0.6, rx_power_dbm: RxPowerSource | None = None):
+                 seed: int = 1, load: float = 0.6, rx_power_dbm: RxPowerSource | None = None,
+                 port_speeds_bps: Mapping[int, float] | None = None):
+        """``port_speeds_bps``: each port's nominal speed by ifIndex, which its traffic
+        is a fraction of (by default 200 Gb/s per electrical lane; see also
+        :meth:`set_port_speeds`)."""
         self.name = name
         self.clock = clock
         self.spec = spec or TelemetrySpec()
@@ -113,6 +128,7 @@ class SwitchTelemetry:
         self._optics_rng = random.Random(f"{seed}:optics")
         self._readings_rng = random.Random(f"{seed}:readings")
         self._fec_rng = random.Random(f"{seed}:fec")
+        self._traffic_rng = random.Random(f"{seed}:traffic")
         now = clock.now()
         self._updated_at = now
         self.optics = OpticalPlant(
@@ -123,6 +139,10 @@ class SwitchTelemetry:
         self.copper = [ElectricalLane(port, lane, layout) for port in self.spec.ports
                        for lane in range(1, self.spec.electrical_lanes_per_port + 1)]
         self._copper_by_index = {(lane.port, lane.lane): lane for lane in self.copper}
+        default_bps = ELECTRICAL_LANE_BPS * self.spec.electrical_lanes_per_port
+        self.traffic = {port: PortTraffic(port, default_bps) for port in self.spec.ports}
+        if port_speeds_bps is not None:
+            self.set_port_speeds(port_speeds_bps)
         self._reading: TelemetryReading | None = None
         self.faults = FaultInjector(name)
         self.faults.handle("els", self._fault_els, self._clear_els)
@@ -130,6 +150,7 @@ class SwitchTelemetry:
         self.faults.handle("engine", self._fault_engine, self._clear_engine)
         self.faults.handle("overheat", self._fault_overheat, self._clear_overheat)
         self.faults.handle("lane_reset", self._fault_lane_reset)
+        self.faults.handle("clear_counters", self._fault_clear_counters)
 
     # ---- time ---------------------------------------------------------------------
 
@@ -145,20 +166,64 @@ class SwitchTelemetry:
             self.update()
             self._load = load
 
+    def set_port_speeds(self, speeds_bps: Mapping[int, float]) -> None:
+        """The nominal speed of ports by ifIndex (the agent's IF-MIB ifSpeed): from now
+        on, their traffic is the load times that. KeyError for a port the spec lacks."""
+        with self._lock:
+            unknown = set(speeds_bps) - set(self.traffic)
+            if unknown:
+                raise KeyError(f"no port {', '.join(map(str, sorted(unknown)))}")
+            if any(speed < 0 for speed in speeds_bps.values()):
+                raise ValueError("a port's speed is 0 or more bits per second")
+            self.update()
+            for port, speed in speeds_bps.items():
+                self.traffic[port].speed_bps = float(speed)
+
     def update(self, now: float | None = None) -> None:
         """Integrate from the last update to ``now`` (default: the clock)."""
         with self._lock:
             now = self.clock.now() if now is None else now
-            if self.faults.is_active("lane_reset"):
-                self.faults.clear("lane_reset")  # an event, not a state
+            for event in ("lane_reset", "clear_counters"):
+                if self.faults.is_active(event):
+                    self.faults.clear(event)  # an event, not a state
             start = self._updated_at
             if now <= start:
                 return
+            rx_powers = self._rx_powers_dbm()
+            lit_before = self._lit_ports(start, rx_powers)
             self.optics.advance(now - start, self._load, self._optics_rng)
+            uncorrectable = dict.fromkeys(self.traffic, 0)
             for lane in self.copper:
+                before = lane.histogram[physics.UNCORRECTABLE_BIN]
                 lane.advance(start, now, self._fec_rng)
+                uncorrectable[lane.port] += lane.histogram[physics.UNCORRECTABLE_BIN] - before
+            lit_after = self._lit_ports(now, rx_powers)
+            codewords = (physics.CODEWORDS_PER_SECOND * (now - start)
+                         * self.spec.electrical_lanes_per_port)
+            for port, traffic in self.traffic.items():
+                # a port that came up or went down in between: up for half of it
+                up = (lit_before[port] + lit_after[port]) / 2.0
+                traffic.advance(now - start, self._load * up, uncorrectable[port] / codewords,
+                                self._traffic_rng)
             self._updated_at = now
             self._reading = None
+
+    def _rx_powers_dbm(self) -> dict[int, list[float]]:
+        """What each optical lane receives now, without reading noise, by port."""
+        powers: dict[int, list[float]] = {}
+        source = self.rx_power_dbm
+        for lane in self.optics.lanes:
+            power = (source(lane.port, lane.lane) if source is not None
+                     else DEFAULT_RX_POWER_DBM + lane.rx_offset_db)
+            powers.setdefault(lane.port, []).append(power)
+        return powers
+
+    def _lit_ports(self, at: float, rx_powers: Mapping[int, list[float]]) -> dict[int, bool]:
+        """Whether each port carries a link at ``at`` (as :mod:`.interfaces` has it: every
+        lane transmits and receives), its receivers' power being ``rx_powers``."""
+        return {port: bool(tx) and all(lit(sent, received) for sent, received
+                                       in zip(tx, rx_powers.get(port, ()), strict=True))
+                for port, tx in self.optics.tx_powers_dbm(at).items()}
 
     def read(self) -> TelemetryReading:
         """The state at the last update (call :meth:`update` first to bring it to now)."""
@@ -172,16 +237,19 @@ class SwitchTelemetry:
                     optical_lanes=tuple(lanes),
                     electrical_lanes=tuple(lane.read(at, self._readings_rng)
                                            for lane in self.copper),
-                    fec_degrade_threshold_ber=self.spec.fec_degrade_threshold_ber)
+                    fec_degrade_threshold_ber=self.spec.fec_degrade_threshold_ber,
+                    ports=tuple(traffic.read() for traffic in self.traffic.values()))
             return self._reading
 
     def reset_counters(self, at: float | None = None) -> None:
-        """A restarted agent: every FEC counter from 0 at ``at`` (default: now), and no
-        discontinuity recorded since."""
+        """A restarted agent: every FEC and traffic counter from 0 at ``at`` (default:
+        now), and no discontinuity recorded since."""
         with self._lock:
             self.update(at)
             for lane in self.copper:
                 lane.reset_counters(None)
+            for traffic in self.traffic.values():
+                traffic.reset_counters(None)
             self._reading = None
 
     # ---- direct access (tests, the lab) ---------------------------------------------
@@ -279,6 +347,20 @@ class SwitchTelemetry:
             self._changed()
             for lane in lanes:
                 lane.reset_counters(self.clock.now())
+
+    def _fault_clear_counters(self, fault: Fault) -> None:
+        with self._lock:
+            if fault.target is None:
+                ports = list(self.traffic.values())
+            else:
+                try:
+                    ports = [self.traffic[int(fault.target)]]
+                except (ValueError, KeyError):
+                    raise FaultError(f"{self.name}: a clear_counters fault takes no target "
+                                     f"or a port (ifIndex), got {fault.target!r}") from None
+            self._changed()
+            for traffic in ports:
+                traffic.reset_counters(self.clock.now())
 
     def _engines_of(self, fault: Fault, kind: str) -> Iterable[int]:
         try:
