@@ -37,9 +37,10 @@ def test_cpo_walk_bench_reports_every_variant_and_ratio(
         assert figures["median_wall_seconds"] > 0 and figures["median_requests"] >= 1
         assert len(figures["samples"]) == 1
     # Every instance of both MIBs. The agent also serves the system group (8) and its
-    # sysORTable (5 modules, 3 columns), ifNumber, ifTable (8 columns) and ifXTable (2)
-    # for each of the 2 ports, the snmp group (8) and snmpEngine (4).
-    served = document["agent_instances"] - 8 - 5 * 3 - 1 - (8 + 2) * 2 - 8 - 4
+    # sysORTable (6 modules, 3 columns), ifNumber and ifTableLastChange, ifTable (18
+    # columns) and ifXTable (19) for each of the 2 ports, the snmp group (8), snmpEngine
+    # (4) and usmStats (6).
+    served = document["agent_instances"] - 8 - 6 * 3 - 2 - (18 + 19) * 2 - 8 - 4 - 6
     assert document["variants"]["snmpbulkwalk"]["median_variables"] == served
     assert document["variants"]["collector_warm"]["median_variables"] >= served
     assert set(document["ratios"]) == {"collector_warm", "collector_cold"}

@@ -27,6 +27,7 @@ from emulators.cpo.interfaces import Interface
 from emulators.faults import Fault
 from tests.support.snmp_agents import (
     CREDENTIALS,
+    PORT_SPEED_BPS_PER_LANE,
     SPEC,
     TINY,
     AgentUnderTest,
@@ -82,8 +83,12 @@ def _set(harness: AgentUnderTest, *pairs: tuple[Oid, Any],
     ((*mibs.oid("MSO-CPO-MIB", "msoCpoLaneIndex"), 1, 1), rfc1902.Unsigned32(1), NO_ACCESS),
     ((*mibs.oid("MSO-SMI", "msoModules"), 42, 0), rfc1902.Integer32(1), NO_CREATION),
     ((1, 2, 3, 4), rfc1902.Integer32(1), NO_ACCESS),  # outside every view of the user
+    # read-write in IF-MIB, read-only here (ifCompliance3: "write access is not required")
+    (mibs.table("IF-MIB", "ifXTable").instance("ifLinkUpDownTrapEnable", (1,)),
+     rfc1902.Integer32(1), NOT_WRITABLE),
 ], ids=["read-only scalar", "read-only column", "row that does not exist",
-        "not-accessible index", "absent object", "outside the write view"])
+        "not-accessible index", "absent object", "outside the write view",
+        "ifLinkUpDownTrapEnable"])
 def test_a_set_is_answered_with_the_error_rfc_3416_gives_and_changes_nothing(
         shared: AgentUnderTest, oid: Oid, value: Any, status: int) -> None:
     """RFC 3416 4.2.5: checks (1) noAccess, (2) notWritable, (7) noCreation, in an
@@ -433,6 +438,193 @@ def test_a_slower_port_reports_its_speed_in_both_objects() -> None:
         AgentUnderTest(TINY, ports=[Interface(1, "Ethernet1", 1e9)])
 
 
+# --- IF-MIB counters ------------------------------------------------------------------------
+
+IF = mibs.table("IF-MIB", "ifTable")
+IF_X = mibs.table("IF-MIB", "ifXTable")
+TINY_SPEED_BPS = PORT_SPEED_BPS_PER_LANE * TINY.electrical_lanes_per_port  # 400G
+
+
+def _if_columns(harness: AgentUnderTest, names: list[str], ports: tuple[int, ...] = TINY.ports,
+                extra: tuple[Oid, ...] = ()) -> dict[str, dict[int, int]]:
+    """Columns of ifTable or ifXTable for ``ports``, sysUpTime (under "sysUpTime", port
+    0) and the integers ``extra`` (under "extra", by position), in one GET (one
+    snapshot)."""
+    oids = [(name, port, (IF if name in IF_TABLE_COLUMNS else IF_X).instance(name, (port,)))
+            for name in names for port in ports]
+    oids += [("extra", position, oid) for position, oid in enumerate(extra)]
+    error, var_binds = run(Client(harness).get(*(oid for _, _, oid in oids), UP_TIME))
+    assert error is None, error
+    found: dict[str, dict[int, int]] = {}
+    for (name, port, _), (_, value) in zip(oids, var_binds, strict=False):
+        found.setdefault(name, {})[port] = int(value)
+    found["sysUpTime"] = {0: int(var_binds[-1][1])}
+    return found
+
+
+def _octets_in(seconds: float, load: float, speed_bps: float = TINY_SPEED_BPS) -> float:
+    """What a port carries in ``seconds`` at ``load``: its MAC frames' octets."""
+    return load * speed_bps / 8.0 * seconds
+
+
+HC = ["ifHCInOctets", "ifHCOutOctets"]
+
+
+def test_octets_grow_at_the_load_times_the_speed_as_the_device_clock_moves(
+        tiny: AgentUnderTest) -> None:
+    """Each port carries the switch's load times its speed in each direction while it is
+    up, counted in ifHCInOctets and ifHCOutOctets as the stepped device clock moves,
+    refreshed at most once per refresh_seconds (1 s) of device time; the Counter32
+    octets are the Counter64 ones modulo 2^32; the frames are RoCE's mix (mostly 4 KiB
+    payloads, some ACKs), a few of them multicast and broadcast."""
+    names = [*HC, "ifInOctets", "ifOutOctets", "ifHCInUcastPkts", "ifHCInMulticastPkts",
+             "ifHCInBroadcastPkts", "ifHCOutUcastPkts", "ifHCOutMulticastPkts",
+             "ifHCOutBroadcastPkts", "ifInErrors"]
+    load = tiny.telemetry.load
+    tiny.step_and_read(1.0)
+    before = _if_columns(tiny, names)
+    tiny.step(0.4)  # within the refresh: the same snapshot, but sysUpTime
+    within = _if_columns(tiny, names)
+    assert within.pop("sysUpTime") != before["sysUpTime"]
+    assert within == {name: values for name, values in before.items() if name != "sysUpTime"}
+    tiny.step(5.6)
+    after = _if_columns(tiny, names)
+    for port in TINY.ports:
+        for name in HC:
+            assert after[name][port] - before[name][port] == pytest.approx(
+                _octets_in(6.0, load), abs=2), (name, port)
+        assert after["ifInOctets"][port] == after["ifHCInOctets"][port] % 2**32
+        assert after["ifOutOctets"][port] == after["ifHCOutOctets"][port] % 2**32
+        for direction in ("In", "Out"):
+            frames = {kind: after[f"ifHC{direction}{kind}Pkts"][port]
+                      - before[f"ifHC{direction}{kind}Pkts"][port]
+                      for kind in ("Ucast", "Multicast", "Broadcast")}
+            if direction == "In":
+                frames["Errors"] = after["ifInErrors"][port] - before["ifInErrors"][port]
+            octets = after[f"ifHC{direction}Octets"][port] - before[f"ifHC{direction}Octets"][port]
+            mean = octets / sum(frames.values())
+            assert 2000 < mean < 4200, mean  # RoCE data frames of 4158 octets, and ACKs
+            assert 0 < frames["Broadcast"] < frames["Multicast"] < frames["Ucast"] / 1000
+    # a change of load shows from the moment it is made
+    tiny.telemetry.set_load(0.25)
+    tiny.step(4.0)
+    later = _if_columns(tiny, HC)
+    for port in TINY.ports:
+        assert later["ifHCInOctets"][port] - after["ifHCInOctets"][port] == pytest.approx(
+            _octets_in(4.0, 0.25), abs=2)
+
+
+def test_a_port_counts_at_its_own_speed() -> None:
+    """The traffic is the load times each port's ifSpeed (ifHighSpeed Mb/s)."""
+    harness = AgentUnderTest(TINY, ports=[Interface(1, "Ethernet1", 1e9),
+                                          Interface(2, "Ethernet2", 25e9)])
+    try:
+        before = _if_columns(harness, HC)
+        harness.step(10.0)
+        after = _if_columns(harness, HC)
+        load = harness.telemetry.load
+        for port, speed in ((1, 1e9), (2, 25e9)):
+            assert after["ifHCOutOctets"][port] - before["ifHCOutOctets"][port] == \
+                pytest.approx(_octets_in(10.0, load, speed), abs=2)
+    finally:
+        harness.close()
+
+
+def test_a_dark_port_counts_nothing_until_its_light_is_back(tiny: AgentUnderTest) -> None:
+    """Laser 1/1 feeds both lanes of port 1 (TINY): while it is off, port 1 is down and
+    none of its counters moves; port 2 counts on. Back on, the laser ramps up and port
+    1 counts again."""
+    names = [*HC, "ifHCInUcastPkts", "ifHCOutUcastPkts", "ifHCInMulticastPkts",
+             "ifInErrors", "ifOperStatus"]
+    load = tiny.telemetry.load
+    tiny.step_and_read(2.0)
+    tiny.telemetry.faults.inject(Fault("els", target="1/1"))
+    dark = _if_columns(tiny, names)
+    assert dark["ifOperStatus"] == {1: 2, 2: 1}
+    tiny.step(5.0)
+    still = _if_columns(tiny, names)
+    for name in names:
+        assert still[name][1] == dark[name][1], name
+    for name in HC:
+        assert still[name][2] - dark[name][2] == pytest.approx(_octets_in(5.0, load), abs=2)
+    tiny.telemetry.faults.clear("els", target="1/1")
+    tiny.step(5.0)
+    lit = _if_columns(tiny, names)
+    assert lit["ifOperStatus"] == {1: 1, 2: 1}
+    assert 0 < lit["ifHCInOctets"][1] - still["ifHCInOctets"][1] <= _octets_in(5.0, load)
+
+
+def test_a_reboot_restarts_the_counters_and_a_clear_is_a_discontinuity(
+        tiny: AgentUnderTest) -> None:
+    """ifCounterDiscontinuityTime (RFC 2863): a clear of port 2's counters (the model's
+    clear_counters) restarts them and sets it to sysUpTime at the clear; port 1's
+    counters and time are untouched. An agent reboot restarts every counter with
+    sysUpTime, and ifCounterDiscontinuityTime is 0 again: "if no such discontinuities
+    have occurred since the last re-initialization of the local management subsystem,
+    then this object contains a zero value"."""
+    names = [*HC, "ifInOctets", "ifHCInUcastPkts", "ifCounterDiscontinuityTime"]
+    load = tiny.telemetry.load
+    tiny.step(10.0)
+    tiny.telemetry.faults.inject(Fault("clear_counters", target="2"))
+    tiny.step(2.0)
+    cleared = _if_columns(tiny, names)
+    assert not tiny.telemetry.faults.is_active("clear_counters")  # an event, not a state
+    assert cleared["sysUpTime"] == {0: 1200}
+    assert cleared["ifCounterDiscontinuityTime"] == {1: 0, 2: 1000}
+    assert cleared["ifHCInOctets"][1] == pytest.approx(_octets_in(12.0, load), abs=2)
+    assert cleared["ifHCInOctets"][2] == pytest.approx(_octets_in(2.0, load), abs=2)
+    assert cleared["ifInOctets"][2] == cleared["ifHCInOctets"][2] % 2**32
+    tiny.telemetry.faults.inject(Fault("reboot"))
+    tiny.step(3.0)
+    rebooted = _if_columns(tiny, names)
+    assert rebooted["sysUpTime"] == {0: 300}
+    assert rebooted["ifCounterDiscontinuityTime"] == {1: 0, 2: 0}
+    for port in TINY.ports:
+        for name in HC:  # counted from the boot
+            assert rebooted[name][port] == pytest.approx(_octets_in(3.0, load), abs=2)
+        assert 0 < rebooted["ifHCInUcastPkts"][port] < cleared["ifHCInUcastPkts"][1]
+    with pytest.raises(ValueError, match="clear_counters"):
+        tiny.telemetry.faults.inject(Fault("clear_counters", target="99"))
+
+
+def test_in_errors_follow_the_ports_uncorrectable_codewords(tiny: AgentUnderTest) -> None:
+    """A frame that overlaps an uncorrectable RS(544,514) codeword is in error
+    (ifInErrors): none while port 1's lanes count no uncorrectable codeword, about the
+    load times their number (a fifth more for codewords that straddle two frames) while
+    they are few, never more than the frames received; port 2, whose SNR stays up,
+    counts none."""
+    lanes = mibs.table("MSO-CPC-MIB", "msoCpcLaneTable")
+    uncorrectable = [lanes.instance("msoCpcLaneFecUncorrectable", (1, lane))
+                     for lane in range(1, TINY.electrical_lanes_per_port + 1)]
+    names = ["ifInErrors", "ifHCInUcastPkts", "ifHCInMulticastPkts", "ifHCInBroadcastPkts"]
+
+    def read() -> tuple[int, dict[str, dict[int, int]]]:
+        found = _if_columns(tiny, names, extra=tuple(uncorrectable))
+        return sum(found.pop("extra").values()), found
+
+    load = tiny.telemetry.load
+    codewords_per_step = 39_062_500 * TINY.electrical_lanes_per_port * 6.0  # 6 s, 2 lanes
+    tiny.telemetry.faults.inject(Fault("rising_ber", target="1", seconds=120.0))
+    counted, before = read()
+    few = 0
+    for _ in range(20):
+        tiny.step(6.0)
+        now_counted, after = read()
+        codewords = now_counted - counted
+        errors = after["ifInErrors"][1] - before["ifInErrors"][1]
+        frames = errors + sum(after[name][1] - before[name][1] for name in names[1:])
+        assert after["ifInErrors"][2] == 0
+        assert 0 <= errors <= frames
+        if codewords == 0:
+            assert errors == 0
+        elif codewords >= 1000 and codewords / codewords_per_step < 1e-3:
+            few += 1
+            assert 0.8 * load * codewords < errors < 1.5 * load * codewords, (codewords, errors)
+        counted, before = now_counted, after
+    assert few >= 1  # the ramp passed through the few-errors regime
+    assert errors > 0.9 * frames  # and at its bottom nearly every frame is hit
+
+
 # --- SNMPv2-MIB snmp group ---------------------------------------------------------------
 
 
@@ -508,6 +700,10 @@ def test_sys_or_table_names_each_mib_module_the_agent_serves(tiny: AgentUnderTes
     assert [line.partition(" = ")[2] for line in lines
             if line.startswith("SNMPv2-MIB::sysORUpTime.")] == \
         ["Timeticks: (0) 0:00:00.00"] * len(listed)
+    described = [line.partition(" = STRING: ")[2] for line in lines
+                 if line.startswith(f"SNMPv2-MIB::sysORDescr.{listed.index('IF-MIB::ifMIB') + 1} ")]
+    assert described and all(group in described[0] for group in (
+        "ifGeneralInformationGroup", "ifVHCPacketGroup", "ifCounterDiscontinuityGroup"))
     everything = net_snmp("snmpbulkwalk", *v3_arguments(), address, ".1")
     served_modules = {line.partition("::")[0] for line in everything.stdout.splitlines()}
     assert {name.partition("::")[0] for name in listed} <= served_modules
@@ -608,6 +804,71 @@ def test_a_system_text_the_mib_does_not_take_is_refused_and_nothing_changes(
     # 255 octets and a CR LF are fine
     assert _set(tiny, (CONTACT, rfc1902.OctetString(b"y" * 255)))[1] == 0
     assert _set(tiny, (CONTACT, rfc1902.OctetString(b"one\r\ntwo")))[1] == 0
+
+
+def _aliases(harness: AgentUnderTest) -> list[bytes]:
+    error, var_binds = run(Client(harness).get(*(IF_X.instance("ifAlias", (port,))
+                                                 for port in harness.telemetry.spec.ports)))
+    assert error is None, error
+    return [bytes(value) for _, value in var_binds]
+
+
+def test_if_alias_is_set_by_the_v3_user_and_kept_for_the_agents_life(
+        tiny: AgentUnderTest) -> None:
+    """RFC 2863: ifAlias is read-write, the zero-length string until a manager sets it,
+    and kept "across all re-initializations/reboots of the network management system";
+    a SET answers noError with the request's bindings, alone or with a system text."""
+    alias = rfc1902.OctetString(b"spine-3 Ethernet17, circuit A-42")
+    assert _aliases(tiny) == [b"", b""]
+    error, status, index, var_binds = _set(tiny, (IF_X.instance("ifAlias", (1,)), alias))
+    assert (error, status, index) == (None, 0, 0)
+    assert var_binds == [(IF_X.instance("ifAlias", (1,)), alias)]
+    assert _aliases(tiny) == [bytes(alias), b""]  # at once, in the same snapshot
+    tiny.step(2.0)
+    tiny.telemetry.faults.inject(Fault("reboot"))
+    tiny.step(1.0)
+    assert _aliases(tiny) == [bytes(alias), b""]
+    pairs = [(LOCATION, rfc1902.OctetString(b"hall 3")),
+             (IF_X.instance("ifAlias", (2,)), rfc1902.OctetString(b"z" * 64))]  # its SIZE
+    assert _set(tiny, *pairs)[1:3] == (0, 0)
+    assert _aliases(tiny) == [bytes(alias), b"z" * 64]
+    # and as net-snmp sets and reads it, by name
+    address = f"127.0.0.1:{tiny.agent.port}"
+    done = net_snmp("snmpset", *v3_arguments(), address, "IF-MIB::ifAlias.2", "s",
+                    "leaf-1 uplink")
+    assert done.returncode == 0 and our_stderr(done) == [], done.stderr
+    read = net_snmp("snmpget", *v3_arguments(), address, "IF-MIB::ifAlias.2")
+    assert read.stdout.strip() == "IF-MIB::ifAlias.2 = STRING: leaf-1 uplink"
+
+
+@pytest.mark.parametrize(("value", "status"), [
+    (rfc1902.Integer32(1), WRONG_TYPE),
+    (rfc1902.OctetString(b"x" * 65), WRONG_LENGTH),  # DisplayString (SIZE(0..64))
+    (rfc1902.OctetString(b"uplink \x1b[2J"), WRONG_VALUE),  # an escape: no NVT ASCII
+    (rfc1902.OctetString("Z\u00fcrich".encode()), WRONG_VALUE),  # 8-bit octets
+], ids=["integer", "65 octets", "escape", "utf-8"])
+def test_an_if_alias_the_mib_does_not_take_is_refused_and_nothing_changes(
+        tiny: AgentUnderTest, value: Any, status: int) -> None:
+    """RFC 3416 4.2.5 (3) wrongType, (4) wrongLength, (6) wrongValue against ifAlias's
+    DisplayString (SIZE(0..64)), the binding named by its index; the good first binding
+    (a system text) is not made either."""
+    texts, aliases = _system_texts(tiny), _aliases(tiny)
+    error, error_status, error_index, _ = _set(
+        tiny, (LOCATION, rfc1902.OctetString(b"moved")),
+        (IF_X.instance("ifAlias", (1,)), value))
+    assert error is None and (error_status, error_index) == (status, 2)
+    assert (_system_texts(tiny), _aliases(tiny)) == (texts, aliases)
+
+
+def test_a_community_cannot_set_if_alias(shared: AgentUnderTest) -> None:
+    """The v2c community reads only: noAccess, and ifAlias as it was."""
+    before = _aliases(shared)
+    community = CommunityData("public-test", mpModel=1)
+    error, status, index, _ = _set(
+        shared, (IF_X.instance("ifAlias", (1,)), rfc1902.OctetString(b"taken")),
+        auth=community)
+    assert error is None and (status, index) == (NO_ACCESS, 1)
+    assert _aliases(shared) == before
 
 
 def test_a_community_cannot_set_a_system_text(shared: AgentUnderTest) -> None:
