@@ -101,9 +101,10 @@ STREAM_AGE = _spec("msoctl_telemetry_age_seconds", GAUGE,
                    "How old the newest value a switch streamed is (gNMI).",
                    ("device", "source"))
 PORT = ("device", "port", "source")
-PORT_SPEED = _spec("msoctl_cpc_port_speed_bits_per_second", GAUGE,
-                   "A port's speed (ifHighSpeed; OpenConfig's port-speed): the FEC's "
-                   "interleave, and so its frame loss per codeword error, follows it.", PORT)
+PORT_SPEED = _spec("msoctl_cpc_port_speed_bytes_per_second", GAUGE,
+                   "A port's speed (ifHighSpeed; OpenConfig's port-speed), in bytes per "
+                   "second (400G: 5e10): the FEC's interleave, and so its frame loss per "
+                   "codeword error, follows it.", PORT)
 PORT_CORRECTED = _spec("msoctl_cpc_port_fec_corrected_codewords_total", COUNTER,
                        "FEC codewords a port corrected (its lanes together).", PORT)
 PORT_UNCORRECTABLE = _spec("msoctl_cpc_port_fec_uncorrectable_codewords_total", COUNTER,
@@ -268,7 +269,7 @@ def fill_streamed(families: Families, name: str, reading: OpticsReading) -> None
         at = {"device": name, "port": port.port_name or str(port.port),
               "source": reading.source}
         families.add(PORT_SPEED.name, None if port.speed_mbps is None
-                     else port.speed_mbps * 1e6, **at)
+                     else port.speed_mbps * 1e6 / 8, **at)
         families.add(PORT_CORRECTED.name, port.corrected_total, **at)
         families.add(PORT_UNCORRECTABLE.name, port.uncorrectable_total, **at)
         families.add(PORT_PRE_FEC_BER.name, port.pre_fec_ber, **at)
@@ -317,7 +318,7 @@ def fill(families: Families, name: str, optics: CpoTelemetry, copper: CpcTelemet
     families.add(CPC_DEGRADE.name, copper.fec_degrade_threshold_ber, device=name)
     speeds = {(lane.port_name or str(lane.port)): lane.port_speed_mbps for lane in copper.lanes}
     for port, speed_mbps in sorted(speeds.items()):
-        families.add(PORT_SPEED.name, None if speed_mbps is None else speed_mbps * 1e6,
+        families.add(PORT_SPEED.name, None if speed_mbps is None else speed_mbps * 1e6 / 8,
                      device=name, port=port, source="mso-cpo")
     for lane in copper.lanes:
         where = _lane(name, lane.port, lane.port_name, lane.lane)

@@ -98,7 +98,7 @@ class Recorded:
     """The ``source`` label msoctl gives a metric that several surfaces can fill (the
     lanes' optics): here MSO-CPO-MIB's, ``mso-cpo``."""
     multiplier: int = 1
-    """``metric`` = column × this (ifHighSpeed's Mb/s as bits per second)."""
+    """``metric`` = column × this (ifHighSpeed's Mb/s as bytes per second)."""
 
 
 def _fixed(metric: str, module: str, column: str, *, milli: bool = False,
@@ -140,7 +140,7 @@ def _table() -> tuple[Recorded, ...]:
         _fixed(cpo.CPC_EYE_WIDTH.name, CPC, "msoCpcLaneEyeWidth"),
         Recorded(cpo.CPC_DEGRADE.name, *THRESHOLD, thousandths, log10=True),
         # the ports' speed: the FEC interleave the FLR alert follows
-        Recorded(cpo.PORT_SPEED.name, *IF_HIGH_SPEED, multiplier=1_000_000, source=MSO_CPO),
+        Recorded(cpo.PORT_SPEED.name, *IF_HIGH_SPEED, multiplier=125_000, source=MSO_CPO),
     )
 
 
