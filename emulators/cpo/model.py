@@ -144,6 +144,7 @@ class SwitchTelemetry:
         if port_speeds_bps is not None:
             self.set_port_speeds(port_speeds_bps)
         self._reading: TelemetryReading | None = None
+        self._lit: dict[int, bool] | None = None  # each port's link at the last update
         self.faults = FaultInjector(name)
         self.faults.handle("els", self._fault_els, self._clear_els)
         self.faults.handle("rising_ber", self._fault_rising_ber, self._clear_rising_ber)
@@ -190,14 +191,16 @@ class SwitchTelemetry:
             if now <= start:
                 return
             rx_powers = self._rx_powers_dbm()
-            lit_before = self._lit_ports(start, rx_powers)
+            # as the last update left them, unless a fault changed the optics since
+            lit_before = self._lit if self._lit is not None else self._lit_ports(start,
+                                                                                 rx_powers)
             self.optics.advance(now - start, self._load, self._optics_rng)
             uncorrectable = dict.fromkeys(self.traffic, 0)
             for lane in self.copper:
                 before = lane.histogram[physics.UNCORRECTABLE_BIN]
                 lane.advance(start, now, self._fec_rng)
                 uncorrectable[lane.port] += lane.histogram[physics.UNCORRECTABLE_BIN] - before
-            lit_after = self._lit_ports(now, rx_powers)
+            lit_after = self._lit = self._lit_ports(now, rx_powers)
             codewords = (physics.CODEWORDS_PER_SECOND * (now - start)
                          * self.spec.electrical_lanes_per_port)
             for port, traffic in self.traffic.items():
@@ -275,6 +278,7 @@ class SwitchTelemetry:
     def _changed(self) -> None:
         self.update()
         self._reading = None
+        self._lit = None  # the optics change now: their links are looked at again
 
     def _laser_of(self, fault: Fault) -> tuple[Laser, frozenset[str]]:
         text = fault.target or ""
