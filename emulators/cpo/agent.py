@@ -6,8 +6,9 @@ when one is given. VACM (RFC 3415) gives both read access to what the agent serv
 nothing else; the v3 user also has a write view over the same subtree, so that its
 SETs reach the agent's checks and are refused as RFC 3416 says (notWritable,
 noAccess, noCreation: :mod:`.responders`), while the community's write view
-includes nothing (noAccess, as a read-only community gets elsewhere). Nothing is
-writable, and no SET changes anything.
+includes nothing (noAccess, as a read-only community gets elsewhere). The v3 user may
+set what RFC 3418 and RFC 2863 make writable (sysContact, sysName, sysLocation, each
+port's ifAlias), each checked as RFC 3416 4.2.5 says; every other SET is refused.
 
 Structure:
 
@@ -45,8 +46,8 @@ Faults, on the telemetry's :class:`~emulators.faults.FaultInjector`:
 |         | EntitySensorDataType is; its first Rx power sensor's entPhysicalTable row   |
 |         | left out (a partial entity table), its sensor row still served              |
 
-plus the model's own (els, rising_ber, engine, overheat, lane_reset; see
-:mod:`.model`).
+plus the model's own (els, rising_ber, engine, overheat, lane_reset, clear_counters;
+see :mod:`.model`).
 """
 
 from __future__ import annotations

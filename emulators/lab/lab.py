@@ -64,10 +64,11 @@ Faults on a switch (``lab.inject("sw-a", fault)``), routed by kind:
 |             | truncate, freeze                       |                                  |
 | ``sw-a``    | congestion, pfc_storm                  | the congestion model             |
 | ``sw-a``    | els, rising_ber, engine, overheat,     | the CPO/CPC telemetry model      |
-|             | lane_reset                             | (emulators/cpo/model.py)         |
+|             | lane_reset, clear_counters             | (emulators/cpo/model.py)         |
 | ``sw-a/snmp`` | latency, drop, reset, garbage,       | the SNMP agent: its transport,   |
-|             | truncate, freeze, reboot, and the      | and ``reboot`` restarts it       |
-|             | telemetry kinds above                  | (counters and sysUpTime from 0)  |
+|             | truncate, freeze, reboot,              | and ``reboot`` restarts it       |
+|             | malformed_sensors (with entity         | (counters and sysUpTime from 0)  |
+|             | tables), and the telemetry kinds above |                                  |
 
 So a fault of the switch's hardware (a laser, an engine, a lane's BER) is named on
 the switch, as an operator would; a fault of how the switch is managed is named on
@@ -149,7 +150,8 @@ CA_SUFFIX = "-ca.pem"
 SNMP_USERNAME = "msoctl"
 SNMP_TIMEOUT_SECONDS = 2.0
 SNMP_RETRIES = 1
-TELEMETRY_FAULTS = ("els", "rising_ber", "engine", "overheat", "lane_reset")
+TELEMETRY_FAULTS = ("els", "rising_ber", "engine", "overheat", "lane_reset",
+                    "clear_counters")
 """Fault kinds of a switch's CPO/CPC hardware, routed from the switch to its telemetry."""
 SWITCH_LANES_PER_PORT = 8
 SWITCH_OPTICAL_LANES_PER_ENGINE = 16
