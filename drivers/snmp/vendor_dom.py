@@ -317,19 +317,26 @@ def h3c_reading(walked: Mapping[Oid, Sequence[VarBind]], device: str,
                 older = _microwatt_levels(row, prefix)
                 if older is not None:
                     thresholds[quantity] = older
-        lanes = [LaneOptics(channel, tx_power_dbm=_value(values, "tx_power", 0.01, power=True),
-                            rx_power_dbm=_value(values, "rx_power", 0.01, power=True),
-                            tx_bias_ma=_value(values, "bias", 0.01))
-                 for (port, channel), values in sorted(channels.items()) if port == if_index]
-        if not lanes:
-            lanes = [LaneOptics(1, tx_power_dbm=_value(row, "tx_power", 0.01, power=True),
-                                rx_power_dbm=_value(row, "rx_power", 0.01, power=True),
-                                tx_bias_ma=_value(row, "bias", 0.01))]
         ports.append(PortOptics(if_index, if_names.get(if_index),
                                 temperature_celsius=_value(row, "temperature", 1.0),
                                 supply_voltage_volts=_value(row, "voltage", 0.01),
-                                lanes=tuple(lanes), thresholds=thresholds))
+                                lanes=_lanes(row, channels, if_index, H3C_UNITS, first=1),
+                                thresholds=thresholds))
     return OpticsReading(device, "hh3c", ports=tuple(ports), dropped=dropped)
+
+
+def _lanes(module: Mapping[str, Any], lane_rows: Mapping[tuple[int, ...], Mapping[str, Any]],
+           if_index: int, units: _Units, *, first: int) -> tuple[LaneOptics, ...]:
+    """A module's lanes from its table's rows (lanes numbered from ``first`` there, from 1
+    here), or, without any, one lane of the module's own values."""
+    def lane(number: int, values: Mapping[str, Any]) -> LaneOptics:
+        return LaneOptics(number,
+                          tx_power_dbm=_value(values, "tx_power", units.power, power=True),
+                          rx_power_dbm=_value(values, "rx_power", units.power, power=True),
+                          tx_bias_ma=_value(values, "bias", units.bias))
+    found = tuple(lane(number - first + 1, values)
+                  for (port, number), values in sorted(lane_rows.items()) if port == if_index)
+    return found or (lane(1, module),)
 
 
 def juniper_reading(walked: Mapping[Oid, Sequence[VarBind]], device: str,
@@ -339,19 +346,11 @@ def juniper_reading(walked: Mapping[Oid, Sequence[VarBind]], device: str,
     lane_rows = dom_rows(JUNIPER_LANES, walked, dropped)
     ports = []
     for (if_index,), row in sorted(modules.items()):
-        lanes = [LaneOptics(lane + 1,  # JUNIPER-DOM-MIB counts lanes from 0
-                            tx_power_dbm=_value(values, "tx_power", 0.01, power=True),
-                            rx_power_dbm=_value(values, "rx_power", 0.01, power=True),
-                            tx_bias_ma=_value(values, "bias", 0.001))
-                 for (port, lane), values in sorted(lane_rows.items()) if port == if_index]
-        if not lanes:
-            lanes = [LaneOptics(1, tx_power_dbm=_value(row, "tx_power", 0.01, power=True),
-                                rx_power_dbm=_value(row, "rx_power", 0.01, power=True),
-                                tx_bias_ma=_value(row, "bias", 0.001))]
         ports.append(PortOptics(if_index, if_names.get(if_index),
                                 temperature_celsius=_value(row, "temperature", 1.0),
                                 supply_voltage_volts=_value(row, "voltage", 0.001),
-                                lanes=tuple(lanes),
+                                # JUNIPER-DOM-MIB counts lanes from 0
+                                lanes=_lanes(row, lane_rows, if_index, JUNIPER_UNITS, first=0),
                                 thresholds=_thresholds(row, JUNIPER_UNITS, zero_is_none=True)))
     return OpticsReading(device, "juniper", ports=tuple(ports), dropped=dropped)
 

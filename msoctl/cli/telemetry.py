@@ -37,7 +37,7 @@ from typing import Any
 import click
 
 from drivers.errors import ValidationError
-from drivers.optics.readings import OpticsReading, PortOptics
+from drivers.optics.readings import OpticsReading
 from drivers.snmp.collector import DEFAULT_BUDGET_SECONDS, TelemetryCollector
 from drivers.snmp.rates import LaneInterval, lane_intervals
 from drivers.snmp.session import SnmpTarget, run
@@ -64,8 +64,9 @@ port_option = click.option(
 
 def _only_ports(lanes: tuple[Any, ...], ports: tuple[str, ...], device: str
                 ) -> tuple[Any, ...]:
-    """The lanes of the named ports (all when none is named); a name that matches no lane
-    is refused, so a typo never prints an empty table."""
+    """The lanes (or port optics: anything with ``port`` and ``port_name``) of the named
+    ports (all when none is named); a name that matches none is refused, so a typo never
+    prints an empty table."""
     if not ports:
         return lanes
     names = {str(lane.port) for lane in lanes} | {lane.port_name for lane in lanes
@@ -123,7 +124,7 @@ def optics(ctx: Context, device: str, surface: str | None, ports: tuple[str, ...
     """
     entry = ctx.devices.inventory.device(device, "switch")
     reading = _read_optics(ctx, entry, surface, budget)
-    reading = replace(reading, ports=_only_named(reading.ports, ports, device))
+    reading = replace(reading, ports=_only_ports(reading.ports, ports, device))
     if output in DOCUMENTS:
         emit(optics_document(reading), output)
         return
@@ -156,18 +157,6 @@ def _read_optics(ctx: Context, entry: Device, surface: str | None,
     found = run(surfaces.collect(target, surfaces=snmp, budget_seconds=budget))
     assert found.optics is not None
     return found.optics
-
-
-def _only_named(found: tuple[PortOptics, ...], ports: tuple[str, ...], device: str
-                ) -> tuple[PortOptics, ...]:
-    if not ports:
-        return found
-    names = {str(port.port) for port in found} | {port.port_name for port in found
-                                                  if port.port_name}
-    unknown = [port for port in ports if port not in names]
-    if unknown:
-        raise ValidationError(f"{device} has no port {', '.join(unknown)}")
-    return tuple(port for port in found if port.port_name in ports or str(port.port) in ports)
 
 
 def optics_document(reading: OpticsReading) -> dict[str, Any]:
