@@ -61,7 +61,7 @@ Machine load (``os.getloadavg``) is recorded at the start and end of each part.
 
 Usage: python bench/telemetry_surfaces.py [--parts surfaces,scale] [--ports 8] [--lanes 8]
            [--samples 10] [--sample-seconds 1] [--rounds 2] [--targets 2000]
-           [--fleet-processes 4] [--scale-ports 8] [--scale-model openconfig]
+           [--fleet-processes 4] [--scale-ports 1] [--scale-model openconfig]
            [--interval 10] [--intervals 6] [--slack-seconds 2] [--json]
 """
 
@@ -825,7 +825,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--targets", type=int, default=2000, help="part 2: switches of each kind")
     parser.add_argument("--fleet-processes", type=int, default=4,
                         help="part 2: processes serving each kind's switches")
-    parser.add_argument("--scale-ports", type=int, default=8, help="part 2: ports of a switch")
+    parser.add_argument("--scale-ports", type=int, default=1,
+                        help="part 2: ports of a switch (1: see the module docstring)")
     parser.add_argument("--scale-model", choices=MODELS, default="openconfig")
     parser.add_argument("--interval", type=float, default=10.0,
                         help="part 2: the sample interval and the SNMP poll interval")

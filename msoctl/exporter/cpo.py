@@ -100,7 +100,7 @@ SURFACE = _spec("msoctl_telemetry_surface_info", INFO,
 STREAM_AGE = _spec("msoctl_telemetry_age_seconds", GAUGE,
                    "How old the newest value a switch streamed is (gNMI).",
                    ("device", "source"))
-PORT = ("device", "port", "source")
+PORT = OPTICS_PORT
 PORT_SPEED = _spec("msoctl_cpc_port_speed_bytes_per_second", GAUGE,
                    "A port's speed (ifHighSpeed; OpenConfig's port-speed), in bytes per "
                    "second (400G: 5e10): the FEC's interleave, and so its frame loss per "
