@@ -51,6 +51,11 @@ client side (the collector, the exporter's streams) is this process.
    the polling side), the fleets' CPU, start-up, threads and file descriptors of this
    process at the peak, and the ratio gNMI / SNMP of the client side's CPU.
 
+   A switch has one port by default in this part: at 8 x 8 a sample costs the emulated
+   switch and the client together about 0.1 s of CPU (part 1), so that 2,000 switches
+   every 10 s would need some 20 cores. bench/README.md says how far the part scaled on
+   a 2-core machine and what limited it.
+
 The emulated gNMI servers look for changes of ON_CHANGE paths by rebuilding their
 operational tree every ``--on-change-poll-seconds`` (the emulator's default is 0.1 s;
 a real switch is told of a change). By default the benchmark sets that to the sample
