@@ -268,8 +268,7 @@ def following(name: str, port: int, model: str, password: str, sample_seconds: f
         client.close()  # cancels the stream: follow's next() ends
         thread.join(30)
 
-    # follow() sets ``synced`` only when a notification comes after the sync_response,
-    # that is one interval later: the first values are in once they stop coming.
+    # follow() sets ``synced`` at the target's sync_response: the first values are in
     deadline = time.monotonic() + 60
     while not accumulator.synced.is_set() and not (
             accumulator.arrivals and time.monotonic() - accumulator.arrivals[-1] > 1.0):

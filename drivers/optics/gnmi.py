@@ -5,8 +5,10 @@ Paths are in :mod:`.gnmi_paths`, the leaves and the judging of each value in
 leaf with the time it came (deletes remove what lies under their path) and builds an
 :class:`~drivers.optics.readings.OpticsReading` on demand, ``source`` ``openconfig`` or
 ``sonic``; :func:`optics_reading` does the same for the notifications of one Get.
-:func:`read` gets them with :class:`~drivers.transports.gnmi.GnmiClient`, :func:`follow`
-keeps a STREAM subscription feeding an accumulator, subscribing again when it ends.
+:func:`read` gets them with :class:`~drivers.transports.gnmi.GnmiClient`,
+:func:`follow_async` keeps a STREAM subscription feeding an accumulator on an event loop
+(many of them on one: the exporter), subscribing again when it ends or goes silent;
+:func:`follow` runs it in a thread of the caller's.
 
 Ports: OpenConfig's are the interfaces, each joined to its transceiver component by the
 interface's ``state/transceiver``; SONiC's are the tables' keys. ``PortOptics.port`` is
@@ -25,6 +27,8 @@ over the accumulator's life; a transceiver component no interface names is dropp
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import re
 import threading
@@ -33,7 +37,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from drivers.errors import DeviceError, DeviceTimeout
+from drivers.errors import DeviceError
 from drivers.optics import gnmi_paths as P
 from drivers.optics.gnmi_paths import subscription_paths
 from drivers.optics.gnmi_samples import (
@@ -57,7 +61,8 @@ from drivers.optics.readings import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["OpticsAccumulator", "follow", "optics_reading", "read", "subscription_paths"]
+__all__ = ["OpticsAccumulator", "follow", "follow_async", "optics_reading", "read",
+           "subscription_paths"]
 
 
 def _natural(name: str) -> tuple[Any, ...]:
@@ -158,43 +163,69 @@ def read(client: Any, model: str) -> OpticsReading:
 
 
 def follow(client: Any, accumulator: OpticsAccumulator, *, stop: threading.Event,
-           sample_seconds: float = P.SAMPLE_SECONDS, retry_seconds: float = 1.0,
-           max_retry_seconds: float = 30.0) -> None:
-    """Feed ``accumulator`` from a STREAM of its model's paths until ``stop`` is set;
-    subscribe again after the stream ends or fails (the accumulator's age grows
-    meanwhile): ``retry_seconds`` after a stream that brought something, else twice the
-    last wait, up to ``max_retry_seconds`` (a target that refuses every subscription is
-    not asked again at once, forever). Runs in the caller's thread."""
+           **options: float) -> None:
+    """:func:`follow_async` on an event loop of its own, in the caller's thread, until
+    ``stop`` is set (``options``: its keyword arguments)."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        stopped = asyncio.Event()
+
+        def watch() -> None:
+            stop.wait()
+            loop.call_soon_threadsafe(stopped.set)
+
+        threading.Thread(target=watch, name=f"follow {accumulator.device}", daemon=True).start()
+        runner = asyncio.ensure_future(follow_async(client, accumulator, stop=stopped,
+                                                    **options))
+        await stopped.wait()
+        runner.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await runner
+
+    asyncio.run(main())
+
+
+async def follow_async(client: Any, accumulator: OpticsAccumulator, *, stop: asyncio.Event,
+                       sample_seconds: float = P.SAMPLE_SECONDS, retry_seconds: float = 1.0,
+                       max_retry_seconds: float = 30.0, silence_samples: float = 3.0) -> None:
+    """Feed ``accumulator`` from a STREAM of its model's paths (:mod:`drivers.transports.
+    gnmi_aio`: no thread of its own) until ``stop`` is set or the task is cancelled. The
+    accumulator's :attr:`~OpticsAccumulator.synced` is set at the target's sync_response.
+    A stream that ends, fails, or brings nothing for ``silence_samples`` sample intervals
+    (a target gone quiet, or a connection lost without a word) is subscribed again:
+    ``retry_seconds`` later after a stream that brought something, else twice the last
+    wait, up to ``max_retry_seconds`` (a target that refuses every subscription is not
+    asked again at once, forever). The accumulator's age grows meanwhile."""
     from drivers.transports.gnmi import StreamPath
+    from drivers.transports.gnmi_aio import AsyncStream
 
     wanted = [StreamPath(path.path, path.mode, path.sample_interval_seconds)
               for path in subscription_paths(accumulator.model, sample_seconds=sample_seconds)]
+    silence = silence_samples * sample_seconds
     wait = retry_seconds
     while not stop.is_set():
         brought = False
         try:
-            stream = client.subscribe_paths(wanted)
-        except DeviceError as error:
-            log.info("%s: cannot subscribe: %s", accumulator.device, error)
-        else:
-            try:
+            async with AsyncStream(client, wanted, on_sync=accumulator.synced.set) as stream:
+                notifications = stream.__aiter__()
                 while not stop.is_set():
                     try:
-                        accumulator.add(next(stream))
-                        brought = True
-                    except StopIteration:
+                        notification = await asyncio.wait_for(notifications.__anext__(),
+                                                              silence)
+                    except StopAsyncIteration:
                         break
-                    except DeviceTimeout:
-                        pass  # a quiet stream (every wait is bounded): look at stop
-                    except DeviceError as error:
-                        log.info("%s: the stream ended: %s", accumulator.device, error)
+                    except TimeoutError:
+                        log.info("%s: nothing streamed for %.3g s; subscribing again",
+                                 accumulator.device, silence)
                         break
-                    if getattr(stream, "synced", False):
-                        accumulator.synced.set()
-            finally:
-                stream.close()
+                    accumulator.add(notification)
+                    brought = True
+        except DeviceError as error:
+            log.info("%s: the stream ended: %s", accumulator.device, error)
         wait = retry_seconds if brought else min(max_retry_seconds, wait * 2)
-        stop.wait(wait)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), wait)
 
 
 # ---- OpenConfig ----------------------------------------------------------------------

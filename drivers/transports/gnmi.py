@@ -172,6 +172,19 @@ class GnmiRejected(DeviceRejected):
         self.details = details
 
 
+def capabilities_of(reply: Any) -> GnmiCapabilities:
+    """A CapabilityResponse as :class:`GnmiCapabilities`."""
+    return GnmiCapabilities(
+        models=tuple(ModelData(str(model.name), str(model.organization), str(model.version))
+                     for model in reply.supported_models),
+        encodings=tuple(_ENCODING_NAMES.get(number, str(number))
+                        for number in reply.supported_encodings),
+        gnmi_version=str(reply.gNMI_version),
+        commit_confirmed=any(extension.WhichOneof("ext") == "commit"
+                             for extension in reply.extension),
+    )
+
+
 class GnmiClient:
     """A gNMI client of one target; see the module's docstring."""
 
@@ -186,16 +199,19 @@ class GnmiClient:
             # management address is reached directly, as the NETCONF driver does.
             ("grpc.enable_http_proxy", 0),
         ]
+        self._credentials: Any = None
         if target.insecure:
             log.warning("%s: gNMI to %s in plaintext, without TLS (insecure: for labs only)%s",
                         self.name, target.where,
                         "; the password goes in clear" if target.password else "")
             self._channel: Any = grpc.insecure_channel(target.where, options=options)
         else:
-            credentials = self._tls_credentials()
+            self._credentials = self._tls_credentials()
             if target.server_name:
                 options.append(("grpc.ssl_target_name_override", target.server_name))
-            self._channel = grpc.secure_channel(target.where, credentials, options=options)
+            self._channel = grpc.secure_channel(target.where, self._credentials,
+                                                options=options)
+        self._options = tuple(options)
         self._stub: Any = gnmi_pb2_grpc.gNMIStub(self._channel)
         self._closed = False
         self._subscriptions: weakref.WeakSet[_Subscription] = weakref.WeakSet()
@@ -221,15 +237,32 @@ class GnmiClient:
         """What the target supports: models, encodings, gNMI version, Commit extension."""
         reply = self._unary("Capabilities", self._stub.Capabilities,
                             gnmi_pb2.CapabilityRequest())
-        return GnmiCapabilities(
-            models=tuple(ModelData(str(model.name), str(model.organization), str(model.version))
-                         for model in reply.supported_models),
-            encodings=tuple(_ENCODING_NAMES.get(number, str(number))
-                            for number in reply.supported_encodings),
-            gnmi_version=str(reply.gNMI_version),
-            commit_confirmed=any(extension.WhichOneof("ext") == "commit"
-                                 for extension in reply.extension),
-        )
+        return capabilities_of(reply)
+
+    # ---- an asyncio channel to the same target (drivers.transports.gnmi_aio) ----------
+
+    def aio_channel(self) -> Any:
+        """A ``grpc.aio`` channel to the target with this client's credentials and
+        options, for calls that live on an event loop; the caller closes it."""
+        if self._credentials is None:
+            return grpc.aio.insecure_channel(self.target.where, options=self._options)
+        return grpc.aio.secure_channel(self.target.where, self._credentials,
+                                       options=self._options)
+
+    @property
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        """The call metadata every RPC carries (username and password)."""
+        return self._metadata
+
+    def rpc_error(self, operation: str, error: BaseException) -> DeviceError:
+        """The :mod:`drivers.errors` exception for a failed call of ``operation``."""
+        return self._rpc_error(operation, error)
+
+    def response_error(self, operation: str, error: Any) -> DeviceError:
+        """The exception for a SubscribeResponse's ``error``."""
+        return self._reply_error(operation, error)
+
+    # ---- the four RPCs, continued -------------------------------------------------------
 
     def get(self, paths: Sequence[str], *, data_type: str = "ALL",
             encoding: str = "JSON_IETF", origin: str | None = None,
@@ -342,6 +375,20 @@ class GnmiClient:
         the notifications as the target sent them (``gnmi_pb2.Notification``, values not
         decoded, as :meth:`get_notifications`); :meth:`Stream.close` cancels it, from any
         thread (a ``next()`` waiting in another ends with StopIteration)."""
+        request = self.stream_request(paths, updates_only=updates_only, encoding=encoding,
+                                      origin=origin, target=target)
+        operation = "Subscribe STREAM"
+        self._check_open(operation)
+        subscription = _Subscription(self, operation, request)
+        self._subscriptions.add(subscription)
+        return Stream(subscription, raw=True)
+
+    def stream_request(self, paths: Sequence[StreamPath], *, updates_only: bool = False,
+                       encoding: str = "JSON_IETF", origin: str | None = None,
+                       target: str | None = None) -> Any:
+        """The SubscribeRequest of a STREAM of ``paths`` (each with its own mode and
+        interval), as :meth:`subscribe_paths` and :mod:`.gnmi_aio` send it;
+        :class:`ValidationError` for a path, mode or interval that cannot be sent."""
         if not paths:
             raise self._invalid("gNMI Subscribe: no path given")
         subscriptions = []
@@ -358,12 +405,7 @@ class GnmiClient:
             subscription=subscriptions, mode="STREAM", updates_only=updates_only,
             encoding=self._choice("encoding", encoding, ENCODINGS))
         self._set_prefix(request, origin, target)
-        operation = "Subscribe STREAM"
-        self._check_open(operation)
-        subscription = _Subscription(self, operation,
-                                     gnmi_pb2.SubscribeRequest(subscribe=request))
-        self._subscriptions.add(subscription)
-        return Stream(subscription, raw=True)
+        return gnmi_pb2.SubscribeRequest(subscribe=request)
 
     # ---- calls ------------------------------------------------------------------------
 

@@ -3,14 +3,15 @@
 A switch reached over gNMI pushes its optics and FEC (OpenConfig's platform-transceiver
 and if-ethernet paths, or SONiC's STATE_DB and COUNTERS_DB: :mod:`drivers.optics.gnmi`):
 monitors and counters sampled every :attr:`OpticsStreams.sample_seconds`, states on
-change. A thread per switch holds the subscription and keeps the last value of every
-leaf (:class:`~drivers.optics.gnmi.OpticsAccumulator`); a probe answers from those
-values, with their age, and never waits on the switch:
+change. Every subscription is a task on one event loop (``grpc.aio``), which keeps the
+last value of every leaf (:class:`~drivers.optics.gnmi.OpticsAccumulator`); a probe
+answers from those values, with their age, and never waits on the switch:
 
 - the first probe of a switch starts its stream and waits up to its budget for the
   first values, all of them (the target's sync_response: one wait per exporter start);
-- a stream that ends or fails is subscribed again, after 1 s once it has brought
-  something, else after a wait that doubles up to 30 s;
+- a stream that ends, fails, or brings nothing for three sample intervals is
+  subscribed again, after 1 s once it has brought something, else after a wait that
+  doubles up to 30 s;
 - values older than :attr:`OpticsStreams.stale_seconds` (three sample intervals: a
   stream that has gone silent) make the probe fail, ``msoctl_up 0``, until the stream
   brings values again.
@@ -21,6 +22,8 @@ Capabilities when the stream starts.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -28,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from drivers.errors import DeviceError, DeviceTimeout
+from drivers.errors import DeviceError, DeviceTimeout, ValidationError
 from drivers.optics.readings import OpticsReading
 from msoctl.inventory import Device
 
@@ -44,8 +47,8 @@ OPEN_RETRY_SECONDS = (1.0, 30.0)
 @dataclass
 class _Stream:
     device: Device
-    stop: threading.Event = field(default_factory=threading.Event)
-    thread: threading.Thread | None = None
+    task: Any = None
+    """Its asyncio task on the streams' loop."""
     accumulator: Any = None
     """The OpticsAccumulator, once the session knows the switch's model."""
     error: str | None = None
@@ -55,19 +58,22 @@ class _Stream:
 
 
 class OpticsStreams:
-    """Every gNMI switch's stream (see the module). Thread-safe; :meth:`close` when done."""
+    """Every gNMI switch's stream (see the module), all on one event loop in a thread of
+    its own (``grpc.aio``: no thread per stream). Thread-safe; :meth:`close` when done."""
 
     def __init__(self, *, sample_seconds: float = DEFAULT_SAMPLE_SECONDS,
-                 open_session: Callable[[Device], Any] | None = None):
-        """``open_session(device)``: a GnmiSwitchSession for the switch (tests may pass
-        their own); by default from its inventory entry."""
+                 open_client: Callable[[Device], Any] | None = None):
+        """``open_client(device)``: a GnmiClient for the switch (tests may pass their
+        own); by default from its inventory entry."""
         if sample_seconds <= 0:
             raise ValueError("sample_seconds must be positive")
         self.sample_seconds = sample_seconds
         self.stale_seconds = STALE_SAMPLES * sample_seconds
-        self._open = open_session or _open_session
+        self._open = open_client or _open_client
         self._streams: dict[str, _Stream] = {}
         self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
 
     def reading(self, device: Device, *, wait_seconds: float) -> OpticsReading:
         """The switch's optics as its stream last brought them. Starts the stream at the
@@ -97,60 +103,96 @@ class OpticsStreams:
 
     def _stream(self, device: Device) -> _Stream:
         with self._lock:
+            loop = self._running_loop()
             stream = self._streams.get(device.name)
             if stream is not None and stream.device != device:  # the inventory changed
-                stream.stop.set()
+                loop.call_soon_threadsafe(stream.task.cancel)
                 stream = None
             if stream is None:
                 stream = _Stream(device)
-                stream.thread = threading.Thread(target=self._run, args=(stream,),
-                                                 name=f"gnmi-stream-{device.name}", daemon=True)
+                stream.task = asyncio.run_coroutine_threadsafe(self._run(stream), loop)
                 self._streams[device.name] = stream
-                stream.thread.start()
             return stream
 
-    def _run(self, stream: _Stream) -> None:
-        from drivers.optics.gnmi import OpticsAccumulator, follow
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=loop.run_forever, name="gnmi-streams",
+                                            daemon=True)
+            self._thread.start()
+            self._loop = loop
+        return self._loop
+
+    async def _run(self, stream: _Stream) -> None:
+        from drivers.optics.gnmi import OpticsAccumulator, follow_async
 
         wait = OPEN_RETRY_SECONDS[0]
-        while not stream.stop.is_set():
+        stop = asyncio.Event()  # the task is cancelled to stop it
+        while True:
             try:
-                session = self._open(stream.device)
+                client = self._open(stream.device)
+                try:
+                    model = await _model(client, stream.device)
+                    if stream.accumulator is None or stream.accumulator.model != model:
+                        stream.accumulator = OpticsAccumulator(stream.device.name, model)
+                    stream.error = None
+                    stream.ready.set()
+                    await follow_async(client, stream.accumulator, stop=stop,
+                                       sample_seconds=self.sample_seconds)
+                finally:
+                    client.close()
+            except asyncio.CancelledError:
+                raise
             except Exception as error:  # unreachable, refused, a secret not readable ...
                 stream.error = str(error)
                 stream.ready.set()
-                log.info("%s: gNMI session not opened: %s", stream.device.name, error)
-                stream.stop.wait(wait)
+                log.info("%s: gNMI telemetry not streamed: %s", stream.device.name, error)
+                await asyncio.sleep(wait)
                 wait = min(OPEN_RETRY_SECONDS[1], wait * 2)
-                continue
-            try:
-                model = session.model.name
-                if model not in ("openconfig", "sonic"):
-                    stream.error = f"its model {model} has no telemetry paths"
-                    stream.ready.set()
-                    return
-                if stream.accumulator is None or stream.accumulator.model != model:
-                    stream.accumulator = OpticsAccumulator(stream.device.name, model)
-                stream.error = None
-                stream.ready.set()
-                follow(session.client, stream.accumulator, stop=stream.stop,
-                       sample_seconds=self.sample_seconds)
-            finally:
-                session.close()
 
     def close(self) -> None:
-        """Stop every stream and wait a little for their threads."""
+        """Cancel every stream (their calls and channels close) and stop the loop."""
         with self._lock:
             streams, self._streams = list(self._streams.values()), {}
-        for stream in streams:
-            stream.stop.set()
-        for stream in streams:
-            if stream.thread is not None:
-                stream.thread.join(5)
+            loop, self._loop = self._loop, None
+        if loop is None:
+            return
+
+        async def cancel_all() -> None:
+            tasks = [stream.task for stream in streams]
+            for stream in streams:
+                stream.task.cancel()
+            await asyncio.gather(*(asyncio.wrap_future(task) for task in tasks),
+                                 return_exceptions=True)
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(cancel_all(), loop).result(5)
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(5)
+        loop.close()
 
 
-def _open_session(device: Device) -> Any:
-    from drivers.switch.gnmi import GnmiSwitchSession
+MODELS_STREAMED = ("openconfig", "sonic")
+
+
+async def _model(client: Any, device: Device) -> str:
+    """The switch's model, from its Capabilities: its inventory's if it announces it, or
+    (``auto``) the one it announces. Asked at every (re)connection: a switch that cannot
+    be reached, or refuses the credentials, fails here at once."""
+    from drivers.switch.models import build
+    from drivers.transports.gnmi_aio import capabilities
+
+    announced = await capabilities(client)
+    name = build(device.model, {model.name for model in announced.models},
+                 device=device.name).name
+    if name not in MODELS_STREAMED:
+        raise ValidationError(f"its model {name} has no telemetry paths")
+    return name
+
+
+def _open_client(device: Device) -> Any:
+    from drivers.transports.gnmi import GnmiClient
     from msoctl.access import gnmi_target
 
-    return GnmiSwitchSession(gnmi_target(device))
+    return GnmiClient(gnmi_target(device).gnmi)
