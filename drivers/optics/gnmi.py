@@ -35,6 +35,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from drivers.errors import DeviceError
@@ -91,6 +92,12 @@ class OpticsAccumulator:
         self._values: dict[Path, Any] = {}
         self._dropped: Counter[str] = Counter()
         self._last: float | None = None
+        self._judges: dict[Path, str | None] = {}
+        """Per leaf path: what it holds (its Unit), or None when no subscribed path covers
+        it; the same paths come every interval, so each is worked out once."""
+        self._reading: OpticsReading | None = None
+        """The last reading built, kept until something new comes (:attr:`_version`)."""
+        self._version = 0
         self.synced = threading.Event()
         """Set once a stream feeding it has had the target's sync_response: every path
         subscribed has sent its values once (gNMI 3.5.2.3)."""
@@ -103,6 +110,8 @@ class OpticsAccumulator:
             log.debug("%s: notification not read: %s", self.device, error)
             with self._lock:
                 self._dropped["undecodable"] += 1
+                self._reading = None
+                self._version += 1
 
     def _add(self, notification: Any) -> None:
         from drivers.optics.gnmi_samples import elems_of
@@ -115,11 +124,19 @@ class OpticsAccumulator:
             for path in gone:
                 for stored in [p for p in self._values if p[:len(path)] == path]:
                     del self._values[stored]
+            self._reading = None
+            self._version += 1
             for path, value, reason in found:
-                if reason is None and not covered(path, self._patterns):
-                    reason = "unsubscribed"
+                unit: str | None = None
                 if reason is None:
-                    kept, reason = judged(quantity_of(path), value)
+                    if path not in self._judges:
+                        self._judges[path] = (quantity_of(path)
+                                              if covered(path, self._patterns) else None)
+                    unit = self._judges[path]
+                    if unit is None:
+                        reason = "unsubscribed"
+                if reason is None and unit is not None:
+                    kept, reason = judged(unit, value)
                     if reason is None:
                         if kept is not None:
                             self._values[path] = kept
@@ -132,13 +149,19 @@ class OpticsAccumulator:
         """The reading of what has come so far; ``age_seconds`` since the last
         notification (None before the first)."""
         with self._lock:
-            values = dict(self._values)
-            dropped = Counter(self._dropped)
             age = None if self._last is None else max(0.0, self._clock() - self._last)
-        build = _openconfig if self.model == "openconfig" else _sonic
-        ports, fec, lasers = build(values, dropped)
-        return OpticsReading(self.device, self.model, ports=ports, fec=fec, lasers=lasers,
-                             dropped=dict(dropped), age_seconds=age)
+            built, version = self._reading, self._version
+            values = dict(self._values) if built is None else {}
+            dropped = Counter(self._dropped)
+        if built is None:
+            build = _openconfig if self.model == "openconfig" else _sonic
+            ports, fec, lasers = build(values, dropped)
+            built = OpticsReading(self.device, self.model, ports=ports, fec=fec,
+                                  lasers=lasers, dropped=dict(dropped))
+            with self._lock:
+                if self._version == version:  # nothing came meanwhile
+                    self._reading = built
+        return replace(built, age_seconds=age)
 
 
 def optics_reading(device: str, model: str, notifications: Iterable[Any], *,
