@@ -66,8 +66,9 @@ COMMANDS: dict[str, Command] = {
                        "their protection span on loss of light."),
     "switch": Command("msoctl.cli.switch", "switch", "Deep-buffer switches: PFC headroom, "
                       "ECN, switch-generated congestion feedback."),
-    "telemetry": Command("msoctl.cli.telemetry", "telemetry", "Switch telemetry over SNMP: "
-                         "co-packaged optics (cpo) and copper (cpc)."),
+    "telemetry": Command("msoctl.cli.telemetry", "telemetry", "Switch telemetry: port "
+                         "optics from any surface (optics), co-packaged optics (cpo) and "
+                         "copper (cpc) over SNMP."),
 }
 
 
