@@ -269,6 +269,12 @@ class GnmiClient:
             target: str | None = None) -> list[Notification]:
         """The notifications of one GetRequest of ``paths``. ``data_type`` is one of
         :data:`DATA_TYPES`, ``encoding`` one of :data:`ENCODINGS`."""
+        reply = self._get_reply(paths, data_type, encoding, origin, target)
+        return self._flatten("Get", reply.notification)
+
+    def _get_reply(self, paths: Sequence[str], data_type: str, encoding: str,
+                   origin: str | None, target: str | None) -> Any:
+        """The GetResponse of ``paths``; its error, if it has one, raised."""
         request = gnmi_pb2.GetRequest(
             path=self._paths(paths), type=self._choice("data type", data_type, DATA_TYPES),
             encoding=self._choice("encoding", encoding, ENCODINGS))
@@ -276,7 +282,7 @@ class GnmiClient:
         reply = self._unary("Get", self._stub.Get, request)
         if reply.HasField("error") and reply.error.code:
             raise self._reply_error("Get", reply.error)
-        return self._flatten("Get", reply.notification)
+        return reply
 
     def get_json(self, path: str, *, data_type: str = "ALL", encoding: str = "JSON_IETF",
                  origin: str | None = None, target: str | None = None) -> Any:
@@ -359,13 +365,7 @@ class GnmiClient:
         """:meth:`get`'s notifications as the target sent them (``gnmi_pb2.Notification``,
         values not decoded): for a reader that judges each value on its own, so that one
         bad value does not cost the others."""
-        request = gnmi_pb2.GetRequest(
-            path=self._paths(paths), type=self._choice("data type", data_type, DATA_TYPES),
-            encoding=self._choice("encoding", encoding, ENCODINGS))
-        self._set_prefix(request, origin, target)
-        reply = self._unary("Get", self._stub.Get, request)
-        if reply.HasField("error") and reply.error.code:
-            raise self._reply_error("Get", reply.error)
+        reply = self._get_reply(paths, data_type, encoding, origin, target)
         return list(reply.notification)
 
     def subscribe_paths(self, paths: Sequence[StreamPath], *, updates_only: bool = False,
