@@ -47,8 +47,11 @@ OPEN_RETRY_SECONDS = (1.0, 30.0)
 @dataclass
 class _Stream:
     device: Device
-    task: Any = None
-    """Its asyncio task on the streams' loop."""
+    future: Any = None
+    """The concurrent future of its coroutine on the streams' loop."""
+    task: asyncio.Task[None] | None = None
+    """The asyncio task itself, once it runs (what :meth:`OpticsStreams.close` waits
+    for: a future's cancel returns before the task has unwound)."""
     accumulator: Any = None
     """The OpticsAccumulator, once the session knows the switch's model."""
     error: str | None = None
@@ -106,11 +109,11 @@ class OpticsStreams:
             loop = self._running_loop()
             stream = self._streams.get(device.name)
             if stream is not None and stream.device != device:  # the inventory changed
-                loop.call_soon_threadsafe(stream.task.cancel)
+                stream.future.cancel()
                 stream = None
             if stream is None:
                 stream = _Stream(device)
-                stream.task = asyncio.run_coroutine_threadsafe(self._run(stream), loop)
+                stream.future = asyncio.run_coroutine_threadsafe(self._run(stream), loop)
                 self._streams[device.name] = stream
             return stream
 
@@ -126,6 +129,7 @@ class OpticsStreams:
     async def _run(self, stream: _Stream) -> None:
         from drivers.optics.gnmi import OpticsAccumulator, follow_async
 
+        stream.task = asyncio.current_task()
         wait = OPEN_RETRY_SECONDS[0]
         stop = asyncio.Event()  # the task is cancelled to stop it
         while True:
@@ -159,11 +163,12 @@ class OpticsStreams:
             return
 
         async def cancel_all() -> None:
-            tasks = [stream.task for stream in streams]
+            tasks = [stream.task for stream in streams if stream.task is not None]
             for stream in streams:
-                stream.task.cancel()
-            await asyncio.gather(*(asyncio.wrap_future(task) for task in tasks),
-                                 return_exceptions=True)
+                stream.future.cancel()  # one that has not started yet never will
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
         with contextlib.suppress(Exception):
             asyncio.run_coroutine_threadsafe(cancel_all(), loop).result(5)
