@@ -31,6 +31,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from drivers.errors import ProtocolError
@@ -103,6 +104,27 @@ class EntityWalk:
 
     def drop(self, reason: str) -> None:
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
+
+    @cached_property
+    def _interfaces_by_name(self) -> dict[str, int]:
+        """ifName -> ifIndex (once the walk is read: the join's lookups)."""
+        return {name: number for number, name in self.if_names.items()}
+
+    def interface_of(self, index: int, *, by_name: bool = True) -> int | None:
+        """The ifIndex of the interface entity ``index`` itself stands for: the one
+        entAliasMappingTable maps it to, or (``by_name``) the one its entPhysicalName
+        is, or its entPhysicalDescr ends ``for`` (``Xcvr for Ethernet1``); ``None``."""
+        if index in self.aliases:
+            return self.aliases[index]
+        entity = self.physical.get(index)
+        if entity is None or not by_name:
+            return None
+        names = self._interfaces_by_name
+        name = str(entity.get("entPhysicalName") or "")
+        if name in names:
+            return names[name]
+        match = _FOR_PORT.search(str(entity.get("entPhysicalDescr") or ""))
+        return names.get(match.group(1)) if match else None
 
 
 @dataclass(frozen=True)
@@ -283,19 +305,16 @@ def _lane(label: str) -> int | None:
 
 def _port_of(index: int, found: EntityWalk) -> int | None:
     """The ifIndex of the interface the entity ``index`` is part of (see the module)."""
-    by_name = {name: number for number, name in found.if_names.items()}
     current = index
     for _ in range(MAX_CONTAINMENT_DEPTH):
-        if current in found.aliases:
-            return found.aliases[current]
+        # a sensor's own name says what it measures, not which port it is
+        named = found.interface_of(current, by_name=current != index)
+        if named is not None:
+            return named
         entity = found.physical.get(current)
         if entity is None:
             found.drop("partial_entity_table")
             return None
-        if current != index:
-            named = _interface_named(entity, by_name)
-            if named is not None:
-                return named
         parent = entity.get("entPhysicalContainedIn")
         if not isinstance(parent, int) or parent == 0:
             found.drop("no_port")
@@ -303,16 +322,6 @@ def _port_of(index: int, found: EntityWalk) -> int | None:
         current = parent
     found.drop("partial_entity_table")  # a loop in the containment
     return None
-
-
-def _interface_named(entity: Mapping[str, Any], by_name: Mapping[str, int]) -> int | None:
-    """The ifIndex of the interface a container entity names: its entPhysicalName, or
-    the end of its entPhysicalDescr (``Xcvr for Ethernet1``)."""
-    name = str(entity.get("entPhysicalName") or "")
-    if name in by_name:
-        return by_name[name]
-    match = _FOR_PORT.search(str(entity.get("entPhysicalDescr") or ""))
-    return by_name.get(match.group(1)) if match else None
 
 
 def sensor_units(raw: float, sensor_type: int, scale: str, precision: int) -> float:

@@ -51,7 +51,7 @@ from drivers.optics.readings import (
     dbm,
 )
 from drivers.snmp import mibs
-from drivers.snmp.entity import EntityWalk, _interface_named
+from drivers.snmp.entity import EntityWalk
 from drivers.snmp.mibs import Column, MibTable, Oid, declared_table, index_object
 from drivers.snmp.session import Segment, SnmpSession, VarBind
 
@@ -360,12 +360,9 @@ def huawei_reading(walked: Mapping[Oid, Sequence[VarBind]], device: str,
     """Huawei's rows joined to ports through ``found`` (ENTITY-MIB's tables, walked)."""
     dropped: dict[str, int] = dict(found.dropped)
     modules = dom_rows(HUAWEI_OPTICS, walked, dropped)
-    by_name = {name: number for number, name in found.if_names.items()}
     ports = []
     for (entity,), row in sorted(modules.items()):
-        if_index = found.aliases.get(entity)
-        if if_index is None and entity in found.physical:
-            if_index = _interface_named(found.physical[entity], by_name)
+        if_index = found.interface_of(entity)
         if if_index is None:
             _count(dropped, "no_port")
             continue
