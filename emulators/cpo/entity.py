@@ -44,6 +44,7 @@ believes the sensor is broken).
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Mapping, Sequence
@@ -354,9 +355,11 @@ class EntityTables:
 
 
 
+@functools.cache
 def threshold_values(sensor: Sensor) -> tuple[int, int, int, int]:
     """The sensor's (low alarm, low warning, high warning, high alarm) in its own
-    encoding (entPhySensorValue's scale and precision)."""
+    encoding (entPhySensorValue's scale and precision). Fixed for the sensor's life, so
+    worked out once, not at every snapshot the vendor tables serve."""
     low_alarm, low_warning, high_warning, high_alarm = \
         THRESHOLDS[DATASHEET_KEYS[sensor.quantity]].levels()
     return (sensor_value(sensor.form, sensor.quantity, low_alarm),
