@@ -160,10 +160,16 @@ async def walk(session: SnmpSession, device: str, *, extra: Sequence[Oid] = ()
         if (isinstance(value, tuple) and len(value) == len(if_index) + 1
                 and value[:len(if_index)] == if_index):
             found.aliases.setdefault(index[0], value[-1])
-    for index, _, value in _cells(names, by_root[roots[11]], found, device):
+    read_if_names(by_root[roots[11]], found, device)
+    return found, [(root, by_root[root]) for root in extra]
+
+
+def read_if_names(var_binds: Sequence[VarBind], found: EntityWalk, device: str) -> None:
+    """ifName's walked instances into ``found.if_names``, decoded and checked as every
+    column is."""
+    for index, _, value in _cells(mibs.table(*IF_NAME[:2]), var_binds, found, device):
         if isinstance(value, str):
             found.if_names[index[0]] = value
-    return found, [(root, by_root[root]) for root in extra]
 
 
 def _cells(table: MibTable, var_binds: Sequence[VarBind], found: EntityWalk, device: str

@@ -83,10 +83,10 @@ async def read_optics(session: SnmpSession, device: str, surface: str) -> Optics
     if surface in ("hh3c", "juniper"):
         if_name = mibs.table("IF-MIB", "ifXTable").column("ifName").oid
         walked = await vendor_dom.walk_dom(session, surface, extra=[if_name])
-        names = {oid[-1]: bytes(value.asOctets()).decode("utf-8", errors="replace")
-                 for oid, value in walked.get(if_name, ()) if hasattr(value, "asOctets")}
+        names = entity.EntityWalk()
+        entity.read_if_names(walked.get(if_name, ()), names, device)
         reader = vendor_dom.h3c_reading if surface == "hh3c" else vendor_dom.juniper_reading
-        return reader(walked, device, names)
+        return reader(walked, device, names.if_names)
     if surface == "huawei":
         found, _ = await entity.walk(session, device)
         walked = await vendor_dom.walk_dom(session, "huawei")
