@@ -177,11 +177,11 @@ def optics_reading(device: str, model: str, notifications: Iterable[Any], *,
 
 
 def read(client: Any, model: str) -> OpticsReading:
-    """Get the model's paths from ``client`` (a GnmiClient) and read them. Raises the
-    client's :class:`~drivers.errors.DeviceError` when the Get fails."""
+    """Get the model's paths from ``client`` (a GnmiClient), all in one GetRequest (a
+    notification per path), and read them. Raises the client's
+    :class:`~drivers.errors.DeviceError` when the Get fails."""
     paths = [wanted.path for wanted in subscription_paths(model)]
-    notifications = [n for path in paths
-                     for n in client.get_notifications([path], data_type="STATE")]
+    notifications = client.get_notifications(paths, data_type="STATE")
     return optics_reading(client.name, model, notifications, paths=paths)
 
 
