@@ -33,12 +33,13 @@ import logging
 import threading
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from drivers.errors import DeviceError
-from drivers.optics.readings import OpticsReading
+from drivers.optics.readings import ExternalLaser, OpticsReading
 from drivers.snmp import mibs
 from drivers.snmp.collector import CPO
-from drivers.snmp.telemetry import CpcTelemetry, CpoTelemetry
+from drivers.snmp.telemetry import CpcTelemetry, CpoTelemetry, Laser
 from msoctl.access import snmp_target
 from msoctl.exporter.collector import DeviceCollector
 from msoctl.exporter.families import COUNTER, GAUGE, INFO, Families, MetricSpec
@@ -279,13 +280,18 @@ def fill_streamed(families: Families, name: str, reading: OpticsReading) -> None
                                          strict=False):
             families.add(PORT_HISTOGRAM.name, codewords, **at, bin=bin_number)
     for laser in reading.lasers:
-        at_laser: dict[str, str | int] = {"device": name, "module": laser.module,
-                                          "lane": laser.lane}
-        families.add(ELS_OUTPUT.name, laser.output_power_dbm, **at_laser)
-        families.add(ELS_BIAS.name, _amperes(laser.bias_current_ma), **at_laser)
-        families.add(ELS_VOLTAGE.name, laser.voltage_volts, **at_laser)
-        families.add(ELS_TEMPERATURE.name, laser.temperature_celsius, **at_laser)
-        families.state(ELS_STATE.name, laser.state, ELS_STATES, **at_laser)
+        _fill_laser(families, name, laser)
+
+
+def _fill_laser(families: Families, name: str, laser: Laser | ExternalLaser) -> dict[str, Any]:
+    """What every external laser reports, from either source; its labels."""
+    at: dict[str, Any] = {"device": name, "module": laser.module, "lane": laser.lane}
+    families.add(ELS_OUTPUT.name, laser.output_power_dbm, **at)
+    families.add(ELS_BIAS.name, _amperes(laser.bias_current_ma), **at)
+    families.add(ELS_VOLTAGE.name, laser.voltage_volts, **at)
+    families.add(ELS_TEMPERATURE.name, laser.temperature_celsius, **at)
+    families.state(ELS_STATE.name, laser.state, ELS_STATES, **at)
+    return at
 
 
 def fill(families: Families, name: str, optics: CpoTelemetry, copper: CpcTelemetry) -> None:
@@ -305,12 +311,7 @@ def fill(families: Families, name: str, optics: CpoTelemetry, copper: CpcTelemet
             "engine": optical.engine, "engine_lane": optical.engine_lane,
             "els_module": optical.els_module, "els_lane": optical.els_lane}, **where)
     for laser in optics.lasers:
-        at = {"device": name, "module": laser.module, "lane": laser.lane}
-        families.add(ELS_OUTPUT.name, laser.output_power_dbm, **at)
-        families.add(ELS_BIAS.name, _amperes(laser.bias_current_ma), **at)
-        families.add(ELS_VOLTAGE.name, laser.voltage_volts, **at)
-        families.add(ELS_TEMPERATURE.name, laser.temperature_celsius, **at)
-        families.state(ELS_STATE.name, laser.state, ELS_STATES, **at)
+        at = _fill_laser(families, name, laser)
         families.state(ELS_MODE.name, laser.control_mode, ELS_MODES, "mode", **at)
         if laser.faults is not None:
             for fault in ELS_FAULTS:
