@@ -62,8 +62,12 @@ names the scalar TypedValue a leaf read alone goes in (:func:`values.leaf_value`
 As in the NETCONF server, garbage and truncate spoil the reply of a request that was
 carried out. Counted faults are consumed one per reply.
 
-Lifecycle: :meth:`GnmiServer.start` / :meth:`GnmiServer.stop` from asyncio; the RPCs
-run in the gRPC server's thread pool. :meth:`GnmiServer.factory_reset` puts the
+Lifecycle: :meth:`GnmiServer.start` / :meth:`GnmiServer.stop` from asyncio. The server
+is gRPC's asyncio server on the loop that started it: a call, and a stream between its
+messages, holds no thread, so one process serves thousands of open subscriptions. The
+work of a request (the face's calls, building a reply) runs in a small pool of threads
+shared by every server of the process (:data:`WORK_THREADS`), so that a face waiting on
+its device's lock never holds up the loop. :meth:`GnmiServer.factory_reset` puts the
 factory configuration back (through the face) and drops a waiting commit; open
 subscriptions stay and report the change.
 """
@@ -71,12 +75,14 @@ subscriptions stay and report the change.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import hmac
 import logging
+import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
@@ -101,6 +107,8 @@ T = TypeVar("T")
 GNMI_VERSION = "0.10.0"
 STOP_GRACE_SECONDS = 0.5
 _POLL_SECONDS = 0.05  # how often a held RPC looks at the fault or its client again
+WORK_THREADS = 8
+"""Threads of the pool in which every server of a process does its requests' work."""
 _UNANSWERED = GnmiError("UNAVAILABLE", "no reply (injected fault, or the server stopped)")
 _Op = gnmi_pb2.UpdateResult.Operation
 _DataType = gnmi_pb2.GetRequest.DataType
@@ -132,15 +140,13 @@ class GnmiServer:
     ``commit_confirmed`` offers the Commit Confirmed extension. ``lock`` (an RLock; a
     new one by default) is held around every face call and the server's own state; the
     device that owns the face passes its own to change its model from other threads.
-    ``max_workers`` is the size of the RPC thread pool: each open Subscribe call holds
-    one of its threads, so more open calls than that make new RPCs wait.
     """
 
     def __init__(self, name: str, face: Face, *, clock: Clock,
                  users: Mapping[str, str] | None = None, tls: GnmiTls | None = None,
                  faults: FaultInjector | None = None, commit_confirmed: bool = False,
                  host: str = "127.0.0.1", port: int = 0,
-                 lock: threading.RLock | None = None, max_workers: int = 32):
+                 lock: threading.RLock | None = None):
         self.name = name
         self.face = face
         self.clock = clock
@@ -152,7 +158,6 @@ class GnmiServer:
         self.lock = lock if lock is not None else threading.RLock()
         self.commit_confirmed = commit_confirmed
         self._users = dict(users or {})
-        self._max_workers = max_workers
         self._encodings = {encoding: ENCODINGS[encoding] for encoding in face.encodings
                            if encoding in ENCODINGS}
         with self.lock:
@@ -163,11 +168,10 @@ class GnmiServer:
         self._served_origins = frozenset({"", face.name})
         self._epoch_ns = time.time_ns() - round(clock.now() * 1e9)
         self._commits = ConfirmedCommit(name, clock, self.lock, self._roll_back)
-        self._streams: set[threading.Event] = set()
+        self._streams: set[_Call] = set()
         self._streams_lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server: grpc.Server | None = None
-        self._executor: ThreadPoolExecutor | None = None
+        self._server: grpc.aio.Server | None = None
 
     # ---- lifecycle ----------------------------------------------------------------------
 
@@ -176,9 +180,7 @@ class GnmiServer:
         if self._server is not None:
             raise RuntimeError(f"{self.name} is already serving")
         self._stopping.clear()
-        self._executor = ThreadPoolExecutor(self._max_workers,
-                                            thread_name_prefix=f"gnmi-{self.name}")
-        server = grpc.server(self._executor, options=[("grpc.so_reuseport", 0)])
+        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
         gnmi_pb2_grpc.add_gNMIServicer_to_server(_Servicer(self), server)
         host = f"[{self.host}]" if ":" in self.host else self.host
         address = f"{host}:{self.port}"
@@ -192,7 +194,7 @@ class GnmiServer:
             bound = server.add_secure_port(address, credentials)
         if not bound:
             raise OSError(f"{self.name}: cannot listen on {address}")
-        server.start()
+        await server.start()
         self.port = bound
         self._server = server
         self._commits.open()
@@ -206,11 +208,7 @@ class GnmiServer:
         self._wake_streams()
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self._commits.close)
-        stopped = server.stop(STOP_GRACE_SECONDS)
-        await loop.run_in_executor(None, stopped.wait, 10.0)
-        if self._executor is not None:
-            self._executor.shutdown(wait=False)
-            self._executor = None
+        await server.stop(STOP_GRACE_SECONDS)
 
     def factory_reset(self) -> None:
         """The factory configuration back (committed through the face), no commit waiting.
@@ -244,6 +242,10 @@ class GnmiServer:
     def active_subscriptions(self) -> int:
         with self._streams_lock:
             return len(self._streams)
+
+    async def work(self, function: Callable[..., T], *args: Any) -> T:
+        """``function(*args)`` in the pool of threads the process's servers share."""
+        return await asyncio.get_running_loop().run_in_executor(_work_pool(), function, *args)
 
     def timestamp_ns(self) -> int:
         """Now, as a gNMI timestamp (module docstring)."""
@@ -442,27 +444,30 @@ class GnmiServer:
     # ---- Subscribe ------------------------------------------------------------------------
 
     def subscription(self, request: gnmi_pb2.SubscribeRequest) -> SubscriptionCall:
+        self.expire_due()
         if request.WhichOneof("request") != "subscribe":
             raise GnmiError("INVALID_ARGUMENT", "a Subscribe call begins with a "
                                                 "SubscriptionList (gNMI 3.5.1.1)")
         return SubscriptionCall(self, request.subscribe, encodings=self._encodings)
 
-    def _register_stream(self, wake: threading.Event) -> None:
+    def _register_stream(self, call: _Call) -> None:
         with self._streams_lock:
-            self._streams.add(wake)
+            self._streams.add(call)
 
-    def _unregister_stream(self, wake: threading.Event) -> None:
+    def _unregister_stream(self, call: _Call) -> None:
         with self._streams_lock:
-            self._streams.discard(wake)
+            self._streams.discard(call)
 
     def _wake_streams(self) -> None:
+        """Wake every open stream (from any thread)."""
         with self._streams_lock:
-            for wake in self._streams:
-                wake.set()
+            calls = list(self._streams)
+        for call in calls:
+            call.notify()
 
     # ---- authentication and faults ----------------------------------------------------------
 
-    def authenticate(self, context: grpc.ServicerContext) -> None:
+    def authenticate(self, context: grpc.aio.ServicerContext) -> None:
         if not self._users:
             return
         metadata = {item[0]: item[1] for item in context.invocation_metadata() or ()}
@@ -480,63 +485,69 @@ class GnmiServer:
 class _Call:
     """One RPC's side of the faults: waits that end when the call or the server does."""
 
-    def __init__(self, server: GnmiServer, context: grpc.ServicerContext):
+    def __init__(self, server: GnmiServer, context: grpc.aio.ServicerContext):
         self.server = server
         self.context = context
-        self.ended = threading.Event()
-        self.wake = threading.Event()
-        context.add_callback(self._end)
+        self.wake = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        self._ended = False
+        context.add_done_callback(self._end)
 
-    def _end(self) -> None:
-        self.ended.set()
+    def _end(self, _context: Any) -> None:
+        self._ended = True
         self.wake.set()
 
-    def over(self) -> bool:
-        return self.ended.is_set() or self.server.stopping() or not self.context.is_active()
+    def notify(self) -> None:
+        """Set :attr:`wake` from any thread (nothing if the loop has closed)."""
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self.wake.set)
 
-    def pause(self, seconds: float) -> None:
+    def over(self) -> bool:
+        return self._ended or self.server.stopping() or self.context.done()
+
+    async def pause(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
         while not self.over() and (left := deadline - time.monotonic()) > 0:
-            self.ended.wait(min(left, _POLL_SECONDS))
+            await asyncio.sleep(min(left, _POLL_SECONDS))
 
-    def hold_while_frozen(self) -> None:
+    async def hold_while_frozen(self) -> None:
         while self.server.faults.is_active("freeze") and not self.over():
-            self.ended.wait(_POLL_SECONDS)
+            await asyncio.sleep(_POLL_SECONDS)
 
-    def silence(self) -> None:
+    async def silence(self) -> None:
         """Answer nothing: wait for the client to give up (or the server to stop)."""
         while not self.over():
-            self.ended.wait(_POLL_SECONDS)
+            await asyncio.sleep(_POLL_SECONDS)
 
-    def abort(self, error: GnmiError) -> NoReturn:
+    async def abort(self, error: GnmiError) -> NoReturn:
         code = getattr(grpc.StatusCode, error.code, grpc.StatusCode.UNKNOWN)
-        self.context.abort(code, error.message)
+        await self.context.abort(code, error.message)
         raise AssertionError("grpc's abort raises")
 
-    def before(self) -> bool:
+    async def before(self) -> bool:
         """The faults that keep a request from being carried out (a freeze held, a drop:
         ``False``, a reset: aborted); a reply is held to them as well (:meth:`after`)."""
         faults = self.server.faults
-        self.hold_while_frozen()
+        await self.hold_while_frozen()
         if self.over():
             return False
         if faults.consume("drop") is not None:
-            self.silence()
+            await self.silence()
             return False
         if faults.consume("reset") is not None:
-            self.abort(GnmiError("UNAVAILABLE", "connection reset (injected fault)"))
+            await self.abort(GnmiError("UNAVAILABLE", "connection reset (injected fault)"))
         return True
 
-    def after(self) -> bool:
+    async def after(self) -> bool:
         """The faults of one reply; ``False``: the reply is not sent."""
         faults = self.server.faults
         latency = faults.consume("latency")
         if latency is not None and latency.seconds:
-            self.pause(latency.seconds)
-        if not self.before():
+            await self.pause(latency.seconds)
+        if not await self.before():
             return False
         if faults.consume("garbage") is not None or faults.consume("truncate") is not None:
-            self.abort(GnmiError("INTERNAL", "garbled reply (injected fault)"))
+            await self.abort(GnmiError("INTERNAL", "garbled reply (injected fault)"))
         return True
 
 
@@ -546,61 +557,94 @@ class _Servicer(gnmi_pb2_grpc.gNMIServicer):  # type: ignore[misc]
     def __init__(self, server: GnmiServer):
         self._server = server
 
-    def _unary(self, context: grpc.ServicerContext, work: Callable[[], T]) -> T:
+    async def _unary(self, context: grpc.aio.ServicerContext, work: Callable[[], T]) -> T:
         call = _Call(self._server, context)
-        if not call.before():
-            call.abort(_UNANSWERED)  # reaches no client: it has gone (or the server stops)
+        if not await call.before():
+            await call.abort(_UNANSWERED)  # reaches no client: it has gone (or the server stops)
         try:
             self._server.authenticate(context)
-            self._server.expire_due()
-            reply = work()
+            reply: T = await self._server.work(self._expired_then, work)
         except GnmiError as error:
-            call.abort(error)
-        if not call.after():
-            call.abort(_UNANSWERED)
+            await call.abort(error)
+        if not await call.after():
+            await call.abort(_UNANSWERED)
         return reply
 
-    def Capabilities(self, request: gnmi_pb2.CapabilityRequest,
-                     context: grpc.ServicerContext) -> gnmi_pb2.CapabilityResponse:
-        return self._unary(context, lambda: self._server.capabilities(request))
+    def _expired_then(self, work: Callable[[], T]) -> T:
+        self._server.expire_due()
+        return work()
 
-    def Get(self, request: gnmi_pb2.GetRequest,
-            context: grpc.ServicerContext) -> gnmi_pb2.GetResponse:
-        return self._unary(context, lambda: self._server.get(request))
+    async def Capabilities(self, request: gnmi_pb2.CapabilityRequest,
+                           context: grpc.aio.ServicerContext) -> gnmi_pb2.CapabilityResponse:
+        return await self._unary(context, lambda: self._server.capabilities(request))
 
-    def Set(self, request: gnmi_pb2.SetRequest,
-            context: grpc.ServicerContext) -> gnmi_pb2.SetResponse:
-        return self._unary(context, lambda: self._server.set(request))
+    async def Get(self, request: gnmi_pb2.GetRequest,
+                  context: grpc.aio.ServicerContext) -> gnmi_pb2.GetResponse:
+        return await self._unary(context, lambda: self._server.get(request))
 
-    def Subscribe(self, request_iterator: Iterator[gnmi_pb2.SubscribeRequest],
-                  context: grpc.ServicerContext) -> Iterator[gnmi_pb2.SubscribeResponse]:
+    async def Set(self, request: gnmi_pb2.SetRequest,
+                  context: grpc.aio.ServicerContext) -> gnmi_pb2.SetResponse:
+        return await self._unary(context, lambda: self._server.set(request))
+
+    async def Subscribe(self, request_iterator: AsyncIterator[gnmi_pb2.SubscribeRequest],
+                        context: grpc.aio.ServicerContext
+                        ) -> AsyncIterator[gnmi_pb2.SubscribeResponse]:
         server = self._server
         call = _Call(server, context)
-        server._register_stream(call.wake)
+        server._register_stream(call)
         try:
-            try:
-                first = next(request_iterator, None)
-            except grpc.RpcError:
-                return
-            if first is None or not call.before():
+            first = await _first_request(request_iterator)
+            if first is None or not await call.before():
                 return
             try:
                 server.authenticate(context)
-                server.expire_due()
-                subscription = server.subscription(first)
-                for response in subscription.run(request_iterator, ended=call.over,
-                                                 wake=call.wake):
-                    if not call.after():
-                        return
-                    response, stop = streamfaults.spoiled(response, server.faults)
-                    yield response
-                    if stop:
-                        call.abort(GnmiError("UNAVAILABLE", "the stream stopped "
-                                                            "(injected fault)"))
+                subscription = await server.work(server.subscription, first)
+                responses = subscription.run(request_iterator, ended=call.over,
+                                             wake=call.wake, work=server.work)
+                async with contextlib.aclosing(responses):
+                    async for response in responses:
+                        if not await call.after():
+                            return
+                        response, stop = streamfaults.spoiled(response, server.faults)
+                        yield response
+                        if stop:
+                            await call.abort(GnmiError("UNAVAILABLE", "the stream stopped "
+                                                                      "(injected fault)"))
             except GnmiError as error:
-                call.abort(error)
+                await call.abort(error)
         finally:
-            server._unregister_stream(call.wake)
+            server._unregister_stream(call)
+
+
+async def _first_request(requests: AsyncIterator[gnmi_pb2.SubscribeRequest]
+                         ) -> gnmi_pb2.SubscribeRequest | None:
+    """A Subscribe call's first request; None if the client closed its side first."""
+    try:
+        return await anext(aiter(requests), None)
+    except grpc.RpcError:
+        return None
+
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _work_pool() -> ThreadPoolExecutor:
+    """The process's pool for the servers' work (made on first use)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(WORK_THREADS, thread_name_prefix="gnmi-work")
+        return _pool
+
+
+def _forget_pool() -> None:
+    """A forked child has none of its parent's threads: it makes its own pool."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 SCALAR_KINDS = frozenset({"string_val", "int_val", "uint_val", "bool_val", "double_val",

@@ -29,13 +29,17 @@ A path that selects nothing sends nothing (and is watched: it may appear). Paths
 notifications are concrete (wildcards expanded, keys of entries found through a list
 without keys as :func:`emulators.gnmi.tree.identity` reads them) and relative to the
 SubscriptionList's prefix, which each Notification carries.
+
+The call runs on the server's event loop (:meth:`SubscriptionCall.run`, an asynchronous
+generator); what reads the tree and builds the notifications is handed to the server's
+``work`` (its pool of threads), and a STREAM call between two rounds only waits.
 """
 
 from __future__ import annotations
 
-import threading
+import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -53,6 +57,9 @@ ON_CHANGE_POLL_SECONDS = 0.1
 ListMode = gnmi_pb2.SubscriptionList.Mode
 _MISSING = object()
 Concrete = tuple[Elem, ...]
+Responses = list[gnmi_pb2.SubscribeResponse]
+Work = Callable[..., Awaitable[Any]]
+"""Runs a function with its arguments away from the loop: the server's ``work``."""
 
 
 class Source(Protocol):
@@ -135,72 +142,87 @@ class SubscriptionCall:
 
     # ---- the responses ------------------------------------------------------------------
 
-    def run(self, requests: Iterator[gnmi_pb2.SubscribeRequest], *,
-            ended: Callable[[], bool], wake: threading.Event
-            ) -> Iterator[gnmi_pb2.SubscribeResponse]:
+    async def run(self, requests: AsyncIterator[gnmi_pb2.SubscribeRequest], *,
+                  ended: Callable[[], bool], wake: asyncio.Event, work: Work
+                  ) -> AsyncGenerator[gnmi_pb2.SubscribeResponse, None]:
+        """The call's responses; ``requests`` the client's after the SubscriptionList,
+        ``ended`` whether the call is over, ``wake`` set when the configuration changes
+        (or the call ends)."""
         mode = self._list.mode
+        if mode == ListMode.STREAM:
+            async for response in self._stream(requests, ended, wake, work):
+                yield response
+            return
+        for response in await work(self._round, True):
+            yield response
         if mode == ListMode.ONCE:
-            yield from self._round(initial=True)
             return
-        if mode == ListMode.POLL:
-            yield from self._round(initial=True)
-            yield from self._polls(requests, ended)
-            return
-        yield from self._stream(requests, ended, wake)
-
-    def _round(self, *, initial: bool) -> Iterator[gnmi_pb2.SubscribeResponse]:
-        """Every path's values and a sync_response (only the latter for updates_only)."""
-        if not (initial and self._list.updates_only):
-            tree = self._source.operational_tree(self._tops)
-            for watch in self._watches:
-                current = watch.values(tree)
-                if current:
-                    yield self._notification(watch, current, ())
-        yield gnmi_pb2.SubscribeResponse(sync_response=True)
-
-    def _polls(self, requests: Iterator[gnmi_pb2.SubscribeRequest],
-               ended: Callable[[], bool]) -> Iterator[gnmi_pb2.SubscribeResponse]:
-        for request in _until_cancelled(requests):
+        async for request in _until_cancelled(requests):
             if ended():
                 return
             if request.WhichOneof("request") != "poll":
                 raise GnmiError("INVALID_ARGUMENT", "a POLL subscription takes only poll "
                                                     "requests after its SubscriptionList")
-            yield from self._round(initial=False)
+            for response in await work(self._round, False):
+                yield response
 
-    def _stream(self, requests: Iterator[gnmi_pb2.SubscribeRequest],
-                ended: Callable[[], bool], wake: threading.Event
-                ) -> Iterator[gnmi_pb2.SubscribeResponse]:
+    def _round(self, initial: bool) -> Responses:
+        """Every path's values and a sync_response (only the latter for updates_only)."""
+        responses = []
+        if not (initial and self._list.updates_only):
+            tree = self._source.operational_tree(self._tops)
+            for watch in self._watches:
+                current = watch.values(tree)
+                if current:
+                    responses.append(self._notification(watch, current, ()))
+        responses.append(gnmi_pb2.SubscribeResponse(sync_response=True))
+        return responses
+
+    async def _stream(self, requests: AsyncIterator[gnmi_pb2.SubscribeRequest],
+                      ended: Callable[[], bool], wake: asyncio.Event, work: Work
+                      ) -> AsyncIterator[gnmi_pb2.SubscribeResponse]:
         refused: list[str] = []
-        reader = threading.Thread(target=_read_rest, args=(requests, refused, wake),
-                                  name="gnmi-subscribe-reader", daemon=True)
-        reader.start()
+        reader = asyncio.create_task(_read_rest(requests, refused, wake))
+        try:
+            for response in await work(self._first_round):
+                yield response
+            woken = False
+            while not ended():
+                if refused:
+                    raise GnmiError("INVALID_ARGUMENT", refused[0])
+                for response in await work(self._due_round, woken):
+                    yield response
+                pause = min(watch.due for watch in self._watches) - time.monotonic()
+                woken = await _woken(wake, pause)
+                wake.clear()
+        finally:
+            reader.cancel()
+
+    def _first_round(self) -> Responses:
+        """A STREAM's first values (unless updates_only) and its sync_response."""
+        responses = []
         tree = self._source.operational_tree(self._tops)
         now = time.monotonic()
         for watch in self._watches:
             current = watch.values(tree)
             if current and not self._list.updates_only:
-                yield self._notification(watch, current, ())
+                responses.append(self._notification(watch, current, ()))
             watch.sent = current
             watch.due = now + (ON_CHANGE_POLL_SECONDS if watch.on_change else watch.interval)
             watch.heartbeat_due = now + (watch.heartbeat or 0)
-        yield gnmi_pb2.SubscribeResponse(sync_response=True)
-        woken = False
-        while not ended():
-            if refused:
-                raise GnmiError("INVALID_ARGUMENT", refused[0])
-            now = time.monotonic()
-            round_due = [watch for watch in self._watches
-                         if now >= watch.due or (woken and watch.on_change)]
-            if round_due:
-                tree = self._source.operational_tree(self._tops)
-                for watch in round_due:
-                    response = self._tick(watch, tree, now)
-                    if response is not None:
-                        yield response
-            pause = min(watch.due for watch in self._watches) - time.monotonic()
-            woken = wake.wait(max(pause, 0.0))
-            wake.clear()
+        responses.append(gnmi_pb2.SubscribeResponse(sync_response=True))
+        return responses
+
+    def _due_round(self, woken: bool) -> Responses:
+        """The watches due now (and, ``woken`` by a change, every ON_CHANGE one)."""
+        now = time.monotonic()
+        due = [watch for watch in self._watches
+               if now >= watch.due or (woken and watch.on_change)]
+        if not due:
+            return []
+        tree = self._source.operational_tree(self._tops)
+        return [response for watch in due
+                if (response := self._tick(watch, tree, now)) is not None]
 
     def _tick(self, watch: _Watch, tree: Any, now: float) -> gnmi_pb2.SubscribeResponse | None:
         current = watch.values(tree)
@@ -242,19 +264,33 @@ def tops_of(paths: list[list[Elem]]) -> frozenset[str]:
     return frozenset(elems[0].name if elems and not elems[0].wild else "*" for elems in paths)
 
 
-def _until_cancelled(requests: Iterator[gnmi_pb2.SubscribeRequest]
-                     ) -> Iterator[gnmi_pb2.SubscribeRequest]:
+async def _woken(wake: asyncio.Event, seconds: float) -> bool:
+    """Whether ``wake`` is set within ``seconds``."""
+    if wake.is_set():
+        return True
+    if seconds <= 0:
+        return False
+    try:
+        await asyncio.wait_for(wake.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
+async def _until_cancelled(requests: AsyncIterator[gnmi_pb2.SubscribeRequest]
+                           ) -> AsyncIterator[gnmi_pb2.SubscribeRequest]:
     """The client's requests until it closes its side or the call ends."""
     try:
-        yield from requests
+        async for request in requests:
+            yield request
     except grpc.RpcError:  # cancelled: the call is over
         return
 
 
-def _read_rest(requests: Iterator[gnmi_pb2.SubscribeRequest], refused: list[str],
-               wake: threading.Event) -> None:
+async def _read_rest(requests: AsyncIterator[gnmi_pb2.SubscribeRequest], refused: list[str],
+                     wake: asyncio.Event) -> None:
     """A STREAM call's later requests, each a protocol error; ends with the call."""
-    for request in _until_cancelled(requests):
+    async for request in _until_cancelled(requests):
         kind = request.WhichOneof("request")
         refused.append("a STREAM subscription takes no poll" if kind == "poll" else
                        "a Subscribe call takes one SubscriptionList (gNMI 3.5.1.1)")
