@@ -36,8 +36,8 @@ client side (the collector, the exporter's streams) is this process.
 2. **Scale** (``--parts scale``): ``--targets`` emulated gNMI switches with telemetry
    (``--scale-ports`` x ``--lanes``, model ``--scale-model``) served by
    ``--fleet-processes`` processes, and the exporter's stream side in this process:
-   ``msoctl.exporter.streams.OpticsStreams`` (a thread per switch, its session opened
-   from an inventory written for the fleet), one ``reading(device, wait_seconds=0)``
+   ``msoctl.exporter.streams.OpticsStreams`` (every stream on one event loop, its
+   session opened from an inventory written for the fleet), one ``reading(device, wait_seconds=0)``
    per switch at every check, a check every interval, for ``--intervals`` intervals of
    ``--interval`` seconds once every stream has synced. Missed samples, two ways: a
    check at which the switch's reading failed or its age exceeded the interval plus
