@@ -1,8 +1,9 @@
 """``msoctl design``: plan a fabric before it is built.
 
 ``msoctl design cost`` compares the cost and power per GPU of fabric
-architectures at several scales (see :mod:`msoctl.design`). It reads no inventory
-and talks to no device.
+architectures at several scales (see :mod:`msoctl.design`); ``msoctl design cc``
+(:mod:`msoctl.cli.design_cc`) models long-haul congestion control. Neither reads the
+inventory or talks to a device.
 """
 
 from __future__ import annotations
@@ -99,7 +100,17 @@ class Speed(Text):
 
 @click.group()
 def design() -> None:
-    """Plan fabrics before they are built: size, cost and power per architecture."""
+    """Plan fabrics before they are built: cost and power per architecture, long-haul
+    congestion control."""
+
+
+def _add_cc() -> None:
+    from msoctl.cli.design_cc import cc
+
+    design.add_command(cc)
+
+
+_add_cc()
 
 
 @design.command("cost")
