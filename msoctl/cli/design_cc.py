@@ -20,9 +20,10 @@ from msoctl.design.cc.fluid import DEFAULT_STEP_SECONDS
 from msoctl.design.cc.metrics import DEFAULT_FLOW_SIZES
 from msoctl.design.cc.nic import nic, parse_overrides
 from msoctl.design.cc.report import (
+    COMPARISON_HEADERS,
     SWEEP_HEADERS,
     comparison_document,
-    comparison_text,
+    comparison_rows,
     describe,
     parse_duration,
     parse_sizes,
@@ -133,10 +134,10 @@ def cc(distance: str | None, speed: str | None, flows: int, bottleneck: str,
         emit({"swept": parameter, "step_seconds": dt,
               "comparisons": [comparison_document(c) for c in comparisons]}, output)
         return
+    click.echo(describe(base))
     if parameter is None:
-        click.echo(comparison_text(comparisons[0]))
+        click.echo(table(COMPARISON_HEADERS, comparison_rows(comparisons[0])))
     else:
-        click.echo(describe(base))
         click.echo(table([parameter, *SWEEP_HEADERS[1:]], sweep_rows(parameter, comparisons)))
     for kind, path in (("csv", csv_path), ("png", png_path)):
         if path is not None:

@@ -16,7 +16,10 @@ sending rate one loop ago in packets per second (the packets that ``p`` was draw
   cutting ``R_C`` by ``cut = min(alpha / 2^(rpg_gd - 10), 1 - rpg_min_dec_fac)`` and
   setting ``R_T`` to the rate before the cut;
 - ``alpha`` moves every ``tau_alpha`` by ``g`` toward 1 if a CNP came in that period and
-  toward 0 otherwise: ``dalpha/dt = g / tau_alpha * ((1 - exp(-cnp * tau_alpha)) - alpha)``;
+  toward 0 otherwise: ``dalpha/dt = g / tau_alpha * (P - alpha)``, ``P`` the chance of a
+  CNP in a period: a marked packet in it (``1 - exp(tau_alpha * Rd * L)``, eq. 11's
+  term), but at most ``cnp * tau_alpha`` when the period is shorter than the CNPs'
+  pacing (ConnectX updates alpha every microsecond);
 - increase events, from the byte counter (every ``B`` bytes sent without a CNP) and
   the timer (every ``T``), as eq. 11 counts them: ``bytes = S * p / (exp(-B * L) - 1)``,
   ``timer = Rd * p / (exp(-T * Rd * L) - 1)`` per second (``S / B`` and ``1 / T`` when
@@ -309,7 +312,10 @@ class _Solver:
                 d_target = (-(r_t - r_c) * clamped + ai * (by_bytes * after_bytes
                                                              + by_timer * after_timer)
                             + (hai - ai) * events * hyper)
-                d_alpha = gain_alpha * (-math.expm1(-cnp * tau_alpha) - a)
+                # a CNP within the alpha period: a marked packet in it, but no more
+                # often than the CNPs come (they are paced, at most one per tau_cnp)
+                seen_cnp = min(-math.expm1(tau_alpha * seen * log_free), cnp * tau_alpha)
+                d_alpha = gain_alpha * (seen_cnp - a)
                 r_c += d_rate * dt
                 r_t += d_target * dt
                 a += d_alpha * dt

@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from drivers.errors import ValidationError
-from msoctl.cli.output import table
 from msoctl.design.cc.metrics import Metrics
 from msoctl.design.cc.scenario import MAX_DURATION_SECONDS, MAX_FLOWS, Scenario
 from msoctl.design.cc.study import MAX_SWEEP_POINTS, Comparison
@@ -129,9 +128,7 @@ def comparison_rows(comparison: Comparison) -> list[list[str]]:
     return rows
 
 
-def comparison_text(comparison: Comparison) -> str:
-    return (describe(comparison.scenario) + "\n"
-            + table(["", "end-to-end ECN", "switch CNP", "gain"], comparison_rows(comparison)))
+COMPARISON_HEADERS = ["", "end-to-end ECN", "switch CNP", "gain"]
 
 
 def comparison_document(comparison: Comparison) -> dict[str, Any]:
