@@ -22,6 +22,7 @@ from msoctl.design.cc.nic import nic, parse_overrides
 from msoctl.design.cc.report import (
     COMPARISON_HEADERS,
     SWEEP_HEADERS,
+    SWEEP_WIDE_ONLY,
     comparison_document,
     comparison_rows,
     describe,
@@ -73,8 +74,10 @@ from msoctl.outfile import write_output
 @click.option("--buffer", "buffer_text", type=Text(), metavar="SIZE",
               default=f"{DEFAULT_BUFFER_BYTES // 1_000_000}MB", show_default=True,
               help="What one lossless queue may fill; PAUSE at this less the headroom.")
-@click.option("--duration", "duration_text", type=Text(), default="100ms", show_default=True,
-              metavar="DURATION", help="Time simulated (us, ms or s).")
+@click.option("--duration", "duration_text", type=Text(), default="200ms", show_default=True,
+              metavar="DURATION",
+              help="How long the flows send together after starting at line rate (us, ms "
+                   "or s): the time simulated.")
 @click.option("--flow-sizes", "sizes_text", type=Text(), metavar="SIZE[,SIZE...]",
               default=",".join(f"{s // 1_000_000}MB" for s in DEFAULT_FLOW_SIZES),
               show_default=True, help="Sizes whose completion-time slowdown is reported.")
@@ -138,7 +141,8 @@ def cc(distance: str | None, speed: str | None, flows: int, bottleneck: str,
     if parameter is None:
         click.echo(table(COMPARISON_HEADERS, comparison_rows(comparisons[0])))
     else:
-        click.echo(table([parameter, *SWEEP_HEADERS[1:]], sweep_rows(parameter, comparisons)))
+        click.echo(table([parameter, *SWEEP_HEADERS[1:]], sweep_rows(parameter, comparisons),
+                         wide_only=SWEEP_WIDE_ONLY))
     for kind, path in (("csv", csv_path), ("png", png_path)):
         if path is not None:
             click.echo(f"{kind}: {path}")

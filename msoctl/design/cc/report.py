@@ -173,6 +173,7 @@ def sweep_rows(parameter: str, comparisons: Sequence[Comparison]) -> list[list[s
 
 SWEEP_HEADERS = ["", "ECN util", "switch util", "gain", "ECN q p99", "switch q p99",
                  "ECN paused", "switch paused"]
+SWEEP_WIDE_ONLY = ("ECN paused", "switch paused")
 
 
 def write_csv(path: Path, parameter: str | None, comparisons: Sequence[Comparison]) -> None:
@@ -229,8 +230,10 @@ def write_png(path: Path, parameter: str | None, comparisons: Sequence[Compariso
         right.set_ylabel("gain of switch CNP, %")
         for axes in (left, right):
             axes.set_xlabel(_AXIS_LABELS[parameter])
-    figure.suptitle(describe(comparisons[0].scenario) if parameter is None
-                    else f"design cc: sweep of {parameter}", fontsize=8)
+    title = describe(comparisons[0].scenario)
+    if parameter is not None:
+        title = f"sweep of {parameter}; first point: {title}"
+    figure.suptitle(title, fontsize=7)
     figure.tight_layout()
     try:
         with output(path, binary=True) as handle:

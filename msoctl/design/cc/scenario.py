@@ -97,7 +97,7 @@ class Scenario:
     switch: SwitchSettings
     nic: Nic = field(default_factory=nic)
     bottleneck: str = "near"
-    duration_seconds: float = 0.1
+    duration_seconds: float = 0.2
     packet_bytes: int = DEFAULT_PACKET_BYTES
     host_link_m: float = DEFAULT_HOST_LINK_M
     nic_turnaround_seconds: float = DEFAULT_NIC_TURNAROUND_SECONDS
