@@ -124,8 +124,9 @@ _add_cc()
               help="Speed of a NIC port; every link runs at it.")
 @click.option("--radix", type=Count(4, 1024), default=64, show_default=True,
               help="Ports of a switch at --switch-speed.")
-@click.option("--switch-speed", type=Speed(), default="400G", show_default=True,
-              help="Speed of a switch port; a faster port than the NIC's is split.")
+@click.option("--switch-speed", type=Speed(), default="800G", show_default=True,
+              help="Speed of a switch port; a faster port than the NIC's is split "
+                   "(64 x 800G: today's 51.2T switch).")
 @click.option("--oversubscription", type=Number(min=1.0, max=MAX_OVERSUBSCRIPTION),
               default=1.0, show_default=True, help="Leaf downlinks to uplinks (1: non-blocking).")
 @click.option("--planes", type=Count(1, 1024), default=None,

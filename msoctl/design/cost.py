@@ -90,9 +90,14 @@ def _tier_cost(tier: Tier, inputs: FabricInputs, table: ComponentTable) -> TierC
         return TierCost(tier, ports * table.ocs.usd_per_port, ports * table.ocs.watts_per_port)
     switch = table.switch(inputs.radix, inputs.switch_speed_gbps)
     if switch is None:
+        speeds = sorted({model.speed_gbps for model in table.switches.values()
+                         if model.ports == inputs.radix})
+        hint = ("" if not speeds else f" (it has {inputs.radix}-port switches at "
+                + ", ".join(speed_text(speed) for speed in speeds)
+                + f": --switch-speed {speed_text(speeds[0])})")
         raise DesignError(
             f"no price for a {inputs.radix}-port {speed_text(inputs.switch_speed_gbps)} switch "
-            f"in the component table ({table.name}); add one under switches:")
+            f"in the component table ({table.name}){hint}; add one under switches:")
     if tier.kind != BIGSWITCH:
         return TierCost(tier, tier.count * switch.usd, tier.count * switch.watts)
     big = table.bigswitch

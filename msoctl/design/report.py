@@ -16,7 +16,7 @@ from typing import Any
 
 from msoctl.design.cost import Costing
 from msoctl.design.inputs import speed_text
-from msoctl.design.study import Row, Study
+from msoctl.design.study import Row, Study, baseline_missing
 from msoctl.outfile import output
 
 CSV_FIELDS = (
@@ -116,6 +116,7 @@ def document(study: Study, rows: Sequence[Row],
             "endpoint_links_costed": study.table.endpoint_links,
         },
         "results": [row_document(r) for r in rows],
+        "notes": [_no_ratios(study, gpus) for gpus in baseline_missing(study, list(rows))],
         "files": files or {},
     }
 
@@ -168,6 +169,11 @@ def _render(rows: list[list[str]], wide: bool) -> list[str]:
     return [line([h.upper() for h in _HEADERS]), *(line(r) for r in rows)]
 
 
+def _no_ratios(study: Study, gpus: int) -> str:
+    return (f"{gpus:,} GPUs: no cost or power ratios: the baseline {study.baseline} cannot "
+            "build this scale (choose another --baseline to compare against)")
+
+
 def table_text(study: Study, rows: Sequence[Row], *, wide: bool = False) -> str:
     """One table per scale, the architectures that cannot build it listed under it;
     within 80 columns, or every column within 100 when ``wide``."""
@@ -184,11 +190,13 @@ def table_text(study: Study, rows: Sequence[Row], *, wide: bool = False) -> str:
                if shape.breakout > 1 else ""))
         built = [_cells(r) for r in at_scale if r.costing is not None]
         out.extend(_render(built, wide) if built else [])
-        for row in at_scale:
-            if row.costing is None and not row.what_if:
-                out.extend(textwrap.wrap(f"not built: {row.reason}",
-                                         width=_WIDE if wide else _WIDTH,
-                                         initial_indent="  ", subsequent_indent="    "))
+        notes = [f"not built: {row.reason}" for row in at_scale
+                 if row.costing is None and not row.what_if]
+        if gpus in baseline_missing(study, at_scale):
+            notes.append(_no_ratios(study, gpus))
+        for note in notes:
+            out.extend(textwrap.wrap(note, width=_WIDE if wide else _WIDTH,
+                                     initial_indent="  ", subsequent_indent="    "))
         out.append("")
     legend = [f"cost, power: against {study.baseline} as it is, at the same scale",
               "hops: switches crossed (/ chips crossed, inside big switches)"]

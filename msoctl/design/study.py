@@ -3,9 +3,10 @@
 Every architecture is built and costed at every scale, as it is and with each
 what-if (and with all of them when more than one is asked). An architecture that
 cannot build a scale is a row with the reason and no figures. Cost and power are
-normalized against the baseline architecture, as it is, at the same scale: the
-baseline must build every scale (else :class:`DesignError`), and it is always among
-the architectures shown.
+normalized against the baseline architecture, as it is, at the same scale; at a scale
+the baseline cannot build, every row keeps its own figures and has no ratios
+(:func:`baseline_missing` says which scales). The baseline is always among the
+architectures shown.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def _ratio(value: float, base: float) -> float | None:
 
 def run(study: Study) -> list[Row]:
     """Every row of ``study``, scale by scale. Raises :class:`DesignError` when the
-    inputs are refused, a price is missing or the baseline cannot build a scale."""
+    inputs are refused or a price is missing."""
     if study.baseline not in ARCHITECTURES:
         raise DesignError(f"no architecture {study.baseline!r}")
     names = list(study.architectures)
@@ -76,13 +77,10 @@ def run(study: Study) -> list[Row]:
             try:
                 built[name] = ARCHITECTURES[name].build(inputs, study.table)
             except NotBuildable as why:
-                if name == study.baseline:
-                    raise DesignError(f"the baseline {name} cannot build {gpus:,} GPUs: "
-                                      f"{why}; choose another --baseline") from None
                 built[name] = why
         baseline = built[study.baseline]
-        assert isinstance(baseline, Fabric)  # else refused above
-        base = cost(baseline, inputs, study.table)
+        base = (cost(baseline, inputs, study.table) if isinstance(baseline, Fabric)
+                else None)
         for name in names:
             fabric = built[name]
             for what_if in variants(study.what_ifs):
@@ -90,7 +88,16 @@ def run(study: Study) -> list[Row]:
                     rows.append(Row(gpus, name, what_if, inputs, None, str(fabric)))
                     continue
                 costing = cost(fabric, inputs, study.table, frozenset(what_if))
+                if base is None:
+                    rows.append(Row(gpus, name, what_if, inputs, costing))
+                    continue
                 rows.append(Row(gpus, name, what_if, inputs, costing, None,
                                 _ratio(costing.usd, base.usd),
                                 _ratio(costing.watts, base.watts)))
     return rows
+
+
+def baseline_missing(study: Study, rows: list[Row]) -> dict[int, str]:
+    """The scales the baseline cannot build, each with the reason."""
+    return {row.gpus: row.reason or "" for row in rows
+            if row.architecture == study.baseline and not row.what_if and row.costing is None}

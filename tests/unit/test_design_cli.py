@@ -106,9 +106,39 @@ def test_a_million_gpus(msoctl: Msoctl) -> None:
     assert result.code == 0, result
     only = json.loads(result.out)["results"][0]
     assert (only["gpus"], only["tiers"], only["buildable"]) == (1_000_000, 3, True)
-    refused = msoctl("design", "cost", "--gpus", "1000000", "--radix", "64",
-                     "--switch-speed", "800G", "--arch", "fat-tree-3")
-    assert "the baseline fat-tree-3 cannot build 1,000,000 GPUs" in one_error_line(refused)
+    too_small = msoctl("design", "cost", "--gpus", "1000000", "--radix", "64",
+                       "--switch-speed", "800G", "--arch", "fat-tree-3", "-o", "json")
+    assert too_small.code == 0, too_small
+    document = json.loads(too_small.out)
+    assert [r["buildable"] for r in document["results"]] == [False]
+    assert document["notes"] == ["1,000,000 GPUs: no cost or power ratios: the baseline "
+                                 "fat-tree-3 cannot build this scale (choose another "
+                                 "--baseline to compare against)"]
+
+
+def test_the_program_s_scales_on_today_s_switch(msoctl: Msoctl, tmp_path: Path) -> None:
+    """The default switch is 64 x 800G (51.2T). From 1,024 to 1,000,000 GPUs every
+    architecture that can build a scale is costed there; at a scale the baseline cannot
+    build (fat-tree-3 tops out at 524,288 NIC ports) the others keep their figures, the
+    ratio columns are empty, and a note under the table says why; the plot is drawn."""
+    picture = tmp_path / "scales.png"
+    result = msoctl("design", "cost", "--gpus", "1024,16384,131072,1000000", "--png",
+                    str(picture), "-o", "json")
+    assert result.code == 0, result
+    document = json.loads(result.out)
+    assert document["inputs"]["switch_speed_gbps"] == 800
+    million = [r for r in document["results"] if r["gpus"] == 1_000_000]
+    built = [r for r in million if r["buildable"]]
+    assert [r["architecture"] for r in built] == ["rail-only"]
+    assert built[0]["cost_usd_per_gpu"] > 0 and built[0]["cost_vs_baseline"] is None
+    assert all(r["cost_vs_baseline"] is not None for r in document["results"]
+               if r["gpus"] < 1_000_000 and r["buildable"])
+    assert len(document["notes"]) == 1 and document["notes"][0].startswith("1,000,000 GPUs")
+    assert picture.read_bytes().startswith(PNG_SIGNATURE)
+    text = msoctl("design", "cost", "--gpus", "1024,1000000")
+    assert text.code == 0 and "1,000,000 GPUs: no cost or power ratios" in text.out
+    assert [line.split()[0] for line in text.out.splitlines() if "39,696" in line] == [
+        "rail-only"]
 
 
 BAD = [
@@ -119,7 +149,8 @@ BAD = [
     (["--gpus", ","], "give at least one number"),
     (["--radix", "63"], "radix 63 cannot build a fat-tree"),
     (["--radix", "0"], "--radix"),
-    (["--nic-speed", "800G"], "a 800G NIC port does not fit a 400G switch port"),
+    (["--nic-speed", "800G", "--switch-speed", "400G"],
+     "a 800G NIC port does not fit a 400G switch port"),
     (["--nic-speed", "300G"], "speed '300G'"),
     (["--oversubscription", "nan"], "--oversubscription"),
     (["--oversubscription", "inf"], "--oversubscription"),
@@ -127,9 +158,9 @@ BAD = [
     (["--arch", "torus"], "'torus': one of"),
     (["--arch", ""], "name at least one architecture"),
     (["--what-if", "cpo"], "'cpo': one of aec, lpo"),
-    (["--arch", "fat-tree-2"], "the baseline fat-tree-2 cannot build 16,384 GPUs"),
-    (["--radix", "48"], "no price for a 48-port 400G switch"),
-    (["--profile", "deepseek-v3", "--arch", "multi-plane", "--what-if", "lpo"],
+    (["--radix", "48", "--switch-speed", "400G"], "no price for a 48-port 400G switch"),
+    (["--profile", "deepseek-v3", "--switch-speed", "400G", "--arch", "multi-plane",
+      "--what-if", "lpo"],
      "what-if lpo: the component table "
      "(deepseek-v3) has no LPO at 400G"),
     (["--profile", "deepseek-v3", "--arch", "ocs-spine"], "no layout for ocs-spine"),

@@ -211,7 +211,7 @@ def test_quotes_replace_the_default_figures(msoctl: Msoctl, tmp_path: Path) -> N
     leaves the links' cost as it was; the baseline's own ratio stays 1."""
     quotes = tmp_path / "quotes.yaml"
     quotes.write_text("switches:\n  sw-64x400g: {usd: 50000}\n")
-    args = ("--gpus", "16384", "--arch", "fat-tree-3,multi-plane")
+    args = ("--gpus", "16384", "--switch-speed", "400G", "--arch", "fat-tree-3,multi-plane")
     plain = _json(msoctl, *args)
     quoted = _json(msoctl, *args, "--components", str(quotes))
     for before, after in zip(plain["results"], quoted["results"], strict=True):  # type: ignore[call-overload]
