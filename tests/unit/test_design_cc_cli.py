@@ -26,7 +26,7 @@ def one_error_line(result: Result) -> str:
     assert result.code == 2, result
     assert "Traceback" not in result.err + result.out
     assert result.err.startswith("error: ") and result.err.count("\n") == 1, result.err
-    return result.err.strip()
+    return str(result.err).strip()
 
 
 def test_the_table_puts_both_feedback_modes_side_by_side(msoctl: Msoctl) -> None:

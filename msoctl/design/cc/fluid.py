@@ -74,8 +74,9 @@ class Solution:
     Per step: ``delivered_bps`` (the bottleneck's output), ``queue_bytes`` (the
     bottleneck's), ``upstream_queue_bytes`` (the other switch's), ``rate_bps`` (per flow
     class, the current rate ``R_C`` of one of its flows; a class not started yet shows
-    0). Totals: CNPs sent, PAUSE frames sent by either switch, seconds during which the
-    bottleneck kept its upstream paused, bytes lost, and each switch's largest queue.
+    0). Totals: CNPs sent, packets the switches' RED curve selected (marked with ECN, or
+    answered with a CNP by a switch that sends them), PAUSE frames sent by either
+    switch, seconds during which the bottleneck kept its upstream paused, bytes lost.
     """
 
     scenario: Scenario
@@ -86,6 +87,7 @@ class Solution:
     upstream_queue_bytes: array[float]
     rate_bps: tuple[array[float], ...]
     cnps: float
+    marked_packets: float
     pause_frames: int
     paused_seconds: float
     lost_bytes: float
@@ -201,6 +203,7 @@ class _Solver:
         upstream_trace = array("d", bytes(8 * steps))
         rate_traces = tuple(array("d", bytes(8 * steps)) for _ in range(classes))
         cnps = 0.0
+        marked = 0.0
         frames = 0
         paused_seconds = 0.0
         lost = 0.0
@@ -263,6 +266,7 @@ class _Solver:
                 paused_seconds += dt
             marks_a[now] = self.red(queue_a)
             marks_b[now] = self.red(queue_b)
+            marked += (marks_a[now] * into_a + marks_b[now] * into_b) * dt / packet_bits
 
             # ---- the senders, on feedback one return trip old
             p_a = marks_a[(k - self.d_back_a) % size]
@@ -340,5 +344,5 @@ class _Solver:
         return Solution(scenario=scenario, mode=self.mode, step_seconds=dt,
                         delivered_bps=delivered, queue_bytes=queue_trace,
                         upstream_queue_bytes=upstream_trace, rate_bps=rate_traces,
-                        cnps=cnps, pause_frames=frames, paused_seconds=paused_seconds,
-                        lost_bytes=lost)
+                        cnps=cnps, marked_packets=marked, pause_frames=frames,
+                        paused_seconds=paused_seconds, lost_bytes=lost)

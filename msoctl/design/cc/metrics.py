@@ -8,7 +8,8 @@
 - **PFC**: the share of the run during which the bottleneck kept its upstream paused, the
   PAUSE frames both switches sent, and bytes lost (a lossless class that loses has too
   little headroom);
-- **CNPs per second**, over all flows;
+- **CNPs per second**, over all flows, and **marked per second**: the packets the
+  switches' RED curve selected (ECN-marked, or answered with a CNP);
 - **flow completion time slowdown** for each size of a mix: a flow of that size, started
   at each of :data:`FCT_STARTS` evenly spread instants, is sent at one flow's share of the
   bottleneck's output and waits behind the queue it finds at the end; its time against
@@ -50,6 +51,7 @@ class Metrics:
     pause_frames: int
     lost_bytes: float
     cnps_per_second: float
+    marked_per_second: float
     slowdowns: tuple[Slowdown, ...]
 
     def as_dict(self) -> dict[str, object]:
@@ -73,6 +75,7 @@ def measure(solution: Solution, flow_sizes: Sequence[int] = DEFAULT_FLOW_SIZES) 
         pause_frames=solution.pause_frames,
         lost_bytes=solution.lost_bytes,
         cnps_per_second=solution.cnps / duration,
+        marked_per_second=solution.marked_packets / duration,
         slowdowns=tuple(_slowdown(solution, delivered, queue, size) for size in flow_sizes),
     )
 

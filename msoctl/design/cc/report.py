@@ -119,6 +119,8 @@ def comparison_rows(comparison: Comparison) -> list[list[str]]:
         ["PFC paused", f"{ecn.pause_fraction:.2%}", f"{switch.pause_fraction:.2%}", ""],
         ["PAUSE frames", f"{ecn.pause_frames:,}", f"{switch.pause_frames:,}", ""],
         ["lost", _mb(ecn.lost_bytes), _mb(switch.lost_bytes), ""],
+        ["marked per second", f"{ecn.marked_per_second:,.0f}",
+         f"{switch.marked_per_second:,.0f}", ""],
         ["CNPs per second", f"{ecn.cnps_per_second:,.0f}", f"{switch.cnps_per_second:,.0f}", ""],
     ]
     for index, (one, other) in enumerate(zip(ecn.slowdowns, switch.slowdowns, strict=True)):
@@ -182,7 +184,8 @@ def write_csv(path: Path, parameter: str | None, comparisons: Sequence[Compariso
     writer.writerow(["swept", "value", "mode", "distance_m", "speed_bps", "flows", "bottleneck",
                      "ecn_min_bytes", "ecn_max_bytes", "ecn_max_probability", "utilisation",
                      "queue_mean_bytes", "queue_p99_bytes", "queue_max_bytes",
-                     "pause_fraction", "pause_frames", "lost_bytes", "cnps_per_second"])
+                     "pause_fraction", "pause_frames", "lost_bytes", "cnps_per_second",
+                     "marked_per_second"])
     for comparison in comparisons:
         scenario, switch = comparison.scenario, comparison.scenario.switch
         value = "" if parameter is None else swept_value(parameter, scenario)
@@ -197,7 +200,7 @@ def write_csv(path: Path, parameter: str | None, comparisons: Sequence[Compariso
 def _metric_cells(metrics: Metrics) -> list[float | int]:
     return [metrics.utilisation, metrics.queue_mean_bytes, metrics.queue_p99_bytes,
             metrics.queue_max_bytes, metrics.pause_fraction, metrics.pause_frames,
-            metrics.lost_bytes, metrics.cnps_per_second]
+            metrics.lost_bytes, metrics.cnps_per_second, metrics.marked_per_second]
 
 
 def write_png(path: Path, parameter: str | None, comparisons: Sequence[Comparison]) -> None:
