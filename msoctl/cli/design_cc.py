@@ -17,33 +17,18 @@ from drivers.switch.intent import Intent, Thresholds, from_legacy, to_dict
 from msoctl.cli.output import DOCUMENTS, emit, output_option, say_comment, table
 from msoctl.cli.types import Count, OutputFile, Text, input_path
 from msoctl.design.cc.fluid import DEFAULT_STEP_SECONDS
-from msoctl.design.cc.metrics import DEFAULT_FLOW_SIZES
 from msoctl.design.cc.nic import nic, parse_overrides
-from msoctl.design.cc.report import (
-    COMPARISON_HEADERS,
-    SWEEP_HEADERS,
-    SWEEP_WIDE_ONLY,
-    comparison_document,
-    comparison_rows,
-    describe,
-    parse_duration,
-    parse_sizes,
-    parse_sweep,
-    scenario_document,
-    sweep_rows,
-    write_csv,
-    write_png,
-)
 from msoctl.design.cc.scenario import (
     BOTTLENECKS,
     DEFAULT_BUFFER_BYTES,
+    DEFAULT_FLOW_SIZES,
     MAX_FLOWS,
     FlowClass,
     Scenario,
     from_want,
     planned_switch,
 )
-from msoctl.design.cc.study import compare_all, recommend, swept
+from msoctl.design.cc.texts import parse_duration, parse_sizes, parse_sweep
 from msoctl.ops.headroom import SPEEDS_BPS, parse_distance, parse_speed
 from msoctl.ops.switch import load_want
 from msoctl.ops.switch_plan import PortLink, derive, parse_size
@@ -110,6 +95,20 @@ def cc(distance: str | None, speed: str | None, flows: int, bottleneck: str,
     completion slowdown for both feedback modes, and the gain of switch CNP. The model
     is a sensitivity analysis calibrated on one published result, not a prediction.
     """
+    # the solver's side loads numpy: only when the command runs, not for `design cost`
+    from msoctl.design.cc.report import (
+        COMPARISON_HEADERS,
+        SWEEP_HEADERS,
+        SWEEP_WIDE_ONLY,
+        comparison_document,
+        comparison_rows,
+        describe,
+        sweep_rows,
+        write_csv,
+        write_png,
+    )
+    from msoctl.design.cc.study import compare_all, swept
+
     if recommend_mode is not None and sweep_text is not None:
         raise click.UsageError("--recommend and --sweep exclude each other")
     if want_out is not None and recommend_mode is None:
@@ -187,6 +186,9 @@ def _scenario(distance: str | None, speed: str | None, flows: int, bottleneck: s
 
 def _recommend(base: Scenario, mode: str, dt: float, output: str,
                want_out: Path | None) -> None:
+    from msoctl.design.cc.report import describe, scenario_document
+    from msoctl.design.cc.study import recommend
+
     found = recommend(base, mode, dt=dt)
     switch = found.scenario.switch
     speed = next(name for name, bps in SPEEDS_BPS.items() if bps == base.speed_bps)

@@ -26,9 +26,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from msoctl.design.cc.fluid import Solution
+from msoctl.design.cc.scenario import DEFAULT_FLOW_SIZES
 
 FCT_STARTS = 200
-DEFAULT_FLOW_SIZES = (1_000_000, 16_000_000, 64_000_000)
 
 
 @dataclass(frozen=True)

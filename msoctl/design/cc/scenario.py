@@ -43,6 +43,8 @@ DEFAULT_NIC_TURNAROUND_SECONDS = 1e-6
 PAUSE_QUANTA_SENT = 65535
 """The pause time a PFC XOFF frame asks for; it is refreshed at half of that."""
 MAX_FLOWS = 100_000
+DEFAULT_FLOW_SIZES = (1_000_000, 16_000_000, 64_000_000)
+"""Sizes whose completion-time slowdown is reported (bytes)."""
 MAX_DURATION_SECONDS = 10.0
 
 

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 from drivers.errors import ValidationError
 from msoctl.design.cc.fluid import DEFAULT_STEP_SECONDS, solve
-from msoctl.design.cc.metrics import DEFAULT_FLOW_SIZES, Metrics, measure
-from msoctl.design.cc.scenario import FlowClass, Scenario, planned_switch
+from msoctl.design.cc.metrics import Metrics, measure
+from msoctl.design.cc.scenario import DEFAULT_FLOW_SIZES, FlowClass, Scenario, planned_switch
+from msoctl.design.cc.texts import MAX_SWEEP_POINTS
 
 SWEEPABLE = ("distance", "flows", "kmin", "kmax", "pmax")
-MAX_SWEEP_POINTS = 64
 
 
 @dataclass(frozen=True)
