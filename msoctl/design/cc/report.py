@@ -20,7 +20,8 @@ def describe(scenario: Scenario) -> str:
     switch = scenario.switch
     interval = switch.fast_cnp_interval_seconds or scenario.nic.cnp_interval_seconds
     return (f"{scenario.distance_m / 1000:g} km at {scenario.speed_bps / 1e9:g}G, "
-            f"{scenario.flows} flows, bottleneck {scenario.bottleneck}, "
+            f"{scenario.flows} flow{'' if scenario.flows == 1 else 's'}, "
+            f"bottleneck {scenario.bottleneck}, "
             f"{scenario.duration_seconds * 1e3:g} ms; RTT {scenario.rtt_seconds * 1e6:.0f} us; "
             f"ECN {switch.ecn_min_bytes / 1e6:.2f}..{switch.ecn_max_bytes / 1e6:.2f} MB "
             f"up to {switch.ecn_max_probability * 100:g}%, pause at "
