@@ -14,7 +14,7 @@ import yaml
 
 from drivers.errors import ValidationError
 from drivers.switch.intent import Intent, Thresholds, from_legacy, to_dict
-from msoctl.cli.output import DOCUMENTS, emit, output_option, say_comment, table
+from msoctl.cli.output import DOCUMENTS, echo_or_write, emit, output_option, say_comment, table
 from msoctl.cli.types import Count, OutputFile, Text, input_path
 from msoctl.design.cc.fluid import DEFAULT_STEP_SECONDS
 from msoctl.design.cc.nic import nic, parse_overrides
@@ -32,7 +32,6 @@ from msoctl.design.cc.texts import parse_duration, parse_sizes, parse_sweep
 from msoctl.ops.headroom import SPEEDS_BPS, parse_distance, parse_speed
 from msoctl.ops.switch import load_want
 from msoctl.ops.switch_plan import PortLink, derive, parse_size
-from msoctl.outfile import write_output
 
 
 @click.command("cc")
@@ -212,10 +211,5 @@ def _recommend(base: Scenario, mode: str, dt: float, output: str,
     say_comment(f"utilisation {found.metrics.utilisation:.1%}, queue p99 "
                 f"{found.metrics.queue_p99_bytes / 1e6:.2f} MB, no PAUSE; "
                 f"{found.candidates} candidates, {found.refused} paused or lost")
-    text = yaml.safe_dump(document, sort_keys=False)
-    if want_out is None:
-        click.echo(text, nl=False)
-        return
-    write_output(want_out, text)
-    say_comment(f"wrote {want_out}")
+    echo_or_write(yaml.safe_dump(document, sort_keys=False), want_out)
 

@@ -18,6 +18,7 @@ import math
 import re
 import textwrap
 from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -255,6 +256,18 @@ def say_comment(text: str) -> None:
     it starting ``# ``, so that output saved to a file (a WANT file) still parses."""
     wrapped = wrap(text, indent=0, width=WIDTH - 2)
     click.echo("\n".join(f"# {line}".rstrip() for line in wrapped.splitlines()))
+
+
+def echo_or_write(text: str, path: Path | None) -> None:
+    """``text`` (a document, a WANT file) on standard output, or written to ``path`` (as
+    :mod:`msoctl.outfile` writes) and a ``# wrote PATH`` comment printed."""
+    if path is None:
+        click.echo(text, nl=False)
+        return
+    from msoctl.outfile import write_output
+
+    write_output(path, text)
+    say_comment(f"wrote {path}")
 
 
 def describe_impacts(impacts: Sequence[impact.Impact]) -> str:

@@ -23,6 +23,7 @@ from msoctl.cli.output import (
     DOCUMENTS,
     cell,
     describe_impacts,
+    echo_or_write,
     emit,
     output_format,
     output_option,
@@ -52,7 +53,6 @@ from msoctl.ops.switch import (
     load_want,
 )
 from msoctl.ops.switch_plan import PortLink, derive, parse_size
-from msoctl.outfile import write_output
 from msoctl.words import counted
 
 
@@ -172,12 +172,7 @@ def plan(ctx: Context, ports: tuple[str, ...], lossless: str, lossless_pool: str
 
 
 def _write_want(want: dict[str, Any], out_file: Path | None) -> None:
-    text = yaml.safe_dump(want, sort_keys=False)
-    if out_file is None:
-        click.echo(text, nl=False)
-        return
-    write_output(out_file, text)
-    say_comment(f"wrote {out_file}")
+    echo_or_write(yaml.safe_dump(want, sort_keys=False), out_file)
 
 
 @switch.group("want")

@@ -24,7 +24,7 @@ from drivers.lazy import names_on_first_use
 # ``python -m tests.support.journal_worker`` imports this package first, and should not
 # pay for the lab, the emulators and pytest (about a second of CPU) to write a journal.
 _HOMES = {
-    "Msoctl": "cli", "Result": "cli", "in_process": "cli",
+    "Msoctl": "cli", "Result": "cli", "in_process": "cli", "one_error_line": "cli",
     "JOURNAL_TABLES": "journal", "empty_journal": "journal", "journal_actions": "journal",
     "lab_journal": "journal", "operation_count": "journal", "remove_journal": "journal",
     "OCS_TRANSPORTS": "lab", "REPLY_FORMS": "lab", "dead_pid": "lab", "ocs_endpoint": "lab",

@@ -30,3 +30,13 @@ def in_process(capsys: pytest.CaptureFixture[str]) -> Msoctl:
         return Result(code, captured.out, captured.err)
 
     return call
+
+
+def one_error_line(result: Result) -> str:
+    """The one ``error:`` line of a refused command (exit 2), checked to be just that: no
+    traceback, no internal error, nothing else on standard error."""
+    assert result.code == 2, result
+    assert "Traceback" not in result.err + result.out
+    assert result.err.startswith("error: ") and result.err.count("\n") == 1, result.err
+    assert "internal error" not in result.err, result.err
+    return str(result.err).strip()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from msoctl.ops.switch import load_want
-from tests.support import Msoctl, Result, in_process
+from tests.support import Msoctl, in_process, one_error_line
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"  # PNG specification (ISO/IEC 15948), section 5.2
 SHORT = ("--duration", "20ms")
@@ -20,13 +20,6 @@ SHORT = ("--duration", "20ms")
 @pytest.fixture
 def msoctl(capsys: pytest.CaptureFixture[str]) -> Msoctl:
     return in_process(capsys)
-
-
-def one_error_line(result: Result) -> str:
-    assert result.code == 2, result
-    assert "Traceback" not in result.err + result.out
-    assert result.err.startswith("error: ") and result.err.count("\n") == 1, result.err
-    return str(result.err).strip()
 
 
 def test_the_table_puts_both_feedback_modes_side_by_side(msoctl: Msoctl) -> None:

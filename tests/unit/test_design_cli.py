@@ -16,7 +16,7 @@ import pytest
 
 from msoctl.design.architectures import NAMES
 from msoctl.design.report import CSV_FIELDS
-from tests.support import Msoctl, Result, in_process
+from tests.support import Msoctl, in_process, one_error_line
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"  # PNG specification (ISO/IEC 15948), section 5.2
 WORKED = ("--gpus", "1024,16384,100000", "--gpus-per-server", "8", "--nics-per-gpu", "1",
@@ -26,14 +26,6 @@ WORKED = ("--gpus", "1024,16384,100000", "--gpus-per-server", "8", "--nics-per-g
 @pytest.fixture
 def msoctl(capsys: pytest.CaptureFixture[str]) -> Msoctl:
     return in_process(capsys)
-
-
-def one_error_line(result: Result) -> str:
-    assert result.code == 2, result
-    assert "Traceback" not in result.err + result.out
-    assert result.err.startswith("error: ") and result.err.count("\n") == 1, result.err
-    assert "internal error" not in result.err, result.err
-    return result.err.strip()
 
 
 def test_the_table_has_one_section_per_scale_and_fits_a_terminal(msoctl: Msoctl) -> None:

@@ -176,13 +176,10 @@ class _Solver:
         target = [line] * classes
         alpha = [nic.initial_alpha] * classes
         queue_a = queue_b = 0.0
-        pausing_a = pausing_b = False
-        refresh_a = refresh_b = 0.0
-        pause_on_a = switch.pause_at_bytes
-        pause_off_a = pause_on_a - switch.xon_bytes
+        pfc_a, pfc_b = (_Pfc(switch.pause_at_bytes, switch.pause_at_bytes - switch.xon_bytes,
+                             scenario.pause_refresh_seconds) for _ in range(2))
         buffer = switch.buffer_bytes
         near = scenario.bottleneck == "near"
-        refresh_every = scenario.pause_refresh_seconds
 
         tau_cnp = max(self.cnp_interval, dt)
         tau_dec = max(nic.decrease_period_seconds, dt)
@@ -204,7 +201,6 @@ class _Solver:
         rate_traces = tuple(array("d", bytes(8 * steps)) for _ in range(classes))
         cnps = 0.0
         marked = 0.0
-        frames = 0
         paused_seconds = 0.0
         lost = 0.0
 
@@ -239,28 +235,8 @@ class _Solver:
                 queue_b = buffer
 
             # ---- PFC at each switch: XOFF at the threshold, refreshed, XON below it
-            if pausing_a:
-                if queue_a <= pause_off_a:
-                    pausing_a = False
-                else:
-                    refresh_a += dt
-                    if refresh_a >= refresh_every:
-                        refresh_a -= refresh_every
-                        frames += 1
-            elif queue_a >= pause_on_a:
-                pausing_a, refresh_a = True, 0.0
-                frames += 1
-            if pausing_b:
-                if queue_b <= pause_off_a:
-                    pausing_b = False
-                else:
-                    refresh_b += dt
-                    if refresh_b >= refresh_every:
-                        refresh_b -= refresh_every
-                        frames += 1
-            elif queue_b >= pause_on_a:
-                pausing_b, refresh_b = True, 0.0
-                frames += 1
+            pausing_a = pfc_a.step(queue_a, dt)
+            pausing_b = pfc_b.step(queue_b, dt)
             paused_a[now], paused_b[now] = pausing_a, pausing_b
             if pausing_a if near else pausing_b:
                 paused_seconds += dt
@@ -344,5 +320,34 @@ class _Solver:
         return Solution(scenario=scenario, mode=self.mode, step_seconds=dt,
                         delivered_bps=delivered, queue_bytes=queue_trace,
                         upstream_queue_bytes=upstream_trace, rate_bps=rate_traces,
-                        cnps=cnps, marked_packets=marked, pause_frames=frames,
+                        cnps=cnps, marked_packets=marked,
+                        pause_frames=pfc_a.frames + pfc_b.frames,
                         paused_seconds=paused_seconds, lost_bytes=lost)
+
+
+class _Pfc:
+    """One switch's PAUSE for the lossless queue: XOFF when the queue reaches ``on`` bytes,
+    sent again every ``refresh`` seconds while it stays above ``off``, XON at ``off``."""
+
+    __slots__ = ("frames", "off", "on", "pausing", "refresh", "since_frame")
+
+    def __init__(self, on: float, off: float, refresh: float):
+        self.on, self.off, self.refresh = on, off, refresh
+        self.pausing = False
+        self.since_frame = 0.0
+        self.frames = 0
+
+    def step(self, queue: float, dt: float) -> bool:
+        """Whether the upstream is told to pause after this step."""
+        if self.pausing:
+            if queue <= self.off:
+                self.pausing = False
+            else:
+                self.since_frame += dt
+                if self.since_frame >= self.refresh:
+                    self.since_frame -= self.refresh
+                    self.frames += 1
+        elif queue >= self.on:
+            self.pausing, self.since_frame = True, 0.0
+            self.frames += 1
+        return self.pausing
