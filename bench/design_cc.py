@@ -26,15 +26,12 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from msoctl.design.cc.fluid import DEFAULT_STEP_SECONDS, solve  # noqa: E402
-from msoctl.design.cc.metrics import Metrics, measure  # noqa: E402
-from msoctl.design.cc.scenario import FlowClass, Scenario, planned_switch  # noqa: E402
-from msoctl.design.cc.study import compare_all  # noqa: E402
+from msoctl.design.cc.fluid import DEFAULT_STEP_SECONDS, solve
+from msoctl.design.cc.metrics import Metrics, measure
+from msoctl.design.cc.scenario import FlowClass, Scenario, planned_switch
+from msoctl.design.cc.study import compare_all
 
 SWEEP_KM = (1, 18, 35, 52, 69, 86, 103, 120)
 
