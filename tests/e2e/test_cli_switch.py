@@ -354,3 +354,20 @@ def test_want_convert_rewrites_a_first_round_file_in_the_operators_words(
     assert one_error_line(refused.err) == (
         f"error: {bad}:3: congestion_control.ports.Ethernet1.speed: '401G' is not one of "
         "100G, 200G, 400G, 800G")
+
+
+def test_design_cc_s_recommendation_is_a_want_file_a_switch_plans(
+        msoctl: Msoctl, fleet: dict[str, Switch], tmp_path: Path) -> None:
+    """``msoctl design cc --recommend --file`` writes what ``switch cc plan`` takes: the
+    switch's own diff holds the recommended ECN thresholds, and nothing is changed."""
+    recommended = tmp_path / "recommended.yaml"
+    found = msoctl("design", "cc", "--distance", "30km", "--duration", "10ms",
+                   "--recommend", "--file", str(recommended))
+    assert found.code == 0, found.err
+    ecn = yaml.safe_load(recommended.read_text())[
+        "congestion_control"]["ports"]["Ethernet1"]["queues"][3]["ecn"]
+    result = msoctl("switch", "cc", "plan", "sw-1", "--file", str(recommended), "-o", "wide")
+    assert result.code == 0, result.err
+    assert f"min-threshold = {ecn['min_bytes']}" in result.out, result.out
+    assert f"max-threshold = {ecn['max_bytes']}" in result.out, result.out
+    assert xoff(fleet["sw-1"]) is None
