@@ -166,3 +166,15 @@ def test_pfc_pauses_when_the_marking_sits_above_the_pause_threshold() -> None:
     paused = solve(tight, "ecn")
     assert paused.pause_frames > 0 and paused.paused_seconds > 0
     assert paused.lost_bytes == 0  # the planned headroom holds what arrives after PAUSE
+
+
+@pytest.mark.parametrize("flows", [4, 8])
+def test_flows_joining_one_by_one_share_the_link_equally(flows: int) -> None:
+    """DCQCN (SIGCOMM 2015) and "ECN or Delay" §3.3-3.4: the unique fixed point shares
+    the bottleneck equally, and every flow converges to it. N flows at 4 us, one joining
+    every 20 ms at line rate: 160 ms after the last joined, each is within 5 % of C/N."""
+    scenario = paper(flows, 4e-6, duration=0.02 * (flows - 1) + 0.16,
+                     classes=tuple(FlowClass(1, 0.02 * i) for i in range(flows)))
+    solution = solve(scenario, "ecn", dt=STEP)
+    for trace in solution.rate_bps:
+        assert np.frombuffer(trace)[-1] == pytest.approx(LINE_BPS / flows, rel=0.05)
