@@ -44,7 +44,7 @@ COMMANDS: dict[str, Command] = {
     "demo": Command("msoctl.cli.lab", "demo", "A guided walkthrough of msoctl against the "
                     "emulated lab (what `make demo` runs)."),
     "design": Command("msoctl.cli.design", "design", "Plan fabrics before they are built: "
-                      "size, cost and power per architecture."),
+                      "cost and power per architecture, long-haul congestion control."),
     "exporter": Command("msoctl.cli.exporter", "exporter", "Prometheus exporter: "
                         "/probe?target=NAME for a device, /metrics for itself."),
     "fabric": Command("msoctl.cli.fabric", "fabric", "The whole fabric from one intent "

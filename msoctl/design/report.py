@@ -182,12 +182,13 @@ def table_text(study: Study, rows: Sequence[Row], *, wide: bool = False) -> str:
     for gpus in study.scales:
         at_scale = [r for r in rows if r.gpus == gpus]
         inputs = at_scale[0].inputs
-        out.append(
+        out.extend(textwrap.wrap(
             f"{gpus:,} GPUs, {inputs.servers:,} servers of {shape.gpus_per_server}, "
             f"{shape.nics_per_gpu} x {speed_text(shape.nic_speed_gbps)} NIC per GPU; "
             f"switches {shape.radix} x {speed_text(shape.switch_speed_gbps)}"
             + (f" = {shape.link_radix} x {speed_text(shape.nic_speed_gbps)}"
-               if shape.breakout > 1 else ""))
+               if shape.breakout > 1 else ""),
+            width=_WIDE if wide else _WIDTH, subsequent_indent="  "))
         built = [_cells(r) for r in at_scale if r.costing is not None]
         out.extend(_render(built, wide) if built else [])
         notes = [f"not built: {row.reason}" for row in at_scale
