@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from emulators.faults import Fault, FaultError
+from emulators.http import MAX_HEADER_BYTES, HttpError, read_request, response_head
 from emulators.lab.constants import (
     DEADLINE_HEADER,
     ENDPOINT_FILE,
@@ -72,7 +73,6 @@ from emulators.lab.constants import (
     TOKEN_FILE,
 )
 from emulators.lab.status import CUT_KINDS, check_fault
-from emulators.text import digits as _digits
 
 if TYPE_CHECKING:
     from emulators.lab.backend import LabBackend
@@ -81,19 +81,10 @@ log = logging.getLogger(__name__)
 
 """In the lab's secrets directory."""
 HOST = "127.0.0.1"
-MAX_HEADER_BYTES = 16 * 1024
-MAX_BODY_BYTES = 64 * 1024
 READ_TIMEOUT_SECONDS = 5.0
 REQUEST_TIMEOUT_SECONDS = 30.0
 FAULT_FIELDS = ("kind", "target", "port", "seconds", "count", "power_loss")
 CLEAR_FIELDS = ("kind", "target")
-
-
-class _HttpError(Exception):
-    def __init__(self, status: HTTPStatus, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 class ControlServer:
@@ -128,7 +119,7 @@ class ControlServer:
         try:
             try:
                 method, path, headers, body = await asyncio.wait_for(
-                    _read_request(reader), READ_TIMEOUT_SECONDS)
+                    read_request(reader), READ_TIMEOUT_SECONDS)
                 self._check_token(headers)
                 handler, wants_body = self._route(method, path)
                 document = _parse_body(body) if wants_body else None
@@ -138,7 +129,7 @@ class ControlServer:
                                                                document, deadline),
                     REQUEST_TIMEOUT_SECONDS)
                 status = HTTPStatus.OK
-            except _HttpError as error:
+            except HttpError as error:
                 status, answer = error.status, {"error": error.message}
             except FaultError as error:
                 status, answer = HTTPStatus.BAD_REQUEST, {"error": str(error)}
@@ -149,12 +140,8 @@ class ControlServer:
                 status = HTTPStatus.INTERNAL_SERVER_ERROR
                 answer = {"error": f"{type(error).__name__}: {error}"}
             payload = json.dumps(answer).encode("utf-8")
-            writer.write(
-                f"HTTP/1.1 {status.value} {status.phrase}\r\n"
-                "Content-Type: application/json\r\n"
-                f"Content-Length: {len(payload)}\r\n"
-                f"X-Msoctl-Lab: {PROTOCOL}\r\n"
-                "Connection: close\r\n\r\n".encode("ascii") + payload)
+            writer.write(response_head(status, "application/json", len(payload),
+                                       {"X-Msoctl-Lab": PROTOCOL}) + payload)
             await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the client went away
@@ -165,7 +152,7 @@ class ControlServer:
         scheme, _, token = headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(
                 token.strip().encode("utf-8"), self._token):
-            raise _HttpError(HTTPStatus.UNAUTHORIZED,
+            raise HttpError(HTTPStatus.UNAUTHORIZED,
                              "refused: no token or a wrong one (the lab's token is in "
                              f"secrets/{TOKEN_FILE} of its state directory)")
 
@@ -179,10 +166,10 @@ class ControlServer:
         }
         route = routes.get(path.split("?", 1)[0])
         if route is None:
-            raise _HttpError(HTTPStatus.NOT_FOUND, f"no such resource {path!r}; resources: "
+            raise HttpError(HTTPStatus.NOT_FOUND, f"no such resource {path!r}; resources: "
                              f"{', '.join(routes)}")
         if method != route[0]:
-            raise _HttpError(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} takes {route[0]}")
+            raise HttpError(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} takes {route[0]}")
         return route[1], route[2]
 
     def _locked(self, handler: Callable[[Any], Any], document: Any,
@@ -191,7 +178,7 @@ class ControlServer:
             # checked once the request's turn has come, just before it acts: a request
             # its client gave up on is never carried out late
             if deadline is not None and time.time() > deadline:
-                raise _HttpError(HTTPStatus.REQUEST_TIMEOUT,
+                raise HttpError(HTTPStatus.REQUEST_TIMEOUT,
                                  "taken up after its deadline (the lab was stopped or "
                                  "busy): nothing was done")
             return handler(document)
@@ -263,36 +250,6 @@ def remove_endpoint_file(state_dir: Path, server: ControlServer) -> None:
 # ---- parsing ------------------------------------------------------------------------------
 
 
-async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, dict[str, str], bytes]:
-    try:
-        head = await reader.readuntil(b"\r\n\r\n")
-    except asyncio.LimitOverrunError:
-        raise _HttpError(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
-                         "request headers too large") from None
-    lines = head.decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/"):
-        raise _HttpError(HTTPStatus.BAD_REQUEST, "not an HTTP request")
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        if line:
-            name, sep, value = line.partition(":")
-            if not sep:
-                raise _HttpError(HTTPStatus.BAD_REQUEST, f"bad header line {line!r}")
-            headers[name.strip().lower()] = value.strip()
-    body = b""
-    if parts[0] == "POST":
-        length_text = headers.get("content-length")
-        if length_text is None or not _digits(length_text):
-            raise _HttpError(HTTPStatus.LENGTH_REQUIRED, "a POST needs a Content-Length")
-        length = int(length_text)
-        if length > MAX_BODY_BYTES:
-            raise _HttpError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-                             f"request body over {MAX_BODY_BYTES} bytes")
-        body = await reader.readexactly(length)
-    return parts[0], parts[1], headers, body
-
-
 def _deadline(headers: dict[str, str]) -> float | None:
     """The request's deadline header, seconds since the epoch (None without one)."""
     text = headers.get(DEADLINE_HEADER.lower())
@@ -301,10 +258,10 @@ def _deadline(headers: dict[str, str]) -> float | None:
     try:
         value = float(text)
     except ValueError:
-        raise _HttpError(HTTPStatus.BAD_REQUEST, f"{DEADLINE_HEADER}: a number of seconds "
+        raise HttpError(HTTPStatus.BAD_REQUEST, f"{DEADLINE_HEADER}: a number of seconds "
                          f"since the epoch, not {text[:40]!r}") from None
     if value != value or value in (float("inf"), float("-inf")):
-        raise _HttpError(HTTPStatus.BAD_REQUEST, f"{DEADLINE_HEADER}: not a finite number")
+        raise HttpError(HTTPStatus.BAD_REQUEST, f"{DEADLINE_HEADER}: not a finite number")
     return value
 
 
@@ -312,9 +269,9 @@ def _parse_body(body: bytes) -> dict[str, Any]:
     try:
         document = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
-        raise _HttpError(HTTPStatus.BAD_REQUEST, f"the body is not JSON: {error}") from None
+        raise HttpError(HTTPStatus.BAD_REQUEST, f"the body is not JSON: {error}") from None
     if not isinstance(document, dict):
-        raise _HttpError(HTTPStatus.BAD_REQUEST, "the body must be a JSON object")
+        raise HttpError(HTTPStatus.BAD_REQUEST, "the body must be a JSON object")
     return document
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from drivers.switch.link import PORT_SPEEDS_BPS
 from drivers.yamlfile import LinedList, Section, YamlFileError, load_file, load_text
+from emulators.lab.hostspec import HostSpec, parse_hosts
 
 _NAME = re.compile(r"[a-z][a-z0-9-]{0,62}")  # matched whole
 _PORT = re.compile(r"^(?P<element>[a-z][a-z0-9-]*):(?P<local>[A-Za-z]*)(?P<number>[0-9]{1,6})$")
@@ -123,11 +124,20 @@ class SwitchSpec:
     numbered as this agent numbers them (``sonic``, ``arista``, ``cisco``, ``shuffled``)."""
     dom_mib: str | None = None
     """Its SNMP agent also serves a vendor DOM MIB (``hh3c``)."""
+    host_ports: int = 0
+    """Ports for servers' NICs, after the long-haul ones (``Ethernet<ports+1>`` on): the
+    topology's hosts attach to them (emulators/lab/hostspec.py)."""
 
     @property
     def port_names(self) -> list[str]:
         """``Ethernet1..N``; port n's optics are the bank's ``txN`` and ``rxN``."""
         return [f"{SWITCH_PORT_PREFIX}{n}" for n in range(1, self.ports + 1)]
+
+    @property
+    def host_port_names(self) -> list[str]:
+        """The ports servers' NICs attach to, after the long-haul ones."""
+        return [f"{SWITCH_PORT_PREFIX}{n}"
+                for n in range(self.ports + 1, self.ports + self.host_ports + 1)]
 
 
 @dataclass(frozen=True)
@@ -234,6 +244,7 @@ class Topology:
     cables: list[CableSpec] = field(default_factory=list)
     links: list[LinkSpec] = field(default_factory=list)
     test_sets: list[AcceptanceSpec] = field(default_factory=list)
+    hosts: list[HostSpec] = field(default_factory=list)
     _patch_index: tuple[int, dict[str, FiberSpec], dict[str, FiberSpec]] | None = field(
         default=None, repr=False, compare=False)
 
@@ -351,7 +362,7 @@ def _expand_port(section: Section, key: str, offset: int, ports: dict[str, set[s
 def parse_topology(data: Any, source: str) -> Topology:
     top = Section(data, source, "topology")
     top.reject_unknown({"name", "ocs", "transceivers", "switches", "amplifiers", "patches",
-                        "spans", "cables", "links", "test_sets", OLD_TEST_SETS_KEY})
+                        "spans", "cables", "links", "test_sets", "hosts", OLD_TEST_SETS_KEY})
     topology = Topology(name=top.get("name", str, default="lab"), source=source)
     names: set[str] = set()
     inputs: dict[str, set[str]] = {}
@@ -411,7 +422,7 @@ def parse_topology(data: Any, source: str) -> Topology:
         section.reject_unknown({"name", "campus", "ports", "speed", "cable_length_km",
                                 "buffer_bytes", "lossless_pool_bytes", "power_dbm",
                                 "management", "model", "augments", "entity_sensors",
-                                "dom_mib"})
+                                "dom_mib", "host_ports"})
         name = claim(section)
         section.owner = f"switch {name!r}"
         count = section.get("ports", int, default=8)
@@ -449,9 +460,13 @@ def parse_topology(data: Any, source: str) -> Topology:
             if key in section.data and management != "netconf":
                 raise section.error(key, "only a switch whose telemetry is served over SNMP "
                                     "(management: netconf) has an SNMP agent")
+        host_ports = section.get("host_ports", int, default=0)
+        if not 0 <= host_ports <= 1024 - count:
+            raise section.error("host_ports", f"must be 0..{1024 - count} (at most 1024 ports "
+                                "in all)")
         topology.switches.append(SwitchSpec(name, campus, count, speed, length, buffer, pool,
                                             power, management, model, augments,
-                                            entity_sensors, dom_mib))
+                                            entity_sensors, dom_mib, host_ports))
         topology.transceivers.append(TransceiverSpec(name, count, power, campus))
         inputs[name] = {f"rx{n}" for n in range(1, count + 1)}
         outputs[name] = {f"tx{n}" for n in range(1, count + 1)}
@@ -625,6 +640,7 @@ def parse_topology(data: Any, source: str) -> Topology:
         raise YamlFileError(f"{source}: topology: at least one ocs is needed")
     _parse_links(top, source, topology, names)
     _parse_test_sets(top, source, topology, names)
+    topology.hosts = parse_hosts(top, source, {s.name: s for s in topology.switches}, claim)
     return topology
 
 
