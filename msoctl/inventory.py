@@ -89,6 +89,7 @@ from drivers.yamlfile import (
     unsafe_character,
     value_problem,
 )
+from msoctl.hosts import GpuMetricsSource, Host, parse_hosts
 from msoctl.journal.location import JournalLocation, parse_location
 from msoctl.links import Link, Span, parse_spans_and_links
 
@@ -243,6 +244,8 @@ class Inventory:
     journal: JournalLocation | None = None
     spans: dict[str, Span] = field(default_factory=dict)
     links: dict[str, Link] = field(default_factory=dict)
+    hosts: dict[str, Host] = field(default_factory=dict)
+    gpu_metrics: GpuMetricsSource | None = None
 
     @property
     def journal_path(self) -> Path | None:
@@ -419,7 +422,8 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
     if data is None:
         raise InventoryError(f"{source}: the file is empty")
     top = Section(data, source, "inventory")
-    top.reject_unknown({"journal", "journal_password", "devices", "spans", "links"})
+    top.reject_unknown({"journal", "journal_password", "devices", "spans", "links", "hosts",
+                        "gpu_metrics"})
     base = path.parent
     journal = _journal(top, base)
     devices: dict[str, Device] = {}
@@ -516,9 +520,11 @@ def parse_inventory(data: Any, path: Path) -> Inventory:
             reference=reference,
             alarm_port=alarm_port,
         )
-    spans, links = parse_spans_and_links(
-        top.data, source, {name: device.kind for name, device in devices.items()})
-    return Inventory(path=path, devices=devices, journal=journal, spans=spans, links=links)
+    kinds = {name: device.kind for name, device in devices.items()}
+    spans, links = parse_spans_and_links(top.data, source, kinds)
+    hosts, gpu_metrics = parse_hosts(top.data, source, kinds)
+    return Inventory(path=path, devices=devices, journal=journal, spans=spans, links=links,
+                     hosts=hosts, gpu_metrics=gpu_metrics)
 
 
 def _journal(top: Section, base: Path) -> JournalLocation | None:
