@@ -1,5 +1,6 @@
 """HTTP/1.1 for the emulators' small servers (the lab's control endpoint, the GPU servers'
-exporters): one request per connection, read with limits, answered and closed.
+exporters): one request per connection, read with limits, answered and closed; and the
+TCP reset every emulated server's ``reset`` fault sends.
 
 Not a general server: enough of RFC 9112 for a client that sends one request with its
 headers (and, for a POST, a ``Content-Length`` body) and reads one answer.
@@ -8,6 +9,8 @@ headers (and, for a POST, a ``Content-Length`` body) and reads one answer.
 from __future__ import annotations
 
 import asyncio
+import socket
+import struct
 from http import HTTPStatus
 
 from emulators.text import digits
@@ -65,3 +68,14 @@ def response_head(status: HTTPStatus, content_type: str, length: int,
              f"Content-Length: {length}", *(f"{k}: {v}" for k, v in (extra or {}).items()),
              "Connection: close"]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii")
+
+
+def reset_connection(writer: asyncio.StreamWriter) -> None:
+    """Close with RST, as a crashed or powered-off peer's kernel would."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        except OSError:
+            pass
+    writer.transport.abort()

@@ -52,8 +52,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import socket
-import struct
 import threading
 import zlib
 from collections.abc import Mapping
@@ -61,6 +59,7 @@ from functools import partial
 
 from drivers.ocs.commands import NOT_A_NUMBER
 from emulators.faults import Fault, FaultError
+from emulators.http import reset_connection
 from emulators.ocs.alarms import AlarmEvent, PortAlarm
 from emulators.ocs.model import OcsDevice
 from emulators.scpi.server import ReopensAfterPowerLoss
@@ -127,13 +126,7 @@ class _Client:
 
     def abort(self) -> None:
         """Close with RST, as a crashed peer's kernel would."""
-        sock = self.writer.get_extra_info("socket")
-        if sock is not None:
-            try:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            except OSError:
-                pass
-        self.writer.transport.abort()
+        reset_connection(self.writer)
 
 
 class AlarmServer(ReopensAfterPowerLoss):

@@ -25,8 +25,6 @@ import asyncio
 import logging
 import os
 import random
-import socket
-import struct
 import termios
 import tty
 from abc import ABC, abstractmethod
@@ -35,6 +33,7 @@ from typing import Protocol, SupportsIndex
 
 from emulators.clock import Clock, RealClock, arrived_at
 from emulators.faults import TRANSPORT_FAULTS, FaultInjector
+from emulators.http import reset_connection
 from emulators.scpi.arrival import listening_socket, take_arrival
 
 log = logging.getLogger(__name__)
@@ -303,17 +302,18 @@ class ScpiTcpServer(ReopensAfterPowerLoss):
             self._server.close()
             self._server = None
         for writer in list(self._writers):
-            _abort(writer)
+            reset_connection(writer)
         self._writers.clear()
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if not self.device.is_up():
-            _abort(writer)
+            reset_connection(writer)
             return
         self._writers.add(writer)
         session = _Session(
-            self.device, self.new_interpreter(), b"\n", writer.write, lambda: _abort(writer),
-            transport_faults=self.transport_faults, split=self.split,
+            self.device, self.new_interpreter(), b"\n", writer.write,
+            lambda: reset_connection(writer), transport_faults=self.transport_faults,
+            split=self.split,
         )
         stamped = reader if isinstance(reader, _StampedReader) else None
         try:
@@ -349,17 +349,6 @@ class _StampedReader(asyncio.StreamReader):
         self.received_at = now - ago if ago is not None and isinstance(
             self.clock, RealClock) else now
         super().feed_data(data)
-
-
-def _abort(writer: asyncio.StreamWriter) -> None:
-    """Close with RST, as a crashed or powered-off peer's kernel would."""
-    sock = writer.get_extra_info("socket")
-    if sock is not None:
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        except OSError:
-            pass
-    writer.transport.abort()
 
 
 class ScpiPtyServer:
