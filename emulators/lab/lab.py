@@ -104,6 +104,9 @@ from emulators.cpo.interfaces import Interface
 from emulators.cpo.model import SwitchTelemetry, TelemetrySpec, receiver_source
 from emulators.faults import Fault, FaultError, FaultInjector
 from emulators.gnmi.server import GnmiTls
+from emulators.gpu.exposition import endpoints as exporter_endpoints
+from emulators.gpu.model import GpuServer
+from emulators.gpu.server import ExporterServer
 from emulators.instruments.laser import TunableLaser
 from emulators.instruments.meter import PowerMeter
 from emulators.instruments.testset import AcceptanceTestSet, InstrumentKinds
@@ -122,6 +125,7 @@ from emulators.lab.control import (
     remove_endpoint_file,
 )
 from emulators.lab.files import new_secret, write_atomically, write_inventory
+from emulators.lab.hostspec import HostSpec
 from emulators.lab.pki import Authority
 from emulators.lab.statelock import StateDirLock
 from emulators.lab.status import CABLE_CUT, CUT_KINDS, FIBER_CUT, fibers_of
@@ -202,6 +206,8 @@ class Lab:
         self.gnmi_telemetry: dict[str, SwitchTelemetry] = {}
         self.snmp: dict[str, CpoAgent] = {}
         self.test_sets: dict[str, AcceptanceTestSet] = {}  # by the OCS they test
+        self.hosts: dict[str, GpuServer] = {}
+        self.host_exporters: dict[str, ExporterServer] = {}
         self.transceivers: dict[str, Transceivers] = {}
         self._launch_overrides: dict[tuple[str, int], float] = {}
         self.instruments: dict[str, TunableLaser | PowerMeter] = {}
@@ -296,6 +302,11 @@ class Lab:
             self.fibers[link.name] = fiber
         for test_set in self.topology.test_sets:
             self._build_test_set(test_set)
+        speeds = {s.name: PORT_SPEEDS_BPS[s.speed] for s in self.topology.switches}
+        for host in self.topology.hosts:
+            self.hosts[host.name] = GpuServer(
+                host.name, host.vendor, host.model, host.gpus,
+                [(nic.name, nic.guid, speeds[nic.switch]) for nic in host.nics], self.clock)
 
     def _build_test_set(self, spec: AcceptanceSpec) -> None:
         """The acceptance test set on the OCS's ports that no patch or cable uses."""
@@ -391,6 +402,10 @@ class Lab:
                              seed=zlib.crc32(spec.name.encode()))
             await agent.start()
             self.snmp[spec.name] = agent
+        for name, host in self.hosts.items():
+            exporters = ExporterServer(host, exporter_endpoints(host.vendor))
+            await exporters.start()
+            self.host_exporters[name] = exporters
         if self.switches and not self.worker:
             write_atomically(self.state_dir / KNOWN_HOSTS, "".join(
                 f"{line}\n" for line in self.known_hosts_lines()), 0o644)
@@ -512,6 +527,8 @@ class Lab:
             await agent.stop()
         for test_set in self.test_sets.values():
             await test_set.stop_servers()
+        for exporters in self.host_exporters.values():
+            await exporters.stop()
 
     def call(self, coroutine: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
         """Run ``coroutine`` on the loop the servers live on and wait for its result."""
@@ -565,10 +582,11 @@ class Lab:
         return found
 
     def _device(self, name: str) -> (OcsDevice | AmplifierModule | SwitchDevice | TunableLaser
-                                     | PowerMeter):
-        device: OcsDevice | AmplifierModule | SwitchDevice | TunableLaser | PowerMeter | None = (
+                                     | PowerMeter | GpuServer):
+        device: (OcsDevice | AmplifierModule | SwitchDevice | TunableLaser | PowerMeter
+                 | GpuServer | None) = (
             self.ocs.get(name) or self.amps.get(name) or self.switches.get(name)
-            or self.instruments.get(name))
+            or self.instruments.get(name) or self.hosts.get(name))
         if device is None:
             raise FaultError(f"no device named {name!r}")
         return device
@@ -661,7 +679,24 @@ class Lab:
             document["spans"] = span_entries
         if link_entries:
             document["links"] = link_entries
+        if self.topology.hosts:
+            document["hosts"] = [self._host_entry(host) for host in self.topology.hosts]
         return document
+
+    def _host_entry(self, host: HostSpec) -> dict[str, Any]:
+        """A server as the inventory gives it: its GPUs, NICs and exporters."""
+        speeds = {s.name: s.speed for s in self.topology.switches}
+        exporters = self.host_exporters.get(host.name)
+        entry: dict[str, Any] = {
+            "name": host.name, "address": "127.0.0.1", "campus": host.campus,
+            "gpus": {"vendor": host.vendor, "model": host.model, "count": host.gpus},
+            "scale_up": host.scale_up,
+            "nics": [{"name": nic.name, "guid": nic.guid, "switch": nic.switch,
+                      "port": nic.port, "speed": speeds[nic.switch], "rail": nic.rail}
+                     for nic in host.nics]}
+        if exporters is not None:
+            entry["metrics"] = [exporters.url(role) for role in exporters.endpoints]
+        return entry
 
     def _spans_and_links(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The inventory's spans (every span that is one fiber each way between two

@@ -63,7 +63,7 @@ def fault_targets(lab: Lab) -> dict[str, list[str]]:
     """Every fault target of ``lab`` and the kinds it takes: devices, each switch's SNMP
     agent, cables, spans (not already named as their cable), then fibers."""
     targets: dict[str, list[str]] = {}
-    for name in [*lab.ocs, *lab.amps, *lab.switches, *lab.instruments]:
+    for name in [*lab.ocs, *lab.amps, *lab.switches, *lab.instruments, *lab.hosts]:
         targets[name] = lab.faults(name).kinds()
     for name in lab.telemetry:
         targets[f"{name}/{SNMP_FACE}"] = lab.faults(f"{name}/{SNMP_FACE}").kinds()
@@ -144,7 +144,8 @@ def lab_status(lab: Lab) -> dict[str, Any]:
         "devices": [*(_ocs(lab, name) for name in lab.ocs),
                     *(_amplifier(lab, name) for name in lab.amps),
                     *(_switch(lab, spec.name) for spec in lab.topology.switches),
-                    *(_instrument(lab, name) for name in lab.instruments)],
+                    *(_instrument(lab, name) for name in lab.instruments),
+                    *(_host(lab, name) for name in lab.hosts)],
         "fibers": fibers,
         **cables_and_spans(lab.topology, fibers),
     }
@@ -258,6 +259,25 @@ def _ocs_key_ports(lab: Lab, name: str,
     device = lab.ocs[name]
     wanted |= {port for port in range(1, 2 * device.size + 1) if device.port_state(port) != "E"}
     return {port: fibers_at.get(port, (None, None, None)) for port in wanted}
+
+
+def _host(lab: Lab, name: str) -> dict[str, Any]:
+    """A GPU server: its exporters, and each GPU's and NIC's state as the model has it."""
+    server = lab.hosts[name]
+    exporters = lab.host_exporters.get(name)
+    serving = ({} if exporters is None else
+               {role: f"127.0.0.1:{endpoint.port}" for role, endpoint
+                in exporters.endpoints.items() if endpoint.server is not None})
+    snapshot = server.snapshot()
+    return {
+        "name": name, "kind": "host", "serving": serving, "up": bool(serving),
+        **_faults(lab, name),
+        "vendor": server.vendor, "model": server.model,
+        "gpus": [{"index": gpu.index, "healthy": gpu.healthy, "on_bus": gpu.on_bus,
+                  "xid": gpu.xid, "temperature_celsius": round(gpu.temperature_celsius, 1),
+                  "utilisation": round(gpu.utilisation, 3)} for gpu in snapshot.gpus],
+        "nics": [{"name": nic.name, "up": nic.up} for nic in snapshot.nics],
+    }
 
 
 def _amplifier(lab: Lab, name: str) -> dict[str, Any]:
