@@ -49,6 +49,8 @@ COMMANDS: dict[str, Command] = {
                         "/probe?target=NAME for a device, /metrics for itself."),
     "fabric": Command("msoctl.cli.fabric", "fabric", "The whole fabric from one intent "
                       "file: links and spans, OCS maps, amplifiers, switch congestion control."),
+    "host": Command("msoctl.cli.host", "host", "GPU servers on the fabric: their GPUs' and "
+                    "NICs' state."),
     "history": Command("msoctl.cli.history", "history", "Changes from the journal: who did "
                        "what to which device, and how it ended."),
     "inventory": Command("msoctl.cli.inventory", "inventory", "Show and check the inventory."),
