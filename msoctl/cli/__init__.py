@@ -56,6 +56,8 @@ COMMANDS: dict[str, Command] = {
     "inventory": Command("msoctl.cli.inventory", "inventory", "Show and check the inventory."),
     "journal": Command("msoctl.cli.journal", "journal", "The change journal: import, "
                        "export, prune, info."),
+    "job": Command("msoctl.cli.job", "job", "Jobs of GPUs on the fabric: place them, write "
+                   "their collective libraries' files."),
     "lab": Command("msoctl.cli.lab", "lab", "The emulated lab: every device as a software "
                    "emulator on loopback."),
     "link": Command("msoctl.cli.link", "link", "Fabric links: list them, drain them before "

@@ -1,0 +1,141 @@
+"""``msoctl job``: jobs of GPUs on the fabric.
+
+``job plan --gpus N`` places a job on healthy GPUs (msoctl/jobs/plan.py), orders its
+ranks along the fabric, works out the routes between its servers from the fabric as it
+is, and with ``--out DIR`` writes the files its launcher and collective libraries read
+(msoctl/jobs/files.py). JSON (``-o json``): ``name``, ``world_size``, ``vendors``,
+``hosts`` (name, vendor, campus, ranks), ``crossings`` (how often a ring over the ranks
+changes campus, vendor, host), ``ranks``, ``routes`` (NIC pairs with their hops and
+bandwidth, GB/s), ``unreachable`` (pairs the fabric does not join now),
+``unknown_links`` (links whose OCS could not be read), ``excluded_nics``, ``files``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from drivers.errors import ValidationError
+from msoctl import impact
+from msoctl.cli.context import Context, pass_context
+from msoctl.cli.host import read_state
+from msoctl.cli.output import DOCUMENTS, emit, output_option, say, table
+from msoctl.cli.types import TEXT, Count
+from msoctl.hosts import GPU_VENDORS
+from msoctl.jobs.fabric import JobFabric, Route, gigabytes_per_second
+from msoctl.jobs.files import ranks_document, routes_for, write_all
+from msoctl.jobs.plan import Placement, place
+from msoctl.links import Link
+from msoctl.words import counted
+
+MAX_JOB_GPUS = 10_000_000
+
+
+@click.group()
+def job() -> None:
+    """Jobs of GPUs on the fabric: place them, write their collective libraries' files."""
+
+
+def fabric_now(ctx: Context) -> JobFabric:
+    inventory = ctx.inventory
+
+    def carried(link: Link) -> str | None:
+        if any(ctx.read_map(ocs) is None for ocs in link.ocs_names):
+            return None
+        role, _ = impact.carried(link, ctx.read_map)
+        return role or "down"
+
+    return JobFabric.build(inventory.hosts.values(), inventory.links, carried, ctx.drained())
+
+
+def route_document(route: Route) -> dict[str, Any]:
+    return {"a": {"host_nic": route.a.name, "switch_port": route.a.switch_port,
+                  "guid": route.a.guid},
+            "b": {"host_nic": route.b.name, "switch_port": route.b.switch_port,
+                  "guid": route.b.guid},
+            "bandwidth_gbytes_per_second": gigabytes_per_second(route.bandwidth_bps),
+            "links": route.links,
+            "hops": [{"switch": hop.switch, "up_links": hop.up_links,
+                      "down_links": hop.down_links, "top": hop.top,
+                      "up_gbytes_per_second": gigabytes_per_second(hop.up_bps),
+                      "down_gbytes_per_second": gigabytes_per_second(hop.down_bps)}
+                     for hop in route.hops]}
+
+
+@job.command("plan")
+@click.option("--gpus", type=Count(1, MAX_JOB_GPUS), required=True, help="GPUs of the job.")
+@click.option("--vendor", "vendors", multiple=True, type=click.Choice(GPU_VENDORS),
+              help="Only GPUs of this vendor (repeat for several; default: any).")
+@click.option("--name", default="job", show_default=True, type=TEXT, help="The job's name.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Write the job's files into this directory.")
+@click.option("--lossless-priority", type=Count(0, 7), default=3, show_default=True,
+              help="The priority the switches carry RoCE on losslessly (NCCL_IB_TC/SL).")
+@output_option
+@pass_context
+def plan_job(ctx: Context, gpus: int, vendors: tuple[str, ...], name: str,
+             out_dir: Path | None, lossless_priority: int, output: str) -> None:
+    """Place a job on healthy GPUs and order its ranks along the fabric."""
+    _check_name(name)
+    states = read_state(ctx)
+    placement = place(states, gpus, vendors=vendors)
+    fabric = fabric_now(ctx)
+    routes, unreachable = routes_for(placement, fabric)
+    files = {} if out_dir is None else write_all(out_dir, placement, routes, lossless_priority)
+    unread = sorted(state.host.name for state in states if state.error is not None)
+    document = {
+        "name": name, "world_size": len(placement.ranks), "vendors": list(placement.vendors),
+        "hosts": [{"name": host.name, "vendor": host.vendor, "campus": host.campus,
+                   "ranks": [r.rank for r in placement.ranks if r.host == host.name]}
+                  for host in placement.hosts],
+        "crossings": {key: placement.crossings(key) for key in ("campus", "vendor", "host")},
+        "ranks": ranks_document(placement)["ranks"],
+        "routes": [route_document(route) for route in routes],
+        "unreachable": unreachable, "unknown_links": fabric.unknown_links,
+        "out_of_service_links": fabric.out_of_service,
+        "unreadable_hosts": unread,
+        "excluded_nics": {host: list(nics) for host, nics in placement.excluded_nics.items()},
+        "files": files,
+    }
+    if output in DOCUMENTS:
+        emit(document, output)
+        return
+    _say_plan(name, placement, routes, document)
+
+
+def _say_plan(name: str, placement: Placement, routes: list[Route],
+              document: dict[str, Any]) -> None:
+    crossings = document["crossings"]
+    say(f"{name}: {counted(len(placement.ranks), 'GPU')} of {', '.join(placement.vendors)} "
+        f"on {counted(len(placement.hosts), 'host')}; a ring over the ranks changes campus "
+        f"{counted(crossings['campus'], 'time')}, vendor {counted(crossings['vendor'], 'time')}")
+    rows = []
+    for host in placement.hosts:
+        ranks = [r for r in placement.ranks if r.host == host.name]
+        nics = sorted({r.nic.name for r in ranks})
+        rows.append([host.name, host.vendor, host.campus or "-",
+                     f"{ranks[0].rank}..{ranks[-1].rank}", ",".join(str(r.gpu) for r in ranks),
+                     ",".join(nics)])
+    click.echo(table(["host", "vendor", "campus", "ranks", "gpus", "nics"], rows))
+    if routes:
+        slowest = min(routes, key=lambda r: r.bandwidth_bps)
+        say(f"routes between its servers: {len(routes)}; the narrowest "
+            f"{gigabytes_per_second(slowest.bandwidth_bps):g} GB/s ({slowest.a.switch_port} - "
+            f"{slowest.b.switch_port} over {', '.join(slowest.links) or 'one switch'})")
+    for what, label in (("unreachable", "not joined by the fabric now"),
+                        ("out_of_service_links", "links out of service (dark or drained)"),
+                        ("unknown_links", "links whose OCS could not be read"),
+                        ("unreadable_hosts", "hosts whose state could not be read")):
+        if document[what]:
+            say(f"{label}: {', '.join(document[what])}")
+    for host, nics in document["excluded_nics"].items():
+        say(f"{host}: left out NICs {', '.join(nics)} (down or unknown)")
+    for what, path in document["files"].items():
+        click.echo(f"{what}: {path}")
+
+
+def _check_name(name: str) -> None:
+    if not name or len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
+        raise ValidationError(f"job name {name!r}: 1..64 letters, digits, '-', '_' or '.'")

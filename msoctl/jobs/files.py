@@ -1,0 +1,171 @@
+"""The files a planned job hands to its launcher and its collective libraries, each in the
+format its consumer reads:
+
+- ``hostfile``: one line per host in rank order, ``HOST slots=N`` with the host's
+  inventory name (Open MPI's hostfile, and DeepSpeed's, which must match
+  ``^(\\S+)\\s+slots=(\\d+)``, refuses a host twice and keeps the order); ranks fill the
+  hosts in file order, as both launchers map them by default. Addresses are in
+  ``ranks.json``.
+- ``flagcx-hostfile``: the same with ``type=<vendor>``, as FlagCX's launch example reads.
+- ``ranks.json``: every rank's host, GPU, vendor, campus and NIC (name, rail, GUID), for
+  any launcher that takes explicit placement.
+- ``flagcx-route.xml``: FlagCX's inter-server route file (``FLAGCX_INTERSERVER_ROUTE_FILE``):
+  ``<interserver_route><nic_pairs><pair>`` per pair of NICs that talk across servers (the
+  ring's neighbouring hosts, rail to rail), each with ``<nic1 guid>``, ``<nic2 guid>`` and
+  ``<interSwitch count>`` holding a ``<switch downBw upBw upLink downLink isTop>`` per hop,
+  bandwidths in GB/s and link counts from the fabric as it is (msoctl/jobs/fabric.py);
+  every attribute written, at most 16 hops, no XML declaration.
+- ``env/<host>.env``: the environment of the host's ranks, one ``NAME=value`` a line:
+  ``NCCL_IB_HCA`` (``=`` exact names with port 1, the NICs that are up), ``NCCL_IB_TC`` /
+  ``NCCL_IB_SL`` from the lossless priority the switches carry RoCE on,
+  ``NCCL_CROSS_NIC=0`` (rings stay on their rail), the same for FlagCX (``FLAGCX_IB_*``,
+  ``FLAGCX_INTERSERVER_ROUTE_FILE``), and for an Ascend host HCCL's ``HCCL_RDMA_TC`` (a
+  multiple of 4) and ``HCCL_RDMA_SL``. RCCL reads the ``NCCL_*`` names.
+
+The traffic class: RoCE traffic of lossless priority P is marked DSCP 8P+2 (DSCP 26 for
+priority 3, the usual RoCE mapping); ``NCCL_IB_TC`` is the whole IP traffic-class byte,
+DSCP x 4 + 2 (ECN-capable), HCCL's the DSCP x 4.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+from msoctl.hosts import Host, HostNic
+from msoctl.jobs.fabric import JobFabric, Route, gigabytes_per_second
+from msoctl.jobs.plan import Placement
+from msoctl.outfile import write_output
+
+MAX_FLAGCX_HOPS = 16
+IB_PORT = 1
+
+
+def dscp(priority: int) -> int:
+    return 8 * priority + 2
+
+
+def traffic_class(priority: int) -> int:
+    return dscp(priority) * 4 + 2
+
+
+def hostfile(placement: Placement, *, with_type: bool = False) -> str:
+    lines = []
+    for host in placement.hosts:
+        slots = sum(rank.host == host.name for rank in placement.ranks)
+        lines.append(f"{host.name} slots={slots}" + (f" type={host.vendor}" if with_type
+                                                      else ""))
+    return "\n".join(lines) + "\n"
+
+
+def ranks_document(placement: Placement) -> dict[str, Any]:
+    addresses = {host.name: host.address for host in placement.hosts}
+    return {"world_size": len(placement.ranks), "vendors": list(placement.vendors),
+            "ranks": [{"rank": rank.rank, "host": rank.host, "address": addresses[rank.host],
+                       "gpu": rank.gpu, "vendor": rank.vendor, "campus": rank.campus,
+                       "nic": rank.nic.name, "rail": rank.nic.rail, "guid": rank.nic.guid}
+                      for rank in placement.ranks]}
+
+
+def neighbour_pairs(placement: Placement) -> list[tuple[HostNic, HostNic]]:
+    """The NIC pairs a ring over the placement uses across servers: each host and the
+    next (the last and the first), rail to rail, each pair once."""
+    hosts = list(placement.hosts)
+    used: dict[str, list[HostNic]] = {}
+    for rank in placement.ranks:
+        nics = used.setdefault(rank.host, [])
+        if rank.nic not in nics:
+            nics.append(rank.nic)
+    pairs: list[tuple[HostNic, HostNic]] = []
+    seen: set[tuple[str, str]] = set()
+    for index, host in enumerate(hosts):
+        following = hosts[(index + 1) % len(hosts)]
+        if following.name == host.name:
+            continue
+        theirs = {nic.rail: nic for nic in used.get(following.name, [])}
+        for nic in used.get(host.name, []):
+            other = theirs.get(nic.rail) or next(iter(theirs.values()), None)
+            if other is None:
+                continue
+            key = (min(nic.guid, other.guid), max(nic.guid, other.guid))
+            if key not in seen:
+                seen.add(key)
+                pairs.append((nic, other))
+    return pairs
+
+
+def route_xml(routes: Sequence[Route]) -> str:
+    root = ElementTree.Element("interserver_route")
+    pairs = ElementTree.SubElement(root, "nic_pairs")
+    for route in routes:
+        pair = ElementTree.SubElement(pairs, "pair")
+        ElementTree.SubElement(pair, "nic1", guid=route.a.guid)
+        ElementTree.SubElement(pair, "nic2", guid=route.b.guid)
+        hops = route.hops[:MAX_FLAGCX_HOPS]
+        inter = ElementTree.SubElement(pair, "interSwitch", count=str(len(hops)))
+        for hop in hops:
+            ElementTree.SubElement(
+                inter, "switch", downBw=_gb(hop.down_bps), upBw=_gb(hop.up_bps),
+                upLink=str(hop.up_links), downLink=str(max(1, hop.down_links)),
+                isTop="1" if hop.top else "0")
+    ElementTree.indent(root)
+    return ElementTree.tostring(root, encoding="unicode") + "\n"
+
+
+def _gb(bps: float) -> str:
+    return f"{gigabytes_per_second(bps):g}"
+
+
+def host_env(host: Host, placement: Placement, priority: int, route_file: str) -> str:
+    up = [nic for nic in host.nics
+          if nic.name not in placement.excluded_nics.get(host.name, ())]
+    hca = "=" + ",".join(f"{nic.name}:{IB_PORT}" for nic in up)
+    tc, sl = traffic_class(priority), priority
+    lines = [f"NCCL_IB_HCA={hca}", f"NCCL_IB_TC={tc}", f"NCCL_IB_SL={sl}", "NCCL_CROSS_NIC=0",
+             f"FLAGCX_IB_HCA={hca}", f"FLAGCX_IB_TC={tc}", f"FLAGCX_IB_SL={sl}",
+             f"FLAGCX_INTERSERVER_ROUTE_FILE={route_file}"]
+    if host.vendor == "ascend":
+        lines += [f"HCCL_RDMA_TC={dscp(priority) * 4}", f"HCCL_RDMA_SL={sl}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_all(directory: Path, placement: Placement, routes: Sequence[Route],
+              priority: int) -> dict[str, str]:
+    """Every file into ``directory`` (made if missing); {what: path}."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "env").mkdir(exist_ok=True)
+    route_path = directory / "flagcx-route.xml"
+    written = {
+        "hostfile": _write(directory / "hostfile", hostfile(placement)),
+        "flagcx_hostfile": _write(directory / "flagcx-hostfile",
+                                  hostfile(placement, with_type=True)),
+        "ranks": _write(directory / "ranks.json",
+                        json.dumps(ranks_document(placement), indent=2) + "\n"),
+        "flagcx_route": _write(route_path, route_xml(routes)),
+    }
+    for host in placement.hosts:
+        written[f"env:{host.name}"] = _write(
+            directory / "env" / f"{host.name}.env",
+            host_env(host, placement, priority, str(route_path.resolve())))
+    return written
+
+
+def _write(path: Path, text: str) -> str:
+    write_output(path, text)
+    return str(path)
+
+
+def routes_for(placement: Placement, fabric: JobFabric) -> tuple[list[Route], list[str]]:
+    """The routes of the ring's NIC pairs, and the pairs that have none (the fabric between
+    them is down or unknown)."""
+    routes, missing = [], []
+    for a, b in neighbour_pairs(placement):
+        route = fabric.route(a, b)
+        if route is None:
+            missing.append(f"{a.switch_port} ({a.name}) - {b.switch_port} ({b.name})")
+        else:
+            routes.append(route)
+    return routes, missing
