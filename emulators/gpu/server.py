@@ -56,6 +56,7 @@ class ExporterServer:
         self.host = host
         self.faults = faults if faults is not None else model.faults
         self.endpoints = {role: Endpoint(role, render) for role, render in endpoints.items()}
+        self._handlers: set[asyncio.Task[None]] = set()
 
     def url(self, role: str) -> str:
         return f"http://{self.host}:{self.endpoints[role].port}/metrics"
@@ -68,14 +69,23 @@ class ExporterServer:
             endpoint.port = endpoint.server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
+        """Stop listening, and end the requests still held (by a freeze or a drop)."""
+        servers = [e.server for e in self.endpoints.values() if e.server is not None]
         for endpoint in self.endpoints.values():
-            server, endpoint.server = endpoint.server, None
-            if server is not None:
-                server.close()
-                await server.wait_closed()
+            endpoint.server = None
+        for server in servers:
+            server.close()
+        for task in list(self._handlers):
+            task.cancel()
+        await asyncio.gather(*self._handlers, return_exceptions=True)
+        for server in servers:
+            await server.wait_closed()
 
     async def _serve(self, endpoint: Endpoint, reader: asyncio.StreamReader,
                      writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._handlers.add(task)
         try:
             try:
                 method, target, _, _ = await asyncio.wait_for(read_request(reader),
@@ -104,6 +114,7 @@ class ExporterServer:
         except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
             pass  # the client went away, or sent nothing
         finally:
+            self._handlers.discard(task)
             writer.close()
 
     async def _transport_faults(self, writer: asyncio.StreamWriter) -> bool:
