@@ -71,7 +71,7 @@ def test_lab_up_status_and_a_fiber_cut_through_the_endpoint(
         document = json.loads(shown.stdout)
         assert [d["name"] for d in document["devices"]] == [
             "ocs-a", "ocs-b", "ocs-lab", "amp-1", "amp-2", "sw-a", "sw-b", "sw-c", "sw-d",
-            "laser-1", "pm-1"]
+            "laser-1", "pm-1", "gpu-a1", "gpu-a2", "gpu-b1", "gpu-b2"]
         assert not any(f["cut"] for f in document["fibers"])
 
         # sw-b:tx1 -> ocs-b 1->121 -> span-1/2 -> ocs-a:61 (no amplifier on B->A)
@@ -193,7 +193,7 @@ def test_an_unknown_target_is_one_line_listing_the_targets(msoctl: Msoctl) -> No
     line = _one_error_line(result.err)
     assert "no device, cable or fiber named 'span-9'" in line
     assert ("ocs-a, ocs-b, ocs-lab, amp-1, amp-2, sw-a, sw-b, sw-c, sw-d, laser-1, pm-1, "
-            "sw-a/snmp, sw-b/snmp, span-1, span-2") in line
+            "gpu-a1, gpu-a2, gpu-b1, gpu-b2, sw-a/snmp, sw-b/snmp, span-1, span-2") in line
     cleared = msoctl("lab", "fault", "pump", "amp-9", "--clear")
     assert cleared.code == 2 and "amp-9" in _one_error_line(cleared.err)
 

@@ -69,6 +69,8 @@ def reset_lab(lab: Lab) -> None:
             lab.telemetry[name].faults.clear()
     for instrument in lab.instruments.values():
         instrument.faults.clear()
+    for server in lab.hosts.values():
+        server.factory_reset()
     for spec in lab.topology.test_sets:  # what each instrument has, as the topology says
         laser, meter = lab.instruments[spec.laser], lab.instruments[spec.meter]
         laser.range_queries = spec.laser_range
@@ -110,6 +112,9 @@ def what_is_left(lab: Lab) -> list[str]:
     for name, instrument in lab.instruments.items():
         if instrument.faults.active():
             left.append(f"{name}: faults {instrument.faults.active()}")
+    for name, server in lab.hosts.items():
+        if not server.is_factory():
+            left.append(f"{name}: faults {server.faults.active()} or GPU state changed")
     if lab._launch_overrides:
         left.append(f"launch powers overridden: {sorted(lab._launch_overrides)}")
     if (lab.state_dir / JOURNAL_FILE).exists():

@@ -1,0 +1,98 @@
+"""``msoctl host`` and ``msoctl job plan`` against the lab: its four GPU servers of two
+vendors on two campuses, their exporters with faults, the fabric between them dark and
+then lit."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from emulators.faults import Fault
+from emulators.lab import Lab
+from tests.support import Msoctl, one_error_line
+
+
+@pytest.fixture
+def lab(shared_lab: Lab) -> Lab:
+    """One lab for the module, put back and checked between tests (tests/support/reset.py)."""
+    return shared_lab
+
+
+def test_host_list_shows_each_server_and_what_is_wrong(lab: Lab, msoctl: Msoctl) -> None:
+    healthy = json.loads(msoctl("host", "list", "-o", "json").out)
+    assert [(h["name"], h["vendor"], h["campus"]) for h in healthy["hosts"]] == [
+        ("gpu-a1", "nvidia", "a"), ("gpu-a2", "amd", "a"), ("gpu-b1", "nvidia", "b"),
+        ("gpu-b2", "amd", "b")]
+    assert all(g["healthy"] for h in healthy["hosts"] for g in h["gpus"])
+    lab.inject("gpu-a1", Fault("gpu_xid", "2"))
+    lab.inject("gpu-b2", Fault("nic_down", "mlx5_1"))
+    result = msoctl("host", "list")
+    assert result.code == 0, result
+    rows = {line.split()[0]: line for line in result.out.splitlines()[1:] if line[:1] != " "}
+    assert rows["gpu-a1"].split()[4:6] == ["3/4", "2/2"]
+    assert rows["gpu-b2"].split()[4:6] == ["4/4", "1/2"]
+    shown = json.loads(msoctl("host", "show", "gpu-a1", "-o", "json").out)
+    assert shown["gpus"][2]["healthy"] is False and shown["gpus"][2]["reasons"]
+
+
+def test_a_job_is_placed_on_healthy_gpus_and_told_the_fabric_is_dark(
+        lab: Lab, msoctl: Msoctl, tmp_path: Path) -> None:
+    """A new lab's OCS carry nothing: link-1 is out of service, so the servers of two
+    campuses are not joined, and the plan says so; one campus's are."""
+    lab.inject("gpu-a1", Fault("gpu_ecc", "0"))
+    refused = msoctl("job", "plan", "--gpus", "16")
+    assert "16 GPUs asked, but only 15 healthy GPUs" in one_error_line(refused)
+    plan = json.loads(msoctl("job", "plan", "--gpus", "7", "--vendor", "nvidia",
+                             "-o", "json").out)
+    assert [h["name"] for h in plan["hosts"]] == ["gpu-a1", "gpu-b1"]
+    assert [r["gpu"] for r in plan["ranks"] if r["host"] == "gpu-a1"] == [1, 2, 3]
+    assert plan["out_of_service_links"] == ["link-1"] and plan["routes"] == []
+    assert len(plan["unreachable"]) == 2
+    local = json.loads(msoctl("job", "plan", "--gpus", "4", "--vendor", "amd",
+                              "-o", "json").out)
+    assert [h["name"] for h in local["hosts"]] == ["gpu-a2"]
+    assert local["crossings"] == {"campus": 0, "vendor": 0, "host": 0}
+
+
+def test_with_the_link_lit_the_plan_writes_files_over_the_span(
+        lab: Lab, msoctl: Msoctl, tmp_path: Path) -> None:
+    intent = tmp_path / "intent.yaml"
+    intent.write_text("links:\n  link-1: {span: working}\n")
+    applied = msoctl("fabric", "apply", str(intent))
+    assert applied.code == 0, applied
+    out = tmp_path / "job"
+    plan = json.loads(msoctl("job", "plan", "--gpus", "8", "--vendor", "amd", "--name",
+                             "llm-1", "--out", str(out), "-o", "json").out)
+    assert plan["name"] == "llm-1" and plan["crossings"] == {"campus": 2, "vendor": 0,
+                                                            "host": 2}
+    assert plan["unreachable"] == [] and len(plan["routes"]) == 2
+    route = plan["routes"][0]
+    assert route["links"] == ["link-1"]
+    assert route["bandwidth_gbytes_per_second"] == pytest.approx(50 * 1 / 4)  # 4 NICs, 1 link
+    lines = (out / "hostfile").read_text().splitlines()
+    assert lines == ["gpu-a2 slots=4", "gpu-b2 slots=4"]
+    root = ElementTree.parse(out / "flagcx-route.xml").getroot()
+    assert root.tag == "interserver_route" and len(root[0]) == 2
+    env = (out / "env" / "gpu-a2.env").read_text()
+    assert "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1\n" in env
+    assert f"FLAGCX_INTERSERVER_ROUTE_FILE={(out / 'flagcx-route.xml').resolve()}" in env
+    ranks = json.loads((out / "ranks.json").read_text())
+    assert [r["host"] for r in ranks["ranks"]] == ["gpu-a2"] * 4 + ["gpu-b2"] * 4
+    text = msoctl("job", "plan", "--gpus", "8", "--vendor", "amd")
+    assert re.search(r"narrowest 12\.5 GB/s .* over link-1", " ".join(text.out.split()))
+
+
+@pytest.mark.parametrize(("arguments", "words"), [
+    (("job", "plan", "--gpus", "0"), "--gpus"),
+    (("job", "plan", "--gpus", "4", "--vendor", "intel"), "--vendor"),
+    (("job", "plan", "--gpus", "4", "--name", "a b"), "job name 'a b'"),
+    (("job", "plan"), "--gpus"),
+    (("host", "show", "gpu-z9"), "no host named 'gpu-z9'"),
+])
+def test_bad_requests_are_one_line(lab: Lab, msoctl: Msoctl, arguments: tuple[str, ...],
+                                   words: str) -> None:
+    assert words in one_error_line(msoctl(*arguments))
