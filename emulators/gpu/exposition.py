@@ -188,7 +188,7 @@ def amd(snapshot: Snapshot) -> str:
 
 def ascend(snapshot: Snapshot) -> str:
     model = ASCEND_MODEL_NAMES.get(snapshot.model, f"{snapshot.model}-Ascend-V1")
-    stamp = round(snapshot.at_seconds * 1000)
+    stamp = round(snapshot.wall_seconds * 1000)
     links = {index: nic.up for index, nic in enumerate(snapshot.nics)}
 
     def labels(gpu: Gpu) -> dict[str, str]:

@@ -30,6 +30,7 @@ import dataclasses
 import hashlib
 import math
 import threading
+import time
 from dataclasses import dataclass, field
 
 from emulators.clock import Clock
@@ -128,6 +129,7 @@ class Snapshot:
     gpus: list[Gpu]
     nics: list[Nic]
     at_seconds: float
+    wall_seconds: float  # the same moment as seconds since the Unix epoch (timestamps)
     energy_mj: dict[int, float] = field(default_factory=dict)
 
 
@@ -146,9 +148,28 @@ class GpuServer:
         self._energy_mj = [0.0] * count
         self._lock = threading.Lock()
         self._last = clock.now()
+        self._epoch = time.time() - self._last  # wall time at device time 0
         self.faults = FaultInjector(name)
         for kind in GPU_FAULTS:
             self.faults.handle(kind, self._inject, self._clear)
+
+    def factory_reset(self) -> None:
+        """As the server was built: idle, at ambient, no error counted, every NIC up, no
+        fault active."""
+        self.faults.clear()
+        with self._lock:
+            sheet = self.gpus[0].datasheet if self.gpus else GENERIC
+            self.gpus = [Gpu(g.index, g.uuid, g.serial, g.pci_bus_id, sheet) for g in self.gpus]
+            for nic in self.nics:
+                nic.up = True
+            self._energy_mj = [0.0] * len(self.gpus)
+            self._last = self.clock.now()
+
+    def is_factory(self) -> bool:
+        """Whether nothing is changed from :meth:`factory_reset`'s state but the time."""
+        return (not self.faults.active() and all(n.up for n in self.nics)
+                and all(g.load == 0 and g.on_bus and g.xid == 0 and not g.cooling_failed
+                        and g.ecc_double_bit_aggregate == 0 for g in self.gpus))
 
     # ---- load and time ----------------------------------------------------------------
 
@@ -182,7 +203,8 @@ class GpuServer:
             return Snapshot(self.name, self.vendor, self.model,
                             [_copy(gpu) for gpu in self.gpus],
                             [Nic(n.name, n.guid, n.speed_bps, n.up) for n in self.nics],
-                            self.clock.now(), dict(enumerate(self._energy_mj)))
+                            self._last, self._epoch + self._last,
+                            dict(enumerate(self._energy_mj)))
 
     # ---- faults -------------------------------------------------------------------------
 
