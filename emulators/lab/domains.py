@@ -109,4 +109,6 @@ def restrict(topology: Topology, names: frozenset[str]) -> Topology:
         patches=[f for f in topology.patches if ours(f.from_port)],
         spans=spans, cables=cables,
         links=[link for link in topology.links if ours(link.a)],
-        test_sets=[t for t in topology.test_sets if t.ocs in names])
+        test_sets=[t for t in topology.test_sets if t.ocs in names],
+        # a server runs beside the switch of its first NIC (it is no part of the optics)
+        hosts=[h for h in topology.hosts if h.nics[0].switch in names])

@@ -20,6 +20,12 @@ The fabric, as the generator builds it:
   working cable darkens S links at once.
 - Amplifiers on A spans, spread evenly (``amp-1`` ..), on the A->B fiber as in the
   default topology, at the far campus.
+- With ``--hosts-per-campus H``, H GPU servers per campus (``c1-gpu1`` ..) of
+  ``--gpus-per-host`` GPUs, their vendors taken in turn from ``--host-vendors`` (mixed
+  vendors on every campus), each with one NIC per plane: NIC r (rail r) on the campus's
+  switch of plane r+1, on host ports after the switch's long-haul ports (rail-optimised:
+  a rail is a plane). A plane whose campus switch carries no link has no switch, and no
+  rail there.
 - With ``--idle-light``, a bank of idle light sources per OCS (``c1-ocs1-idle``, 0 dBm
   each), one per protection span ending there, patched into the ingress ports after
   the spans' ports.
@@ -63,6 +69,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drivers.yamlfile import load_text
+from emulators.lab.hostspec import GPU_VENDORS
 from emulators.lab.topology import SWITCH_MANAGEMENT, parse_topology
 
 MAX_CAMPUSES = 32
@@ -97,6 +104,9 @@ class FabricSpec:
     seed: int = 1
     name: str | None = None
     idle_light: bool = False
+    hosts_per_campus: int = 0
+    gpus_per_host: int = 8
+    host_vendors: tuple[str, ...] = ("nvidia",)
 
     def check(self) -> None:
         """ValueError naming the first argument out of range."""
@@ -113,6 +123,10 @@ class FabricSpec:
                              "(with the patches and the route's spread, within the lab's 200)")
         if self.switch_management not in SWITCH_MANAGEMENT:
             raise ValueError(f"switch_management must be one of {', '.join(SWITCH_MANAGEMENT)}")
+        if not 0 <= self.hosts_per_campus <= 1024 or not 1 <= self.gpus_per_host <= 72:
+            raise ValueError("hosts_per_campus must be 0..1024 and gpus_per_host 1..72")
+        if not self.host_vendors or any(v not in GPU_VENDORS for v in self.host_vendors):
+            raise ValueError(f"host_vendors must be some of {', '.join(GPU_VENDORS)}")
         spans = self.links + self.protection_spans
         if not 0 <= self.amplified_spans <= spans:
             raise ValueError(f"amplified_spans must be 0..{spans} (the fabric's spans)")
@@ -289,10 +303,11 @@ def generate(spec: FabricSpec) -> dict[str, Any]:
             amplifiers.append({"name": f"amp-{number}", "campus": f"c{ocs[far].campus}"})
             span["fibers"][0]["amplifier"] = f"amp-{number}"
 
-    switches = [{"name": _switch_name(u.campus, u.plane), "campus": f"c{u.campus}",
-                 "ports": u.ends, "speed": SWITCH_SPEED,
-                 "cable_length_km": round(spec.span_length_km + PATCH_KM, 3),
-                 "management": spec.switch_management} for u in ocs.values() if u.ends]
+    switches: list[dict[str, Any]] = [
+        {"name": _switch_name(u.campus, u.plane), "campus": f"c{u.campus}", "ports": u.ends,
+         "speed": SWITCH_SPEED, "cable_length_km": round(spec.span_length_km + PATCH_KM, 3),
+         "management": spec.switch_management} for u in ocs.values() if u.ends]
+    hosts = _hosts(spec, {s["name"]: s for s in switches}, {u.name: u for u in ocs.values()})
     patches = []
     transceivers = []
     for unit in ocs.values():
@@ -322,7 +337,33 @@ def generate(spec: FabricSpec) -> dict[str, Any]:
         "spans": [{"name": s["name"], "cable": s["cable"], "fibers": s["fibers"]}
                   for s in spans],
         "links": links,
+        "hosts": hosts,
     }
+
+
+def _hosts(spec: FabricSpec, switches: dict[str, dict[str, Any]],
+           ocs: dict[str, _Ocs]) -> list[dict[str, Any]]:
+    """The GPU servers (module docstring); each switch's ``host_ports`` set for them."""
+    hosts: list[dict[str, Any]] = []
+    for campus in range(1, spec.campuses + 1):
+        for number in range(1, spec.hosts_per_campus + 1):
+            vendor = spec.host_vendors[(number - 1) % len(spec.host_vendors)]
+            nics = []
+            for plane in range(1, spec.ocs_per_campus + 1):
+                switch = switches.get(_switch_name(campus, plane))
+                if switch is None:
+                    continue
+                switch["host_ports"] = switch.get("host_ports", 0) + 1
+                port = ocs[_ocs_name(campus, plane)].ends + switch["host_ports"]
+                nics.append({"switch": switch["name"], "port": f"Ethernet{port}",
+                             "rail": plane - 1})
+            if not nics:
+                raise ValueError(f"campus c{campus} has no switch for its hosts' NICs "
+                                 "(no link ends there)")
+            hosts.append({"name": f"c{campus}-gpu{number}", "campus": f"c{campus}",
+                          "gpus": {"vendor": vendor, "count": spec.gpus_per_host},
+                          "nics": nics})
+    return hosts
 
 
 def _flow(value: Any) -> str:
@@ -345,7 +386,9 @@ def summary(document: dict[str, Any], spec: FabricSpec) -> str:
             f"{len(document['spans'])} spans in {len(cables)} cables of up to "
             f"{spec.spans_per_cable}, {len(document['amplifiers'])} amplifiers"
             + (f", {sum(t['count'] for t in document['transceivers'])} idle light sources"
-               if document["transceivers"] else ""))
+               if document["transceivers"] else "")
+            + (f", {len(document['hosts'])} GPU servers of "
+               f"{'/'.join(spec.host_vendors)}" if document.get("hosts") else ""))
 
 
 def generate_text(spec: FabricSpec, command: str = "") -> str:
@@ -362,7 +405,7 @@ def render(document: dict[str, Any], spec: FabricSpec, command: str = "") -> str
              "# spans join OCS of one plane only. Regenerate rather than edit by hand.",
              f"name: {_flow(document['name'])}"]
     for section in ("ocs", "switches", "transceivers", "patches", "amplifiers", "cables",
-                    "spans", "links"):
+                    "spans", "links", "hosts"):
         if not document[section]:
             continue
         lines.append(f"{section}:")

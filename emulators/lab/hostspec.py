@@ -47,6 +47,7 @@ class NicSpec:
     port: str
     rail: int
     guid: str  # 0x and 16 hex digits
+    speed: str = "400G"  # the switch port's
 
     @property
     def switch_port(self) -> str:
@@ -135,7 +136,7 @@ def _nics(section: Section, source: str, host: str, vendor: str,
         if any(other.name == name for other in made):
             raise nic.error("name", f"{host} has another NIC named {name}")
         taken[end] = f"{host}/{name}"
-        made.append(NicSpec(name, switch_name, port, rail, guid_of(host, index)))
+        made.append(NicSpec(name, switch_name, port, rail, guid_of(host, index), switch.speed))
     return tuple(made)
 
 

@@ -302,11 +302,11 @@ class Lab:
             self.fibers[link.name] = fiber
         for test_set in self.topology.test_sets:
             self._build_test_set(test_set)
-        speeds = {s.name: PORT_SPEEDS_BPS[s.speed] for s in self.topology.switches}
         for host in self.topology.hosts:
             self.hosts[host.name] = GpuServer(
                 host.name, host.vendor, host.model, host.gpus,
-                [(nic.name, nic.guid, speeds[nic.switch]) for nic in host.nics], self.clock)
+                [(nic.name, nic.guid, PORT_SPEEDS_BPS[nic.speed]) for nic in host.nics],
+                self.clock)
 
     def _build_test_set(self, spec: AcceptanceSpec) -> None:
         """The acceptance test set on the OCS's ports that no patch or cable uses."""
@@ -685,14 +685,13 @@ class Lab:
 
     def _host_entry(self, host: HostSpec) -> dict[str, Any]:
         """A server as the inventory gives it: its GPUs, NICs and exporters."""
-        speeds = {s.name: s.speed for s in self.topology.switches}
         exporters = self.host_exporters.get(host.name)
         entry: dict[str, Any] = {
             "name": host.name, "address": "127.0.0.1", "campus": host.campus,
             "gpus": {"vendor": host.vendor, "model": host.model, "count": host.gpus},
             "scale_up": host.scale_up,
             "nics": [{"name": nic.name, "guid": nic.guid, "switch": nic.switch,
-                      "port": nic.port, "speed": speeds[nic.switch], "rail": nic.rail}
+                      "port": nic.port, "speed": nic.speed, "rail": nic.rail}
                      for nic in host.nics]}
         if exporters is not None:
             entry["metrics"] = [exporters.url(role) for role in exporters.endpoints]

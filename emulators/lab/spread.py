@@ -250,6 +250,11 @@ class SpreadLab:
             document["spans"] = spans
         if links:
             document["links"] = links
+        host_order = {host.name: i for i, host in enumerate(self.topology.hosts)}
+        hosts = sorted((h for p in parts for h in p.get("hosts", [])),
+                       key=lambda h: host_order[h["name"]])
+        if hosts:
+            document["hosts"] = hosts
         return document
 
     def _merge_targets(self) -> None:

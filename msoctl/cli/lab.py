@@ -94,6 +94,11 @@ def topology() -> None:
               help="Idle light sources on every OCS, one per protection span ending there, "
                    "so that the standby spans stay lit and verified (what `msoctl protect "
                    "run` needs): one more ingress port per protection span.")
+@click.option("--hosts-per-campus", type=Count(0, 1024), default=0, show_default=True,
+              help="GPU servers per campus, one NIC per plane (rail r on plane r+1).")
+@click.option("--gpus-per-host", type=Count(1, 72), default=8, show_default=True)
+@click.option("--host-vendors", default="nvidia", show_default=True, metavar="V[,V...]",
+              type=TEXT, help="The servers' GPU vendors, in turn: nvidia, amd, ascend.")
 @click.option("--seed", type=Count(0, 2**31), default=1, show_default=True,
               help="Varies the cables' route lengths; same arguments, same file.")
 @click.option("--name", type=TEXT, help="The topology's name (default: from its shape).")
@@ -101,7 +106,8 @@ def topology() -> None:
               help="The topology file to write (default: print it).")
 def generate(campuses: int, ocs_per_campus: int, ocs_size: int, links: int,
              spans_per_cable: int, amplified_spans: int, links_per_protection: int,
-             switch_management: str, span_length_km: float, idle_light: bool, seed: int,
+             switch_management: str, span_length_km: float, idle_light: bool,
+             hosts_per_campus: int, gpus_per_host: int, host_vendors: str, seed: int,
              name: str | None, out: Path | None) -> None:
     """Write the topology of a fabric: OCS per campus, a switch per campus and plane,
     links between campus pairs, each on a working span with a protection span on
@@ -121,7 +127,9 @@ def generate(campuses: int, ocs_per_campus: int, ocs_size: int, links: int,
         out, command, campuses=campuses, ocs_per_campus=ocs_per_campus, ocs_size=ocs_size,
         links=links, spans_per_cable=spans_per_cable, amplified_spans=amplified_spans,
         links_per_protection=links_per_protection, switch_management=switch_management,
-        span_length_km=span_length_km, idle_light=idle_light, seed=seed, name=name)
+        span_length_km=span_length_km, idle_light=idle_light, seed=seed, name=name,
+        hosts_per_campus=hosts_per_campus, gpus_per_host=gpus_per_host,
+        host_vendors=tuple(v.strip() for v in host_vendors.split(",") if v.strip()))
     if out is None:
         click.echo(written, nl=False)
     else:

@@ -107,3 +107,23 @@ def test_a_bad_host_in_an_inventory_is_one_line(tmp_path: Path, hosts: list[Any]
         _inventory(tmp_path, {"devices": [SWITCH], "hosts": hosts, **extra})
     message = str(caught.value)
     assert words in message and "\n" not in message, message
+
+
+def test_a_generated_fabric_has_servers_of_mixed_vendors_one_nic_a_plane() -> None:
+    from emulators.lab.generate import FabricSpec, generate_text
+
+    spec = FabricSpec(campuses=2, ocs_per_campus=2, links=4, hosts_per_campus=3,
+                      gpus_per_host=8, host_vendors=("nvidia", "amd", "ascend"))
+    text = generate_text(spec)
+    assert text == generate_text(spec)  # same arguments, same file
+    topology = parse_topology(load_text(text, "g.yaml"), "g.yaml")
+    assert [(h.name, h.vendor) for h in topology.hosts[:3]] == [
+        ("c1-gpu1", "nvidia"), ("c1-gpu2", "amd"), ("c1-gpu3", "ascend")]
+    for host in topology.hosts:
+        assert [(n.rail, n.switch) for n in host.nics] == [
+            (0, f"{host.campus}-sw1"), (1, f"{host.campus}-sw2")]
+    switch = next(s for s in topology.switches if s.name == "c1-sw1")
+    assert switch.host_ports == 3 and switch.host_port_names[0] == f"Ethernet{switch.ports + 1}"
+    with pytest.raises(ValueError, match="host_vendors"):
+        generate_text(FabricSpec(campuses=2, ocs_per_campus=1, links=2, hosts_per_campus=1,
+                                 host_vendors=("intel",)))
