@@ -72,7 +72,8 @@ def ranks_document(placement: Placement) -> dict[str, Any]:
 
 def neighbour_pairs(placement: Placement) -> list[tuple[HostNic, HostNic]]:
     """The NIC pairs a ring over the placement uses across servers: each host and the
-    next (the last and the first), rail to rail, each pair once."""
+    next (the last and the first), rail to rail (a rail the next host has no NIC up on
+    carries nothing between them), each pair once."""
     hosts = list(placement.hosts)
     used: dict[str, list[HostNic]] = {}
     for rank in placement.ranks:
@@ -87,7 +88,7 @@ def neighbour_pairs(placement: Placement) -> list[tuple[HostNic, HostNic]]:
             continue
         theirs = {nic.rail: nic for nic in used.get(following.name, [])}
         for nic in used.get(host.name, []):
-            other = theirs.get(nic.rail) or next(iter(theirs.values()), None)
+            other = theirs.get(nic.rail)  # rings stay on their rail (NCCL_CROSS_NIC=0)
             if other is None:
                 continue
             key = (min(nic.guid, other.guid), max(nic.guid, other.guid))
