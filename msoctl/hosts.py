@@ -31,7 +31,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from drivers.switch.link import PORT_SPEEDS_BPS
 from drivers.yamlfile import LinedList, Section, YamlFileError
 
 GPU_VENDORS = ("nvidia", "amd", "ascend")
@@ -55,7 +54,7 @@ class HostNic:
 
     @property
     def speed_bps(self) -> float:
-        return PORT_SPEEDS_BPS[self.speed]
+        return _speeds()[self.speed]
 
     @property
     def switch_port(self) -> str:
@@ -170,7 +169,7 @@ def _nics(section: Section, source: str, host: str, kinds: Mapping[str, str],
         end = f"{switch}:{port}"
         if end in cabled:
             raise nic.error("port", f"{end} is {cabled[end]}'s already")
-        speed = nic.get("speed", str, choices=tuple(PORT_SPEEDS_BPS))
+        speed = nic.get("speed", str, choices=tuple(_speeds()))
         rail = nic.get("rail", int, default=index)
         if not 0 <= rail <= 1023:
             raise nic.error("rail", "must be 0..1023")
@@ -179,6 +178,14 @@ def _nics(section: Section, source: str, host: str, kinds: Mapping[str, str],
         cabled[end] = guids[guid] = f"{host}/{name}"
         made.append(HostNic(name, guid, switch, port, speed, rail))
     return tuple(made)
+
+
+def _speeds() -> dict[str, float]:
+    # the switch drivers' table, loaded only when an inventory has hosts (an OCS command
+    # loads nothing of the switches)
+    from drivers.switch.link import PORT_SPEEDS_BPS
+
+    return PORT_SPEEDS_BPS
 
 
 def _gpu_metrics(data: Mapping[str, Any], source: str) -> GpuMetricsSource | None:
