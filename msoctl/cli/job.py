@@ -27,6 +27,7 @@ from msoctl.hosts import GPU_VENDORS
 from msoctl.jobs.fabric import JobFabric, Route, gigabytes_per_second
 from msoctl.jobs.files import ranks_document, routes_for, write_all
 from msoctl.jobs.plan import Placement, place
+from msoctl.jobs.registry import Jobs, job_document
 from msoctl.links import Link
 from msoctl.words import counted
 
@@ -68,25 +69,31 @@ def route_document(route: Route) -> dict[str, Any]:
 @click.option("--gpus", type=Count(1, MAX_JOB_GPUS), required=True, help="GPUs of the job.")
 @click.option("--vendor", "vendors", multiple=True, type=click.Choice(GPU_VENDORS),
               help="Only GPUs of this vendor (repeat for several; default: any).")
-@click.option("--name", default="job", show_default=True, type=TEXT, help="The job's name.")
+@click.option("--name", type=TEXT,
+              help="Keep the job under this name (job status, job end, and the impact of "
+                   "fabric changes name it); without one the plan is only shown.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write the job's files into this directory.")
 @click.option("--lossless-priority", type=Count(0, 7), default=3, show_default=True,
               help="The priority the switches carry RoCE on losslessly (NCCL_IB_TC/SL).")
 @output_option
 @pass_context
-def plan_job(ctx: Context, gpus: int, vendors: tuple[str, ...], name: str,
+def plan_job(ctx: Context, gpus: int, vendors: tuple[str, ...], name: str | None,
              out_dir: Path | None, lossless_priority: int, output: str) -> None:
     """Place a job on healthy GPUs and order its ranks along the fabric."""
-    _check_name(name)
+    if name is not None:
+        _check_name(name)
     states = read_state(ctx)
     placement = place(states, gpus, vendors=vendors)
     fabric = fabric_now(ctx)
     routes, unreachable = routes_for(placement, fabric)
+    if name is not None:
+        Jobs(ctx.journal).register(name, job_document(placement, routes))
     files = {} if out_dir is None else write_all(out_dir, placement, routes, lossless_priority)
     unread = sorted(state.host.name for state in states if state.error is not None)
     document = {
-        "name": name, "world_size": len(placement.ranks), "vendors": list(placement.vendors),
+        "name": name, "kept": name is not None,
+        "world_size": len(placement.ranks), "vendors": list(placement.vendors),
         "hosts": [{"name": host.name, "vendor": host.vendor, "campus": host.campus,
                    "ranks": [r.rank for r in placement.ranks if r.host == host.name]}
                   for host in placement.hosts],
@@ -105,10 +112,11 @@ def plan_job(ctx: Context, gpus: int, vendors: tuple[str, ...], name: str,
     _say_plan(name, placement, routes, document)
 
 
-def _say_plan(name: str, placement: Placement, routes: list[Route],
+def _say_plan(name: str | None, placement: Placement, routes: list[Route],
               document: dict[str, Any]) -> None:
     crossings = document["crossings"]
-    say(f"{name}: {counted(len(placement.ranks), 'GPU')} of {', '.join(placement.vendors)} "
+    title = name or "job (not kept: no --name)"
+    say(f"{title}: {counted(len(placement.ranks), 'GPU')} of {', '.join(placement.vendors)} "
         f"on {counted(len(placement.hosts), 'host')}; a ring over the ranks changes campus "
         f"{counted(crossings['campus'], 'time')}, vendor {counted(crossings['vendor'], 'time')}")
     rows = []
@@ -139,3 +147,59 @@ def _say_plan(name: str, placement: Placement, routes: list[Route],
 def _check_name(name: str) -> None:
     if not name or len(name) > 64 or not all(c.isalnum() or c in "-_." for c in name):
         raise ValidationError(f"job name {name!r}: 1..64 letters, digits, '-', '_' or '.'")
+
+
+@job.command("list")
+@output_option
+@pass_context
+def list_jobs(ctx: Context, output: str) -> None:
+    """The jobs planned under a name and not ended."""
+    jobs = Jobs(ctx.journal).all()
+    if output in DOCUMENTS:
+        emit({"jobs": [{"name": j.name, "since": j.since, "user": j.user, "op": j.op,
+                        **j.document} for j in jobs.values()]}, output)
+        return
+    if not jobs:
+        say("no jobs (msoctl job plan --name J keeps one)")
+        return
+    click.echo(table(["job", "gpus", "vendors", "hosts", "links", "since", "by"],
+                     [[j.name, j.document["world_size"], ",".join(j.document["vendors"]),
+                       len(j.hosts), ",".join(j.links) or "-", j.since, j.user]
+                      for j in jobs.values()], cut=("links",)))
+
+
+@job.command("end")
+@click.argument("name", type=TEXT)
+@pass_context
+def end_job(ctx: Context, name: str) -> None:
+    """The job has ended: forget it (journaled)."""
+    ended = Jobs(ctx.journal).end(name)
+    say(f"ended {ended.name} ({counted(ended.document['world_size'], 'GPU')}, planned by "
+        f"{ended.user} at {ended.since})")
+
+
+@job.command("status")
+@click.argument("name", type=TEXT)
+@output_option
+@pass_context
+def job_status(ctx: Context, name: str, output: str) -> None:
+    """Every part of the fabric a job's traffic crosses, and its state now: its GPUs and
+    NICs, the links between its servers (on which span, or dark, or drained)."""
+    from msoctl.jobs.status import job_state, state_document
+
+    state = job_state(ctx, Jobs(ctx.journal).get(name))
+    if output in DOCUMENTS:
+        emit(state_document(state), output)
+        return
+    say(f"{state.job.name}: {state.verdict}" + (f" ({'; '.join(state.problems)})"
+                                              if state.problems else ""))
+    click.echo(table(["host", "gpus ok", "nics up", "problems"],
+                     [[h.name, f"{h.healthy}/{h.gpus}", f"{h.nics_up}/{h.nics}",
+                       "; ".join(h.problems) or "none"] for h in state.hosts],
+                     cut=("problems",), wrap=("problems",)))
+    if state.links:
+        click.echo(table(["link", "carried on", "span", "amplifiers", "service"],
+                         [[link.name, link.role or "unknown", link.span or "-",
+                           ",".join(link.amplifiers) or "-",
+                           "drained" if link.drained else "in service"]
+                          for link in state.links]))

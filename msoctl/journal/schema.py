@@ -18,6 +18,9 @@ Tables
                     heartbeat (seconds since the epoch, the database's clock), their state.
     ``protect_shards`` each shard of links: its owner, its term (bumped at every
                     takeover) and the end of the owner's lease (the database's clock).
+    ``jobs``        the jobs planned on the fabric and not ended: name, when, by whom, the
+                    journal operation, and the plan (``body``, JSON: hosts, ranks, the
+                    links and switch ports its traffic crosses).
     ``schema_version`` one row per migration applied.
 
 Migrations are numbered and idempotent (``IF NOT EXISTS``), applied in order by the
@@ -139,6 +142,14 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             lease_until DOUBLE PRECISION NOT NULL,
             since {text} NOT NULL)""",
         "CREATE INDEX IF NOT EXISTS protect_shards_by_owner ON protect_shards (owner)",
+    )),
+    (4, "jobs on the fabric", (
+        """CREATE TABLE IF NOT EXISTS jobs (
+            name {text} PRIMARY KEY,
+            since {text} NOT NULL,
+            username {text} NOT NULL,
+            op {text} NOT NULL,
+            body TEXT NOT NULL)""",
     )),
 )
 

@@ -65,6 +65,15 @@ class Query:
 
 
 @dataclass
+class JobRow:
+    name: str
+    since: str
+    user: str
+    op: str
+    body: str  # JSON
+
+
+@dataclass
 class Drain:
     link: str
     since: str
@@ -518,5 +527,35 @@ class SqlStore(ABC):
         def work(retry: bool) -> None:
             with self._write() as cursor:
                 cursor.execute(self.sql("DELETE FROM link_states WHERE link = %s"), (link,))
+        with self._mutex:
+            self._retrying(work)
+
+    # ---- jobs on the fabric ----------------------------------------------------------------
+
+    def jobs(self) -> dict[str, JobRow]:
+        """The jobs planned and not ended: name -> its row."""
+        def work(retry: bool) -> dict[str, JobRow]:
+            with self._read() as cursor:
+                cursor.execute("SELECT name, since, username, op, body FROM jobs")
+                return {str(r[0]): JobRow(str(r[0]), str(r[1]), str(r[2]), str(r[3]),
+                                          str(r[4])) for r in cursor.fetchall()}
+        with self._mutex:
+            result: dict[str, JobRow] = self._retrying(work)
+            return result
+
+    def set_job(self, job: JobRow) -> None:
+        def work(retry: bool) -> None:
+            with self._write() as cursor:
+                cursor.execute(self.sql(
+                    "INSERT INTO jobs (name, since, username, op, body) "
+                    "VALUES (%s, %s, %s, %s, %s)"),
+                    (job.name, job.since, job.user, job.op, job.body))
+        with self._mutex:
+            self._retrying(work)
+
+    def clear_job(self, name: str) -> None:
+        def work(retry: bool) -> None:
+            with self._write() as cursor:
+                cursor.execute(self.sql("DELETE FROM jobs WHERE name = %s"), (name,))
         with self._mutex:
             self._retrying(work)

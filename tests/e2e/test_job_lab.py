@@ -96,3 +96,36 @@ def test_with_the_link_lit_the_plan_writes_files_over_the_span(
 def test_bad_requests_are_one_line(lab: Lab, msoctl: Msoctl, arguments: tuple[str, ...],
                                    words: str) -> None:
     assert words in one_error_line(msoctl(*arguments))
+
+
+def test_a_kept_job_is_listed_watched_and_ended(lab: Lab, msoctl: Msoctl,
+                                                tmp_path: Path) -> None:
+    """A job planned under a name is kept (journaled), refused a second time until it
+    ends, and its status follows the fabric: its NIC down or its link drained make it
+    broken, naming why; ``job end`` forgets it."""
+    intent = tmp_path / "intent.yaml"
+    intent.write_text("links:\n  link-1: {span: working}\n")
+    assert msoctl("fabric", "apply", str(intent)).code == 0
+    planned = msoctl("job", "plan", "--gpus", "8", "--vendor", "nvidia", "--name", "llm-2")
+    assert planned.code == 0, planned
+    again = msoctl("job", "plan", "--gpus", "4", "--name", "llm-2")
+    assert "job 'llm-2' was planned by" in one_error_line(again)
+    listed = json.loads(msoctl("job", "list", "-o", "json").out)["jobs"]
+    assert [(j["name"], j["world_size"], j["links"]) for j in listed] == [
+        ("llm-2", 8, ["link-1"])]
+    status = json.loads(msoctl("job", "status", "llm-2", "-o", "json").out)
+    assert status["verdict"] == "ok" and status["problems"] == []
+    assert status["links"] == [{"name": "link-1", "role": "working", "span": "span-1",
+                                "amplifiers": ["amp-1"], "drained": False}]
+    lab.inject("gpu-b1", Fault("nic_down", "mlx5_1"))
+    assert msoctl("link", "drain", "link-1", "--reason", "test").code == 0
+    broken = json.loads(msoctl("job", "status", "llm-2", "-o", "json").out)
+    assert broken["verdict"] == "broken"
+    assert any(p.startswith("gpu-b1 mlx5_1:") for p in broken["problems"])
+    assert "link-1: drained" in broken["problems"]
+    ended = msoctl("job", "end", "llm-2")
+    assert ended.code == 0 and "ended llm-2 (8 GPUs" in ended.out
+    assert "no job named 'llm-2'" in one_error_line(msoctl("job", "status", "llm-2"))
+    history = msoctl("history", "-o", "json")
+    actions = [op["action"] for op in json.loads(history.out)["operations"]]
+    assert actions.count("job.plan") == 2 and "job.end" in actions
