@@ -26,6 +26,7 @@ each error naming the line.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -180,6 +181,7 @@ def _nics(section: Section, source: str, host: str, kinds: Mapping[str, str],
     return tuple(made)
 
 
+@functools.cache
 def _speeds() -> dict[str, float]:
     # the switch drivers' table, loaded only when an inventory has hosts (an OCS command
     # loads nothing of the switches)

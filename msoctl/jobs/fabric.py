@@ -69,6 +69,7 @@ class JobFabric:
     out_of_service: list[str] = field(default_factory=list)
     _adjacent: dict[str, list[str]] | None = field(default=None, repr=False)
     _paths: dict[tuple[str, str], list[str] | None] = field(default_factory=dict, repr=False)
+    _speeds: dict[str, float] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, hosts: Iterable[Host], links: Mapping[str, Link],
@@ -92,8 +93,10 @@ class JobFabric:
         return fabric
 
     def speed_bps(self, switch: str) -> float:
-        nics = self.down.get(switch, [])
-        return max((nic.speed_bps for nic in nics), default=0.0)
+        if switch not in self._speeds:
+            self._speeds[switch] = max((nic.speed_bps for nic in self.down.get(switch, [])),
+                                       default=0.0)
+        return self._speeds[switch]
 
     def neighbours(self, switch: str) -> list[str]:
         if self._adjacent is None:
