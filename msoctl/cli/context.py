@@ -14,7 +14,13 @@ import click
 from drivers.errors import DeviceError, ValidationError
 from msoctl.access import Devices
 from msoctl.inventory import Device, Inventory, find_inventory, inventory_named, load_inventory
-from msoctl.journal import Journal, JournalLocation, default_journal_path, parse_location
+from msoctl.journal import (
+    Journal,
+    JournalError,
+    JournalLocation,
+    default_journal_path,
+    parse_location,
+)
 from msoctl.linkstate import LinkStates
 
 
@@ -59,6 +65,20 @@ class Context:
     @property
     def link_states(self) -> LinkStates:
         return LinkStates(self.journal)
+
+    def jobs_on(self, links: set[str]) -> dict[str, list[str]] | None:
+        """The kept jobs whose traffic crosses any of ``links``: job -> those links; {}
+        when there is no journal yet (nothing is made for asking), None when it cannot
+        be read."""
+        from msoctl.jobs.registry import Jobs
+
+        try:
+            location = self._journal_location()
+            if location.path is not None and not location.path.exists():
+                return {}
+            return Jobs(self.journal).touching(links)
+        except (JournalError, ValidationError, OSError):
+            return None
 
     def drained(self) -> set[str]:
         """The inventory's links that are drained (out of service) now."""

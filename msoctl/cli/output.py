@@ -272,15 +272,37 @@ def echo_or_write(text: str, path: Path | None) -> None:
 
 def describe_impacts(impacts: Sequence[impact.Impact]) -> str:
     """The impact as operators read it: a table of the links touched, worst first, or the
-    one line that says there are none."""
+    one line that says there are none; then the kept jobs whose traffic crosses them."""
     if not impacts:
         return "impact: no inventory link is darkened, moved or disturbed"
     rows = [[i.link, i.effect, i.span if i.to_span is None else f"{i.span} -> {i.to_span}",
              i.service, i.reason + (" (span assumed: an OCS map was unreadable)"
                                     if i.assumed else "")]
             for i in impact.worst_first(impacts)]
-    return "impact on links:\n" + table(["link", "effect", "span", "service", "why"], rows,
+    text = "impact on links:\n" + table(["link", "effect", "span", "service", "why"], rows,
                                          cut=("why",), wrap=("why",))
+    jobs = jobs_touched(impacts)
+    if jobs is None:
+        return text + "\n" + wrap("jobs on these links: unknown (the journal cannot be "
+                                  "read)", indent=2)
+    if jobs:
+        listed = ", ".join(f"{name} ({', '.join(links)})" for name, links in jobs.items())
+        return text + "\n" + wrap(f"jobs on these links: {listed}", indent=2)
+    return text
+
+
+def jobs_touched(impacts: Sequence[impact.Impact]) -> dict[str, list[str]] | None:
+    """The kept jobs (msoctl/jobs/registry.py) whose traffic crosses a link a change
+    darkens, moves or disturbs: job -> those links; None when the journal cannot be read
+    (a change is not refused for that)."""
+    touched = {i.link for i in impacts if i.effect != "restored"}
+    ctx = click.get_current_context(silent=True)
+    holder = None if ctx is None else ctx.find_object(object)
+    jobs_on = getattr(holder, "jobs_on", None)
+    if not touched or jobs_on is None:
+        return {}
+    found: dict[str, list[str]] | None = jobs_on(touched)
+    return found
 
 
 # ---- --watch ---------------------------------------------------------------------------

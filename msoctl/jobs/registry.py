@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drivers.errors import ValidationError
-from msoctl.jobs.fabric import Route
-from msoctl.jobs.plan import Placement
 from msoctl.journal import Journal, current_user, locked_change
 from msoctl.journal.model import now_ts
 from msoctl.journal.store import JobRow
+
+if TYPE_CHECKING:
+    from msoctl.jobs.fabric import Route
+    from msoctl.jobs.plan import Placement
 
 PLAN = "job.plan"
 END = "job.end"

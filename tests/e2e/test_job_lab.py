@@ -129,3 +129,19 @@ def test_a_kept_job_is_listed_watched_and_ended(lab: Lab, msoctl: Msoctl,
     history = msoctl("history", "-o", "json")
     actions = [op["action"] for op in json.loads(history.out)["operations"]]
     assert actions.count("job.plan") == 2 and "job.end" in actions
+
+
+def test_a_change_on_a_jobs_link_names_the_job(lab: Lab, msoctl: Msoctl,
+                                               tmp_path: Path) -> None:
+    """Every change's impact lines name the kept jobs whose traffic crosses the links it
+    darkens, moves or disturbs: moving link-1 to its protection span names llm-3."""
+    intent = tmp_path / "intent.yaml"
+    intent.write_text("links:\n  link-1: {span: working}\n")
+    assert msoctl("fabric", "apply", str(intent)).code == 0
+    assert msoctl("job", "plan", "--gpus", "8", "--vendor", "amd", "--name", "llm-3").code == 0
+    moved = tmp_path / "moved.yaml"
+    moved.write_text("links:\n  link-1: {span: protection}\n")
+    plan = msoctl("fabric", "plan", str(moved))
+    assert plan.code == 0, plan
+    text = " ".join(plan.out.split())
+    assert "jobs on these links: llm-3 (link-1)" in text, plan.out
