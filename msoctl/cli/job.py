@@ -184,7 +184,8 @@ def end_job(ctx: Context, name: str) -> None:
 @pass_context
 def job_status(ctx: Context, name: str, output: str) -> None:
     """Every part of the fabric a job's traffic crosses, and its state now: its GPUs and
-    NICs, the links between its servers (on which span, or dark, or drained)."""
+    NICs, the links between its servers (on which span, whether their light arrives,
+    drained or in service)."""
     from msoctl.jobs.status import job_state, state_document
 
     state = job_state(ctx, Jobs(ctx.journal).get(name))
@@ -198,8 +199,10 @@ def job_status(ctx: Context, name: str, output: str) -> None:
                        "; ".join(h.problems) or "none"] for h in state.hosts],
                      cut=("problems",), wrap=("problems",)))
     if state.links:
-        click.echo(table(["link", "carried on", "span", "amplifiers", "service"],
+        click.echo(table(["link", "carried on", "span", "light", "amplifiers", "service"],
                          [[link.name, link.role or "unknown", link.span or "-",
+                           link.light if link.lost_at is None
+                           else f"lost at {link.lost_at}",
                            ",".join(link.amplifiers) or "-",
                            "drained" if link.drained else "in service"]
-                          for link in state.links]))
+                          for link in state.links], cut=("light",)))

@@ -2,13 +2,16 @@
 
 - its servers: how many of the job's GPUs are healthy, how many of the NICs it uses are
   up, what is wrong (msoctl/compute/gpustate.py);
-- the fabric links between its servers: the span each is carried on now (``working``,
-  ``protection``, or none: dark), unknown where an OCS cannot be read, drained or in
-  service, and the amplifiers on that span.
+- the fabric links between its servers, traced end to end both ways as ``msoctl path
+  show`` traces them (msoctl/fabric/lightpath.py): the span each is carried on now
+  (``working``, ``protection``, ``none``), whether the light arrives or where it is lost
+  (a cut span, an amplifier whose output is low or dark), drained or in service, and the
+  amplifiers on its span.
 
 The verdict: ``broken`` when a GPU of the job is unhealthy or unknown, a NIC it uses is
-not up, or a link it crosses is dark or drained; ``degraded`` when a link it crosses runs
-on its protection span (it works, without a fallback); ``ok`` otherwise.
+not up, or a link it crosses loses its light, is not connected, cannot be read, or is
+drained; ``degraded`` when a link it crosses runs on its protection span (it works,
+without a fallback); ``ok`` otherwise.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from msoctl import impact
 from msoctl.compute.gpustate import read_hosts
+from msoctl.fabric.lightpath import show
 from msoctl.jobs.registry import Job
 
 if TYPE_CHECKING:
@@ -37,8 +40,10 @@ class HostPart:
 @dataclass(frozen=True)
 class LinkPart:
     name: str
-    role: str | None  # working | protection | dark | None: unknown
+    role: str | None  # working | protection | none | mixed | None: unknown
     span: str | None
+    light: str  # arrives | lost | unknown
+    lost_at: str | None  # "device point (status)" where the light is lost
     amplifiers: tuple[str, ...]
     drained: bool
 
@@ -72,27 +77,32 @@ def job_state(ctx: Context, job: Job) -> JobState:
         state.hosts.append(HostPart(name, len(gpus), healthy, len(nics), up, tuple(problems)))
         broken += [f"{name} {problem}" for problem in problems]
     drained = ctx.drained()
-    for name in job.links:
-        link = inventory.links.get(name)
-        if link is None:
-            broken.append(f"{name}: no longer in the inventory")
-            continue
-        unreadable = any(ctx.read_map(ocs) is None for ocs in link.ocs_names)
-        role, _ = (None, False) if unreadable else impact.carried(link, ctx.read_map)
-        shown = None if unreadable else (role or "dark")
+    links = [inventory.links[name] for name in job.links if name in inventory.links]
+    broken += [f"{name}: no longer in the inventory" for name in job.links
+               if name not in inventory.links]
+    report = show(ctx.devices, links) if links else None
+    for link, traced in zip(links, [] if report is None else report.links, strict=True):
+        role = traced.span
         span = link.span(role) if role in ("working", "protection") else None
         amplifiers = () if span is None else tuple(
             amp for amp in (span.a_to_b.amplifier, span.b_to_a.amplifier) if amp)
-        state.links.append(LinkPart(name, shown, None if span is None else span.name,
-                                    amplifiers, name in drained))
-        if shown is None:
-            broken.append(f"{name}: its OCS cannot be read")
-        elif shown == "dark":
-            broken.append(f"{name}: dark")
-        elif name in drained:
-            broken.append(f"{name}: drained")
-        elif shown == "protection":
-            degraded.append(f"{name}: on its protection span")
+        lost = next((d for d in traced.directions if d.lost_at is not None), None)
+        where = None
+        if lost is not None and lost.lost_at is not None:
+            hop = lost.hops[lost.lost_at]
+            where = f"{hop.device} {hop.point} ({hop.status})"
+        state.links.append(LinkPart(link.name, role, None if span is None else span.name,
+                                    traced.light, where, amplifiers, link.name in drained))
+        if role is None:
+            broken.append(f"{link.name}: its devices cannot be read")
+        elif role in ("none", "mixed"):
+            broken.append(f"{link.name}: not connected end to end ({role})")
+        elif traced.light == "lost":
+            broken.append(f"{link.name}: light lost at {where}")
+        elif link.name in drained:
+            broken.append(f"{link.name}: drained")
+        elif role == "protection":
+            degraded.append(f"{link.name}: on its protection span")
     state.problems = broken + degraded
     state.verdict = "broken" if broken else "degraded" if degraded else "ok"
     return state

@@ -116,6 +116,7 @@ def test_a_kept_job_is_listed_watched_and_ended(lab: Lab, msoctl: Msoctl,
     status = json.loads(msoctl("job", "status", "llm-2", "-o", "json").out)
     assert status["verdict"] == "ok" and status["problems"] == []
     assert status["links"] == [{"name": "link-1", "role": "working", "span": "span-1",
+                                "light": "arrives", "lost_at": None,
                                 "amplifiers": ["amp-1"], "drained": False}]
     lab.inject("gpu-b1", Fault("nic_down", "mlx5_1"))
     assert msoctl("link", "drain", "link-1", "--reason", "test").code == 0
@@ -145,3 +146,25 @@ def test_a_change_on_a_jobs_link_names_the_job(lab: Lab, msoctl: Msoctl,
     assert plan.code == 0, plan
     text = " ".join(plan.out.split())
     assert "jobs on these links: llm-3 (link-1)" in text, plan.out
+
+
+def test_a_jobs_status_follows_a_cut_and_the_move_to_protection(
+        lab: Lab, msoctl: Msoctl, tmp_path: Path) -> None:
+    """The job's link is traced end to end as path show traces it: a cut of its span
+    breaks the job (the light lost at the span's amplifier); once the link runs on its
+    protection span the job is degraded, no longer broken."""
+    intent = tmp_path / "intent.yaml"
+    intent.write_text("links:\n  link-1: {span: working}\n")
+    assert msoctl("fabric", "apply", str(intent)).code == 0
+    assert msoctl("job", "plan", "--gpus", "8", "--vendor", "amd", "--name", "llm-4").code == 0
+    lab.inject("span-1", Fault("fiber_cut"))
+    cut = json.loads(msoctl("job", "status", "llm-4", "-o", "json").out)
+    assert cut["verdict"] == "broken"
+    assert cut["links"][0]["light"] == "lost" and cut["links"][0]["lost_at"].startswith("amp-1")
+    intent.write_text("links:\n  link-1: {span: protection}\n")
+    moved = msoctl("fabric", "apply", str(intent), "--force")
+    assert moved.code == 0, moved
+    degraded = json.loads(msoctl("job", "status", "llm-4", "-o", "json").out)
+    assert degraded["verdict"] == "degraded"
+    assert degraded["problems"] == ["link-1: on its protection span"]
+    assert degraded["links"][0]["span"] == "span-2"
