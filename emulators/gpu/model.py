@@ -111,12 +111,23 @@ class Gpu:
                 and not self.throttled)
 
 
+NIC_LANE_LAUNCH_DBM = 1.0
+"""What each lane of a server NIC's optics launches toward its switch port while its
+link is up: inside the -2.9..4.0 dBm average launch power per lane that IEEE 802.3bs
+gives 400GBASE-DR4."""
+
+
 @dataclass
 class Nic:
     name: str
     guid: str
     speed_bps: float
     up: bool = True
+
+    @property
+    def launch_dbm(self) -> float:
+        """Per lane, toward the switch: nothing (-inf) while the link is down."""
+        return NIC_LANE_LAUNCH_DBM if self.up else -math.inf
 
 
 @dataclass
@@ -221,6 +232,11 @@ class GpuServer:
                                  "gpu_xid only")
             code = int(code_text)
         return self.gpus[int(index_text)], code
+
+    def nic_launch_dbm(self, name: str) -> float:
+        """What NIC ``name`` launches into each lane toward its switch port now."""
+        with self._lock:
+            return next(nic.launch_dbm for nic in self.nics if nic.name == name)
 
     def _nic(self, fault: Fault) -> Nic:
         nic = next((n for n in self.nics if n.name == fault.target), None)

@@ -102,10 +102,11 @@ from emulators.clock import Clock, RealClock
 from emulators.cpo.agent import CpoAgent, UsmCredentials
 from emulators.cpo.interfaces import Interface
 from emulators.cpo.model import SwitchTelemetry, TelemetrySpec, receiver_source
+from emulators.cpo.optical import RxPowerSource
 from emulators.faults import Fault, FaultError, FaultInjector
 from emulators.gnmi.server import GnmiTls
 from emulators.gpu.exposition import endpoints as exporter_endpoints
-from emulators.gpu.model import GpuServer
+from emulators.gpu.model import NIC_LANE_LAUNCH_DBM, GpuServer
 from emulators.gpu.server import ExporterServer
 from emulators.instruments.laser import TunableLaser
 from emulators.instruments.meter import PowerMeter
@@ -129,7 +130,7 @@ from emulators.lab.hostspec import HostSpec
 from emulators.lab.pki import Authority
 from emulators.lab.statelock import StateDirLock
 from emulators.lab.status import CABLE_CUT, CUT_KINDS, FIBER_CUT, fibers_of
-from emulators.lab.topology import AcceptanceSpec, Topology, load_topology
+from emulators.lab.topology import SWITCH_PORT_PREFIX, AcceptanceSpec, Topology, load_topology
 from emulators.loopthread import LoopThread
 from emulators.ocs import nvram
 from emulators.ocs.alarm_server import AlarmServer
@@ -154,6 +155,10 @@ CA_SUFFIX = "-ca.pem"
 SNMP_USERNAME = "msoctl"
 SNMP_TIMEOUT_SECONDS = 2.0
 SNMP_RETRIES = 1
+HOST_CABLE_METERS = 3.0
+"""A server's NIC to its switch port: a few metres in the same row."""
+HOST_CABLE_LOSS_DB = 0.5
+"""That cable's two connectors."""
 TELEMETRY_FAULTS = ("els", "rising_ber", "engine", "overheat", "lane_reset",
                     "clear_counters")
 """Fault kinds of a switch's CPO/CPC hardware, routed from the switch to its telemetry."""
@@ -257,8 +262,10 @@ class Lab:
                 continue  # its optics only: the transceiver bank below
             ports = {name: PhysicalPort(switch.speed, switch.cable_length_km * 1000)
                      for name in switch.port_names}
+            ports.update({name: PhysicalPort(switch.speed, HOST_CABLE_METERS)
+                          for name in switch.host_port_names})
             shape = TelemetrySpec(
-                ports=tuple(range(1, switch.ports + 1)),
+                ports=tuple(range(1, switch.ports + switch.host_ports + 1)),
                 optical_lanes_per_port=SWITCH_LANES_PER_PORT,
                 electrical_lanes_per_port=SWITCH_LANES_PER_PORT,
                 lanes_per_engine=SWITCH_OPTICAL_LANES_PER_ENGINE,
@@ -270,7 +277,8 @@ class Lab:
             telemetry = SwitchTelemetry(
                 switch.name, self.clock, shape, seed=zlib.crc32(switch.name.encode()),
                 # a gNMI switch's receivers read the optical model where they are patched
-                rx_power_dbm=receiver_source(self.optics, switch.name)
+                rx_power_dbm=self._host_port_receivers(
+                    switch.name, switch.ports, receiver_source(self.optics, switch.name))
                 if patched or not gnmi else None)
             device = SwitchDevice(
                 switch.name, ports, clock=self.clock, total_bytes=switch.buffer_bytes,
@@ -307,6 +315,27 @@ class Lab:
                 host.name, host.vendor, host.model, host.gpus,
                 [(nic.name, nic.guid, PORT_SPEEDS_BPS[nic.speed]) for nic in host.nics],
                 self.clock)
+
+    def _host_port_receivers(self, switch: str, fabric_ports: int,
+                             fabric: RxPowerSource) -> RxPowerSource:
+        """A switch's receive power: its fabric ports' from the optical model, its host
+        ports' from the NIC cabled to each (what it launches: nothing while its link is
+        down, less the short cable's loss). A host port whose server this process does not
+        serve (a lab spread over workers serves a server beside its first NIC's switch)
+        reads as a NIC whose link is up."""
+        cabled = {int(nic.port.removeprefix(SWITCH_PORT_PREFIX)): (host.name, nic.name)
+                  for host in self.topology.hosts for nic in host.nics
+                  if nic.switch == switch}
+
+        def source(port: int, lane: int) -> float:
+            if port <= fabric_ports:
+                return fabric(port, lane)
+            host_nic = cabled.get(port)
+            launch = NIC_LANE_LAUNCH_DBM if host_nic is None or host_nic[0] not in \
+                self.hosts else self.hosts[host_nic[0]].nic_launch_dbm(host_nic[1])
+            return launch - HOST_CABLE_LOSS_DB
+
+        return source
 
     def _build_test_set(self, spec: AcceptanceSpec) -> None:
         """The acceptance test set on the OCS's ports that no patch or cable uses."""
@@ -396,7 +425,8 @@ class Lab:
             speed = PORT_SPEEDS_BPS[spec.speed]
             agent = CpoAgent(self.telemetry[spec.name], self._new_snmp_credentials(spec.name),
                              interfaces=[Interface(number, name, speed) for number, name
-                                         in enumerate(spec.port_names, start=1)],
+                                         in enumerate(spec.port_names + spec.host_port_names,
+                                                      start=1)],
                              nvram_path=self.state_dir / f"{spec.name}.snmp-engine.json",
                              entity_layout=spec.entity_sensors, dom_mib=spec.dom_mib,
                              seed=zlib.crc32(spec.name.encode()))

@@ -22,7 +22,7 @@ from msoctl import impact
 from msoctl.cli.context import Context, pass_context
 from msoctl.cli.host import read_state
 from msoctl.cli.output import DOCUMENTS, emit, output_option, say, table
-from msoctl.cli.types import TEXT, Count
+from msoctl.cli.types import TEXT, Count, Number
 from msoctl.hosts import GPU_VENDORS
 from msoctl.jobs.fabric import JobFabric, Route, gigabytes_per_second
 from msoctl.jobs.files import ranks_document, routes_for, write_all
@@ -180,15 +180,20 @@ def end_job(ctx: Context, name: str) -> None:
 
 @job.command("status")
 @click.argument("name", type=TEXT)
+@click.option("--interval", type=Number(0.0, 60.0), default=1.0, show_default=True,
+              metavar="SECONDS",
+              help="Read the switch ports' counters this far apart, for their rates "
+                   "(0: once, no rates).")
 @output_option
 @pass_context
-def job_status(ctx: Context, name: str, output: str) -> None:
+def job_status(ctx: Context, name: str, interval: float, output: str) -> None:
     """Every part of the fabric a job's traffic crosses, and its state now: its GPUs and
     NICs, the links between its servers (on which span, whether their light arrives,
-    drained or in service)."""
+    drained or in service), and its switch ports (ECN marks, PFC pauses and drops per
+    second; the optics against their thresholds)."""
     from msoctl.jobs.status import job_state, state_document
 
-    state = job_state(ctx, Jobs(ctx.journal).get(name))
+    state = job_state(ctx, Jobs(ctx.journal).get(name), interval=interval)
     if output in DOCUMENTS:
         emit(state_document(state), output)
         return
@@ -206,3 +211,15 @@ def job_status(ctx: Context, name: str, output: str) -> None:
                            ",".join(link.amplifiers) or "-",
                            "drained" if link.drained else "in service"]
                           for link in state.links], cut=("light",)))
+    if state.ports:
+        click.echo(table(["switch", "port", "faces", "ecn/s", "pfc/s", "drops/s", "optics",
+                          "problems"],
+                         [[port.switch, port.port, port.faces, _per_second(port.ecn_per_second),
+                           _per_second(port.pfc_per_second),
+                           _per_second(port.drops_per_second), port.optics or "-",
+                           "; ".join(filter(None, (*port.problems, port.error))) or "none"]
+                          for port in state.ports], cut=("problems",), wrap=("problems",)))
+
+
+def _per_second(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"

@@ -42,11 +42,11 @@ from drivers.snmp.collector import DEFAULT_BUDGET_SECONDS, TelemetryCollector
 from drivers.snmp.rates import LaneInterval, lane_intervals
 from drivers.snmp.session import SnmpTarget, run
 from drivers.snmp.telemetry import CollectionInfo, CpcTelemetry, CpoTelemetry
-from msoctl.access import gnmi_target
 from msoctl.cli.context import Context, pass_context
 from msoctl.cli.output import DOCUMENTS, cell, emit, output_option, say, table, watch_option, wrap
 from msoctl.cli.types import SNMP_SWITCH, SWITCH, TEXT, Number
-from msoctl.inventory import AUTO, GNMI_SURFACES, TELEMETRY_SURFACES, Device
+from msoctl.inventory import TELEMETRY_SURFACES
+from msoctl.ops.optics import read_optics
 
 DARK_DBM = -100.0  # MsoPowerDbm's floor: the receiver sees no light
 
@@ -123,40 +123,12 @@ def optics(ctx: Context, device: str, surface: str | None, ports: tuple[str, ...
     which.
     """
     entry = ctx.devices.inventory.device(device, "switch")
-    reading = _read_optics(ctx, entry, surface, budget)
+    reading = read_optics(ctx.devices, entry, surface, budget)
     reading = replace(reading, ports=_only_ports(reading.ports, ports, device))
     if output in DOCUMENTS:
         emit(optics_document(reading), output)
         return
     _print_optics(reading)
-
-
-def _read_optics(ctx: Context, entry: Device, surface: str | None,
-                 budget: float) -> OpticsReading:
-    listed = tuple(name for name in entry.telemetry if name != AUTO)
-    wanted = (surface,) if surface else listed
-    over_gnmi = [name for name in wanted if name in GNMI_SURFACES]
-    if over_gnmi or (not wanted and entry.snmp is None):
-        if entry.gnmi is None:
-            raise ValidationError(f"{entry.name} is not reached over gNMI; its optics over "
-                                  "SNMP need an snmp section in the inventory")
-        from drivers.optics import gnmi as optics_gnmi
-        from drivers.switch.gnmi import GnmiSwitchSession
-
-        with GnmiSwitchSession(gnmi_target(entry, at_most_seconds=budget)) as session:
-            model = session.model.name
-            if over_gnmi and model != over_gnmi[0]:
-                raise ValidationError(f"{entry.name} speaks {model}, not {over_gnmi[0]}")
-            if model not in GNMI_SURFACES:
-                raise ValidationError(f"{entry.name}'s model {model} has no optics paths")
-            return optics_gnmi.read(session.client, model)
-    from drivers.snmp import surfaces  # its vendor tables load the compiled MIBs
-
-    snmp = tuple(name for name in wanted if name not in GNMI_SURFACES) or (AUTO,)
-    target = ctx.devices.snmp_target(entry.name)
-    found = run(surfaces.collect(target, surfaces=snmp, budget_seconds=budget))
-    assert found.optics is not None
-    return found.optics
 
 
 def optics_document(reading: OpticsReading) -> dict[str, Any]:

@@ -8,19 +8,36 @@
   (a cut span, an amplifier whose output is low or dark), drained or in service, and the
   amplifiers on its span.
 
+- its switch ports (the ports its NICs are cabled to, and both ends of each link it
+  crosses): the congestion counters read twice ``interval`` apart, as rates (ECN marks,
+  PFC pause frames sent and received, drops: ``msoctl switch counters``), and the
+  port's optics lane by lane against the thresholds the switch sets (``msoctl telemetry
+  optics``); a lane that sees no light (below -30 dBm) is out of range whatever the
+  thresholds.
+
 The verdict: ``broken`` when a GPU of the job is unhealthy or unknown, a NIC it uses is
 not up, or a link it crosses loses its light, is not connected, cannot be read, or is
 drained; ``degraded`` when a link it crosses runs on its protection span (it works,
-without a fallback); ``ok`` otherwise.
+without a fallback), a port of the job pauses (PFC frames rising: the lossless class
+stalls) or drops packets, or a lane of one of its ports is past an alarm threshold or
+dark; ``ok`` otherwise. Rising ECN marks are shown, not judged: they are congestion
+control at work. A switch that cannot be read leaves its ports unknown, named among the
+problems without changing the verdict.
 """
 
 from __future__ import annotations
 
+import re
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from drivers.errors import DeviceError
+from drivers.optics.readings import OpticsReading, PortOptics
 from msoctl.compute.gpustate import read_hosts
-from msoctl.fabric.lightpath import show
+from msoctl.fabric.lightpath import DARK_BELOW_DBM, show
 from msoctl.jobs.registry import Job
 
 if TYPE_CHECKING:
@@ -48,18 +65,48 @@ class LinkPart:
     drained: bool
 
 
+DEFAULT_INTERVAL_SECONDS = 1.0
+OPTICS_BUDGET_SECONDS = 5.0
+COUNTERS = {"ecn": ("ecn-marked-packets",),
+            "pfc": ("pfc-pause-frames-sent", "pfc-pause-frames-received"),
+            "drops": ("dropped-packets",)}
+"""The rates a port part shows, each the sum of these counters of the switch's state."""
+LANE_QUANTITIES = (("rx_power_dbm", "rx", "dBm"), ("tx_power_dbm", "tx", "dBm"),
+                   ("tx_bias_ma", "bias", "mA"))
+
+
+@dataclass(frozen=True)
+class PortPart:
+    switch: str
+    port: str
+    faces: str  # host (a NIC of the job is cabled to it) | fabric (a link's end)
+    ecn_per_second: float | None = None
+    pfc_per_second: float | None = None
+    drops_per_second: float | None = None
+    optics: str | None = None  # ok | warning | alarm | None: not read
+    problems: tuple[str, ...] = ()
+    error: str | None = None  # why it could not be read
+
+
 @dataclass
 class JobState:
     job: Job
     hosts: list[HostPart] = field(default_factory=list)
     links: list[LinkPart] = field(default_factory=list)
+    ports: list[PortPart] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     verdict: str = "ok"
 
 
-def job_state(ctx: Context, job: Job) -> JobState:
+def job_state(ctx: Context, job: Job, *,
+              interval: float = DEFAULT_INTERVAL_SECONDS) -> JobState:
+    """``job`` now; its switch ports' counters are read ``interval`` seconds apart (0:
+    once, no rates), while its servers and links are read."""
     inventory = ctx.inventory
     state = JobState(job)
+    pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="job-ports")
+    port_reads = {switch: pool.submit(_read_ports, ctx, switch, ports, interval)
+                  for switch, ports in _job_ports(ctx, job).items()}
     wanted = [inventory.hosts[name] for name in job.hosts if name in inventory.hosts]
     missing = [name for name in job.hosts if name not in inventory.hosts]
     broken: list[str] = [f"{name}: no longer in the inventory" for name in missing]
@@ -103,9 +150,184 @@ def job_state(ctx: Context, job: Job) -> JobState:
             broken.append(f"{link.name}: drained")
         elif role == "protection":
             degraded.append(f"{link.name}: on its protection span")
-    state.problems = broken + degraded
+    unknown: list[str] = []
+    for switch, future in port_reads.items():
+        parts = future.result()
+        state.ports += parts
+        for part in parts:
+            where = f"{switch} {part.port}"
+            if part.error is not None:
+                unknown.append(f"{where}: {part.error}")
+            if part.pfc_per_second:
+                degraded.append(f"{where}: PFC pause frames rising "
+                                f"({part.pfc_per_second:,.0f}/s)")
+            if part.drops_per_second:
+                degraded.append(f"{where}: dropping packets "
+                                f"({part.drops_per_second:,.0f}/s)")
+            if part.optics == "alarm":
+                degraded += [f"{where} {problem}" for problem in part.problems
+                             if "alarm" in problem or "no light" in problem]
+    pool.shutdown()
+    state.problems = broken + degraded + unknown
     state.verdict = "broken" if broken else "degraded" if degraded else "ok"
     return state
+
+
+def _job_ports(ctx: Context, job: Job) -> dict[str, dict[str, str]]:
+    """Switch -> its ports the job's traffic crosses -> ``host`` or ``fabric``."""
+    inventory = ctx.inventory
+    found: dict[str, dict[str, str]] = {}
+    for link_name in job.links:
+        link = inventory.links.get(link_name)
+        for end in () if link is None else (link.a, link.b):
+            found.setdefault(end.switch, {})[end.port] = "fabric"
+    for switch_port in job.switch_ports:
+        switch, _, port = switch_port.partition(":")
+        found.setdefault(switch, {}).setdefault(port, "host")
+    return {switch: ports for switch, ports in found.items()
+            if switch in inventory.devices and inventory.devices[switch].kind == "switch"}
+
+
+def _read_ports(ctx: Context, switch: str, ports: Mapping[str, str],
+                interval: float) -> list[PortPart]:
+    """Switch ``switch``'s ``ports``: counters as rates over ``interval``, optics judged."""
+    rates: dict[str, dict[str, float | None]] = {}
+    counter_error = None
+    try:
+        rates = _counter_rates(ctx, switch, interval)
+    except DeviceError as error:
+        counter_error = f"counters cannot be read ({error.message})"
+    entry = ctx.inventory.devices[switch]
+    reading, optics_error = None, None
+    if entry.snmp is not None or entry.gnmi is not None:
+        from msoctl.ops.optics import read_optics
+
+        try:
+            reading = read_optics(ctx.devices, entry, None, OPTICS_BUDGET_SECONDS)
+        except DeviceError as error:
+            optics_error = f"optics cannot be read ({error.message})"
+    parts = []
+    for port, faces in sorted(ports.items(), key=lambda item: _port_key(item[0])):
+        port_rates = rates.get(port, {})
+        level, problems = _judge_optics(_port_optics(reading, port))
+        errors = [why for why in (counter_error, optics_error) if why is not None]
+        if not port_rates and counter_error is None:
+            errors.append("the switch has no such port")
+        parts.append(PortPart(switch, port, faces, port_rates.get("ecn"),
+                              port_rates.get("pfc"), port_rates.get("drops"),
+                              level if reading is not None else None, tuple(problems),
+                              "; ".join(errors) or None))
+    return parts
+
+
+def _port_key(port: str) -> tuple[str, int]:
+    """``Ethernet10`` after ``Ethernet9``."""
+    found = re.fullmatch(r"(.*?)(\d+)", port)
+    return (port, 0) if found is None else (found.group(1), int(found.group(2)))
+
+
+def _counter_rates(ctx: Context, switch: str,
+                   interval: float) -> dict[str, dict[str, float | None]]:
+    """Port -> ``ecn``, ``pfc``, ``drops`` per second over ``interval`` (``None`` with no
+    interval, or a counter that went back: the switch restarted)."""
+    from drivers.switch.session import open_session
+
+    with open_session(ctx.devices.switch_target(switch)) as session:
+        first = _port_totals(session.get_state())
+        started = time.monotonic()
+        if interval <= 0:
+            return {port: dict.fromkeys(COUNTERS) for port in first}
+        time.sleep(interval)
+        second = _port_totals(session.get_state())
+        elapsed = time.monotonic() - started
+    rates: dict[str, dict[str, float | None]] = {}
+    for port, totals in second.items():
+        before = first.get(port, {})
+        rates[port] = {name: _rate(before.get(name), totals.get(name), elapsed)
+                       for name in COUNTERS}
+    return rates
+
+
+def _rate(before: int | None, after: int | None, seconds: float) -> float | None:
+    """Per second; ``None`` for a counter not read, or one that went back (restarted)."""
+    if before is None or after is None or after < before:
+        return None
+    return (after - before) / seconds
+
+
+def _port_totals(state: Mapping[str, Any]) -> dict[str, dict[str, int | None]]:
+    """Port -> each of :data:`COUNTERS`' sums, from the switch's state tree."""
+    totals: dict[str, dict[str, int | None]] = {}
+    for entry in ((state.get("switch") or {}).get("ports") or {}).get("port", []):
+        counters = entry.get("counters")
+        if counters is None:
+            continue  # configured, but the chip has no such port
+        totals[entry.get("name")] = {
+            name: None if any(counters.get(key) is None for key in keys)
+            else sum(int(counters[key]) for key in keys)
+            for name, keys in COUNTERS.items()}
+    return totals
+
+
+def _port_optics(reading: OpticsReading | None, port: str) -> PortOptics | None:
+    if reading is None:
+        return None
+    return next((p for p in reading.ports if p.port_name == port), None)
+
+
+def _judge_optics(port: PortOptics | None) -> tuple[str, list[str]]:
+    """``ok``, ``warning`` or ``alarm``, and a line for each lane (or the port's
+    temperature) out of range: past a threshold the switch sets, or dark."""
+    if port is None:
+        return "ok", []
+    worst, problems = "ok", []
+    dark = [lane.lane for lane in port.lanes
+            if lane.rx_power_dbm is not None and lane.rx_power_dbm < DARK_BELOW_DBM]
+    if dark:
+        worst = "alarm"
+        every = len(dark) == len(port.lanes)
+        problems.append(f"no light on all its {len(dark)} lanes" if every
+                        else f"no light on lanes {_numbers(dark)}")
+    checks: list[tuple[str, str, float | None, str]] = [
+        ("temperature_celsius", "temperature", port.temperature_celsius, "°C")]
+    for lane in port.lanes:
+        for quantity, word, unit in LANE_QUANTITIES:
+            if quantity == "rx_power_dbm" and lane.lane in dark:
+                continue
+            checks.append((quantity, f"lane {lane.lane} {word}", getattr(lane, quantity), unit))
+    for quantity, what, value, unit in checks:
+        crossed = _crossed(port, quantity, value)
+        if crossed is None:
+            continue
+        level, threshold = crossed
+        side = "below" if level.startswith("low") else "above"
+        problems.append(f"{what} {value:.2f} {unit} {side} its "
+                        f"{level.replace('_', ' ')} {threshold:.2f}")
+        if level.endswith("alarm"):
+            worst = "alarm"
+        elif worst == "ok":
+            worst = "warning"
+    return worst, problems
+
+
+def _crossed(port: PortOptics, quantity: str, value: float | None
+             ) -> tuple[str, float] | None:
+    """The most severe level ``value`` is past, with its threshold."""
+    thresholds = port.thresholds.get(quantity)
+    if value is None or thresholds is None:
+        return None
+    levels = thresholds.levels()
+    for level, past in (("low_alarm", value < levels.get("low_alarm", -1e300)),
+                        ("high_alarm", value > levels.get("high_alarm", 1e300)),
+                        ("low_warning", value < levels.get("low_warning", -1e300)),
+                        ("high_warning", value > levels.get("high_warning", 1e300))):
+        if past:
+            return level, levels[level]
+    return None
+
+
+def _numbers(numbers: list[int]) -> str:
+    return ",".join(str(n) for n in numbers)
 
 
 def state_document(state: JobState) -> dict[str, Any]:
@@ -114,4 +336,6 @@ def state_document(state: JobState) -> dict[str, Any]:
             "hosts": [{**asdict(h), "problems": list(h.problems)} for h in state.hosts],
             "links": [{**asdict(link), "amplifiers": list(link.amplifiers)}
                       for link in state.links],
-            "switch_ports": state.job.switch_ports}
+            "switch_ports": state.job.switch_ports,
+            "ports": [{**asdict(port), "problems": list(port.problems)}
+                      for port in state.ports]}

@@ -57,21 +57,26 @@ def _json(msoctl: Msoctl, *args: str) -> dict[str, Any]:
 def test_cpo_json_has_engines_lasers_and_lanes(msoctl: Msoctl) -> None:
     document = _json(msoctl, "cpo", "sw-a")
     assert document["device"] == "sw-a" and document["uptime_seconds"] > 0
-    assert [engine["index"] for engine in document["engines"]] == [1, 2, 3, 4]
+    # 12 ports (8 toward the OCS, 4 for servers' NICs) of 8 lanes, 16 lanes an engine
+    assert [engine["index"] for engine in document["engines"]] == [1, 2, 3, 4, 5, 6]
     for engine in document["engines"]:
         assert set(engine) == {"index", "name", "lane_count", "temperature_celsius",
                                "temperature_high_celsius", "supply_voltage_volts", "status"}
         assert 40 < engine["temperature_celsius"] < 85 and engine["status"] == "normal"
     assert [(laser["module"], laser["lane"]) for laser in document["lasers"]] == [
-        (module, lane) for module in (1, 2) for lane in range(1, 5)]
+        (module, lane) for module in (1, 2, 3) for lane in range(1, 5)]
     for laser in document["lasers"]:
         assert laser["state"] == "on" and laser["faults"] == []
         assert 17.5 < laser["output_power_dbm"] < 18.5 and laser["bias_current_ma"] > 100
-    assert len(document["lanes"]) == 64
+    assert len(document["lanes"]) == 12 * 8
     assert document["lanes"][0]["port_name"] == "Ethernet1"
     assert all(lane["tx_power_dbm"] > 0 for lane in document["lanes"])
-    # Nothing is patched through the OCS yet: every receiver is dark (MsoPowerDbm's floor).
-    assert all(lane["rx_power_dbm"] == -100.0 for lane in document["lanes"])
+    # Nothing is patched through the OCS yet: every receiver toward it is dark
+    # (MsoPowerDbm's floor); a server port receives what its NIC launches, less its cable.
+    fabric = [lane for lane in document["lanes"] if lane["port"] <= 8]
+    assert all(lane["rx_power_dbm"] == -100.0 for lane in fabric)
+    hosts = [lane for lane in document["lanes"] if lane["port"] > 8]
+    assert len(hosts) == 32 and all(-1.0 < lane["rx_power_dbm"] < 2.0 for lane in hosts)
 
 
 def test_an_els_fault_on_the_switch_shows_in_telemetry_cpo(telemetry_lab: Lab,
@@ -102,7 +107,7 @@ def test_cpc_json_lists_every_lane_with_its_fec_counters(msoctl: Msoctl) -> None
     assert document["interval_seconds"] is None
     lanes = document["lanes"]
     assert [(lane["port"], lane["lane"]) for lane in lanes] == [
-        (port, lane) for port in range(1, 9) for lane in range(1, 9)]
+        (port, lane) for port in range(1, 13) for lane in range(1, 9)]
     for lane in lanes:
         assert set(lane) >= LANE_KEYS and not RATE_KEYS & set(lane)
         assert 15 < lane["snr_db"] < 25 and 1e-12 < lane["pre_fec_ber"] < 1e-4
@@ -142,7 +147,7 @@ def test_rising_ber_shows_in_pre_fec_ber_cer_and_flr(telemetry_lab: Lab,
     assert result.code == 0, result.err
     assert "CORRECTED/S" in result.out and "CER" in result.out and "FLR" in result.out
     rows = [line.split() for line in result.out.splitlines() if line.startswith("Ethernet")]
-    assert len(rows) == 64
+    assert len(rows) == 12 * 8
     for row in rows:
         ber = float(row[3])
         if row[0] == "Ethernet2":

@@ -15,6 +15,11 @@ from emulators.faults import Fault
 from emulators.lab import Lab
 from tests.support import Msoctl, one_error_line
 
+LINK_UP = "links:\n  link-1: {span: working}\n"
+COMMISSIONED = "amplifiers:\n  amp-1: {gain_db: 11}\n  amp-2: {gain_db: 11}\n"
+"""Each span's amplifier set to the span's loss (30 km and two OCS passes, about 11 dB):
+at their factory 20 dB the far switch's receivers read +10 dBm, past their high alarm."""
+
 
 @pytest.fixture
 def lab(shared_lab: Lab) -> Lab:
@@ -61,7 +66,7 @@ def test_a_job_is_placed_on_healthy_gpus_and_told_the_fabric_is_dark(
 def test_with_the_link_lit_the_plan_writes_files_over_the_span(
         lab: Lab, msoctl: Msoctl, tmp_path: Path) -> None:
     intent = tmp_path / "intent.yaml"
-    intent.write_text("links:\n  link-1: {span: working}\n")
+    intent.write_text(LINK_UP)
     applied = msoctl("fabric", "apply", str(intent))
     assert applied.code == 0, applied
     out = tmp_path / "job"
@@ -104,7 +109,7 @@ def test_a_kept_job_is_listed_watched_and_ended(lab: Lab, msoctl: Msoctl,
     ends, and its status follows the fabric: its NIC down or its link drained make it
     broken, naming why; ``job end`` forgets it."""
     intent = tmp_path / "intent.yaml"
-    intent.write_text("links:\n  link-1: {span: working}\n")
+    intent.write_text(LINK_UP + COMMISSIONED)
     assert msoctl("fabric", "apply", str(intent)).code == 0
     planned = msoctl("job", "plan", "--gpus", "8", "--vendor", "nvidia", "--name", "llm-2")
     assert planned.code == 0, planned
@@ -137,7 +142,7 @@ def test_a_change_on_a_jobs_link_names_the_job(lab: Lab, msoctl: Msoctl,
     """Every change's impact lines name the kept jobs whose traffic crosses the links it
     darkens, moves or disturbs: moving link-1 to its protection span names llm-3."""
     intent = tmp_path / "intent.yaml"
-    intent.write_text("links:\n  link-1: {span: working}\n")
+    intent.write_text(LINK_UP)
     assert msoctl("fabric", "apply", str(intent)).code == 0
     assert msoctl("job", "plan", "--gpus", "8", "--vendor", "amd", "--name", "llm-3").code == 0
     moved = tmp_path / "moved.yaml"
@@ -154,7 +159,7 @@ def test_a_jobs_status_follows_a_cut_and_the_move_to_protection(
     breaks the job (the light lost at the span's amplifier); once the link runs on its
     protection span the job is degraded, no longer broken."""
     intent = tmp_path / "intent.yaml"
-    intent.write_text("links:\n  link-1: {span: working}\n")
+    intent.write_text(LINK_UP + COMMISSIONED)
     assert msoctl("fabric", "apply", str(intent)).code == 0
     assert msoctl("job", "plan", "--gpus", "8", "--vendor", "amd", "--name", "llm-4").code == 0
     lab.inject("span-1", Fault("fiber_cut"))
@@ -168,3 +173,46 @@ def test_a_jobs_status_follows_a_cut_and_the_move_to_protection(
     assert degraded["verdict"] == "degraded"
     assert degraded["problems"] == ["link-1: on its protection span"]
     assert degraded["links"][0]["span"] == "span-2"
+
+
+def test_a_jobs_switch_ports_show_overload_pauses_and_a_dark_nic(
+        lab: Lab, msoctl: Msoctl, tmp_path: Path) -> None:
+    """The job's switch ports are read as ``switch counters`` and ``telemetry optics``
+    read them: at the amplifier's factory gain the far receivers are past their high
+    alarm (degraded, until the gain is set to the span's loss); a PFC storm on the span's
+    port shows as pause frames rising (degraded); a NIC whose link drops darkens its
+    switch port's lanes (and breaks the job)."""
+    intent = tmp_path / "intent.yaml"
+    intent.write_text(LINK_UP)
+    assert msoctl("fabric", "apply", str(intent)).code == 0
+    assert msoctl("job", "plan", "--gpus", "8", "--vendor", "nvidia", "--name", "llm-5").code == 0
+    hot = json.loads(msoctl("job", "status", "llm-5", "--interval", "0", "-o", "json").out)
+    assert hot["verdict"] == "degraded", hot["problems"]
+    assert all(re.fullmatch(r"sw-b Ethernet1 lane \d rx \d+\.\d\d dBm above its high alarm "
+                            r"\d+\.\d\d", p) for p in hot["problems"]), hot["problems"]
+    ports = {(p["switch"], p["port"]): p for p in hot["ports"]}
+    assert {key: p["faces"] for key, p in ports.items()} == {
+        ("sw-a", "Ethernet1"): "fabric", ("sw-b", "Ethernet1"): "fabric",
+        ("sw-a", "Ethernet9"): "host", ("sw-a", "Ethernet10"): "host",
+        ("sw-b", "Ethernet9"): "host", ("sw-b", "Ethernet10"): "host"}
+    assert ports[("sw-b", "Ethernet1")]["optics"] == "alarm"
+    assert all(p["pfc_per_second"] is None for p in hot["ports"])  # no interval: no rates
+    intent.write_text(COMMISSIONED)
+    assert msoctl("fabric", "apply", str(intent)).code == 0
+    lab.inject("sw-a", Fault("pfc_storm", "Ethernet1@3"))
+    lab.inject("gpu-a1", Fault("nic_down", "mlx5_0"))
+    status = msoctl("job", "status", "llm-5", "--interval", "0.5")
+    assert status.code == 0, status
+    document = json.loads(msoctl("job", "status", "llm-5", "--interval", "0.5",
+                                 "-o", "json").out)
+    assert document["verdict"] == "broken"
+    problems = document["problems"]
+    assert any(re.fullmatch(r"sw-a Ethernet1: PFC pause frames rising \([\d,]+/s\)", p)
+               for p in problems), problems
+    assert "sw-a Ethernet9 no light on all its 8 lanes" in problems
+    assert not any("high alarm" in p for p in problems)
+    ports = {(p["switch"], p["port"]): p for p in document["ports"]}
+    assert ports[("sw-a", "Ethernet1")]["pfc_per_second"] > 0
+    assert ports[("sw-a", "Ethernet10")]["optics"] == "ok"
+    table = " ".join(status.out.split())
+    assert "sw-a Ethernet9 host 0 0 0 alarm no light on all its 8 lanes" in table, status.out

@@ -120,7 +120,8 @@ def test_a_huge_edit_on_sw_a_is_taken_and_stalls_no_other_device(lab: Lab) -> No
             assert max(times) < took / 5, (name, max(times), took)
     spec = next(switch for switch in lab.topology.switches if switch.name == "sw-a")
     stored = lab.switches["sw-a"].datastores.stores["candidate"]  # discarded again
-    assert len(stored.findall(f".//{{{NAMESPACE}}}port")) == len(spec.port_names)
+    assert len(stored.findall(f".//{{{NAMESPACE}}}port")) == \
+        len(spec.port_names + spec.host_port_names)
 
 
 def test_the_edit_generator_counts_entries() -> None:

@@ -30,7 +30,7 @@ from tests.support import wait_until
 from tests.support.netconf import lab_session as netconf
 from tests.support.netconf import switch_entry
 
-PORTS = [f"Ethernet{n}" for n in range(1, 9)]
+PORTS = [f"Ethernet{n}" for n in range(1, 13)]  # 8 toward the OCS, 4 for servers' NICs
 LOSSLESS = 3
 HELD_SECONDS = 600.0  # a latency fault's hold: far past pytest's per-test timeout (120 s)
 
@@ -177,7 +177,8 @@ def test_factory_configuration_lists_every_port_with_its_speed_only(lab: Lab) ->
     assert buffer is not None
     assert buffer.findtext(q("total-bytes")) == "8000000000"
     assert buffer.findtext(q("lossless-pool-bytes")) == "4000000000"
-    assert len(state.findall(q("switch", "ports", "port", "queues", "queue", "counters"))) == 64
+    assert len(state.findall(q("switch", "ports", "port", "queues", "queue", "counters"))) == \
+        8 * len(PORTS)
 
 
 def test_switch_generated_cnps_move_only_with_fast_cnp_committed(lab: Lab) -> None:
@@ -217,7 +218,7 @@ def test_the_factory_configuration_neither_pauses_nor_marks(lab: Lab) -> None:
 
 def test_a_port_the_chip_lacks_is_refused_and_running_stays(lab: Lab) -> None:
     tree = planned(fast_cnp=True)
-    tree["switch"]["ports"]["port"].append({"name": "Ethernet9", "speed": "400G"})
+    tree["switch"]["ports"]["port"].append({"name": "Ethernet13", "speed": "400G"})
     with netconf(lab, "sw-a") as session:
         before = session.get_config(source="running").data_xml
         with session.locked("candidate"):
@@ -226,7 +227,7 @@ def test_a_port_the_chip_lacks_is_refused_and_running_stays(lab: Lab) -> None:
                 session.commit()
             session.discard_changes()
         assert refused.value.tag == "operation-failed"
-        assert "Ethernet9" in str(refused.value)
+        assert "Ethernet13" in str(refused.value)
         assert session.get_config(source="running").data_xml == before
     assert not lab.switches["sw-a"].model.config.fast_cnp.enabled
 

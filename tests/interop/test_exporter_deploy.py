@@ -153,7 +153,7 @@ def test_prometheus_scrapes_the_lab_and_sees_a_frozen_device_down(
     assert prometheus.values("last_over_time(msoctl_amp_input_power_dbm[30s])").keys() == {
         name for name, kind in kinds.items() if kind == "amp"}
     assert len(prometheus.query('last_over_time(msoctl_switch_queue_ecn_marked_packets_total'
-                                '{instance="sw-b"}[30s])')) == 64
+                                '{instance="sw-b"}[30s])')) == 8 * 12  # queues x ports
     lanes = len(prometheus.query('last_over_time(msoctl_cpc_lane_snr_db{instance="sw-a"}[30s])'))
     assert lanes > 0 and len(prometheus.query(
         'last_over_time(msoctl_cpc_fec_codewords_total{instance="sw-a"}[30s])')) == 17 * lanes

@@ -127,7 +127,8 @@ def _factory_running(lab: Lab, name: str) -> bytes:
     spec = next(s for s in lab.topology.switches if s.name == name)
     holder = empty()
     holder.append(to_xml({"switch": {"ports": {"port": [
-        {"name": port, "speed": spec.speed} for port in spec.port_names]}}}))
+        {"name": port, "speed": spec.speed}
+        for port in spec.port_names + spec.host_port_names]}}}))
     return bytes(etree.tostring(holder))
 
 
