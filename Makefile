@@ -26,6 +26,10 @@ test: peers lint typecheck docs pytest
 # own, on a port and socket directory of its own; no system cluster is used).
 # Installed only when run as root and missing; otherwise their tests skip, except in
 # CI (CI=true), where they fail.
+# And torch, the CPU build, into .venv, for the collectives over a namespace fabric
+# (tests/interop/test_ring_collectives.py). Pinned: any other spelling (no version, a
+# range) pulls the multi-GB CUDA build. Missing, its test skips, or fails in CI.
+TORCH := torch==2.13.0
 PEER_DEBS := netconfd openssh-server libyang2-dev smitools snmp prometheus prometheus-snmp-exporter \
              postgresql
 
@@ -44,6 +48,9 @@ peers: $(STAMP)
 	fi
 	@if [ -e /usr/include/libyang/libyang.h ] && ! $(BIN)/python -c 'import libyang' 2>/dev/null; then \
 	  $(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,yang]'; \
+	fi
+	@if ! $(BIN)/python -c 'import importlib.util, sys; sys.exit(not importlib.util.find_spec("torch"))'; then \
+	  $(BIN)/python -m pip install --quiet --disable-pip-version-check '$(TORCH)'; \
 	fi
 
 lint: $(STAMP)

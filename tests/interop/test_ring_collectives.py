@@ -65,7 +65,7 @@ from msoctl.jobs.plan import Rank
 from msoctl.jobs.ringcost import RingCost, random_orders, ring_cost, span_lengths_km
 from msoctl.links import Link
 from tests.support.cli import in_process
-from tests.support.netns import NamespaceFabric, layout_of
+from tests.support.netns import NamespaceFabric, layout_of, unavailable
 from tests.support.peers import missing, require_executable, require_module
 
 pytestmark = pytest.mark.serial
@@ -85,13 +85,14 @@ RANKS_SECONDS = 120.0
 
 @pytest.fixture(scope="module")
 def namespaces_and_torch() -> None:
-    """torch (``make peers`` installs the CPU build, torch==2.13.0), root, ``ip`` and
-    ``tc`` (iproute2), and network namespaces this kernel lets us make."""
+    """torch (``make peers`` installs the CPU build, torch==2.13.0), ``ip`` and ``tc``
+    (iproute2), and root in a kernel that lets it make namespaces, veths and tbf."""
     require_module("torch", how_to_install="`make peers` installs torch==2.13.0 (CPU)")
     require_executable("ip", debian_package="iproute2")
     require_executable("tc", debian_package="iproute2")
-    if os.geteuid() != 0:
-        missing("network namespaces need root")
+    reason = unavailable()
+    if reason is not None:
+        missing(reason)
 
 
 @pytest.fixture

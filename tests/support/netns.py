@@ -223,6 +223,28 @@ def _tbf(device: str, rate_bps: float) -> str:
             f"limit {QUEUE_BYTES}")
 
 
+def unavailable() -> str | None:
+    """Why this machine cannot build a namespace fabric (no root, no namespaces, no tbf),
+    or None: a namespace is made, shaped and removed."""
+    if os.geteuid() != 0:
+        return "network namespaces and qdiscs need root"
+    name = f"{PREFIX}-{os.getpid()}-{secrets.token_hex(3)}-probe"
+    try:
+        _ip("netns", "add", name)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as error:
+        return f"cannot make a network namespace ({error})"
+    try:
+        _run(["ip", "-n", name, "link", "add", "probe0", "type", "veth", "peer", "name",
+              "probe1"])
+        _run(["tc", "-n", name, *_tbf("probe0", 1e9).split()])
+    except (RuntimeError, OSError, subprocess.SubprocessError) as error:
+        return f"cannot make a shaped veth pair ({error})"
+    finally:
+        with contextlib.suppress(RuntimeError, OSError, subprocess.SubprocessError):
+            _ip("netns", "del", name)
+    return None
+
+
 def remove_abandoned() -> None:
     """Remove the namespaces of builders that no longer run (killed before their clean-up:
     their pid is in the name)."""
