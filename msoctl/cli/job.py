@@ -28,6 +28,12 @@ from msoctl.jobs.fabric import JobFabric, Route, gigabytes_per_second
 from msoctl.jobs.files import ranks_document, routes_for, write_all
 from msoctl.jobs.plan import Placement, place
 from msoctl.jobs.registry import Jobs, job_document
+from msoctl.jobs.ringcost import (
+    MAX_SIZE_BYTES,
+    median_random_seconds,
+    ring_cost,
+    span_lengths_km,
+)
 from msoctl.links import Link
 from msoctl.words import counted
 
@@ -76,10 +82,14 @@ def route_document(route: Route) -> dict[str, Any]:
               help="Write the job's files into this directory.")
 @click.option("--lossless-priority", type=Count(0, 7), default=3, show_default=True,
               help="The priority the switches carry RoCE on losslessly (NCCL_IB_TC/SL).")
+@click.option("--predict-bytes", type=Count(1, MAX_SIZE_BYTES),
+              help="Also predict a ring all-reduce of this many bytes over the ranks in "
+                   "this order, and in random orders (msoctl/jobs/ringcost.py).")
 @output_option
 @pass_context
 def plan_job(ctx: Context, gpus: int, vendors: tuple[str, ...], name: str | None,
-             out_dir: Path | None, lossless_priority: int, output: str) -> None:
+             out_dir: Path | None, lossless_priority: int, predict_bytes: int | None,
+             output: str) -> None:
     """Place a job on healthy GPUs and order its ranks along the fabric."""
     if name is not None:
         _check_name(name)
@@ -106,10 +116,14 @@ def plan_job(ctx: Context, gpus: int, vendors: tuple[str, ...], name: str | None
         "excluded_nics": {host: list(nics) for host, nics in placement.excluded_nics.items()},
         "files": files,
     }
+    if predict_bytes is not None:
+        document["all_reduce"] = all_reduce_document(ctx, placement, fabric, predict_bytes)
     if output in DOCUMENTS:
         emit(document, output)
         return
     _say_plan(name, placement, routes, document)
+    if predict_bytes is not None:
+        _say_all_reduce(document["all_reduce"])
 
 
 def _say_plan(name: str | None, placement: Placement, routes: list[Route],
@@ -223,3 +237,51 @@ def job_status(ctx: Context, name: str, interval: float, output: str) -> None:
 
 def _per_second(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
+
+
+# ---- job plan --predict-bytes: a ring all-reduce's predicted time (msoctl/jobs/ringcost.py)
+
+RANDOM_ORDERS = 32
+
+
+def all_reduce_document(ctx: Context, placement: Placement, fabric: JobFabric,
+                        size_bytes: int) -> dict[str, Any]:
+    """The ring model's time for an all-reduce of ``size_bytes`` over the planned order and
+    the median of random orders (seeded: the same plan gives the same figures); the
+    times are None, with the reason, where the fabric does not join the ranks now."""
+
+    def carried(link: Link) -> str | None:
+        return impact.carried(link, ctx.read_map)[0]
+
+    span_km = span_lengths_km(ctx.inventory.links, carried)
+    document: dict[str, Any] = {"size_bytes": size_bytes, "random_orders": RANDOM_ORDERS}
+    try:
+        cost = ring_cost(placement.ranks, fabric, size_bytes, span_km=span_km)
+        random_seconds = median_random_seconds(placement.ranks, fabric, size_bytes,
+                                               span_km=span_km, count=RANDOM_ORDERS)
+    except ValidationError as error:
+        return {**document, "planned_seconds": None, "random_median_seconds": None,
+                "bandwidth_gbytes_per_second": None, "step_latency_seconds": None,
+                "narrowest": None, "not_predicted": str(error)}
+    narrowest = cost.narrowest
+    return {**document, "planned_seconds": cost.seconds,
+            "random_median_seconds": random_seconds,
+            "bandwidth_gbytes_per_second": None if narrowest is None
+            else gigabytes_per_second(cost.bandwidth_bps),
+            "step_latency_seconds": cost.step_latency_seconds,
+            "narrowest": None if narrowest is None else narrowest.bottleneck,
+            "not_predicted": None}
+
+
+def _say_all_reduce(predicted: dict[str, Any]) -> None:
+    size = f"{predicted['size_bytes']:,} bytes"
+    if predicted["planned_seconds"] is None:
+        say(f"all-reduce of {size}: not predicted ({predicted['not_predicted']})")
+        return
+    planned, shuffled = predicted["planned_seconds"], predicted["random_median_seconds"]
+    bound = "" if predicted["narrowest"] is None else (
+        f"; narrowest {predicted['bandwidth_gbytes_per_second']:g} GB/s, "
+        f"{predicted['narrowest']}, {predicted['step_latency_seconds'] * 1e6:.0f} µs a step")
+    say(f"ring all-reduce of {size}: {planned * 1e3:.3g} ms in this order, "
+        f"{shuffled * 1e3:.3g} ms in a random one (median of {predicted['random_orders']})"
+        f"{bound}")

@@ -68,7 +68,7 @@ class Edge:
     bandwidth_bps: float  # its share of its narrowest resource
     latency_seconds: float
     span_km: float
-    bottleneck: str  # what bounds its bandwidth, with how many edges share it
+    bottleneck: str  # what bounds its bandwidth, and how many edges share it
 
 
 @dataclass(frozen=True)
@@ -146,8 +146,8 @@ def ring_cost(ranks: Sequence[Rank], fabric: JobFabric, size_bytes: int, *,
         km = sum(_hop_km(hop.links, span_km) for hop in route.hops)
         latency = (parameters.host_seconds + len(route.hops) * parameters.switch_seconds
                    + km * FIBRE_SECONDS_PER_KM)
-        edges.append(Edge(a, b, route, share, latency, km,
-                          f"{_describe(resource)} shared by {users[resource]}"))
+        sharing = f", shared by {users[resource]} edges" if users[resource] > 1 else ""
+        edges.append(Edge(a, b, route, share, latency, km, _describe(resource) + sharing))
     return RingCost(size_bytes, tuple(edges))
 
 

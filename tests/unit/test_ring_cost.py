@@ -97,7 +97,7 @@ def test_an_interleaved_order_crosses_it_four_times_and_halves_the_bandwidth() -
     assert cost.seconds == pytest.approx(6e-3 + 6 * SPAN_SECONDS)
     narrowest = cost.narrowest
     assert narrowest is not None and narrowest.bottleneck.startswith("link-1 from sw-")
-    assert narrowest.bottleneck.endswith("shared by 2")
+    assert narrowest.bottleneck.endswith(", shared by 2 edges")
 
 
 def test_a_second_link_between_the_campuses_takes_the_interleaved_order_back_to_the_nics(
