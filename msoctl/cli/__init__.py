@@ -46,7 +46,8 @@ COMMANDS: dict[str, Command] = {
     "design": Command("msoctl.cli.design", "design", "Plan fabrics before they are built: "
                       "cost and power per architecture, long-haul congestion control."),
     "exporter": Command("msoctl.cli.exporter", "exporter", "Prometheus exporter: "
-                        "/probe?target=NAME for a device, /metrics for itself."),
+                        "/probe?target=NAME for a device, /jobs for the kept jobs, "
+                        "/metrics for itself."),
     "fabric": Command("msoctl.cli.fabric", "fabric", "The whole fabric from one intent "
                       "file: links and spans, OCS maps, amplifiers, switch congestion control."),
     "host": Command("msoctl.cli.host", "host", "GPU servers on the fabric: their GPUs' and "

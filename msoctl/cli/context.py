@@ -8,6 +8,7 @@ Each is read when a command first asks for it, so a command that needs no invent
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import click
 
@@ -22,6 +23,9 @@ from msoctl.journal import (
     parse_location,
 )
 from msoctl.linkstate import LinkStates
+
+if TYPE_CHECKING:
+    from msoctl.jobs.registry import Job
 
 
 @dataclass
@@ -66,19 +70,31 @@ class Context:
     def link_states(self) -> LinkStates:
         return LinkStates(self.journal)
 
-    def jobs_on(self, links: set[str]) -> dict[str, list[str]] | None:
-        """The kept jobs whose traffic crosses any of ``links``: job -> those links; {}
-        when there is no journal yet (nothing is made for asking), None when it cannot
-        be read."""
+    def kept_jobs(self) -> dict[str, Job]:
+        """The jobs planned under a name and not ended; {} when there is no journal yet
+        (nothing is made for asking). JournalError, ValidationError or OSError when it
+        cannot be read."""
         from msoctl.jobs.registry import Jobs
 
+        location = self._journal_location()
+        if location.path is not None and not location.path.exists():
+            return {}
+        return Jobs(self.journal).all()
+
+    def jobs_on(self, links: set[str]) -> dict[str, list[str]] | None:
+        """The kept jobs whose traffic crosses any of ``links``: job -> those links; {}
+        when there is no journal yet, None when it cannot be read."""
         try:
-            location = self._journal_location()
-            if location.path is not None and not location.path.exists():
-                return {}
-            return Jobs(self.journal).touching(links)
+            jobs = self.kept_jobs()
         except (JournalError, ValidationError, OSError):
             return None
+        return {name: crossed for name, job in jobs.items()
+                if (crossed := sorted(links.intersection(job.links)))}
+
+    def anew(self) -> Context:
+        """A context of the same options that has read nothing yet (the exporter takes one
+        per reading of the jobs: the inventory and the journal as they are then)."""
+        return Context(self.inventory_option, self.journal_option, self.verbose, self.debug)
 
     def drained(self) -> set[str]:
         """The inventory's links that are drained (out of service) now."""

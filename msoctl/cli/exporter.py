@@ -60,7 +60,8 @@ from msoctl.exporter.streams import DEFAULT_SAMPLE_SECONDS
 def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | None,
              timeout_offset: float, share_seconds: float, max_readings: int,
              max_sessions: int, session_idle_seconds: float, stream_interval: float) -> None:
-    """Prometheus exporter: /probe?target=NAME for a device, /metrics for itself.
+    """Prometheus exporter: /probe?target=NAME for a device, /jobs for the kept jobs,
+    /metrics for itself.
 
     Runs in the foreground until SIGTERM or SIGINT, then finishes the probes in
     flight and exits 0. The inventory is read again when its file changes.
@@ -68,6 +69,7 @@ def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | N
     if click.get_current_context().invoked_subcommand is not None:
         return
     from msoctl.exporter import cpo
+    from msoctl.exporter.jobs import JobsReader
     from msoctl.exporter.probe import Prober  # prometheus_client only for this command
     from msoctl.exporter.server import ExporterServer, parse_listen, tls_context
     from msoctl.exporter.streams import OpticsStreams
@@ -86,8 +88,9 @@ def exporter(ctx: Context, listen: str, tls_cert: Path | None, tls_key: Path | N
     prober = Prober(ctx.inventory.path, timeout_offset_seconds=timeout_offset,
                     share_seconds=share_seconds, max_readings=max_readings,
                     max_sessions=max_sessions, session_idle_seconds=session_idle_seconds)
+    jobs = JobsReader(ctx.anew, share_seconds=share_seconds)
     try:
-        server = ExporterServer(address, prober, tls)
+        server = ExporterServer(address, prober, tls, jobs=jobs)
     except OSError as error:
         raise ValidationError(f"cannot listen on {listen}: {error.strerror or error}") from None
     prober.warm_up()

@@ -1,4 +1,4 @@
-"""The exporter's HTTP(S) server: ``/probe``, ``/metrics``, ``/-/healthy``, ``/``.
+"""The exporter's HTTP(S) server: ``/probe``, ``/jobs``, ``/metrics``, ``/-/healthy``, ``/``.
 
 A thread per request (:class:`http.server.ThreadingHTTPServer`), so a slow
 probe never holds up another. With TLS the handshake also happens in the
@@ -24,13 +24,16 @@ import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from drivers.errors import ValidationError
 from drivers.yamlfile import YamlFileError, open_regular
 from msoctl import __version__
 from msoctl.exporter.probe import MODULES, TIMEOUT_HEADER, Prober, ProbeRefused
+
+if TYPE_CHECKING:
+    from msoctl.exporter.jobs import JobsReader
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +56,7 @@ INDEX = """msoctl exporter {version}
 
 /probe?target=NAME           metrics of inventory device NAME (its kind's collector)
 /probe?target=NAME&module=M  the same with module M ({modules})
+/jobs                        the kept jobs' state (msoctl job status), for PromQL joins
 /metrics                     the exporter's own metrics
 /-/healthy                   200 while the exporter runs
 
@@ -147,9 +151,12 @@ class ExporterServer(ThreadingHTTPServer):
 
     def __init__(self, address: tuple[str, int], prober: Prober,
                  tls: ssl.SSLContext | None = None, *,
+                 jobs: JobsReader | None = None,
                  header_timeout_seconds: float = HEADER_TIMEOUT_SECONDS,
                  max_connections: int = MAX_CONNECTIONS):
+        """``jobs``: what answers ``/jobs`` (None: the page is not served)."""
         self.prober = prober
+        self.jobs = jobs
         self.tls = tls
         self.header_timeout_seconds = header_timeout_seconds
         self.deadlines = _Deadlines()
@@ -256,6 +263,9 @@ class ProbeHandler(BaseHTTPRequestHandler):
                 self._send(refused.status, f"{refused}\n".encode(), TEXT)
                 return
             self._send(HTTPStatus.OK, result.body, EXPOSITION)
+        elif url.path == "/jobs" and self.server.jobs is not None:
+            budget = prober.budget(self.headers.get(TIMEOUT_HEADER))
+            self._send(HTTPStatus.OK, self.server.jobs.exposition(budget), EXPOSITION)
         elif url.path == "/metrics":
             self._send(HTTPStatus.OK, prober.metrics(), EXPOSITION)
         elif url.path == "/-/healthy":

@@ -109,16 +109,6 @@ class Jobs:
             self.journal.store.clear_job(name)
         return job
 
-    def touching(self, links: set[str]) -> dict[str, list[str]]:
-        """Job -> the links of ``links`` its traffic crosses (jobs that cross none left
-        out)."""
-        found = {}
-        for name, job in self.all().items():
-            crossed = sorted(links.intersection(job.links))
-            if crossed:
-                found[name] = crossed
-        return found
-
 
 def _job(row: JobRow) -> Job:
     return Job(row.name, row.since, row.user, row.op, json.loads(row.body))

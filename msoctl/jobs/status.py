@@ -32,7 +32,7 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from drivers.errors import DeviceError
 from drivers.optics.readings import OpticsReading, PortOptics
@@ -41,7 +41,21 @@ from msoctl.fabric.lightpath import DARK_BELOW_DBM, show
 from msoctl.jobs.registry import Job
 
 if TYPE_CHECKING:
-    from msoctl.cli.context import Context
+    from msoctl.access import Devices
+    from msoctl.inventory import Inventory
+
+
+class FabricView(Protocol):
+    """What a job's state is read through: the inventory, its devices, the drained links
+    (the command's context; the exporter's, one per reading)."""
+
+    @property
+    def inventory(self) -> Inventory: ...
+
+    @property
+    def devices(self) -> Devices: ...
+
+    def drained(self) -> set[str]: ...
 
 
 @dataclass(frozen=True)
@@ -98,7 +112,7 @@ class JobState:
     verdict: str = "ok"
 
 
-def job_state(ctx: Context, job: Job, *,
+def job_state(ctx: FabricView, job: Job, *,
               interval: float = DEFAULT_INTERVAL_SECONDS) -> JobState:
     """``job`` now; its switch ports' counters are read ``interval`` seconds apart (0:
     once, no rates), while its servers and links are read."""
@@ -173,7 +187,7 @@ def job_state(ctx: Context, job: Job, *,
     return state
 
 
-def _job_ports(ctx: Context, job: Job) -> dict[str, dict[str, str]]:
+def _job_ports(ctx: FabricView, job: Job) -> dict[str, dict[str, str]]:
     """Switch -> its ports the job's traffic crosses -> ``host`` or ``fabric``."""
     inventory = ctx.inventory
     found: dict[str, dict[str, str]] = {}
@@ -188,7 +202,7 @@ def _job_ports(ctx: Context, job: Job) -> dict[str, dict[str, str]]:
             if switch in inventory.devices and inventory.devices[switch].kind == "switch"}
 
 
-def _read_ports(ctx: Context, switch: str, ports: Mapping[str, str],
+def _read_ports(ctx: FabricView, switch: str, ports: Mapping[str, str],
                 interval: float) -> list[PortPart]:
     """Switch ``switch``'s ``ports``: counters as rates over ``interval``, optics judged."""
     rates: dict[str, dict[str, float | None]] = {}
@@ -226,7 +240,7 @@ def _port_key(port: str) -> tuple[str, int]:
     return (port, 0) if found is None else (found.group(1), int(found.group(2)))
 
 
-def _counter_rates(ctx: Context, switch: str,
+def _counter_rates(ctx: FabricView, switch: str,
                    interval: float) -> dict[str, dict[str, float | None]]:
     """Port -> ``ecn``, ``pfc``, ``drops`` per second over ``interval`` (``None`` with no
     interval, or a counter that went back: the switch restarted)."""

@@ -13,7 +13,10 @@ import pytest
 
 from emulators.faults import Fault
 from emulators.lab import Lab
+from msoctl.cli.context import Context
+from msoctl.exporter.jobs import JobsReader
 from tests.support import Msoctl, one_error_line
+from tests.support.exporter import fetch, serve_exporter, value
 
 LINK_UP = "links:\n  link-1: {span: working}\n"
 COMMISSIONED = "amplifiers:\n  amp-1: {gain_db: 11}\n  amp-2: {gain_db: 11}\n"
@@ -216,3 +219,44 @@ def test_a_jobs_switch_ports_show_overload_pauses_and_a_dark_nic(
     assert ports[("sw-a", "Ethernet10")]["optics"] == "ok"
     table = " ".join(status.out.split())
     assert "sw-a Ethernet9 host 0 0 0 alarm no light on all its 8 lanes" in table, status.out
+
+
+def test_the_exporter_serves_every_kept_jobs_state_for_promql_joins(
+        lab: Lab, msoctl: Msoctl, tmp_path: Path) -> None:
+    """``/jobs`` reads each kept job as ``job status`` does (counters once: their rates
+    are PromQL's, joined through ``msoctl_job_port_info``): a GPU lost on one job's
+    server breaks that job and no other; a journal that cannot be read is ``up 0``."""
+    intent = tmp_path / "intent.yaml"
+    intent.write_text(LINK_UP + COMMISSIONED)
+    assert msoctl("fabric", "apply", str(intent)).code == 0
+    assert msoctl("job", "plan", "--gpus", "8", "--vendor", "nvidia", "--name", "llm-6").code == 0
+    assert msoctl("job", "plan", "--gpus", "4", "--vendor", "amd", "--name", "llm-7").code == 0
+    lab.inject("gpu-b1", Fault("gpu_xid", "2"))
+    inventory = lab.state_dir / "inventory.yaml"
+    reader = JobsReader(Context(str(inventory)).anew, share_seconds=0.0)
+    with serve_exporter(inventory, server_options={"jobs": reader}) as server:
+        reply = fetch(f"{server.url}/jobs", scrape_timeout=10)
+    assert reply.status == 200 and reply.content_type.startswith("text/plain; version=0.0.4")
+    text = reply.body
+    assert value(text, "msoctl_jobs_up") == 1 and value(text, "msoctl_jobs_kept") == 2
+    assert value(text, "msoctl_job_up", job_name="llm-6") == 1
+    assert value(text, "msoctl_job_state", job_name="llm-6", state="broken") == 1
+    assert value(text, "msoctl_job_state", job_name="llm-6", state="ok") == 0
+    assert value(text, "msoctl_job_host_gpus_healthy", job_name="llm-6", host="gpu-b1") == 3
+    assert value(text, "msoctl_job_host_gpus", job_name="llm-6", host="gpu-b1") == 4
+    assert value(text, "msoctl_job_state", job_name="llm-7", state="ok") == 1
+    assert value(text, "msoctl_job_info", job_name="llm-7", vendors="amd") == 1
+    assert value(text, "msoctl_job_link_light", job_name="llm-6", link="link-1") == 1
+    assert value(text, "msoctl_job_link_info", job_name="llm-6", link="link-1",
+                 span="span-1", role="working") == 1
+    assert value(text, "msoctl_job_port_info", job_name="llm-6", device="sw-b",
+                 port="Ethernet1", faces="fabric") == 1
+    assert value(text, "msoctl_job_port_optics", job_name="llm-6", device="sw-a",
+                 port="Ethernet9", level="ok") == 1
+    assert value(text, "msoctl_job_link_info", job_name="llm-7") is None  # one campus
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(re.sub(r"(?m)^journal: .*$", "journal: /nonexistent/dir/j.db",
+                             inventory.read_text()))
+    reader = JobsReader(Context(str(broken)).anew, share_seconds=0.0)
+    with serve_exporter(inventory, server_options={"jobs": reader}) as server:
+        assert value(fetch(f"{server.url}/jobs").body, "msoctl_jobs_up") == 0

@@ -52,7 +52,7 @@ def test_promtool_checks_the_rules_and_runs_their_unit_tests() -> None:
     tool = str(promtool())
     checked = run(tool, "check", "rules", "msoctl-alerts.yml")
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "SUCCESS: 9 rules found" in checked.stdout
+    assert "SUCCESS: 13 rules found" in checked.stdout
     tested = run(tool, "test", "rules", "tests/msoctl-alerts.test.yml")
     assert tested.returncode == 0, tested.stdout + tested.stderr
     assert "SUCCESS" in tested.stdout
@@ -102,7 +102,8 @@ def render_config(exporter: str, targets: Path) -> dict[str, Any]:
         address = next(rule for rule in jobs[name]["relabel_configs"]
                        if rule.get("target_label") == "__address__")
         address["replacement"] = exporter
-    jobs["msoctl-exporter"]["static_configs"][0]["targets"] = [exporter]
+    for name in ("msoctl-jobs", "msoctl-exporter"):
+        jobs[name]["static_configs"][0]["targets"] = [exporter]
     return config
 
 
@@ -146,6 +147,8 @@ def test_prometheus_scrapes_the_lab_and_sees_a_frozen_device_down(
     up = prometheus.query("msoctl_up")
     assert {series["metric"]["job"] for series in up} == {"msoctl", "msoctl-cpo"}
     assert all(series["metric"]["lab"] == "two-campus-30km" for series in up)
+    wait_until(lambda: prometheus.values('msoctl_jobs_up{job="msoctl-jobs"}') ==
+               {prometheus.exporter_address: 1.0}, "the kept jobs read", seconds=30)
     # last_over_time: the latest sample of each series, should the very last scrape of a
     # device have failed on this busy machine
     assert len(prometheus.query(
