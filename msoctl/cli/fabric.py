@@ -27,6 +27,7 @@ from msoctl.cli.output import (
     cell,
     describe_impacts,
     emit,
+    jobs_touched,
     output_format,
     output_option,
     say,
@@ -59,7 +60,7 @@ def plan_command(ctx: Context, file: Path, output: str) -> None:
     plan = make_plan(ctx.devices, ctx.journal, intent, resume,
                      switch_leftovers(ctx.journal, intent, resume))
     if output in DOCUMENTS:
-        emit(plan.as_dict(), output)
+        emit({**plan.as_dict(), "jobs": jobs_touched(plan.impacts)}, output)
         return
     print_plan(plan, shown=file)
 
@@ -144,7 +145,7 @@ def apply_command(ctx: Context, file: Path, force: bool, allow_delete: bool,
     report = apply(ctx.devices, ctx.journal, intent, say=say_line, force=force,
                    allow_delete=allow_delete)
     if output in DOCUMENTS:
-        emit(report.as_dict(), output)
+        emit({**report.as_dict(), "jobs": jobs_touched(report.plan.impacts)}, output)
         return
     print_light(report)
     say(f"fabric apply {report.op}: done")

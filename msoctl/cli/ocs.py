@@ -28,6 +28,7 @@ from msoctl.cli.output import (
     describe_impacts,
     emit,
     fields,
+    jobs_touched,
     output_option,
     say,
     table,
@@ -159,7 +160,8 @@ def _print_result(result: ApplyResult, output: str, *, dry_run: bool = False) ->
     impacts = impact.worst_first(result.impacts)
     if output in DOCUMENTS:
         document: dict[str, Any] = {**plan.as_dict(), "dry_run": dry_run,
-                                    "impact": [i.as_dict() for i in impacts]}
+                                    "impact": [i.as_dict() for i in impacts],
+                                    "jobs": jobs_touched(impacts)}
         if not dry_run:
             document.update({
                 "seconds": round(result.seconds, 4),

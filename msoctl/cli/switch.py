@@ -25,6 +25,7 @@ from msoctl.cli.output import (
     describe_impacts,
     echo_or_write,
     emit,
+    jobs_touched,
     output_format,
     output_option,
     say,
@@ -361,7 +362,8 @@ def cc_plan(ctx: Context, device: str, want_file: Path, merge_only: bool, output
         emit({"device": device, "method": plan.method, "merge": merge_only,
               "changes": [c.as_dict() for c in kept],
               "deletions": [c.as_dict() for c in removed],
-              "impact": [i.as_dict() for i in impacts]}, output)
+              "impact": [i.as_dict() for i in impacts], "jobs": jobs_touched(impacts)},
+             output)
         return
     how = ("the switch's own diff of running and candidate" if plan.method == "candidate"
            else "computed here: the switch has no candidate")
@@ -443,7 +445,8 @@ def cc_apply(ctx: Context, devices: tuple[str, ...], labels: tuple[str, ...], wa
     refused = [o for o in outcomes if o.status == "refused"]
     if output in DOCUMENTS:
         emit({"file": str(want_file), "all_or_nothing": all_or_nothing,
-              "merge": merge_only, "devices": [o.as_dict() for o in outcomes]}, output)
+              "merge": merge_only, "devices": [o.as_dict() for o in outcomes],
+              "jobs": jobs_touched([i for o in outcomes for i in o.impacts])}, output)
     elif len(outcomes) > 1 or not (failed or refused):  # one switch: the error line says it
         _print_outcomes(outcomes, verbose=ctx.verbose or len(outcomes) == 1,
                         timeout=confirm_timeout)

@@ -154,6 +154,10 @@ def test_a_change_on_a_jobs_link_names_the_job(lab: Lab, msoctl: Msoctl,
     assert plan.code == 0, plan
     text = " ".join(plan.out.split())
     assert "jobs on these links: llm-3 (link-1)" in text, plan.out
+    document = json.loads(msoctl("fabric", "plan", str(moved), "-o", "json").out)
+    assert document["jobs"] == {"llm-3": ["link-1"]}
+    unmoved = json.loads(msoctl("fabric", "plan", str(intent), "-o", "json").out)
+    assert unmoved["impact"] == [] and unmoved["jobs"] == {}
 
 
 def test_a_jobs_status_follows_a_cut_and_the_move_to_protection(
