@@ -15,7 +15,8 @@ frame is sent on, so that neither checksums nor segmentation are lost on the way
 plain packet socket would pass on a frame whose checksum the sender's veth never
 computed, and the receiver would drop it).
 
-Stops on SIGTERM or SIGINT; prints ``ready`` on stdout once both ends are open.
+Stops on SIGTERM or SIGINT, and when the process that started it ends; prints
+``ready`` on stdout once both ends are open.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import sys
 import threading
 import time
 from types import FrameType
+
+from tests.support.netns import die_with_parent
 
 ETH_P_ALL = 0x0003
 SOL_PACKET = 263
@@ -92,7 +95,6 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     if not 0 <= options.delay_seconds <= 10:
         parser.error("--delay-seconds: must be 0..10")
-    a, b = open_end(options.a), open_end(options.b)
     stopping = threading.Event()
 
     def stop(signum: int, frame: FrameType | None) -> None:
@@ -100,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    die_with_parent(signal.SIGTERM)
+    a, b = open_end(options.a), open_end(options.b)
     lines = [threading.Thread(target=carry, args=(a, b, options.delay_seconds, stopping),
                               daemon=True),
              threading.Thread(target=carry, args=(b, a, options.delay_seconds, stopping),

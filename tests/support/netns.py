@@ -58,6 +58,7 @@ QUEUE_BYTES = 64 * 1024 * 1024
 MIN_BURST_BYTES = 128 * 1024  # a whole 64 KB GSO frame passes tbf unsegmented
 COMMAND_SECONDS = 30.0
 CLONE_NEWNET = 0x40000000
+PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -291,6 +292,19 @@ def _run(command: Sequence[str], *, stdin: str | None = None) -> None:
                           timeout=COMMAND_SECONDS, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:3])}: {done.stderr.strip() or done.stdout}")
+
+
+def die_with_parent(signum: int = signal.SIGTERM) -> None:
+    """Have the kernel send ``signum`` to this process when its parent ends
+    (``PR_SET_PDEATHSIG``), so that a test runner killed outright leaves no delay line or
+    rank running in a namespace of its own."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() == 1:  # the parent had already gone
+        os.kill(os.getpid(), signum)
 
 
 def enter(namespace: str) -> None:

@@ -3,12 +3,12 @@
 
 One process per host, each moved into its host's network namespace, each a rank of
 ``torch.distributed`` on the Gloo backend (CPU tensors, TCP through the host's ``nic0``:
-``GLOO_SOCKET_IFNAME``). For every rank order of the spec, in turn, the processes form a
-new process group in which a host's rank is its place in that order (``MASTER_ADDR``
-the address of the order's first host, where rank 0 serves the rendezvous store), so
-Gloo's ring (each rank sends to its neighbour in rank order, gloo/allreduce.cc) follows
-the order. Each order: ``warmups`` all-reduces, then ``repetitions`` timed ones, each
-after a barrier, its result checked (every element the number of ranks).
+``GLOO_SOCKET_IFNAME``; ``MASTER_ADDR`` the first host's address, where rank 0 serves
+the rendezvous store). The all-reduce is a ring over Gloo's send and receive
+(:func:`ring_all_reduce`), so that each order of the spec sets who sends to whom without
+a new process group (``new_group`` sorts its ranks). ``warmups`` all-reduces of each
+order, then ``repetitions`` timed ones, the orders taking turns, each result checked
+(every element the number of ranks).
 
 A repetition's time is from the moment the last rank entered the all-reduce to the
 moment the last one left it: the processes share one machine's monotonic clock, so the
@@ -16,7 +16,8 @@ barrier's uneven release (up to a span's delay) is not counted.
 
 torch is imported once, here, and the ranks are forked from this process: one import
 instead of one per rank (about 2 s of CPU each). Any rank that fails takes the others
-down; the result is printed only when all succeed.
+down, and all go when the process that started them ends; the result is printed
+only when all succeed.
 
 SPEC: ``{"hosts": [{"host", "namespace", "address"}], "orders": [[host, ...], ...],
 "size_bytes": N, "warmups": N, "repetitions": N, "port": N, "timeout_seconds": N}``.
@@ -34,7 +35,7 @@ import traceback
 from datetime import timedelta
 from typing import Any
 
-from tests.support.netns import enter
+from tests.support.netns import die_with_parent, enter
 
 INTERFACE = "nic0"
 
@@ -53,20 +54,23 @@ def run_rank(spec: dict[str, Any], host: str) -> list[dict[str, Any]]:
                             timeout=timedelta(seconds=spec["timeout_seconds"]))
     n = len(hosts)
     tensor = torch.empty(spec["size_bytes"] // 4 // n * n, dtype=torch.float32)
-    results = []
-    for order in spec["orders"]:
-        ring = [hosts.index(name) for name in order]
-        stamps: list[float] = []
-        for repetition in range(spec["warmups"] + spec["repetitions"]):
+    rings = [[hosts.index(name) for name in order] for order in spec["orders"]]
+    stamps: list[list[float]] = [[] for _ in rings]
+    # the orders take turns, repetition by repetition, so that whatever else the machine
+    # does in the meantime slows them alike
+    for repetition in range(spec["warmups"] + spec["repetitions"]):
+        for ring, taken in zip(rings, stamps, strict=True):
             tensor.fill_(1.0)
             start, end = ring_all_reduce(dist, tensor, ring, hosts.index(host))
             if tensor.min().item() != n or tensor.max().item() != n:
                 raise AssertionError(f"the all-reduce gave {tensor.min().item()}.."
                                      f"{tensor.max().item()}, not {n} everywhere")
             if repetition >= spec["warmups"]:
-                stamps += [start, end]
-        everyone = [torch.zeros(len(stamps), dtype=torch.float64) for _ in hosts]
-        dist.all_gather(everyone, torch.tensor(stamps, dtype=torch.float64))
+                taken += [start, end]
+    results = []
+    for order, taken in zip(spec["orders"], stamps, strict=True):
+        everyone = [torch.zeros(len(taken), dtype=torch.float64) for _ in hosts]
+        dist.all_gather(everyone, torch.tensor(taken, dtype=torch.float64))
         table = torch.stack(everyone)  # ranks x (start, end, start, end, ...)
         results.append({"order": order, "seconds": [
             float(table[:, 2 * k + 1].max() - table[:, 2 * k].max())
@@ -108,6 +112,7 @@ def ring_all_reduce(dist: Any, tensor: Any, ring: list[int], me: int) -> tuple[f
 
 
 def main() -> int:
+    die_with_parent(signal.SIGKILL)
     spec = json.load(sys.stdin)
     import torch.distributed  # noqa: F401 - once, before the ranks are forked
 
@@ -122,6 +127,7 @@ def main() -> int:
             code = 1
             try:
                 os.close(reader)
+                die_with_parent(signal.SIGKILL)
                 enter(entry["namespace"])
                 results = run_rank(spec, entry["host"])
                 if index == 0:
