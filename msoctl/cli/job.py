@@ -21,13 +21,22 @@ from drivers.errors import ValidationError
 from msoctl import impact
 from msoctl.cli.context import Context, pass_context
 from msoctl.cli.host import read_state
-from msoctl.cli.output import DOCUMENTS, emit, output_option, say, table
+from msoctl.cli.output import (
+    DOCUMENTS,
+    describe_impacts,
+    emit,
+    jobs_touched,
+    output_option,
+    say,
+    table,
+)
 from msoctl.cli.types import TEXT, Count, Number
 from msoctl.hosts import GPU_VENDORS
+from msoctl.jobs.circuits import CircuitPlan
 from msoctl.jobs.fabric import JobFabric, Route, gigabytes_per_second
 from msoctl.jobs.files import ranks_document, routes_for, write_all
 from msoctl.jobs.plan import Placement, place
-from msoctl.jobs.registry import Jobs, job_document
+from msoctl.jobs.registry import Job, Jobs, job_document
 from msoctl.jobs.ringcost import (
     MAX_SIZE_BYTES,
     median_random_seconds,
@@ -46,15 +55,9 @@ def job() -> None:
 
 
 def fabric_now(ctx: Context) -> JobFabric:
-    inventory = ctx.inventory
-
-    def carried(link: Link) -> str | None:
-        if any(ctx.read_map(ocs) is None for ocs in link.ocs_names):
-            return None
-        role, _ = impact.carried(link, ctx.read_map)
-        return role or "down"
-
-    return JobFabric.build(inventory.hosts.values(), inventory.links, carried, ctx.drained())
+    carried = _carried(ctx)
+    return JobFabric.build(ctx.inventory.hosts.values(), ctx.inventory.links,
+                           lambda link: carried[link.name], ctx.drained())
 
 
 def route_document(route: Route) -> dict[str, Any]:
@@ -186,10 +189,128 @@ def list_jobs(ctx: Context, output: str) -> None:
 @click.argument("name", type=TEXT)
 @pass_context
 def end_job(ctx: Context, name: str) -> None:
-    """The job has ended: forget it (journaled)."""
-    ended = Jobs(ctx.journal).end(name)
+    """The job has ended: its circuits are undone (each drained, taken down and its drain
+    lifted, unless another kept job crosses it), and it is forgotten (journaled). Should
+    undoing fail, the job is kept: run it again."""
+    jobs = Jobs(ctx.journal)
+    kept = jobs.get(name)
+    if kept.circuits:
+        _undo_circuits(ctx, jobs, kept)
+    ended = jobs.end(name)
     say(f"ended {ended.name} ({counted(ended.document['world_size'], 'GPU')}, planned by "
         f"{ended.user} at {ended.since})")
+
+
+@job.command("circuits")
+@click.argument("name", type=TEXT)
+@click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path),
+              metavar="FILE",
+              help="Where to write the fabric intent that lights them "
+                   "[default: job-NAME-circuits.yaml here].")
+@click.option("--dry-run", is_flag=True, help="Show the plan; light nothing.")
+@output_option
+@pass_context
+def circuits(ctx: Context, name: str, out_file: Path | None, dry_run: bool,
+             output: str) -> None:
+    """Direct optical paths for a kept job's ring: for each pair of switches its ring
+    joins, the dark links between them lit (one per NIC pair the ring runs between them),
+    through the fabric's safe apply (impact, journal, light verified end to end), and
+    undone when the job ends.
+
+    Links in service count as they are, and a drained link or one whose OCS cannot be
+    read is left alone. The fabric intent that lights them is written to --out and
+    applied as ``msoctl fabric apply`` applies it."""
+    from msoctl.fabric.apply import apply
+    from msoctl.fabric.intent import load_intent
+    from msoctl.jobs.circuits import light_intent, plan_circuits
+    from msoctl.outfile import write_output
+
+    jobs = Jobs(ctx.journal)
+    kept = jobs.get(name)
+    plan = plan_circuits(kept, ctx.inventory.hosts, ctx.inventory.links, _carried(ctx),
+                         ctx.drained())
+    if output in DOCUMENTS and (dry_run or not plan.light):
+        emit({**plan.as_dict(), "dry_run": dry_run, "applied": None}, output)
+        return
+    if output not in DOCUMENTS:
+        _say_circuits(plan)
+    if not plan.light:
+        say("nothing to light: " + ("the job's ring stays on one switch" if not plan.pairs
+                                    else "no dark link joins its switches"))
+        return
+    if dry_run:
+        say("dry run: nothing was lit")
+        return
+    path = (out_file or Path(f"job-{name}-circuits.yaml")).resolve()
+    write_output(path, light_intent(plan.light))
+    jobs.add_circuits(name, plan.light, str(path))
+    report = apply(ctx.devices, ctx.journal, load_intent(path, ctx.inventory),
+                   say=(lambda line: None) if output in DOCUMENTS else say)
+    if output in DOCUMENTS:
+        emit({**plan.as_dict(), "dry_run": False, "applied": report.as_dict(),
+              "jobs": jobs_touched(report.plan.impacts)}, output)
+        return
+    click.echo(describe_impacts(report.plan.impacts))
+    say(f"lit {', '.join(plan.light)} for {name} (fabric apply {report.op} of {path}); "
+        f"msoctl job end {name} takes them down")
+
+
+def _carried(ctx: Context) -> dict[str, str | None]:
+    """Each inventory link's span now: working, protection, down, None (OCS unread)."""
+    found: dict[str, str | None] = {}
+    for link_name, link in ctx.inventory.links.items():
+        if any(ctx.read_map(ocs) is None for ocs in link.ocs_names):
+            found[link_name] = None
+        else:
+            role, _ = impact.carried(link, ctx.read_map)
+            found[link_name] = role or "down"
+    return found
+
+
+def _say_circuits(plan: CircuitPlan) -> None:
+    if plan.missing_hosts:
+        say(f"servers no longer in the inventory: {', '.join(plan.missing_hosts)}")
+    if not plan.pairs:
+        return
+    click.echo(table(["switches", "ring pairs", "in service", "light", "left alone", "short"],
+                     [[" - ".join(pair.switches), pair.edges,
+                       ",".join(pair.in_service) or "-", ",".join(pair.light) or "-",
+                       ",".join([*(f"{n} (drained)" for n in pair.drained),
+                                 *(f"{n} (unknown)" for n in pair.unknown)]) or "-",
+                       pair.short or "-"] for pair in plan.pairs], cut=("left alone",)))
+    for pair in plan.pairs:
+        if pair.short:
+            say(f"{' - '.join(pair.switches)}: {counted(pair.edges, 'ring NIC pair')} over "
+                f"{counted(pair.edges - pair.short, 'link')}: {pair.short} share")
+
+
+def _undo_circuits(ctx: Context, jobs: Jobs, kept: Job) -> None:
+    """Take down the circuits lit for ``kept`` that no other kept job crosses."""
+    from msoctl.fabric.apply import apply
+    from msoctl.fabric.intent import load_intent
+    from msoctl.jobs.circuits import undo_intent
+    from msoctl.outfile import write_output
+
+    others = {link for job in jobs.all().values() if job.name != kept.name
+              for link in job.links}
+    carried = _carried(ctx)
+    kept_lit = [n for n in kept.circuits if n in others]
+    if kept_lit:
+        say(f"kept lit: {', '.join(kept_lit)} (other jobs cross them)")
+    lit = [n for n in kept.circuits if n not in others
+           and carried.get(n) in ("working", "protection")]
+    if not lit:
+        return
+    states = ctx.link_states
+    drained_here = [n for n in lit
+                    if states.drain(n, reason=f"job {kept.name} ended: its circuit")[1]]
+    light_file = Path(kept.document.get("circuits_file") or f"job-{kept.name}-circuits.yaml")
+    path = light_file.with_name(f"{light_file.stem}-end.yaml").resolve()
+    write_output(path, undo_intent(lit))
+    report = apply(ctx.devices, ctx.journal, load_intent(path, ctx.inventory))
+    for link_name in drained_here:
+        states.undrain(link_name)
+    say(f"took down {', '.join(lit)}, {kept.name}'s circuits (fabric apply {report.op})")
 
 
 @job.command("status")

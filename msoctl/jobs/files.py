@@ -30,7 +30,7 @@ DSCP x 4 + 2 (ECN-capable), HCCL's the DSCP x 4.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -71,23 +71,28 @@ def ranks_document(placement: Placement) -> dict[str, Any]:
 
 
 def neighbour_pairs(placement: Placement) -> list[tuple[HostNic, HostNic]]:
-    """The NIC pairs a ring over the placement uses across servers: each host and the
-    next (the last and the first), rail to rail (a rail the next host has no NIC up on
-    carries nothing between them), each pair once."""
-    hosts = list(placement.hosts)
+    """The NIC pairs a ring over the placement uses across servers (:func:`ring_pairs`)."""
     used: dict[str, list[HostNic]] = {}
     for rank in placement.ranks:
         nics = used.setdefault(rank.host, [])
         if rank.nic not in nics:
             nics.append(rank.nic)
+    return ring_pairs([host.name for host in placement.hosts], used)
+
+
+def ring_pairs(hosts: Sequence[str], used: Mapping[str, Sequence[HostNic]]
+               ) -> list[tuple[HostNic, HostNic]]:
+    """The NIC pairs a ring over ``hosts`` (in rank order; ``used``: each one's NICs)
+    uses across servers: each host and the next (the last and the first), rail to rail (a
+    rail the next host has no NIC up on carries nothing between them), each pair once."""
     pairs: list[tuple[HostNic, HostNic]] = []
     seen: set[tuple[str, str]] = set()
     for index, host in enumerate(hosts):
         following = hosts[(index + 1) % len(hosts)]
-        if following.name == host.name:
+        if following == host:
             continue
-        theirs = {nic.rail: nic for nic in used.get(following.name, [])}
-        for nic in used.get(host.name, []):
+        theirs = {nic.rail: nic for nic in used.get(following, [])}
+        for nic in used.get(host, []):
             other = theirs.get(nic.rail)  # rings stay on their rail (NCCL_CROSS_NIC=0)
             if other is None:
                 continue

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 PLAN = "job.plan"
 END = "job.end"
+CIRCUITS = "job.circuits"
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,15 @@ class Job:
 
     @property
     def links(self) -> list[str]:
-        return list(self.document.get("links", []))
+        """The fabric links its traffic crosses: its routes' when it was planned, and the
+        circuits lit for it since."""
+        planned = list(self.document.get("links", []))
+        return planned + [name for name in self.circuits if name not in planned]
+
+    @property
+    def circuits(self) -> list[str]:
+        """The links ``msoctl job circuits`` lit for it, undone when it ends."""
+        return list(self.document.get("circuits", []))
 
     @property
     def hosts(self) -> dict[str, list[int]]:
@@ -100,6 +109,18 @@ class Jobs:
                          json.dumps(document, separators=(",", ":")))
             self.journal.store.set_job(row)
             return _job(row)
+
+    def add_circuits(self, name: str, links: list[str], intent: str) -> Job:
+        """Keep ``links`` as circuits of job ``name`` (lit by the fabric intent ``intent``):
+        recorded before they are lit, so that a job whose circuits were lit in part still
+        has them undone when it ends."""
+        job = self.get(name)
+        with locked_change(self.journal, device=f"job/{name}", action=CIRCUITS,
+                           planned=job.op, links=links, file=intent):
+            document = {**job.document, "circuits_file": intent,
+                        "circuits": job.circuits + [n for n in links if n not in job.circuits]}
+            self.journal.store.update_job(name, json.dumps(document, separators=(",", ":")))
+        return self.get(name)
 
     def end(self, name: str) -> Job:
         job = self.get(name)

@@ -553,6 +553,15 @@ class SqlStore(ABC):
         with self._mutex:
             self._retrying(work)
 
+    def update_job(self, name: str, body: str) -> None:
+        """Job ``name``'s kept document is now ``body``."""
+        def work(retry: bool) -> None:
+            with self._write() as cursor:
+                cursor.execute(self.sql("UPDATE jobs SET body = %s WHERE name = %s"),
+                               (body, name))
+        with self._mutex:
+            self._retrying(work)
+
     def clear_job(self, name: str) -> None:
         def work(retry: bool) -> None:
             with self._write() as cursor:

@@ -264,3 +264,82 @@ def test_the_exporter_serves_every_kept_jobs_state_for_promql_joins(
     reader = JobsReader(Context(str(broken)).anew, share_seconds=0.0)
     with serve_exporter(inventory, server_options={"jobs": reader}) as server:
         assert value(fetch(f"{server.url}/jobs").body, "msoctl_jobs_up") == 0
+
+
+def test_job_circuits_light_the_dark_link_its_ring_needs_and_job_end_undoes_them(
+        lab: Lab, msoctl: Msoctl, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a new lab link-1 is dark: a job over both campuses gets it lit as its circuit
+    (through the fabric's apply: journaled, light verified), one link for its two ring
+    NIC pairs between sw-a and sw-b (one short); another job crossing it keeps it lit
+    when the first ends; the last one's end takes it down again, drained while it does."""
+    monkeypatch.chdir(tmp_path)  # where the intents are written when --out is not given
+    assert msoctl("job", "plan", "--gpus", "8", "--vendor", "nvidia", "--name", "llm-8").code == 0
+    dry = json.loads(msoctl("job", "circuits", "llm-8", "--dry-run", "-o", "json").out)
+    assert dry["light"] == ["link-1"] and dry["dry_run"] is True
+    assert dry["pairs"] == [{"switches": ["sw-a", "sw-b"], "edges": 2, "in_service": [],
+                             "light": ["link-1"], "drained": [], "unknown": [], "spare": [],
+                             "short": 1}]
+    intent = tmp_path / "circuits.yaml"
+    lit = msoctl("job", "circuits", "llm-8", "--out", str(intent))
+    assert lit.code == 0, lit
+    assert "sw-a - sw-b: 2 ring NIC pairs over 1 link: 1 share" in lit.out
+    assert re.search(r"lit link-1 for llm-8 \(fabric apply [0-9a-f]{12} of ",
+                     " ".join(lit.out.split())), lit.out
+    assert intent.read_text() == "links:\n  link-1: {span: working}\n"
+    path = json.loads(msoctl("path", "show", "link-1", "-o", "json").out)
+    assert path["links"][0]["span"] == "working" and path["links"][0]["light"] == "arrives"
+    kept = json.loads(msoctl("job", "list", "-o", "json").out)["jobs"][0]
+    assert kept["circuits"] == ["link-1"] and kept["circuits_file"] == str(intent)
+    status = json.loads(msoctl("job", "status", "llm-8", "--interval", "0", "-o", "json").out)
+    assert [link["name"] for link in status["links"]] == ["link-1"]
+    again = json.loads(msoctl("job", "circuits", "llm-8", "--dry-run", "-o", "json").out)
+    assert again["light"] == [] and again["pairs"][0]["in_service"] == ["link-1"]
+    assert msoctl("job", "plan", "--gpus", "8", "--vendor", "amd", "--name", "llm-9").code == 0
+    first = msoctl("job", "end", "llm-8")
+    assert first.code == 0 and "kept lit: link-1 (other jobs cross them)" in first.out
+    assert json.loads(msoctl("path", "show", "link-1", "-o", "json").out)[
+        "links"][0]["light"] == "arrives"
+    assert msoctl("job", "end", "llm-9").code == 0  # planned over it: no circuit of its own
+    assert msoctl("job", "plan", "--gpus", "8", "--vendor", "nvidia", "--name", "llm-10").code == 0
+    assert msoctl("job", "circuits", "llm-10", "-o", "json").code == 0  # nothing to light
+    assert msoctl("link", "drain", "link-1", "--reason", "test").code == 0
+    assert msoctl("fabric", "apply", str(_write(tmp_path / "down.yaml",
+                                                "links:\n  link-1: {state: down}\n"))).code == 0
+    assert msoctl("link", "undrain", "link-1").code == 0
+    assert msoctl("job", "circuits", "llm-10").code == 0
+    ended = msoctl("job", "end", "llm-10")
+    assert ended.code == 0, ended
+    assert "took down link-1, llm-10's circuits" in ended.out
+    assert (tmp_path / "job-llm-10-circuits-end.yaml").read_text() == \
+        "links:\n  link-1: {state: down}\n"
+    path = json.loads(msoctl("path", "show", "link-1", "-o", "json").out)
+    assert path["links"][0]["span"] == "none"
+    history = json.loads(msoctl("history", "-o", "json").out)["operations"]
+    actions = [(op["device"], op["action"]) for op in history]
+    tail = actions[actions.index(("job/llm-10", "job.circuits")):]
+    assert [a for a in tail if a[1] != "ocs.apply" and a[1] != "amp.restart"] == [
+        ("job/llm-10", "job.circuits"), ("fabric", "fabric.apply"),
+        ("link-1", "link.drain"), ("fabric", "fabric.apply"), ("link-1", "link.undrain"),
+        ("job/llm-10", "job.end")], actions
+    assert msoctl("link", "list", "-o", "json").code == 0
+
+
+def test_job_circuits_leave_drained_links_alone_and_refuse_what_is_not_a_job(
+        lab: Lab, msoctl: Msoctl) -> None:
+    """A drained dark link is not lit for a job (someone took it out of service); a job on
+    one campus has no circuit to get; an unknown job is one error line."""
+    assert msoctl("job", "plan", "--gpus", "8", "--vendor", "amd", "--name", "llm-11").code == 0
+    assert msoctl("link", "drain", "link-1", "--reason", "fiber work").code == 0
+    plan = msoctl("job", "circuits", "llm-11")
+    assert plan.code == 0, plan
+    assert "link-1 (drained)" in plan.out and "nothing to light: no dark link joins" in plan.out
+    assert msoctl("job", "plan", "--gpus", "4", "--vendor", "amd", "--name", "llm-12").code == 0
+    one = msoctl("job", "circuits", "llm-12")
+    assert one.code == 0 and "nothing to light: the job's ring stays on one switch" in one.out
+    assert "no job named 'llm-13'" in one_error_line(msoctl("job", "circuits", "llm-13"))
+    assert msoctl("link", "undrain", "link-1").code == 0
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
