@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from drivers.errors import ValidationError
+from msoctl.jobs.registry import Jobs
 from msoctl.journal import DeviceBusy, DeviceLock, Journal, JournalError, LegacyJournal
 from msoctl.journal.jsonl import export_jsonl, import_jsonl
 from msoctl.journal.schema import LATEST
@@ -404,6 +406,28 @@ def test_drained_links_live_in_the_store(store_journal: Journal) -> None:
     assert states.drained() == {}
     assert [o.action for o in store_journal.operations("link-1")] == [
         "link.drain", "link.drain", "link.undrain", "link.undrain"]
+
+
+# ---- kept jobs ---------------------------------------------------------------------------------
+
+
+def test_kept_jobs_live_in_the_store_with_their_circuits(store_journal: Journal) -> None:
+    jobs = Jobs(store_journal)
+    document = {"world_size": 8, "vendors": ["nvidia"], "links": ["link-1"],
+                "hosts": [{"name": "gpu-a1", "nics": ["mlx5_0"], "gpus": [0, 1, 2, 3],
+                           "first_rank": 0}], "switch_ports": ["sw-a:Ethernet9"]}
+    kept = jobs.register("llm", document)
+    with pytest.raises(ValidationError, match="has not ended"):
+        jobs.register("llm", document)
+    jobs.add_circuits("llm", ["link-2", "link-1"], "/tmp/llm-circuits.yaml")
+    elsewhere = Jobs(Journal(store_journal.location)).get("llm")
+    assert elsewhere.circuits == ["link-2", "link-1"]
+    assert elsewhere.links == ["link-1", "link-2"]  # planned, then its circuits
+    assert (elsewhere.since, elsewhere.op) == (kept.since, kept.op)
+    assert jobs.end("llm").circuits == ["link-2", "link-1"]
+    assert jobs.all() == {}
+    assert [o.action for o in store_journal.operations("job/llm")] == [
+        "job.plan", "job.plan", "job.circuits", "job.end"]
 
 
 # ---- the schema --------------------------------------------------------------------------------
