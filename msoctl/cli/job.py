@@ -34,7 +34,8 @@ from msoctl.cli.types import TEXT, Count, Number
 from msoctl.hosts import GPU_VENDORS
 from msoctl.jobs.circuits import CircuitPlan
 from msoctl.jobs.fabric import JobFabric, Route, gigabytes_per_second
-from msoctl.jobs.files import ranks_document, routes_for, write_all
+from msoctl.jobs.files import ranks_document, routes_for, traffic_class, write_all
+from msoctl.jobs.lossless import DEFAULT_PRIORITY, read_lossless
 from msoctl.jobs.plan import Placement, place
 from msoctl.jobs.registry import Job, Jobs, job_document
 from msoctl.jobs.ringcost import (
@@ -83,15 +84,17 @@ def route_document(route: Route) -> dict[str, Any]:
                    "fabric changes name it); without one the plan is only shown.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write the job's files into this directory.")
-@click.option("--lossless-priority", type=Count(0, 7), default=3, show_default=True,
-              help="The priority the switches carry RoCE on losslessly (NCCL_IB_TC/SL).")
+@click.option("--lossless-priority", type=Count(0, 7),
+              help="The priority the switches carry RoCE on losslessly (NCCL_IB_TC/SL) "
+                   "[default: the one the job's switch ports keep lossless, read from the "
+                   "switches; else 3].")
 @click.option("--predict-bytes", type=Count(1, MAX_SIZE_BYTES),
               help="Also predict a ring all-reduce of this many bytes over the ranks in "
                    "this order, and in random orders (msoctl/jobs/ringcost.py).")
 @output_option
 @pass_context
 def plan_job(ctx: Context, gpus: int, vendors: tuple[str, ...], name: str | None,
-             out_dir: Path | None, lossless_priority: int, predict_bytes: int | None,
+             out_dir: Path | None, lossless_priority: int | None, predict_bytes: int | None,
              output: str) -> None:
     """Place a job on healthy GPUs and order its ranks along the fabric."""
     if name is not None:
@@ -102,7 +105,10 @@ def plan_job(ctx: Context, gpus: int, vendors: tuple[str, ...], name: str | None
     routes, unreachable = routes_for(placement, fabric)
     if name is not None:
         Jobs(ctx.journal).register(name, job_document(placement, routes))
-    files = {} if out_dir is None else write_all(out_dir, placement, routes, lossless_priority)
+    lossless = None if out_dir is None else lossless_document(ctx, placement,
+                                                              lossless_priority)
+    files = {} if out_dir is None or lossless is None else write_all(
+        out_dir, placement, routes, lossless["priority"])
     unread = sorted(state.host.name for state in states if state.error is not None)
     document = {
         "name": name, "kept": name is not None,
@@ -117,7 +123,7 @@ def plan_job(ctx: Context, gpus: int, vendors: tuple[str, ...], name: str | None
         "out_of_service_links": fabric.out_of_service,
         "unreadable_hosts": unread,
         "excluded_nics": {host: list(nics) for host, nics in placement.excluded_nics.items()},
-        "files": files,
+        "files": files, "lossless": lossless,
     }
     if predict_bytes is not None:
         document["all_reduce"] = all_reduce_document(ctx, placement, fabric, predict_bytes)
@@ -127,6 +133,39 @@ def plan_job(ctx: Context, gpus: int, vendors: tuple[str, ...], name: str | None
     _say_plan(name, placement, routes, document)
     if predict_bytes is not None:
         _say_all_reduce(document["all_reduce"])
+
+
+def lossless_document(ctx: Context, placement: Placement,
+                      given: int | None) -> dict[str, Any]:
+    """The lossless priority the job's files use (msoctl/jobs/lossless.py): ``given``, or
+    the one its NICs' switch ports keep, else the default; and what was read."""
+    if given is not None:
+        return {"priority": given, "source": "option", "traffic_class": traffic_class(given)}
+    ports = sorted({rank.nic.switch_port for rank in placement.ranks})
+    reading = read_lossless(ctx.devices, ports)
+    chosen, others = reading.choice()
+    priority = DEFAULT_PRIORITY if chosen is None else chosen
+    return {"priority": priority, "source": "default" if chosen is None else "switches",
+            "traffic_class": traffic_class(priority), "ports_keeping_none": reading.none_kept,
+            "ports_keeping_another": others, "switches_unread": reading.unread}
+
+
+def _say_lossless(lossless: dict[str, Any]) -> None:
+    priority = lossless["priority"]
+    if lossless["source"] == "switches":
+        say(f"lossless priority {priority} (traffic class {lossless['traffic_class']}), as "
+            "the job's switch ports keep it")
+    elif lossless["source"] == "default":
+        say(f"warning: no switch port of the job keeps a priority lossless that could be "
+            f"read: traffic class {lossless['traffic_class']} for priority {priority}, "
+            "RoCE's usual (give --lossless-priority)")
+    for what, label in (("ports_keeping_none", "ports keeping no priority lossless"),
+                        ("ports_keeping_another", "ports keeping another lowest lossless "
+                                                  "priority")):
+        if lossless.get(what):
+            say(f"warning: {label}: {', '.join(lossless[what])}")
+    for switch, why in (lossless.get("switches_unread") or {}).items():
+        say(f"warning: {switch}'s lossless priorities not read: {why}")
 
 
 def _say_plan(name: str | None, placement: Placement, routes: list[Route],
@@ -157,6 +196,8 @@ def _say_plan(name: str | None, placement: Placement, routes: list[Route],
             say(f"{label}: {', '.join(document[what])}")
     for host, nics in document["excluded_nics"].items():
         say(f"{host}: left out NICs {', '.join(nics)} (down or unknown)")
+    if document["lossless"] is not None:
+        _say_lossless(document["lossless"])
     for what, path in document["files"].items():
         click.echo(f"{what}: {path}")
 

@@ -343,3 +343,36 @@ def test_job_circuits_leave_drained_links_alone_and_refuse_what_is_not_a_job(
 def _write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+def test_the_lossless_priority_is_read_from_the_jobs_switch_ports(
+        lab: Lab, msoctl: Msoctl, tmp_path: Path) -> None:
+    """The factory switches keep no priority lossless on their host ports: the files use
+    RoCE's usual 3, with a warning naming the ports. Once the ports keep priority 4
+    (``switch cc apply``), the traffic class and service level follow; an explicit
+    --lossless-priority is taken as given."""
+    plain = msoctl("job", "plan", "--gpus", "8", "--vendor", "nvidia", "--out",
+                   str(tmp_path / "factory"))
+    assert plain.code == 0, plain
+    text = " ".join(plain.out.split())
+    assert "warning: no switch port of the job keeps a priority lossless" in text
+    assert "ports keeping no priority lossless: sw-a:Ethernet10, sw-a:Ethernet9" in text
+    assert "NCCL_IB_SL=3\n" in (tmp_path / "factory" / "env" / "gpu-a1.env").read_text()
+    want = tmp_path / "want.yaml"
+    want.write_text("congestion_control:\n  ports:\n" + "".join(
+        f"    {port}: {{lossless_priorities: [4], xoff_bytes: 200000, xon_bytes: 8192}}\n"
+        for port in ("Ethernet9", "Ethernet10")))
+    applied = msoctl("switch", "cc", "apply", "sw-a", "sw-b", "--file", str(want),
+                     "--merge", "--no-confirm")
+    assert applied.code == 0, applied
+    document = json.loads(msoctl("job", "plan", "--gpus", "8", "--vendor", "nvidia", "--out",
+                                 str(tmp_path / "kept"), "-o", "json").out)
+    assert document["lossless"] == {"priority": 4, "source": "switches", "traffic_class": 138,
+                                    "ports_keeping_none": [], "ports_keeping_another": [],
+                                    "switches_unread": {}}
+    env = (tmp_path / "kept" / "env" / "gpu-b1.env").read_text()
+    assert "NCCL_IB_SL=4\n" in env and "NCCL_IB_TC=138\n" in env
+    given = json.loads(msoctl("job", "plan", "--gpus", "8", "--vendor", "nvidia", "--out",
+                              str(tmp_path / "given"), "--lossless-priority", "5",
+                              "-o", "json").out)
+    assert given["lossless"] == {"priority": 5, "source": "option", "traffic_class": 170}
