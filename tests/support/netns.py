@@ -51,7 +51,7 @@ from msoctl.jobs.ringcost import FIBRE_SECONDS_PER_KM
 PREFIX = "msoring"
 NETNS_DIR = Path("/run/netns")
 SUBNET = "10.77.0.0/16"
-MTU = 9000
+MTU = 65000  # fewer, larger frames for the machine to move; the model never sees it
 TCP_BUFFER_BYTES = 64 * 1024 * 1024
 INITIAL_WINDOW_SEGMENTS = 1000
 QUEUE_BYTES = 64 * 1024 * 1024
