@@ -45,8 +45,8 @@ they too cross the span only twice, are passed over: nothing to compare):
   times (predicted 1.32), 2.03 for the order crossing it six (predicted 1.64: 24 %
   over, not among the seeded orders); with two busy loops at the tests' priority, 1.35
   and 1.75. In `make test` this module runs in the serial pass, ahead of the first
-  pass's niced load. A model that counted no sharing (every ratio 1.0) is outside the
-  tolerance on an idle machine, as is one whose gain is off by a factor of two.
+  pass's niced load. On an idle machine a model predicting under 1.2 for these orders
+  (one counting no sharing says 1.0) or over 2 is outside the tolerance.
 """
 
 from __future__ import annotations
