@@ -13,20 +13,22 @@ Two top-level sections beside ``devices``::
           - http://10.0.2.1:9100/metrics
         nics:
           - {name: mlx5_0, guid: "0x1070fd03b68ed777", switch: sw-a, port: Ethernet9,
-             speed: 400G, rail: 0}
+             speed: 400G, rail: 0, address: 10.1.0.11}
     gpu_metrics:                    # optional: read the hosts' state from the fleet's
       prometheus: http://prometheus.example:9090   # Prometheus instead of their exporters
       timeout_seconds: 5
 
 A NIC names its RDMA device as the host knows it (what ``NCCL_IB_HCA`` lists), its GUID
 (what FlagCX's route file keys NICs by), the switch port it is cabled to (a switch of
-the devices), its speed and its rail. Everything is checked when the inventory loads,
-each error naming the line.
+the devices), its speed, its rail and, optionally, its IP address (RoCE's; on an Ascend
+server, where each NPU has a NIC of its own, the ``device_ip`` of HCCL's rank table).
+Everything is checked when the inventory loads, each error naming the line.
 """
 
 from __future__ import annotations
 
 import functools
+import ipaddress
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -52,6 +54,7 @@ class HostNic:
     port: str
     speed: str
     rail: int
+    address: str | None = None  # its IP address (RoCE)
 
     @property
     def speed_bps(self) -> float:
@@ -150,7 +153,7 @@ def _nics(section: Section, source: str, host: str, kinds: Mapping[str, str],
     made: list[HostNic] = []
     for index, (item, line) in enumerate(zip(entries, lines, strict=True)):
         nic = Section(item, source, f"host {host!r} nic #{index + 1}", line=line)
-        nic.reject_unknown({"name", "guid", "switch", "port", "speed", "rail"})
+        nic.reject_unknown({"name", "guid", "switch", "port", "speed", "rail", "address"})
         name = nic.get("name", str)
         if not NIC_NAME.fullmatch(name):
             raise nic.error("name", "must be letters, digits, '.', '_' or '-' (at most 32)")
@@ -176,8 +179,15 @@ def _nics(section: Section, source: str, host: str, kinds: Mapping[str, str],
             raise nic.error("rail", "must be 0..1023")
         if any(other.rail == rail for other in made):
             raise nic.error("rail", f"{host} has another NIC on rail {rail}")
+        address = nic.get("address", str, default=None)
+        if address is not None:
+            try:
+                address = str(ipaddress.ip_address(address))
+            except ValueError:
+                raise nic.error("address", f"{address!r} is not an IPv4 or IPv6 address") \
+                    from None
         cabled[end] = guids[guid] = f"{host}/{name}"
-        made.append(HostNic(name, guid, switch, port, speed, rail))
+        made.append(HostNic(name, guid, switch, port, speed, rail, address))
     return tuple(made)
 
 

@@ -107,7 +107,7 @@ def plan_job(ctx: Context, gpus: int, vendors: tuple[str, ...], name: str | None
         Jobs(ctx.journal).register(name, job_document(placement, routes))
     lossless = None if out_dir is None else lossless_document(ctx, placement,
                                                               lossless_priority)
-    files = {} if out_dir is None or lossless is None else write_all(
+    files, notes = ({}, []) if out_dir is None or lossless is None else write_all(
         out_dir, placement, routes, lossless["priority"])
     unread = sorted(state.host.name for state in states if state.error is not None)
     document = {
@@ -123,7 +123,7 @@ def plan_job(ctx: Context, gpus: int, vendors: tuple[str, ...], name: str | None
         "out_of_service_links": fabric.out_of_service,
         "unreadable_hosts": unread,
         "excluded_nics": {host: list(nics) for host, nics in placement.excluded_nics.items()},
-        "files": files, "lossless": lossless,
+        "files": files, "file_notes": notes, "lossless": lossless,
     }
     if predict_bytes is not None:
         document["all_reduce"] = all_reduce_document(ctx, placement, fabric, predict_bytes)
@@ -198,6 +198,8 @@ def _say_plan(name: str | None, placement: Placement, routes: list[Route],
         say(f"{host}: left out NICs {', '.join(nics)} (down or unknown)")
     if document["lossless"] is not None:
         _say_lossless(document["lossless"])
+    for note in document["file_notes"]:
+        say(f"warning: {note}")
     for what, path in document["files"].items():
         click.echo(f"{what}: {path}")
 

@@ -21,6 +21,16 @@ format its consumer reads:
   ``NCCL_CROSS_NIC=0`` (rings stay on their rail), the same for FlagCX (``FLAGCX_IB_*``,
   ``FLAGCX_INTERSERVER_ROUTE_FILE``), and for an Ascend host HCCL's ``HCCL_RDMA_TC`` (a
   multiple of 4) and ``HCCL_RDMA_SL``. RCCL reads the ``NCCL_*`` names.
+- ``hccl-ranktable.json``, for a job with Ascend NPUs: HCCL's rank table, version 1.0
+  (``RANK_TABLE_FILE``, or the path ``HcclCommInitClusterInfo`` takes): ``status``
+  ``completed``, ``version``, ``server_count`` and ``server_list``, each server its
+  ``server_id`` (its address, else its name) and a ``device`` per NPU of the job on it
+  (``device_id`` the NPU's number, ``device_ip`` the address of its NIC, ``rank_id``);
+  every value a string, as HCCL reads them. The rank ids count from 0 within the job's
+  Ascend ranks (FlagCX runs HCCL within the vendor's cluster, whose ranks are
+  contiguous); for a job of Ascend NPUs only they are the job's ranks. Written only when
+  every NPU's NIC has an address in the inventory and no two NPUs share one (HCCL gives
+  each NPU a NIC of its own); else the reason is said.
 
 The traffic class: RoCE traffic of lossless priority P is marked DSCP 8P+2 (DSCP 26 for
 priority 3, the usual RoCE mapping); ``NCCL_IB_TC`` is the whole IP traffic-class byte,
@@ -66,7 +76,8 @@ def ranks_document(placement: Placement) -> dict[str, Any]:
     return {"world_size": len(placement.ranks), "vendors": list(placement.vendors),
             "ranks": [{"rank": rank.rank, "host": rank.host, "address": addresses[rank.host],
                        "gpu": rank.gpu, "vendor": rank.vendor, "campus": rank.campus,
-                       "nic": rank.nic.name, "rail": rank.nic.rail, "guid": rank.nic.guid}
+                       "nic": rank.nic.name, "rail": rank.nic.rail, "guid": rank.nic.guid,
+                       "nic_address": rank.nic.address}
                       for rank in placement.ranks]}
 
 
@@ -138,9 +149,37 @@ def host_env(host: Host, placement: Placement, priority: int, route_file: str) -
     return "\n".join(lines) + "\n"
 
 
+def hccl_rank_table(placement: Placement) -> tuple[dict[str, Any] | None, str | None]:
+    """HCCL's rank table of the job's Ascend ranks (the module docstring), or None and why
+    it cannot be written (None, None: the job has no Ascend NPU)."""
+    ranks = [rank for rank in placement.ranks if rank.vendor == "ascend"]
+    if not ranks:
+        return None, None
+    missing = sorted({f"{r.host}:{r.nic.name}" for r in ranks if r.nic.address is None})
+    if missing:
+        return None, f"NICs without an address in the inventory: {', '.join(missing)}"
+    shared: dict[tuple[str, str], list[int]] = {}
+    for rank in ranks:
+        shared.setdefault((rank.host, rank.nic.name), []).append(rank.gpu)
+    doubled = [f"{host}:{nic} (NPUs {', '.join(map(str, gpus))})"
+               for (host, nic), gpus in shared.items() if len(gpus) > 1]
+    if doubled:
+        return None, f"NPUs share a NIC, HCCL gives each its own: {'; '.join(doubled)}"
+    first = ranks[0].rank
+    servers: list[dict[str, Any]] = []
+    for host in placement.hosts:
+        devices = [{"device_id": str(r.gpu), "device_ip": r.nic.address,
+                    "rank_id": str(r.rank - first)} for r in ranks if r.host == host.name]
+        if devices:
+            servers.append({"server_id": host.address or host.name, "device": devices})
+    return {"status": "completed", "version": "1.0", "server_count": str(len(servers)),
+            "server_list": servers}, None
+
+
 def write_all(directory: Path, placement: Placement, routes: Sequence[Route],
-              priority: int) -> dict[str, str]:
-    """Every file into ``directory`` (made if missing); {what: path}."""
+              priority: int) -> tuple[dict[str, str], list[str]]:
+    """Every file into ``directory`` (made if missing): {what: path}, and why a file the
+    job would want was not written."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "env").mkdir(exist_ok=True)
     route_path = directory / "flagcx-route.xml"
@@ -156,7 +195,14 @@ def write_all(directory: Path, placement: Placement, routes: Sequence[Route],
         written[f"env:{host.name}"] = _write(
             directory / "env" / f"{host.name}.env",
             host_env(host, placement, priority, str(route_path.resolve())))
-    return written
+    notes = []
+    table, why = hccl_rank_table(placement)
+    if table is not None:
+        written["hccl_ranktable"] = _write(directory / "hccl-ranktable.json",
+                                           json.dumps(table, indent=2) + "\n")
+    elif why is not None:
+        notes.append(f"HCCL's rank table not written: {why}")
+    return written, notes
 
 
 def _write(path: Path, text: str) -> str:

@@ -80,6 +80,10 @@ def test_an_inventory_gives_hosts_and_the_fleets_prometheus(tmp_path: Path) -> N
     assert host.nics[0].switch_port == "sw-a:Ethernet9" and host.nics[0].speed_bps == 400e9
     assert inventory.gpu_metrics is not None
     assert inventory.gpu_metrics.prometheus == "http://prom:9090"
+    assert host.nics[0].address is None
+    named = _inventory(tmp_path, {"devices": [SWITCH], "hosts": [
+        _with(nic={"address": "fd00:0:0:0::11"})]})
+    assert named.hosts["gpu-1"].nics[0].address == "fd00::11"  # as ipaddress writes it
 
 
 def _with(**changes: Any) -> dict[str, Any]:
@@ -100,6 +104,7 @@ def _with(**changes: Any) -> dict[str, Any]:
     ([_with(), _with(name="gpu-2", nic={"guid": "0x1070fd0300000002"})], {}, "sw-a:Ethernet9 is"),
     ([_with(name="sw-a")], {}, "a device's name"),
     ([_with()], {"gpu_metrics": {"prometheus": "prom:9090"}}, "not an http"),
+    ([_with(nic={"address": "10.1.0.256"})], {}, "'10.1.0.256' is not an IPv4 or IPv6"),
 ])
 def test_a_bad_host_in_an_inventory_is_one_line(tmp_path: Path, hosts: list[Any],
                                                 extra: dict[str, Any], words: str) -> None:

@@ -14,7 +14,14 @@ from drivers.errors import ValidationError
 from msoctl.compute.gpustate import GpuState, HostState, NicState
 from msoctl.hosts import Host, HostNic
 from msoctl.jobs.fabric import JobFabric
-from msoctl.jobs.files import host_env, hostfile, route_xml, routes_for, traffic_class
+from msoctl.jobs.files import (
+    hccl_rank_table,
+    host_env,
+    hostfile,
+    route_xml,
+    routes_for,
+    traffic_class,
+)
 from msoctl.jobs.plan import Placement, place
 from msoctl.links import Link, LinkEnd, OcsPort, Span, SpanFiber
 
@@ -194,3 +201,39 @@ def test_the_environment_names_only_nics_that_are_up() -> None:
     assert env["NCCL_IB_TC"] == str(traffic_class(3)) == "106"
     assert env["NCCL_IB_SL"] == "3" and env["NCCL_CROSS_NIC"] == "0"
     assert env["FLAGCX_INTERSERVER_ROUTE_FILE"] == "/x/route.xml"
+
+
+def _ascend(name: str, first_address: int | None, *, nics: int = 4) -> HostState:
+    made = tuple(HostNic(f"eth{r}", f"0x1070fd03{next(GUIDS):08x}", "sw-a",
+                         f"Ethernet{9 + r}", "200G", r,
+                         None if first_address is None else f"10.2.0.{first_address + r}")
+                 for r in range(nics))
+    return state(Host(name, "ascend", "910B", 4, made, name, "a", address=f"192.0.2.{nics}"
+                      if name == "npu-1" else None))
+
+
+def test_hccl_rank_table_gives_each_npu_its_nic_address_and_a_string_rank() -> None:
+    """HCCL's rank table v1.0 (hiascend hcclug, "rank table"): status ``completed``,
+    version "1.0", server_count, server_list of server_id and devices of device_id,
+    device_ip and rank_id, every value a string, rank ids from 0 and unique."""
+    placement = place([_ascend("npu-1", 11), _ascend("npu-2", 21)], 8, vendors=["ascend"])
+    table, why = hccl_rank_table(placement)
+    assert why is None and table is not None
+    assert (table["status"], table["version"], table["server_count"]) == (
+        "completed", "1.0", "2")
+    assert [s["server_id"] for s in table["server_list"]] == ["192.0.2.4", "npu-2"]
+    devices = [d for s in table["server_list"] for d in s["device"]]
+    assert devices[:2] == [{"device_id": "0", "device_ip": "10.2.0.11", "rank_id": "0"},
+                           {"device_id": "1", "device_ip": "10.2.0.12", "rank_id": "1"}]
+    assert [d["rank_id"] for d in devices] == [str(n) for n in range(8)]
+    assert all(isinstance(v, str) for d in devices for v in d.values())
+
+
+def test_hccl_rank_table_is_not_written_without_addresses_or_with_shared_nics() -> None:
+    _, why = hccl_rank_table(place([_ascend("npu-1", None)], 4))
+    assert why == "NICs without an address in the inventory: npu-1:eth0, npu-1:eth1, " \
+                  "npu-1:eth2, npu-1:eth3"
+    _, why = hccl_rank_table(place([_ascend("npu-1", 11, nics=2)], 4))
+    assert why == "NPUs share a NIC, HCCL gives each its own: npu-1:eth0 (NPUs 0, 2); " \
+                  "npu-1:eth1 (NPUs 1, 3)"
+    assert hccl_rank_table(place(lab(), 4, vendors=["nvidia"])) == (None, None)
