@@ -47,6 +47,7 @@ from pathlib import Path
 from msoctl.hosts import HostNic
 from msoctl.jobs.fabric import JobFabric
 from msoctl.jobs.ringcost import FIBRE_SECONDS_PER_KM
+from msoctl.journal.model import pid_alive
 
 PREFIX = "msoring"
 NETNS_DIR = Path("/run/netns")
@@ -255,20 +256,10 @@ def remove_abandoned() -> None:
         parts = path.name.split("-")
         if len(parts) != 4 or parts[0] != PREFIX or not parts[1].isdigit():
             continue
-        if _alive(int(parts[1])):
+        if pid_alive(int(parts[1])):
             continue
         with contextlib.suppress(subprocess.SubprocessError, OSError):
             _ip("netns", "del", path.name)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
