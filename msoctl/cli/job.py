@@ -425,14 +425,14 @@ def all_reduce_document(ctx: Context, placement: Placement, fabric: JobFabric,
                                                span_km=span_km, count=RANDOM_ORDERS)
     except ValidationError as error:
         return {**document, "planned_seconds": None, "random_median_seconds": None,
-                "bandwidth_gbytes_per_second": None, "step_latency_seconds": None,
+                "bandwidth_gbytes_per_second": None, "slowest_edge_latency_seconds": None,
                 "narrowest": None, "not_predicted": str(error)}
     narrowest = cost.narrowest
     return {**document, "planned_seconds": cost.seconds,
             "random_median_seconds": random_seconds,
             "bandwidth_gbytes_per_second": None if narrowest is None
             else gigabytes_per_second(cost.bandwidth_bps),
-            "step_latency_seconds": cost.step_latency_seconds,
+            "slowest_edge_latency_seconds": cost.step_latency_seconds,
             "narrowest": None if narrowest is None else narrowest.bottleneck,
             "not_predicted": None}
 
@@ -445,7 +445,8 @@ def _say_all_reduce(predicted: dict[str, Any]) -> None:
     planned, shuffled = predicted["planned_seconds"], predicted["random_median_seconds"]
     bound = "" if predicted["narrowest"] is None else (
         f"; narrowest {predicted['bandwidth_gbytes_per_second']:g} GB/s, "
-        f"{predicted['narrowest']}, {predicted['step_latency_seconds'] * 1e6:.0f} µs a step")
+        f"{predicted['narrowest']}; slowest edge "
+        f"{predicted['slowest_edge_latency_seconds'] * 1e6:.0f} µs")
     say(f"ring all-reduce of {size}: {planned * 1e3:.3g} ms in this order, "
         f"{shuffled * 1e3:.3g} ms in a random one (median of {predicted['random_orders']})"
         f"{bound}")

@@ -1,6 +1,7 @@
 """The ring all-reduce cost model (msoctl/jobs/ringcost.py) against costs worked out by
-hand: ``T = 2 (n - 1) / n * S / B + 2 (n - 1) * alpha`` with ``B`` the narrowest edge's
-share of what it crosses and ``alpha`` the slowest edge's latency.
+hand: the pipelined ring's heaviest path of ``2n - 2`` edges, each edge delivering a chunk
+``c = S / n`` in ``w = alpha + c / B`` (``B`` its share of what it crosses), which for a
+ring of like edges is ``T = 2 (n - 1) / n * S / B + 2 (n - 1) * alpha``.
 
 The fabric of most cases: two campuses, a 400G NIC per host on its campus's switch, the
 switches joined by one 400G link over a 30 km span. An edge across it: 3 µs at the ends,
@@ -18,6 +19,7 @@ from msoctl.jobs.plan import Rank, place
 from msoctl.jobs.ringcost import (
     RingParameters,
     median_random_seconds,
+    pipeline_seconds,
     random_orders,
     ring_cost,
     span_lengths_km,
@@ -73,27 +75,30 @@ def four_hosts() -> list[Host]:
 
 
 def test_the_planned_order_crosses_the_span_once_each_way_at_full_bandwidth() -> None:
-    """a1 a2 b1 b2: one edge each way over link-1, each with the whole 400G; the slowest
-    edge is one across the span."""
+    """a1 a2 b1 b2: one edge each way over link-1, each with the whole 400G. A chunk is
+    2e8 bits: 0.5 ms on any edge; an edge within a campus adds 4 µs (the ends, one
+    switch), one across the span 155 µs. The heaviest path of 6 edges goes round the
+    4-edge ring once and a half, every edge twice but two neighbours (a local edge and a
+    span's) once: 2 (2 x 0.504 + 2 x 0.655) - (0.504 + 0.655) = 3.477 ms, where charging
+    every step the span's latency (the classic formula) says 3.93 ms."""
     hosts = four_hosts()
     cost = ring_cost(ranks_of(hosts), fabric(hosts, [link("link-1")]), SIZE, span_km=KM)
     assert cost.ranks == 4
     assert cost.bandwidth_bps == pytest.approx(400 * GBIT)
     assert cost.step_latency_seconds == pytest.approx(SPAN_SECONDS)
-    assert cost.transfer_seconds == pytest.approx(2 * 3 / 4 * 8e8 / 400e9)  # 3 ms
-    assert cost.latency_seconds == pytest.approx(6 * SPAN_SECONDS)  # 0.93 ms
-    assert cost.seconds == pytest.approx(3.93e-3)
+    assert [edge.latency_seconds for edge in cost.edges] == pytest.approx(
+        [4e-6, SPAN_SECONDS, 4e-6, SPAN_SECONDS])
+    assert cost.seconds == pytest.approx(2 * (2 * 0.504e-3 + 2 * 0.655e-3) - 1.159e-3)
     assert sum(edge.span_km > 0 for edge in cost.edges) == 2
 
 
 def test_an_interleaved_order_crosses_it_four_times_and_halves_the_bandwidth() -> None:
-    """a1 b1 a2 b2: every edge crosses; two go each way over the one link, at 200G each:
-    the transfer takes twice as long, the latency is the same (the span's)."""
+    """a1 b1 a2 b2: every edge crosses; two go each way over the one link, at 200G each.
+    A ring of like edges: the classic formula, 2 x 3/4 x 8e8 / 200e9 + 6 x 155 µs."""
     a1, a2, b1, b2 = four_hosts()
     order = ranks_of([a1, b1, a2, b2])
     cost = ring_cost(order, fabric([a1, a2, b1, b2], [link("link-1")]), SIZE, span_km=KM)
     assert cost.bandwidth_bps == pytest.approx(200 * GBIT)
-    assert cost.transfer_seconds == pytest.approx(6e-3)
     assert cost.seconds == pytest.approx(6e-3 + 6 * SPAN_SECONDS)
     narrowest = cost.narrowest
     assert narrowest is not None and narrowest.bottleneck.startswith("link-1 from sw-")
@@ -109,6 +114,7 @@ def test_a_second_link_between_the_campuses_takes_the_interleaved_order_back_to_
                      span_km={"link-1": 30.0, "link-2": 30.0})
     assert cost.bandwidth_bps == pytest.approx(400 * GBIT)
     assert cost.narrowest is not None and "NIC" in cost.narrowest.bottleneck
+    assert cost.seconds == pytest.approx(3e-3 + 6 * SPAN_SECONDS)
 
 
 def test_the_longest_parallel_span_sets_the_latency() -> None:
@@ -208,3 +214,18 @@ def test_random_orders_are_reproducible_permutations_and_cost_more_than_the_plan
     assert median_random_seconds(planned, net, SIZE, span_km=KM, seed=3) > plan_seconds
     assert min(ring_cost(order, net, SIZE, span_km=KM).seconds for order in orders) \
         == pytest.approx(plan_seconds)  # some random orders happen to cross only twice
+
+
+def test_the_pipeline_is_its_heaviest_path_and_beyond_the_exact_size_its_two_bounds() -> None:
+    """Four edges delivering in 10, 1, 5.5 and 1 (one slow sender, 5, at rank 2; the
+    others 0.1). The heaviest path of five steps and a delivery (of the 4 x 2^5, each
+    step a send where the rank is or a move along the ring): e0, e1, a send at rank 2,
+    e2, e3, e0 again: 10 + 1 + 5 + 5.5 + 1 + 10 = 32.5. Its two bounds, the model's beyond the exact size: round twice,
+    2 x 17.5 - (5.5 + 1) = 28.5; the slow sender alone, 5 x 5 + 5.5 = 30.5."""
+    deliveries, sends = [10.0, 1.0, 5.5, 1.0], [0.1, 0.1, 5.0, 0.1]
+    assert pipeline_seconds(deliveries, sends) == pytest.approx(32.5)
+    assert pipeline_seconds(deliveries, sends, exact_ranks=3) == pytest.approx(30.5)
+    like = [2.0] * 6
+    assert pipeline_seconds(like, [1.0] * 6) == pytest.approx(10 * 2.0)  # 2 (n - 1) w
+    assert pipeline_seconds(like, [1.0] * 6, exact_ranks=1) == pytest.approx(20.0)
+    assert pipeline_seconds([3.0], [1.0]) == 0.0
