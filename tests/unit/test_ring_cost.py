@@ -220,8 +220,9 @@ def test_the_pipeline_is_its_heaviest_path_and_beyond_the_exact_size_its_two_bou
     """Four edges delivering in 10, 1, 5.5 and 1 (one slow sender, 5, at rank 2; the
     others 0.1). The heaviest path of five steps and a delivery (of the 4 x 2^5, each
     step a send where the rank is or a move along the ring): e0, e1, a send at rank 2,
-    e2, e3, e0 again: 10 + 1 + 5 + 5.5 + 1 + 10 = 32.5. Its two bounds, the model's beyond the exact size: round twice,
-    2 x 17.5 - (5.5 + 1) = 28.5; the slow sender alone, 5 x 5 + 5.5 = 30.5."""
+    e2, e3, e0 again: 10 + 1 + 5 + 5.5 + 1 + 10 = 32.5. Its two bounds, the model's
+    beyond the exact size: round twice, 2 x 17.5 - (5.5 + 1) = 28.5; the slow sender
+    alone, 5 x 5 + 5.5 = 30.5."""
     deliveries, sends = [10.0, 1.0, 5.5, 1.0], [0.1, 0.1, 5.0, 0.1]
     assert pipeline_seconds(deliveries, sends) == pytest.approx(32.5)
     assert pipeline_seconds(deliveries, sends, exact_ranks=3) == pytest.approx(30.5)
