@@ -19,9 +19,16 @@ from tests.support import Msoctl, one_error_line
 from tests.support.exporter import fetch, serve_exporter, value
 
 LINK_UP = "links:\n  link-1: {span: working}\n"
-COMMISSIONED = "amplifiers:\n  amp-1: {gain_db: 11}\n  amp-2: {gain_db: 11}\n"
+COMMISSION_DB = "11"
 """Each span's amplifier set to the span's loss (30 km and two OCS passes, about 11 dB):
 at their factory 20 dB the far switch's receivers read +10 dBm, past their high alarm."""
+
+
+def commission(msoctl: Msoctl) -> None:
+    """Both amplifiers at the spans' loss, ramped fast (a test need not wait at 10 dB/s)."""
+    for amp in ("amp-1", "amp-2"):
+        done = msoctl("amp", "set", amp, "--gain", COMMISSION_DB, "--slew", "1000")
+        assert done.code == 0, done
 
 
 @pytest.fixture
@@ -112,8 +119,9 @@ def test_a_kept_job_is_listed_watched_and_ended(lab: Lab, msoctl: Msoctl,
     ends, and its status follows the fabric: its NIC down or its link drained make it
     broken, naming why; ``job end`` forgets it."""
     intent = tmp_path / "intent.yaml"
-    intent.write_text(LINK_UP + COMMISSIONED)
+    intent.write_text(LINK_UP)
     assert msoctl("fabric", "apply", str(intent)).code == 0
+    commission(msoctl)
     planned = msoctl("job", "plan", "--gpus", "8", "--vendor", "nvidia", "--name", "llm-2")
     assert planned.code == 0, planned
     again = msoctl("job", "plan", "--gpus", "4", "--name", "llm-2")
@@ -121,14 +129,14 @@ def test_a_kept_job_is_listed_watched_and_ended(lab: Lab, msoctl: Msoctl,
     listed = json.loads(msoctl("job", "list", "-o", "json").out)["jobs"]
     assert [(j["name"], j["world_size"], j["links"]) for j in listed] == [
         ("llm-2", 8, ["link-1"])]
-    status = json.loads(msoctl("job", "status", "llm-2", "-o", "json").out)
+    status = json.loads(msoctl("job", "status", "llm-2", "--interval", "0", "-o", "json").out)
     assert status["verdict"] == "ok" and status["problems"] == []
     assert status["links"] == [{"name": "link-1", "role": "working", "span": "span-1",
                                 "light": "arrives", "lost_at": None,
                                 "amplifiers": ["amp-1"], "drained": False}]
     lab.inject("gpu-b1", Fault("nic_down", "mlx5_1"))
     assert msoctl("link", "drain", "link-1", "--reason", "test").code == 0
-    broken = json.loads(msoctl("job", "status", "llm-2", "-o", "json").out)
+    broken = json.loads(msoctl("job", "status", "llm-2", "--interval", "0", "-o", "json").out)
     assert broken["verdict"] == "broken"
     assert any(p.startswith("gpu-b1 mlx5_1:") for p in broken["problems"])
     assert "link-1: drained" in broken["problems"]
@@ -166,17 +174,19 @@ def test_a_jobs_status_follows_a_cut_and_the_move_to_protection(
     breaks the job (the light lost at the span's amplifier); once the link runs on its
     protection span the job is degraded, no longer broken."""
     intent = tmp_path / "intent.yaml"
-    intent.write_text(LINK_UP + COMMISSIONED)
+    intent.write_text(LINK_UP)
     assert msoctl("fabric", "apply", str(intent)).code == 0
+    commission(msoctl)
     assert msoctl("job", "plan", "--gpus", "8", "--vendor", "amd", "--name", "llm-4").code == 0
     lab.inject("span-1", Fault("fiber_cut"))
-    cut = json.loads(msoctl("job", "status", "llm-4", "-o", "json").out)
+    cut = json.loads(msoctl("job", "status", "llm-4", "--interval", "0", "-o", "json").out)
     assert cut["verdict"] == "broken"
     assert cut["links"][0]["light"] == "lost" and cut["links"][0]["lost_at"].startswith("amp-1")
     intent.write_text("links:\n  link-1: {span: protection}\n")
     moved = msoctl("fabric", "apply", str(intent), "--force")
     assert moved.code == 0, moved
-    degraded = json.loads(msoctl("job", "status", "llm-4", "-o", "json").out)
+    degraded = json.loads(msoctl("job", "status", "llm-4", "--interval", "0", "-o",
+                                 "json").out)
     assert degraded["verdict"] == "degraded"
     assert degraded["problems"] == ["link-1: on its protection span"]
     assert degraded["links"][0]["span"] == "span-2"
@@ -204,8 +214,7 @@ def test_a_jobs_switch_ports_show_overload_pauses_and_a_dark_nic(
         ("sw-b", "Ethernet9"): "host", ("sw-b", "Ethernet10"): "host"}
     assert ports[("sw-b", "Ethernet1")]["optics"] == "alarm"
     assert all(p["pfc_per_second"] is None for p in hot["ports"])  # no interval: no rates
-    intent.write_text(COMMISSIONED)
-    assert msoctl("fabric", "apply", str(intent)).code == 0
+    commission(msoctl)
     lab.inject("sw-a", Fault("pfc_storm", "Ethernet1@3"))
     lab.inject("gpu-a1", Fault("nic_down", "mlx5_0"))
     status = msoctl("job", "status", "llm-5", "--interval", "0.5")
@@ -231,8 +240,9 @@ def test_the_exporter_serves_every_kept_jobs_state_for_promql_joins(
     are PromQL's, joined through ``msoctl_job_port_info``): a GPU lost on one job's
     server breaks that job and no other; a journal that cannot be read is ``up 0``."""
     intent = tmp_path / "intent.yaml"
-    intent.write_text(LINK_UP + COMMISSIONED)
+    intent.write_text(LINK_UP)
     assert msoctl("fabric", "apply", str(intent)).code == 0
+    commission(msoctl)
     assert msoctl("job", "plan", "--gpus", "8", "--vendor", "nvidia", "--name", "llm-6").code == 0
     assert msoctl("job", "plan", "--gpus", "4", "--vendor", "amd", "--name", "llm-7").code == 0
     lab.inject("gpu-b1", Fault("gpu_xid", "2"))
