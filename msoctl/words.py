@@ -1,6 +1,9 @@
-"""Counted nouns in what msoctl prints: ``1 path``, ``3 paths``, never ``3 path(s)``."""
+"""Counted nouns in what msoctl prints: ``1 path``, ``3 paths``, never ``3 path(s)``; and
+names in the order people count them: ``Ethernet9`` before ``Ethernet10``."""
 
 from __future__ import annotations
+
+import re
 
 IRREGULAR = {"switch": "switches", "address": "addresses", "leaf": "leaves"}
 """Plurals that are not the noun and an ``s``."""
@@ -14,3 +17,10 @@ def plural(count: int, noun: str, plural_form: str | None = None) -> str:
 def counted(count: int, noun: str, plural_form: str | None = None) -> str:
     """``count`` (with thousands separators) and ``noun`` in the number it takes."""
     return f"{count:,} {plural(count, noun, plural_form)}"
+
+
+def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
+    """A sort key putting the numbers in ``name`` in numeric order (``sw-a:Ethernet9``
+    before ``sw-a:Ethernet10``)."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part)
+                 for part in re.split(r"([0-9]+)", name))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from drivers.errors import DeviceError
 from msoctl.access import Devices
+from msoctl.words import natural_key
 
 DEFAULT_PRIORITY = 3
 """RoCE's usual lossless priority (ConnectX's and SONiC's defaults)."""
@@ -34,7 +35,8 @@ class LosslessReading:
     @property
     def none_kept(self) -> list[str]:
         """Ports read that keep no priority lossless."""
-        return sorted(port for port, kept in self.by_port.items() if not kept)
+        return sorted((port for port, kept in self.by_port.items() if not kept),
+                      key=natural_key)
 
     def choice(self) -> tuple[int | None, list[str]]:
         """The priority the ports agree on (the most ports' lowest lossless one), and the
@@ -44,7 +46,8 @@ class LosslessReading:
             return None, []
         counts = Counter(lowest.values())
         chosen = min(counts, key=lambda priority: (-counts[priority], priority))
-        return chosen, sorted(port for port, found in lowest.items() if found != chosen)
+        return chosen, sorted((port for port, found in lowest.items() if found != chosen),
+                              key=natural_key)
 
 
 def read_lossless(devices: Devices, switch_ports: Iterable[str]) -> LosslessReading:

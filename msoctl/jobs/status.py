@@ -27,7 +27,6 @@ problems without changing the verdict.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +38,7 @@ from drivers.optics.readings import OpticsReading, PortOptics
 from msoctl.compute.gpustate import read_hosts
 from msoctl.fabric.lightpath import DARK_BELOW_DBM, show
 from msoctl.jobs.registry import Job
+from msoctl.words import natural_key
 
 if TYPE_CHECKING:
     from msoctl.access import Devices
@@ -221,7 +221,7 @@ def _read_ports(ctx: FabricView, switch: str, ports: Mapping[str, str],
         except DeviceError as error:
             optics_error = f"optics cannot be read ({error.message})"
     parts = []
-    for port, faces in sorted(ports.items(), key=lambda item: _port_key(item[0])):
+    for port, faces in sorted(ports.items(), key=lambda item: natural_key(item[0])):
         port_rates = rates.get(port, {})
         level, problems = _judge_optics(_port_optics(reading, port))
         errors = [why for why in (counter_error, optics_error) if why is not None]
@@ -232,12 +232,6 @@ def _read_ports(ctx: FabricView, switch: str, ports: Mapping[str, str],
                               level if reading is not None else None, tuple(problems),
                               "; ".join(errors) or None))
     return parts
-
-
-def _port_key(port: str) -> tuple[str, int]:
-    """``Ethernet10`` after ``Ethernet9``."""
-    found = re.fullmatch(r"(.*?)(\d+)", port)
-    return (port, 0) if found is None else (found.group(1), int(found.group(2)))
 
 
 def _counter_rates(ctx: FabricView, switch: str,

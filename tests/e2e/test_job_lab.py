@@ -366,7 +366,7 @@ def test_the_lossless_priority_is_read_from_the_jobs_switch_ports(
     assert plain.code == 0, plain
     text = " ".join(plain.out.split())
     assert "warning: no switch port of the job keeps a priority lossless" in text
-    assert "ports keeping no priority lossless: sw-a:Ethernet10, sw-a:Ethernet9" in text
+    assert "ports keeping no priority lossless: sw-a:Ethernet9, sw-a:Ethernet10" in text
     assert "NCCL_IB_SL=3\n" in (tmp_path / "factory" / "env" / "gpu-a1.env").read_text()
     want = tmp_path / "want.yaml"
     want.write_text("congestion_control:\n  ports:\n" + "".join(

@@ -7,6 +7,7 @@ import pytest
 
 from drivers.optics.readings import LaneOptics, PortOptics, Thresholds
 from msoctl.jobs.status import _judge_optics, _port_totals, _rate
+from msoctl.words import natural_key
 
 RX = Thresholds(low_alarm=-12.0, low_warning=-10.0, high_warning=3.0, high_alarm=5.0)
 
@@ -57,3 +58,11 @@ def test_port_totals_sum_sent_and_received_pauses_and_skip_ports_without_counter
     assert _port_totals(state) == {
         "Ethernet1": {"ecn": 5, "pfc": 5, "drops": 0},
         "Ethernet2": {"ecn": 1, "pfc": None, "drops": None}}
+
+
+def test_names_sort_as_people_count() -> None:
+    names = ["sw-b:Ethernet10", "sw-a:Ethernet10", "sw-a:Ethernet9", "sw-a:Ethernet1/2",
+             "sw-a:Ethernet1"]
+    assert sorted(names, key=natural_key) == ["sw-a:Ethernet1", "sw-a:Ethernet1/2",
+                                              "sw-a:Ethernet9", "sw-a:Ethernet10",
+                                              "sw-b:Ethernet10"]
