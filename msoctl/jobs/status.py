@@ -119,69 +119,71 @@ def job_state(ctx: FabricView, job: Job, *,
     inventory = ctx.inventory
     state = JobState(job)
     pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="job-ports")
-    port_reads = {switch: pool.submit(_read_ports, ctx, switch, ports, interval)
-                  for switch, ports in _job_ports(ctx, job).items()}
-    wanted = [inventory.hosts[name] for name in job.hosts if name in inventory.hosts]
-    missing = [name for name in job.hosts if name not in inventory.hosts]
-    broken: list[str] = [f"{name}: no longer in the inventory" for name in missing]
-    degraded: list[str] = []
-    for host_state in read_hosts(wanted, inventory.gpu_metrics):
-        name = host_state.host.name
-        gpus = job.hosts[name]
-        nics = job.nics[name]
-        problems = [f"gpu {gpu.index}: {'; '.join(gpu.reasons)}" for gpu in host_state.gpus
-                    if gpu.index in gpus and not gpu.healthy]
-        problems += [f"{nic.name}: {nic.reason}" for nic in host_state.nics
-                     if nic.name in nics and not nic.up]
-        healthy = sum(1 for gpu in host_state.gpus if gpu.index in gpus and gpu.healthy)
-        up = sum(1 for nic in host_state.nics if nic.name in nics and nic.up)
-        state.hosts.append(HostPart(name, len(gpus), healthy, len(nics), up, tuple(problems)))
-        broken += [f"{name} {problem}" for problem in problems]
-    drained = ctx.drained()
-    links = [inventory.links[name] for name in job.links if name in inventory.links]
-    broken += [f"{name}: no longer in the inventory" for name in job.links
-               if name not in inventory.links]
-    report = show(ctx.devices, links) if links else None
-    for link, traced in zip(links, [] if report is None else report.links, strict=True):
-        role = traced.span
-        span = link.span(role) if role in ("working", "protection") else None
-        amplifiers = () if span is None else tuple(
-            amp for amp in (span.a_to_b.amplifier, span.b_to_a.amplifier) if amp)
-        lost = next((d for d in traced.directions if d.lost_at is not None), None)
-        where = None
-        if lost is not None and lost.lost_at is not None:
-            hop = lost.hops[lost.lost_at]
-            where = f"{hop.device} {hop.point} ({hop.status})"
-        state.links.append(LinkPart(link.name, role, None if span is None else span.name,
-                                    traced.light, where, amplifiers, link.name in drained))
-        if role is None:
-            broken.append(f"{link.name}: its devices cannot be read")
-        elif role in ("none", "mixed"):
-            broken.append(f"{link.name}: not connected end to end ({role})")
-        elif traced.light == "lost":
-            broken.append(f"{link.name}: light lost at {where}")
-        elif link.name in drained:
-            broken.append(f"{link.name}: drained")
-        elif role == "protection":
-            degraded.append(f"{link.name}: on its protection span")
-    unknown: list[str] = []
-    for switch, future in port_reads.items():
-        parts = future.result()
-        state.ports += parts
-        for part in parts:
-            where = f"{switch} {part.port}"
-            if part.error is not None:
-                unknown.append(f"{where}: {part.error}")
-            if part.pfc_per_second:
-                degraded.append(f"{where}: PFC pause frames rising "
-                                f"({part.pfc_per_second:,.0f}/s)")
-            if part.drops_per_second:
-                degraded.append(f"{where}: dropping packets "
-                                f"({part.drops_per_second:,.0f}/s)")
-            if part.optics == "alarm":
-                degraded += [f"{where} {problem}" for problem in part.problems
-                             if "alarm" in problem or "no light" in problem]
-    pool.shutdown()
+    try:
+        port_reads = {switch: pool.submit(_read_ports, ctx, switch, ports, interval)
+                      for switch, ports in _job_ports(ctx, job).items()}
+        wanted = [inventory.hosts[name] for name in job.hosts if name in inventory.hosts]
+        missing = [name for name in job.hosts if name not in inventory.hosts]
+        broken: list[str] = [f"{name}: no longer in the inventory" for name in missing]
+        degraded: list[str] = []
+        for host_state in read_hosts(wanted, inventory.gpu_metrics):
+            name = host_state.host.name
+            gpus = job.hosts[name]
+            nics = job.nics[name]
+            problems = [f"gpu {gpu.index}: {'; '.join(gpu.reasons)}" for gpu in host_state.gpus
+                        if gpu.index in gpus and not gpu.healthy]
+            problems += [f"{nic.name}: {nic.reason}" for nic in host_state.nics
+                         if nic.name in nics and not nic.up]
+            healthy = sum(1 for gpu in host_state.gpus if gpu.index in gpus and gpu.healthy)
+            up = sum(1 for nic in host_state.nics if nic.name in nics and nic.up)
+            state.hosts.append(HostPart(name, len(gpus), healthy, len(nics), up, tuple(problems)))
+            broken += [f"{name} {problem}" for problem in problems]
+        drained = ctx.drained()
+        links = [inventory.links[name] for name in job.links if name in inventory.links]
+        broken += [f"{name}: no longer in the inventory" for name in job.links
+                   if name not in inventory.links]
+        report = show(ctx.devices, links) if links else None
+        for link, traced in zip(links, [] if report is None else report.links, strict=True):
+            role = traced.span
+            span = link.span(role) if role in ("working", "protection") else None
+            amplifiers = () if span is None else tuple(
+                amp for amp in (span.a_to_b.amplifier, span.b_to_a.amplifier) if amp)
+            lost = next((d for d in traced.directions if d.lost_at is not None), None)
+            where = None
+            if lost is not None and lost.lost_at is not None:
+                hop = lost.hops[lost.lost_at]
+                where = f"{hop.device} {hop.point} ({hop.status})"
+            state.links.append(LinkPart(link.name, role, None if span is None else span.name,
+                                        traced.light, where, amplifiers, link.name in drained))
+            if role is None:
+                broken.append(f"{link.name}: its devices cannot be read")
+            elif role in ("none", "mixed"):
+                broken.append(f"{link.name}: not connected end to end ({role})")
+            elif traced.light == "lost":
+                broken.append(f"{link.name}: light lost at {where}")
+            elif link.name in drained:
+                broken.append(f"{link.name}: drained")
+            elif role == "protection":
+                degraded.append(f"{link.name}: on its protection span")
+        unknown: list[str] = []
+        for switch, future in port_reads.items():
+            parts = future.result()
+            state.ports += parts
+            for part in parts:
+                where = f"{switch} {part.port}"
+                if part.error is not None:
+                    unknown.append(f"{where}: {part.error}")
+                if part.pfc_per_second:
+                    degraded.append(f"{where}: PFC pause frames rising "
+                                    f"({part.pfc_per_second:,.0f}/s)")
+                if part.drops_per_second:
+                    degraded.append(f"{where}: dropping packets "
+                                    f"({part.drops_per_second:,.0f}/s)")
+                if part.optics == "alarm":
+                    degraded += [f"{where} {problem}" for problem in part.problems
+                                 if "alarm" in problem or "no light" in problem]
+    finally:  # after a failure above, no read still queued begins
+        pool.shutdown(wait=False, cancel_futures=True)
     state.problems = broken + degraded + unknown
     state.verdict = "broken" if broken else "degraded" if degraded else "ok"
     return state
