@@ -104,7 +104,8 @@ def plan_job(ctx: Context, gpus: int, vendors: tuple[str, ...], name: str | None
     fabric = fabric_now(ctx)
     routes, unreachable = routes_for(placement, fabric)
     if name is not None:
-        Jobs(ctx.journal).register(name, job_document(placement, routes))
+        Jobs(ctx.journal).register(name, job_document(
+            placement, routes, None if out_dir is None else str(out_dir.resolve())))
     lossless = None if out_dir is None else lossless_document(ctx, placement,
                                                               lossless_priority)
     files, notes = ({}, []) if out_dir is None or lossless is None else write_all(
@@ -289,13 +290,36 @@ def circuits(ctx: Context, name: str, out_file: Path | None, dry_run: bool,
     jobs.add_circuits(name, plan.light, str(path))
     report = apply(ctx.devices, ctx.journal, load_intent(path, ctx.inventory),
                    say=(lambda line: None) if output in DOCUMENTS else say)
+    rewritten = _rewrite_route_file(ctx, jobs.get(name))
     if output in DOCUMENTS:
         emit({**plan.as_dict(), "dry_run": False, "applied": report.as_dict(),
-              "jobs": jobs_touched(report.plan.impacts)}, output)
+              "jobs": jobs_touched(report.plan.impacts),
+              "route_file": None if rewritten is None else str(rewritten)}, output)
         return
     click.echo(describe_impacts(report.plan.impacts))
     say(f"lit {', '.join(plan.light)} for {name} (fabric apply {report.op} of {path}); "
         f"msoctl job end {name} takes them down")
+    if rewritten is not None:
+        say(f"rewrote {rewritten}: its routes over the fabric with the circuits")
+
+
+def _rewrite_route_file(ctx: Context, kept: Job) -> Path | None:
+    """The job's FlagCX route file, where ``job plan --out`` wrote it, written again over
+    the fabric as it is now (None: it wrote none)."""
+    from msoctl.jobs.circuits import job_ring
+    from msoctl.jobs.files import route_xml
+    from msoctl.outfile import write_output
+
+    directory = kept.document.get("files_dir")
+    if not directory:
+        return None
+    ctx.forget_readings()  # the OCS maps as the circuits left them
+    fabric = fabric_now(ctx)
+    pairs, _ = job_ring(kept, ctx.inventory.hosts)
+    routes = [route for a, b in pairs if (route := fabric.route(a, b)) is not None]
+    path = Path(directory) / "flagcx-route.xml"
+    write_output(path, route_xml(routes))
+    return path
 
 
 def _carried(ctx: Context) -> dict[str, str | None]:

@@ -62,8 +62,10 @@ class Job:
         return list(self.document.get("switch_ports", []))
 
 
-def job_document(placement: Placement, routes: list[Route]) -> dict[str, Any]:
-    """What is kept of a planned job (module docstring)."""
+def job_document(placement: Placement, routes: list[Route],
+                 files_dir: str | None = None) -> dict[str, Any]:
+    """What is kept of a planned job (module docstring); ``files_dir``: where its files
+    were written (``job circuits`` rewrites its route file there)."""
     hosts = []
     for host in placement.hosts:
         ranks = [rank for rank in placement.ranks if rank.host == host.name]
@@ -74,7 +76,7 @@ def job_document(placement: Placement, routes: list[Route]) -> dict[str, Any]:
     links = sorted({name for route in routes for name in route.links})
     ports = sorted({rank.nic.switch_port for rank in placement.ranks})
     return {"world_size": len(placement.ranks), "vendors": list(placement.vendors),
-            "hosts": hosts, "links": links, "switch_ports": ports}
+            "hosts": hosts, "links": links, "switch_ports": ports, "files_dir": files_dir}
 
 
 class Jobs:

@@ -283,7 +283,11 @@ def test_job_circuits_light_the_dark_link_its_ring_needs_and_job_end_undoes_them
     NIC pairs between sw-a and sw-b (one short); another job crossing it keeps it lit
     when the first ends; the last one's end takes it down again, drained while it does."""
     monkeypatch.chdir(tmp_path)  # where the intents are written when --out is not given
-    assert msoctl("job", "plan", "--gpus", "8", "--vendor", "nvidia", "--name", "llm-8").code == 0
+    files = tmp_path / "files"
+    assert msoctl("job", "plan", "--gpus", "8", "--vendor", "nvidia", "--name", "llm-8",
+                  "--out", str(files), "--lossless-priority", "3").code == 0
+    route = ElementTree.parse(files / "flagcx-route.xml").getroot()
+    assert route.findall("./nic_pairs/pair") == []  # link-1 dark: no pair is joined
     dry = json.loads(msoctl("job", "circuits", "llm-8", "--dry-run", "-o", "json").out)
     assert dry["light"] == ["link-1"] and dry["dry_run"] is True
     assert dry["pairs"] == [{"switches": ["sw-a", "sw-b"], "edges": 2, "in_service": [],
@@ -296,6 +300,10 @@ def test_job_circuits_light_the_dark_link_its_ring_needs_and_job_end_undoes_them
     assert re.search(r"lit link-1 for llm-8 \(fabric apply [0-9a-f]{12} of ",
                      " ".join(lit.out.split())), lit.out
     assert intent.read_text() == "links:\n  link-1: {span: working}\n"
+    assert f"rewrote {files / 'flagcx-route.xml'}" in " ".join(lit.out.split())
+    pairs = ElementTree.parse(files / "flagcx-route.xml").getroot().findall("./nic_pairs/pair")
+    assert len(pairs) == 2  # gpu-a1 and gpu-b1, rail to rail, over link-1 now
+    assert [s.get("upLink") for s in pairs[0].findall("./interSwitch/switch")] == ["1", "0"]
     path = json.loads(msoctl("path", "show", "link-1", "-o", "json").out)
     assert path["links"][0]["span"] == "working" and path["links"][0]["light"] == "arrives"
     kept = json.loads(msoctl("job", "list", "-o", "json").out)["jobs"][0]
