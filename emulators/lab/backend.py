@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from emulators.faults import Fault
+from emulators.faults import Fault, FaultError
 from emulators.lab.status import (
     CUT_KINDS,
     check_fault,
@@ -47,8 +47,10 @@ class LabBackend(Protocol):
         """Inject ``fault`` on ``target``; the document of what was injected (for a cut,
         its ``fibers`` and the device time it began, ``at_seconds``)."""
 
-    def clear(self, target: str, kind: str | None) -> list[dict[str, Any]]:
-        """Clear ``kind`` (``None``: every fault) on ``target``; what was cleared."""
+    def clear(self, target: str, kind: str | None,
+              port: str | None = None) -> list[dict[str, Any]]:
+        """Clear ``kind`` (``None``: every fault) on ``target`` (with ``port``: only those
+        injected on that part of it); what was cleared."""
 
 
 class LocalBackend:
@@ -79,17 +81,21 @@ class LocalBackend:
                     "at_seconds": started}
         return fault_document(fault)
 
-    def clear(self, target: str, kind: str | None) -> list[dict[str, Any]]:
+    def clear(self, target: str, kind: str | None,
+              port: str | None = None) -> list[dict[str, Any]]:
         targets = self.fault_targets()
         kinds = fault_kinds(targets, self.topology, target)  # the target must exist
         if kind is not None:
             check_fault(targets, self.topology, target, kind)
         if any(k in kinds for k in CUT_KINDS):  # a cable, a span or a fiber
+            if port is not None:
+                raise FaultError(f"{target} is cut whole or fiber by fiber (name the "
+                                 "fiber): a cut has no port")
             cut = [name for name in fibers_of(self.topology, target)
                    if self.lab.fibers[name].cut]
             self.lab.clear(target, kind)
             return [{"kind": CUT_KINDS[0], "target": name} for name in cut]
         before = self.lab.faults(target).active()
-        self.lab.clear(target, kind)
+        self.lab.clear(target, kind, port)
         after = self.lab.faults(target).active()
         return [fault_document(f) for f in before if f not in after]

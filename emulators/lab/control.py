@@ -34,8 +34,8 @@ Requests:
   a cable) lists the ``"fibers"`` it cut and the device time it happened,
   ``"at_seconds"``.
 - ``POST /v1/faults/clear``, body ``{"target"}`` and optionally ``"kind"``
-  (default: every fault on the target): answers ``{"target", "cleared":
-  [FAULT, ...]}``.
+  (default: every fault on the target) and ``"port"`` (only the faults injected on that
+  part of it, as ``/v1/faults`` took it): answers ``{"target", "cleared": [FAULT, ...]}``.
 
 A request may carry ``X-Msoctl-Deadline: <seconds since the epoch>``: taken up after
 it (the lab was stopped, or busy), it is answered 408 and nothing is done, because its
@@ -84,7 +84,7 @@ HOST = "127.0.0.1"
 READ_TIMEOUT_SECONDS = 5.0
 REQUEST_TIMEOUT_SECONDS = 30.0
 FAULT_FIELDS = ("kind", "target", "port", "seconds", "count", "power_loss")
-CLEAR_FIELDS = ("kind", "target")
+CLEAR_FIELDS = ("kind", "target", "port")
 
 
 class ControlServer:
@@ -221,7 +221,10 @@ class ControlServer:
         kind = request.get("kind")
         if kind is not None:
             kind = _text(request, "kind")
-        cleared = self.lab.clear(target, kind)
+        port = request.get("port")
+        if port is not None:
+            port = _text(request, "port")
+        cleared = self.lab.clear(target, kind, port)
         log.info("lab control: cleared %s on %s", kind or "every fault", target)
         return {"target": target, "cleared": cleared}
 

@@ -592,14 +592,16 @@ class Lab:
             return
         self.faults(target).inject(fault)
 
-    def clear(self, target: str, kind: str | None = None) -> None:
-        if kind in (None, *CUT_KINDS) and fibers_of(self.topology, target):
+    def clear(self, target: str, kind: str | None = None, port: str | None = None) -> None:
+        """Clear ``kind`` (None: every fault) on ``target``; with ``port``, only the faults
+        injected on that part of it (a switch port, ``PORT@QUEUE``, a NIC, a lane)."""
+        if port is None and kind in (None, *CUT_KINDS) and fibers_of(self.topology, target):
             fibers = self._fibers_named(target, kind or FIBER_CUT)
             with self.optics.together():
                 for fiber in fibers:
                     fiber.cut = False
             return
-        self.faults(target).clear(kind)
+        self.faults(target).clear(kind, port)
 
     def _fibers_named(self, name: str, kind: str = FIBER_CUT) -> list[Fiber]:
         """The fibers a cut of ``kind`` on ``name`` cuts: a cable's (``cable_cut``); a

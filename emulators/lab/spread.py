@@ -287,10 +287,11 @@ class SpreadLab:
         return {"kind": fault.kind, "fibers": fibers,
                 "at_seconds": min(a["at_seconds"] for a in answers)}
 
-    def clear(self, target: str, kind: str | None) -> list[dict[str, Any]]:
+    def clear(self, target: str, kind: str | None,
+              port: str | None = None) -> list[dict[str, Any]]:
         if kind is not None:
             check_fault(self._targets, self.topology, target, kind)
-        answers = _ask(self._holders(target), "clear", target, kind)
+        answers = _ask(self._holders(target), "clear", target, kind, port)
         cleared = [entry for a in answers for entry in a]
         return sorted(cleared, key=lambda e: self._fiber_order.get(e.get("target") or "", 0))
 

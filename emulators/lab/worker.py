@@ -13,7 +13,7 @@ however it went):
 |----------------------------|----------------------------------------------------|
 | ``("status",)``            | its status document (emulators/lab/status.py)       |
 | ``("inject", target, fault)`` | what was injected (emulators/lab/backend.py)    |
-| ``("clear", target, kind)``| what was cleared                                   |
+| ``("clear", target, kind, port)`` | what was cleared                           |
 
 Answers are ``("ok", value)``, ``("fault", message)`` for a fault the part refuses
 (:class:`~emulators.faults.FaultError`) or ``("error", message)`` for anything else.

@@ -201,15 +201,16 @@ def fault(ctx: Context, kind: str, target: str, port: str | None, queue: int | N
     """
     if queue is not None and port is None:
         raise click.UsageError("--queue needs --port (the switch port)")
-    if clear and (port is not None or seconds is not None or count is not None
-                  or not power_loss):
-        raise click.UsageError("--clear takes no --port, --queue, --seconds, --count or "
-                               "--no-power-loss: it clears KIND on TARGET")
+    if clear and (seconds is not None or count is not None or not power_loss):
+        raise click.UsageError("--clear takes no --seconds, --count or --no-power-loss: it "
+                               "clears KIND on TARGET (--port: only there)")
     endpoint = _lab(ctx, state_dir)
     if clear:
         request: dict[str, Any] = {"target": target}
         if kind != ALL_KINDS:
             request["kind"] = kind
+        if port is not None:
+            request["port"] = port if queue is None else f"{port}@{queue}"
         answer = call(endpoint, "POST", "/v1/faults/clear", request)
     else:
         request = {"kind": kind, "target": target, "power_loss": power_loss}

@@ -226,6 +226,25 @@ def test_ocs_port_failure_with_port(msoctl: Msoctl, lab: Lab) -> None:
     assert refused.code == 2 and refused.err.startswith("error: ")
 
 
+def test_clear_with_port_clears_only_that_part_of_the_target(msoctl: Msoctl, lab: Lab) -> None:
+    """Two failed ports of one OCS, two NICs down on one server: ``--clear --port`` clears
+    the one named and leaves the other; a cut has no port."""
+    for port in ("61", "62"):
+        assert msoctl("lab", "fault", "port", "ocs-b", "--port", port).code == 0
+    one = msoctl("lab", "fault", "port", "ocs-b", "--clear", "--port", "61")
+    assert one.code == 0, one
+    assert (lab.ocs["ocs-b"].port_state(61), lab.ocs["ocs-b"].port_state(62)) == ("E", "F")
+    for nic in ("mlx5_0", "mlx5_1"):
+        assert msoctl("lab", "fault", "nic_down", "gpu-a1", "--port", nic).code == 0
+    assert msoctl("lab", "fault", "nic_down", "gpu-a1", "--clear", "--port", "mlx5_1").code == 0
+    assert [(f.kind, f.target) for f in lab.faults("gpu-a1").active()] == [
+        ("nic_down", "mlx5_0")]
+    cut = msoctl("lab", "fault", "fiber_cut", "span-1", "--clear", "--port", "1")
+    assert "a cut has no port" in _one_error_line(cut.err)
+    assert msoctl("lab", "fault", "all", "ocs-b", "--clear").code == 0
+    assert msoctl("lab", "fault", "all", "gpu-a1", "--clear").code == 0
+
+
 def test_reboot_without_power_loss_keeps_the_map(msoctl: Msoctl, lab: Lab) -> None:
     device = lab.ocs["ocs-a"]
     device.add((2,), (122,))
