@@ -34,6 +34,8 @@ from msoctl.outfile import write_output
 
 RESERVED = frozenset({"kind", "job", "instance"})
 EXPORTED_KINDS = ("ocs", "amp", "switch")
+JOBS_SCRAPE = "msoctl-jobs"
+"""The scrape job of the kept jobs (/jobs), which a sharded fleet keeps in shard 0."""
 """Kinds the exporter has a collector for; lab instruments (laser, meter) are not listed."""
 SHARD_FILE = "msoctl-targets-{shard}.json"
 """A shard's file_sd file in ``--out DIR``."""
@@ -126,12 +128,16 @@ def shard_config(config: dict[str, Any], shard: int, shards: int, *, exporter: s
     """deploy/prometheus-sharded.yml's document (parsed) made into shard ``shard`` of
     ``shards``: the lines it marks SHARD set (every hashmod's modulus, the keep rule
     after it, the ``shard`` external label, the exporter's address ``exporter``
-    (HOST:PORT), the target file ``targets``). The input is not changed. Raises
-    ValueError for a shard outside 0..shards-1."""
+    (HOST:PORT), the target file ``targets``; the kept jobs' scrape, ``msoctl-jobs``, in
+    shard 0 only). The input is not changed. Raises ValueError for a shard outside
+    0..shards-1."""
     if not 0 <= shard < shards:
         raise ValueError(f"shard {shard} is not in 0..{shards - 1}")
     document: dict[str, Any] = json.loads(json.dumps(config))  # a deep copy of plain YAML
     document.setdefault("global", {}).setdefault("external_labels", {})["shard"] = str(shard)
+    if shard != 0:
+        document["scrape_configs"] = [job for job in document["scrape_configs"]
+                                      if job["job_name"] != JOBS_SCRAPE]
     for job in document["scrape_configs"]:
         for sd_config in job.get("file_sd_configs", []):
             sd_config["files"] = [targets]

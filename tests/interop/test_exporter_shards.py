@@ -178,6 +178,9 @@ def test_two_prometheus_shards_split_like_msoctl_and_cover_one_server(
         exporters = [url.removeprefix("http://") for url in (first, second)]
         configs = [fast(sd.shard_config(sharded, k, 2, exporter=exporters[k],
                                         targets=str(full))) for k in range(2)]
+        jobs = [{job["job_name"]: job for job in config["scrape_configs"]} for config in configs]
+        assert jobs[0]["msoctl-jobs"]["static_configs"] == [{"targets": [exporters[0]]}]
+        assert "msoctl-jobs" not in jobs[1]  # the kept jobs: scraped by shard 0 only
         with prometheus(configs[0], directory / "prom-0") as shard0, \
                 prometheus(configs[1], directory / "prom-1") as shard1, \
                 prometheus(single_config(third.removeprefix("http://"), full),
