@@ -16,9 +16,12 @@ A NIC attaches to one of a switch's host ports (``host_ports:`` of a ``switches:
 ``Ethernet<ports+1>`` on), runs at the switch's speed, and is named as its RDMA device
 is on such a server (``mlx5_N`` for the ConnectX NICs of NVIDIA and AMD servers,
 ``hccn_N`` for an Ascend server's NPU-integrated RoCE ports) unless the entry names it.
-Its GUID is derived from the server's name and the NIC's index, so a topology always
-gives the same GUIDs. ``vendor`` says which exporter publishes the GPUs' state (NVIDIA's
-dcgm-exporter, AMD's device-metrics-exporter, Ascend's npu-exporter).
+Its GUID is derived from the server's name and the NIC's index, and its IPv4 address from
+the server's place in the section and the NIC's index (``10.H.H.N``: server H counted
+from 1 over two bytes, NIC N from 1), so a topology always gives the same GUIDs and
+addresses, distinct across the whole lab. ``vendor`` says which exporter publishes the
+GPUs' state (NVIDIA's dcgm-exporter, AMD's device-metrics-exporter, Ascend's
+npu-exporter).
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ NIC_PREFIX = {"nvidia": "mlx5_", "amd": "mlx5_", "ascend": "hccn_"}
 MAX_GPUS_PER_HOST = 72
 MAX_NICS_PER_HOST = 16
 MAX_RAIL = 63
+MAX_HOSTS = 65_535
+"""Servers in one topology, at most: each gets two bytes of its NICs' addresses."""
 GUID_PREFIX = "1070fd03"
 """The first four bytes of a generated GUID (a ConnectX-style node GUID)."""
 
@@ -48,6 +53,7 @@ class NicSpec:
     rail: int
     guid: str  # 0x and 16 hex digits
     speed: str = "400G"  # the switch port's
+    address: str | None = None  # its IPv4 address (module docstring)
 
     @property
     def switch_port(self) -> str:
@@ -80,7 +86,9 @@ def parse_hosts(top: Section, source: str, switches: dict[str, Any],
     lines = value.item_lines if isinstance(value, LinedList) else [0] * len(value)
     hosts: list[HostSpec] = []
     taken: dict[str, str] = {}  # switch port -> the host NIC on it
-    for item, line in zip(value, lines, strict=True):
+    if len(value) > MAX_HOSTS:
+        raise top.error("hosts", f"at most {MAX_HOSTS:,} servers")
+    for number, (item, line) in enumerate(zip(value, lines, strict=True), start=1):
         section = Section(item, source, "hosts entry", line=line)
         section.reject_unknown({"name", "campus", "gpus", "scale_up", "nics"})
         name = claim(section)
@@ -95,7 +103,7 @@ def parse_hosts(top: Section, source: str, switches: dict[str, Any],
         if not 1 <= count <= MAX_GPUS_PER_HOST:
             raise gpus.error("count", f"must be 1..{MAX_GPUS_PER_HOST}")
         scale_up: str = section.get("scale_up", str, default=name)
-        nics = _nics(section, source, name, vendor, switches, taken)
+        nics = _nics(section, source, name, vendor, switches, taken, number)
         hosts.append(HostSpec(name, section.get("campus", str, default=""), vendor, model,
                               count, scale_up, nics))
     _check_scale_up(hosts, top)
@@ -103,7 +111,8 @@ def parse_hosts(top: Section, source: str, switches: dict[str, Any],
 
 
 def _nics(section: Section, source: str, host: str, vendor: str,
-          switches: dict[str, Any], taken: dict[str, str]) -> tuple[NicSpec, ...]:
+          switches: dict[str, Any], taken: dict[str, str],
+          number: int) -> tuple[NicSpec, ...]:
     value = section.get("nics", list)
     if not 1 <= len(value) <= MAX_NICS_PER_HOST:
         raise section.error("nics", f"a host has 1..{MAX_NICS_PER_HOST} NICs")
@@ -136,7 +145,8 @@ def _nics(section: Section, source: str, host: str, vendor: str,
         if any(other.name == name for other in made):
             raise nic.error("name", f"{host} has another NIC named {name}")
         taken[end] = f"{host}/{name}"
-        made.append(NicSpec(name, switch_name, port, rail, guid_of(host, index), switch.speed))
+        made.append(NicSpec(name, switch_name, port, rail, guid_of(host, index), switch.speed,
+                            f"10.{number // 256}.{number % 256}.{index + 1}"))
     return tuple(made)
 
 

@@ -723,7 +723,8 @@ class Lab:
             "gpus": {"vendor": host.vendor, "model": host.model, "count": host.gpus},
             "scale_up": host.scale_up,
             "nics": [{"name": nic.name, "guid": nic.guid, "switch": nic.switch,
-                      "port": nic.port, "speed": nic.speed, "rail": nic.rail}
+                      "port": nic.port, "speed": nic.speed, "rail": nic.rail,
+                      **({} if nic.address is None else {"address": nic.address})}
                      for nic in host.nics]}
         if exporters is not None:
             entry["metrics"] = [exporters.url(role) for role in exporters.endpoints]

@@ -24,7 +24,8 @@ format its consumer reads:
 - ``hccl-ranktable.json``, for a job with Ascend NPUs: HCCL's rank table, version 1.0
   (``RANK_TABLE_FILE``, or the path ``HcclCommInitClusterInfo`` takes): ``status``
   ``completed``, ``version``, ``server_count`` and ``server_list``, each server its
-  ``server_id`` (its address, else its name) and a ``device`` per NPU of the job on it
+  ``server_id`` (its address where the servers' addresses are known and distinct, else
+  its name: HCCL wants them unique) and a ``device`` per NPU of the job on it
   (``device_id`` the NPU's number, ``device_ip`` the address of its NIC, ``rank_id``);
   every value a string, as HCCL reads them. The rank ids count from 0 within the job's
   Ascend ranks (FlagCX runs HCCL within the vendor's cluster, whose ranks are
@@ -166,12 +167,15 @@ def hccl_rank_table(placement: Placement) -> tuple[dict[str, Any] | None, str | 
     if doubled:
         return None, f"NPUs share a NIC, HCCL gives each its own: {'; '.join(doubled)}"
     first = ranks[0].rank
+    hosts = [host for host in placement.hosts if any(r.host == host.name for r in ranks)]
+    addresses = [host.address for host in hosts]
+    by_address = None not in addresses and len(set(addresses)) == len(addresses)
     servers: list[dict[str, Any]] = []
-    for host in placement.hosts:
+    for host in hosts:
         devices = [{"device_id": str(r.gpu), "device_ip": r.nic.address,
                     "rank_id": str(r.rank - first)} for r in ranks if r.host == host.name]
-        if devices:
-            servers.append({"server_id": host.address or host.name, "device": devices})
+        servers.append({"server_id": host.address if by_address else host.name,
+                        "device": devices})
     return {"status": "completed", "version": "1.0", "server_count": str(len(servers)),
             "server_list": servers}, None
 

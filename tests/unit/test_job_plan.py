@@ -203,25 +203,31 @@ def test_the_environment_names_only_nics_that_are_up() -> None:
     assert env["FLAGCX_INTERSERVER_ROUTE_FILE"] == "/x/route.xml"
 
 
-def _ascend(name: str, first_address: int | None, *, nics: int = 4) -> HostState:
+def _ascend(name: str, first_address: int | None, *, nics: int = 4,
+            address: str | None = None) -> HostState:
     made = tuple(HostNic(f"eth{r}", f"0x1070fd03{next(GUIDS):08x}", "sw-a",
                          f"Ethernet{9 + r}", "200G", r,
                          None if first_address is None else f"10.2.0.{first_address + r}")
                  for r in range(nics))
-    return state(Host(name, "ascend", "910B", 4, made, name, "a", address=f"192.0.2.{nics}"
-                      if name == "npu-1" else None))
+    return state(Host(name, "ascend", "910B", 4, made, name, "a", address=address))
 
 
 def test_hccl_rank_table_gives_each_npu_its_nic_address_and_a_string_rank() -> None:
     """HCCL's rank table v1.0 (hiascend hcclug, "rank table"): status ``completed``,
     version "1.0", server_count, server_list of server_id and devices of device_id,
     device_ip and rank_id, every value a string, rank ids from 0 and unique."""
-    placement = place([_ascend("npu-1", 11), _ascend("npu-2", 21)], 8, vendors=["ascend"])
+    placement = place([_ascend("npu-1", 11, address="192.0.2.1"), _ascend("npu-2", 21)], 8,
+                      vendors=["ascend"])
     table, why = hccl_rank_table(placement)
     assert why is None and table is not None
     assert (table["status"], table["version"], table["server_count"]) == (
         "completed", "1.0", "2")
-    assert [s["server_id"] for s in table["server_list"]] == ["192.0.2.4", "npu-2"]
+    assert [s["server_id"] for s in table["server_list"]] == ["npu-1", "npu-2"]  # one unknown
+    both = place([_ascend("npu-1", 11, address="192.0.2.1"),
+                  _ascend("npu-2", 21, address="192.0.2.2")], 8, vendors=["ascend"])
+    named, _ = hccl_rank_table(both)
+    assert named is not None
+    assert [s["server_id"] for s in named["server_list"]] == ["192.0.2.1", "192.0.2.2"]
     devices = [d for s in table["server_list"] for d in s["device"]]
     assert devices[:2] == [{"device_id": "0", "device_ip": "10.2.0.11", "rank_id": "0"},
                            {"device_id": "1", "device_ip": "10.2.0.12", "rank_id": "1"}]
