@@ -8,7 +8,7 @@ shows one host GPU by GPU and NIC by NIC. JSON (``-o json``): ``hosts``, each wi
 read), ``gpus`` (``index``, ``healthy``: true, false or null for unknown, ``reasons``,
 ``temperature_celsius``, ``power_watts``, ``utilisation``, ``memory_used_mib``,
 ``memory_total_mib``, ``xid``, ``ecc_uncorrectable``) and ``nics`` (``name``, ``switch``,
-``port``, ``rail``, ``guid``, ``up``, ``reason``).
+``port``, ``rail``, ``guid``, ``address``, ``up``, ``reason``).
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def host_document(state: HostState) -> dict[str, Any]:
         "gpus": [{**asdict(gpu), "reasons": list(gpu.reasons)} for gpu in state.gpus],
         "nics": [{"name": nic.name, "switch": nics[nic.name].switch,
                   "port": nics[nic.name].port, "rail": nics[nic.name].rail,
-                  "guid": nics[nic.name].guid, "up": nic.up, "reason": nic.reason}
+                  "guid": nics[nic.name].guid, "address": nics[nic.name].address,
+                  "up": nic.up, "reason": nic.reason}
                  for nic in state.nics],
     }
 
@@ -107,7 +108,7 @@ def show_host(ctx: Context, name: str, output: str) -> None:
          for gpu in state.gpus], cut=("reasons",), wrap=("reasons",)))
     nics = {nic.name: nic for nic in host.nics}
     click.echo(table(
-        ["nic", "rail", "switch port", "speed", "up", "guid"],
+        ["nic", "rail", "switch port", "speed", "up", "guid", "address"],
         [[nic.name, nics[nic.name].rail, nics[nic.name].switch_port, nics[nic.name].speed,
           {True: "yes", False: f"no ({nic.reason})", None: f"unknown ({nic.reason})"}[nic.up],
-          nics[nic.name].guid] for nic in state.nics]))
+          nics[nic.name].guid, nics[nic.name].address or "-"] for nic in state.nics]))
