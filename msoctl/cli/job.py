@@ -279,8 +279,11 @@ def circuits(ctx: Context, name: str, out_file: Path | None, dry_run: bool,
     if output not in DOCUMENTS:
         _say_circuits(plan)
     if not plan.light:
-        say("nothing to light: " + ("the job's ring stays on one switch" if not plan.pairs
-                                    else "no dark link joins its switches"))
+        say("nothing to light: " + (
+            "the job's ring stays on one switch" if not plan.pairs
+            else "each ring NIC pair between its switches has a link in service"
+            if all(pair.short == 0 for pair in plan.pairs)
+            else "no dark link joins its switches where it is short"))
         return
     if dry_run:
         say("dry run: nothing was lit")
