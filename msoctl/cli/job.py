@@ -388,7 +388,7 @@ def _undo_circuits(ctx: Context, jobs: Jobs, kept: Job) -> None:
 @click.option("--interval", type=Number(0.0, 60.0), default=1.0, show_default=True,
               metavar="SECONDS",
               help="Read the switch ports' counters this far apart, for their rates "
-                   "(0: once, no rates).")
+                   "(0: no counters read).")
 @output_option
 @pass_context
 def job_status(ctx: Context, name: str, interval: float, output: str) -> None:

@@ -14,7 +14,7 @@ scrape's budget, and answers in the text exposition:
   its optics level. The ports' counters are the switch targets' own series
   (``msoctl_switch_pfc_pause_frames_received_total``...): PromQL joins them to the job on
   ``device`` and ``port`` (deploy/msoctl-alerts.yml does, for a job whose ports pause).
-  So the job's verdict here leaves counters out: it reads them once, with no rate.
+  So the job's verdict here leaves counters out: it reads none (no rate from one reading).
 
 The job is in label ``job_name``: Prometheus gives every series of a scrape the label
 ``job`` (its scrape job's name), which would rename ours.

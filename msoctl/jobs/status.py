@@ -9,7 +9,8 @@
   amplifiers on its span.
 
 - its switch ports (the ports its NICs are cabled to, and both ends of each link it
-  crosses): the congestion counters read twice ``interval`` apart, as rates (ECN marks,
+  crosses): the congestion counters read twice ``interval`` apart (not at all with no
+  interval: one reading gives no rate), as rates (ECN marks,
   PFC pause frames sent and received, drops: ``msoctl switch counters``), and the
   port's optics lane by lane against the thresholds the switch sets (``msoctl telemetry
   optics``); a lane that sees no light (below -30 dBm) is out of range whatever the
@@ -206,13 +207,15 @@ def _job_ports(ctx: FabricView, job: Job) -> dict[str, dict[str, str]]:
 
 def _read_ports(ctx: FabricView, switch: str, ports: Mapping[str, str],
                 interval: float) -> list[PortPart]:
-    """Switch ``switch``'s ``ports``: counters as rates over ``interval``, optics judged."""
+    """Switch ``switch``'s ``ports``: counters as rates over ``interval`` (none read with
+    no interval: a single reading gives no rate), optics judged."""
     rates: dict[str, dict[str, float | None]] = {}
     counter_error = None
-    try:
-        rates = _counter_rates(ctx, switch, interval)
-    except DeviceError as error:
-        counter_error = f"counters cannot be read ({error.message})"
+    if interval > 0:
+        try:
+            rates = _counter_rates(ctx, switch, interval)
+        except DeviceError as error:
+            counter_error = f"counters cannot be read ({error.message})"
     entry = ctx.inventory.devices[switch]
     reading, optics_error = None, None
     if entry.snmp is not None or entry.gnmi is not None:
@@ -227,7 +230,7 @@ def _read_ports(ctx: FabricView, switch: str, ports: Mapping[str, str],
         port_rates = rates.get(port, {})
         level, problems = _judge_optics(_port_optics(reading, port))
         errors = [why for why in (counter_error, optics_error) if why is not None]
-        if not port_rates and counter_error is None:
+        if interval > 0 and not port_rates and counter_error is None:
             errors.append("the switch has no such port")
         parts.append(PortPart(switch, port, faces, port_rates.get("ecn"),
                               port_rates.get("pfc"), port_rates.get("drops"),
@@ -238,15 +241,13 @@ def _read_ports(ctx: FabricView, switch: str, ports: Mapping[str, str],
 
 def _counter_rates(ctx: FabricView, switch: str,
                    interval: float) -> dict[str, dict[str, float | None]]:
-    """Port -> ``ecn``, ``pfc``, ``drops`` per second over ``interval`` (``None`` with no
-    interval, or a counter that went back: the switch restarted)."""
+    """Port -> ``ecn``, ``pfc``, ``drops`` per second over ``interval`` (``None`` for a
+    counter not read, or one that went back: the switch restarted)."""
     from drivers.switch.session import open_session
 
     with open_session(ctx.devices.switch_target(switch)) as session:
         first = _port_totals(session.get_state())
         started = time.monotonic()
-        if interval <= 0:
-            return {port: dict.fromkeys(COUNTERS) for port in first}
         time.sleep(interval)
         second = _port_totals(session.get_state())
         elapsed = time.monotonic() - started
