@@ -287,8 +287,9 @@ def _port_optics(reading: OpticsReading | None, port: str) -> PortOptics | None:
 
 
 def _judge_optics(port: PortOptics | None) -> tuple[str, list[str]]:
-    """``ok``, ``warning`` or ``alarm``, and a line for each lane (or the port's
-    temperature) out of range: past a threshold the switch sets, or dark."""
+    """``ok``, ``warning`` or ``alarm``, and a line for the port's temperature and for each
+    quantity and level its lanes are past (the lanes that are, with their range of
+    values): past a threshold the switch sets, or dark."""
     if port is None:
         return "ok", []
     worst, problems = "ok", []
@@ -299,25 +300,37 @@ def _judge_optics(port: PortOptics | None) -> tuple[str, list[str]]:
         every = len(dark) == len(port.lanes)
         problems.append(f"no light on all its {len(dark)} lanes" if every
                         else f"no light on lanes {_numbers(dark)}")
-    checks: list[tuple[str, str, float | None, str]] = [
-        ("temperature_celsius", "temperature", port.temperature_celsius, "°C")]
+    found: dict[tuple[str, str, str, float], list[tuple[int, float]]] = {}
+    checks: list[tuple[str, int | None, float | None]] = [
+        ("temperature_celsius", None, port.temperature_celsius)]
     for lane in port.lanes:
-        for quantity, word, unit in LANE_QUANTITIES:
-            if quantity == "rx_power_dbm" and lane.lane in dark:
-                continue
-            checks.append((quantity, f"lane {lane.lane} {word}", getattr(lane, quantity), unit))
-    for quantity, what, value, unit in checks:
+        for quantity, _, _ in LANE_QUANTITIES:
+            if not (quantity == "rx_power_dbm" and lane.lane in dark):
+                checks.append((quantity, lane.lane, getattr(lane, quantity)))
+    for quantity, lane_number, value in checks:
         crossed = _crossed(port, quantity, value)
-        if crossed is None:
+        if crossed is None or value is None:
             continue
         level, threshold = crossed
-        side = "below" if level.startswith("low") else "above"
-        problems.append(f"{what} {value:.2f} {unit} {side} its "
-                        f"{level.replace('_', ' ')} {threshold:.2f}")
+        found.setdefault((quantity, level, "lane" if lane_number else "port", threshold),
+                         []).append((lane_number or 0, value))
         if level.endswith("alarm"):
             worst = "alarm"
         elif worst == "ok":
             worst = "warning"
+    words = {quantity: (word, unit) for quantity, word, unit in LANE_QUANTITIES}
+    words["temperature_celsius"] = ("temperature", "°C")
+    for (quantity, level, _, threshold), lanes in found.items():
+        word, unit = words[quantity]
+        values = [value for _, value in lanes]
+        low, high = min(values), max(values)
+        shown = f"{low:.2f}" if low == high else f"{low:.2f}..{high:.2f}"
+        where = "" if lanes[0][0] == 0 else \
+            f"lane {lanes[0][0]} " if len(lanes) == 1 else \
+            f"lanes {_numbers([n for n, _ in lanes])} "
+        side = "below" if level.startswith("low") else "above"
+        problems.append(f"{where}{word} {shown} {unit} {side} its "
+                        f"{level.replace('_', ' ')} {threshold:.2f}")
     return worst, problems
 
 
@@ -338,7 +351,15 @@ def _crossed(port: PortOptics, quantity: str, value: float | None
 
 
 def _numbers(numbers: list[int]) -> str:
-    return ",".join(str(n) for n in numbers)
+    """``1-8``, ``2,5``, ``1-3,7``: runs of consecutive numbers joined."""
+    runs: list[list[int]] = []
+    for number in sorted(numbers):
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    return ",".join(f"{run[0]}-{run[-1]}" if len(run) > 2 else ",".join(map(str, run))
+                    for run in runs)
 
 
 def state_document(state: JobState) -> dict[str, Any]:

@@ -66,3 +66,12 @@ def test_names_sort_as_people_count() -> None:
     assert sorted(names, key=natural_key) == ["sw-a:Ethernet1", "sw-a:Ethernet1/2",
                                               "sw-a:Ethernet9", "sw-a:Ethernet10",
                                               "sw-b:Ethernet10"]
+
+
+def test_lanes_past_one_level_are_one_line_with_their_range() -> None:
+    level, problems = _judge_optics(_port(6.0, 6.5, 0.0, 7.25, 4.0))
+    assert level == "alarm"
+    assert problems == ["lanes 1,2,4 rx 6.00..7.25 dBm above its high alarm 5.00",
+                        "lane 5 rx 4.00 dBm above its high warning 3.00"]
+    many = _judge_optics(_port(*[-100.0] * 3, *[0.0] * 5))
+    assert many == ("alarm", ["no light on lanes 1-3"])
