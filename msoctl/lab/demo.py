@@ -266,7 +266,8 @@ def run_demo(msoctl: click.Group, state_dir: Path | None = None) -> int:
         _say("Starting the emulated lab: two campuses 30 km apart, a 64x64 LC optical "
              "circuit switch in each, a deep-buffer switch in each (NETCONF over SSH, "
              "co-packaged optics telemetry over SNMPv3) with its transceivers patched in, "
-             "two 30 km spans, each with a pluggable EDFA managed over CMIS on I2C.")
+             "two 30 km spans, each with a pluggable EDFA managed over CMIS on I2C, and "
+             "four GPU servers publishing their state as fleets' exporters do.")
         with Lab(root) as fabric, _working_in(root):
             inventory = root / "inventory.yaml"
             os.environ["MSOCTL_INVENTORY"] = str(inventory)
@@ -369,6 +370,28 @@ def run_demo(msoctl: click.Group, state_dir: Path | None = None) -> int:
                 _show_probe(url, "amp-1")
 
             _protection(msoctl, fabric)
+
+            _say("GPU servers on the fabric: four, of two vendors, two on each campus, "
+                 "their state read from the exporters fleets run (NVIDIA's dcgm-exporter, "
+                 "AMD's device-metrics-exporter, node_exporter for their NICs).")
+            _run(msoctl, "host list")
+            _say("A job of 16 GPUs: placed on healthy GPUs, its ranks ordered so that a ring "
+                 "over them crosses the span and changes vendor only twice, and the files "
+                 "its launcher and NCCL/FlagCX read written to job-llm-1/ (the FlagCX route "
+                 "file from the fabric as it is, the NCCL environment with the lossless "
+                 "priority its switch ports keep).")
+            _run(msoctl, "job plan --gpus 16 --name llm-1 --out job-llm-1")
+            _say("Its state: every part of the fabric its traffic crosses, its servers, the "
+                 "links between them traced end to end, and its switch ports' PFC, ECN and "
+                 "drop rates and optics. Degraded: link-1 has run on span-2 since the cut "
+                 "(no fallback left), and amp-2, at its factory 20 dB on a span that loses "
+                 "about 11, overloads sw-b's receivers.")
+            _run(msoctl, "job status llm-1")
+            _say("Set amp-2's gain to the span's loss: the change's impact names the job "
+                 "whose link it disturbs, and the receivers come back within range.")
+            _run(msoctl, "amp set amp-2 --gain 11")
+            _run(msoctl, "job status llm-1 --interval 0")
+            _run(msoctl, "job end llm-1")
 
             _say("The journal: every change, its intent before it was sent and its result, "
                  "who made it and how it ended. The table fits 80 columns; -o wide shows "
