@@ -22,7 +22,8 @@ Restated from each exporter's published sources, not from what msoctl reads:
 - **node**: node_exporter's infiniband collector (port 9100), for the servers whose NICs
   are their own cards: ``node_infiniband_state_id`` (4 active, 1 down) and
   ``node_infiniband_physical_state_id`` (5 link up, 2 polling) per ``device`` and
-  ``port``, and the port's rate.
+  ``port``, and the port's rate (``node_infiniband_rate_bytes_per_second``: half the
+  NIC's speed while its link is downshifted).
 
 A GPU that has fallen off the bus is absent from its exporter, as a driver that lost it
 leaves it.
@@ -247,7 +248,7 @@ def node(snapshot: Snapshot) -> str:
                "3: disable, 4: shift, 5: link up, 6: link error recover, 7: phytest)",
                [(labels(n.name), 5 if n.up else 2, None) for n in nics]),
         Family("node_infiniband_rate_bytes_per_second", "gauge",
-               "Maximum signal transfer rate", [(labels(n.name), n.speed_bps / 8, None)
+               "Maximum signal transfer rate", [(labels(n.name), n.rate_bps / 8, None)
                                                 for n in nics]),
         Family("node_infiniband_state_id", "gauge",
                "State of the InfiniBand port (0: no change, 1: down, 2: init, 3: armed, "

@@ -19,6 +19,8 @@ Faults (:mod:`emulators.faults`; ``target`` names a GPU by index, or a NIC by na
 |           |             | aggregate ones stay)                                           |
 | gpu_hot   | ``I``       | its cooling fails: the temperature climbs past slowdown       |
 | nic_down  | NIC name    | the NIC's link goes down (cleared: up again)                  |
+| nic_degraded | NIC name | its link trains at half its rate (half its lanes lost: a     |
+|           |             | downshift), up all the same (cleared: the full rate again)    |
 
 Transport faults (latency, drop, reset, freeze, garbage, truncate) are the exporter
 server's (emulators/gpu/server.py).
@@ -65,7 +67,7 @@ HOT_THERMAL_FACTOR = 3.0
 """How much worse a GPU whose cooling failed gets rid of its heat."""
 XID_FALLEN_OFF_BUS = 79
 XID_DOUBLE_BIT_ECC = 48
-GPU_FAULTS = ("gpu_xid", "gpu_ecc", "gpu_hot", "nic_down")
+GPU_FAULTS = ("gpu_xid", "gpu_ecc", "gpu_hot", "nic_down", "nic_degraded")
 
 
 @dataclass
@@ -123,6 +125,12 @@ class Nic:
     guid: str
     speed_bps: float
     up: bool = True
+    downshifted: bool = False  # trained at half its rate
+
+    @property
+    def rate_bps(self) -> float:
+        """The rate its link runs at now."""
+        return self.speed_bps / 2 if self.downshifted else self.speed_bps
 
     @property
     def launch_dbm(self) -> float:
@@ -172,13 +180,14 @@ class GpuServer:
             sheet = self.gpus[0].datasheet if self.gpus else GENERIC
             self.gpus = [Gpu(g.index, g.uuid, g.serial, g.pci_bus_id, sheet) for g in self.gpus]
             for nic in self.nics:
-                nic.up = True
+                nic.up, nic.downshifted = True, False
             self._energy_mj = [0.0] * len(self.gpus)
             self._last = self.clock.now()
 
     def is_factory(self) -> bool:
         """Whether nothing is changed from :meth:`factory_reset`'s state but the time."""
-        return (not self.faults.active() and all(n.up for n in self.nics)
+        return (not self.faults.active() and all(n.up and not n.downshifted
+                                                   for n in self.nics)
                 and all(g.load == 0 and g.on_bus and g.xid == 0 and not g.cooling_failed
                         and g.ecc_double_bit_aggregate == 0 for g in self.gpus))
 
@@ -213,7 +222,7 @@ class GpuServer:
             self._advance()
             return Snapshot(self.name, self.vendor, self.model,
                             [_copy(gpu) for gpu in self.gpus],
-                            [Nic(n.name, n.guid, n.speed_bps, n.up) for n in self.nics],
+                            [dataclasses.replace(n) for n in self.nics],
                             self._last, self._epoch + self._last,
                             dict(enumerate(self._energy_mj)))
 
@@ -233,15 +242,19 @@ class GpuServer:
             code = int(code_text)
         return self.gpus[int(index_text)], code
 
-    def nic_launch_dbm(self, name: str) -> float:
-        """What NIC ``name`` launches into each lane toward its switch port now."""
+    def nic_launch_dbm(self, name: str, lane: int = 1, lanes: int = 1) -> float:
+        """What NIC ``name`` launches into lane ``lane`` (from 1, of ``lanes``) toward its
+        switch port now: a downshifted link lights the first half of its lanes only."""
         with self._lock:
-            return next(nic.launch_dbm for nic in self.nics if nic.name == name)
+            nic = next(nic for nic in self.nics if nic.name == name)
+            if nic.downshifted and lane > lanes // 2:
+                return -math.inf
+            return nic.launch_dbm
 
     def _nic(self, fault: Fault) -> Nic:
         nic = next((n for n in self.nics if n.name == fault.target), None)
         if nic is None:
-            raise FaultError(f"nic_down on {self.name} needs one of its NICs as the target: "
+            raise FaultError(f"{fault.kind} on {self.name} needs one of its NICs as the target: "
                              f"{', '.join(n.name for n in self.nics)}")
         return nic
 
@@ -250,6 +263,9 @@ class GpuServer:
             self._advance()
             if fault.kind == "nic_down":
                 self._nic(fault).up = False
+                return
+            if fault.kind == "nic_degraded":
+                self._nic(fault).downshifted = True
                 return
             gpu, code = self._gpu(fault)
             if fault.kind == "gpu_xid":
@@ -272,6 +288,9 @@ class GpuServer:
             self._advance()
             if fault.kind == "nic_down":
                 self._nic(fault).up = True
+                return
+            if fault.kind == "nic_degraded":
+                self._nic(fault).downshifted = False
                 return
             gpu, _ = self._gpu(fault)
             if fault.kind == "gpu_xid":

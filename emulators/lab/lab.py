@@ -332,7 +332,8 @@ class Lab:
                 return fabric(port, lane)
             host_nic = cabled.get(port)
             launch = NIC_LANE_LAUNCH_DBM if host_nic is None or host_nic[0] not in \
-                self.hosts else self.hosts[host_nic[0]].nic_launch_dbm(host_nic[1])
+                self.hosts else self.hosts[host_nic[0]].nic_launch_dbm(
+                    host_nic[1], lane, SWITCH_LANES_PER_PORT)
             return launch - HOST_CABLE_LOSS_DB
 
         return source

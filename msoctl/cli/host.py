@@ -8,7 +8,8 @@ shows one host GPU by GPU and NIC by NIC. JSON (``-o json``): ``hosts``, each wi
 read), ``gpus`` (``index``, ``healthy``: true, false or null for unknown, ``reasons``,
 ``temperature_celsius``, ``power_watts``, ``utilisation``, ``memory_used_mib``,
 ``memory_total_mib``, ``xid``, ``ecc_uncorrectable``) and ``nics`` (``name``, ``switch``,
-``port``, ``rail``, ``guid``, ``address``, ``up``, ``reason``).
+``port``, ``rail``, ``guid``, ``address``, ``up``, ``reason``, ``degraded``: why a NIC
+that is up runs below its speed).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def host_document(state: HostState) -> dict[str, Any]:
         "nics": [{"name": nic.name, "switch": nics[nic.name].switch,
                   "port": nics[nic.name].port, "rail": nics[nic.name].rail,
                   "guid": nics[nic.name].guid, "address": nics[nic.name].address,
-                  "up": nic.up, "reason": nic.reason}
+                  "up": nic.up, "reason": nic.reason, "degraded": nic.degraded}
                  for nic in state.nics],
     }
 
@@ -64,7 +65,7 @@ def problems(state: HostState) -> str:
         return f"unreadable: {state.error}"
     found = [f"gpu {gpu.index}: {'; '.join(gpu.reasons)}" for gpu in state.gpus
              if not gpu.healthy]
-    found += [f"{nic.name}: {nic.reason}" for nic in state.nics if not nic.up]
+    found += [f"{nic.name}: {nic.problem}" for nic in state.nics if not nic.usable]
     return "; ".join(found) or "none"
 
 
@@ -110,5 +111,6 @@ def show_host(ctx: Context, name: str, output: str) -> None:
     click.echo(table(
         ["nic", "rail", "switch port", "speed", "up", "guid", "address"],
         [[nic.name, nics[nic.name].rail, nics[nic.name].switch_port, nics[nic.name].speed,
-          {True: "yes", False: f"no ({nic.reason})", None: f"unknown ({nic.reason})"}[nic.up],
+          {True: "yes" if nic.degraded is None else f"yes ({nic.degraded})",
+           False: f"no ({nic.reason})", None: f"unknown ({nic.reason})"}[nic.up],
           nics[nic.name].guid, nics[nic.name].address or "-"] for nic in state.nics]))

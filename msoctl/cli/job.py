@@ -196,7 +196,7 @@ def _say_plan(name: str | None, placement: Placement, routes: list[Route],
         if document[what]:
             say(f"{label}: {', '.join(document[what])}")
     for host, nics in document["excluded_nics"].items():
-        say(f"{host}: left out NICs {', '.join(nics)} (down or unknown)")
+        say(f"{host}: left out NICs {', '.join(nics)} (down, degraded or unknown)")
     if document["lossless"] is not None:
         _say_lossless(document["lossless"])
     for note in document["file_notes"]:

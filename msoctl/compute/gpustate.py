@@ -18,13 +18,17 @@ names and their meanings from each exporter's published sources) into one shape:
   ``npu_chip_info_link_status`` (the NPU's own RoCE port: the host's NIC of that index);
   the NPU is ``id``.
 - node_exporter, for NICs that are cards of their own: ``node_infiniband_state_id`` (4
-  active) and ``node_infiniband_physical_state_id`` (5 link up), by ``device``.
+  active), ``node_infiniband_physical_state_id`` (5 link up) and
+  ``node_infiniband_rate_bytes_per_second``, by ``device``.
 
 A GPU is judged **unhealthy** when its exporter says so (a failed health status), when
 it reports an XID that needs a reset, an uncorrectable ECC error, an error code, or when
 the inventory says it is there and its exporter does not report it (fallen off the bus);
 **unknown** when its host's exporters could not be read. A NIC is down when its port is
-not active or its link is not up. Every reason is kept, for the operator.
+not active or its link is not up; **degraded** when it is up at less than the speed the
+inventory gives it (a link that trained down, having lost lanes): it carries traffic,
+slower than its rail expects, so a job is placed without it. Every reason is kept, for
+the operator.
 
 Two ways to read: each host's ``metrics`` endpoints scraped directly (a small fleet, the
 lab), or the fleet's Prometheus (``gpu_metrics: prometheus:``) asked for the same series,
@@ -77,7 +81,10 @@ _SERIES: dict[str, dict[str, tuple[str, ...]]] = {
                "health": ("npu_chip_info_health_status",),
                "link": ("npu_chip_info_link_status",)},
 }
-_NIC_SERIES = ("node_infiniband_state_id", "node_infiniband_physical_state_id")
+FULL_RATE_SHARE = 0.99
+"""A NIC's link is degraded below this share of its inventory speed."""
+_NIC_SERIES = ("node_infiniband_state_id", "node_infiniband_physical_state_id",
+               "node_infiniband_rate_bytes_per_second")
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,17 @@ class NicState:
     name: str
     up: bool | None
     reason: str | None = None
+    degraded: str | None = None  # why an up NIC is slower than it should be
+
+    @property
+    def usable(self) -> bool:
+        """Up at its full speed: what a job is given."""
+        return bool(self.up) and self.degraded is None
+
+    @property
+    def problem(self) -> str | None:
+        """What is wrong with it, if anything."""
+        return self.reason if not self.up else self.degraded
 
 
 @dataclass(frozen=True)
@@ -280,7 +298,11 @@ def _nics(host: Host, samples: Samples,
             states.append(NicState(host.name, nic.name, None,
                                    "not reported by node_exporter"))
         elif state == INFINIBAND_ACTIVE and physical == INFINIBAND_LINK_UP:
-            states.append(NicState(host.name, nic.name, True))
+            rate = _by_device(samples, "node_infiniband_rate_bytes_per_second", nic.name)
+            slow = rate is not None and rate * 8 < nic.speed_bps * FULL_RATE_SHARE
+            states.append(NicState(host.name, nic.name, True, degraded=(
+                f"link at {rate * 8 / 1e9:g} Gb/s of {nic.speed}" if slow and rate is not None
+                else None)))
         else:
             states.append(NicState(host.name, nic.name, False,
                                    f"port state {state:g}, physical state {physical:g}"))

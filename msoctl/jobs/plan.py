@@ -14,7 +14,8 @@ alternate vendors, so that the ring changes campus only where it must: a ring ov
 campuses crosses the span twice, whatever the number of vendors.
 
 Each rank's NIC is the one of the rail ``gpu mod the host's rails`` (a GPU talks off the
-server through the NIC of its rail), skipping a rail whose NIC is down.
+server through the NIC of its rail), skipping a rail whose NIC is down or degraded (up
+below its speed: NCCL_IB_HCA then leaves it out).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class Placement:
     ranks: tuple[Rank, ...]
     hosts: tuple[Host, ...]  # in rank order
     vendors: tuple[str, ...]  # in rank order
-    excluded_nics: dict[str, tuple[str, ...]]  # host -> NICs down or unknown
+    excluded_nics: dict[str, tuple[str, ...]]  # host -> NICs down, degraded or unknown
 
     def crossings(self, key: str) -> int:
         """How many times a ring over the ranks changes ``key`` (``campus``, ``vendor``,
@@ -63,7 +64,7 @@ class _Candidate:
 def candidates(states: Iterable[HostState]) -> list[_Candidate]:
     found = []
     for state in states:
-        up = {nic.name for nic in state.nics if nic.up}
+        up = {nic.name for nic in state.nics if nic.usable}
         nics = sorted((nic for nic in state.host.nics if nic.name in up), key=lambda n: n.rail)
         down = tuple(nic.name for nic in state.host.nics if nic.name not in up)
         found.append(_Candidate(state.host, state.healthy_gpus, nics, down))

@@ -135,10 +135,14 @@ def job_state(ctx: FabricView, job: Job, *,
                         if gpu.index in gpus and not gpu.healthy]
             problems += [f"{nic.name}: {nic.reason}" for nic in host_state.nics
                          if nic.name in nics and not nic.up]
+            slow = [f"{nic.name}: {nic.degraded}" for nic in host_state.nics
+                    if nic.name in nics and nic.up and nic.degraded]
             healthy = sum(1 for gpu in host_state.gpus if gpu.index in gpus and gpu.healthy)
             up = sum(1 for nic in host_state.nics if nic.name in nics and nic.up)
-            state.hosts.append(HostPart(name, len(gpus), healthy, len(nics), up, tuple(problems)))
+            state.hosts.append(HostPart(name, len(gpus), healthy, len(nics), up,
+                                        tuple(problems + slow)))
             broken += [f"{name} {problem}" for problem in problems]
+            degraded += [f"{name} {problem}" for problem in slow]
         drained = ctx.drained()
         links = [inventory.links[name] for name in job.links if name in inventory.links]
         broken += [f"{name}: no longer in the inventory" for name in job.links

@@ -395,3 +395,28 @@ def test_the_lossless_priority_is_read_from_the_jobs_switch_ports(
                               str(tmp_path / "given"), "--lossless-priority", "5",
                               "-o", "json").out)
     assert given["lossless"] == {"priority": 5, "source": "option", "traffic_class": 170}
+
+
+def test_a_nic_trained_down_degrades_the_job_and_is_left_out_of_the_next(
+        lab: Lab, msoctl: Msoctl, tmp_path: Path) -> None:
+    """gpu-a1's mlx5_0 trains at half its rate (node_exporter's port rate: 200 Gb/s of
+    400G): the host lists it, a kept job using it is degraded (the NIC, and its switch
+    port's lanes 5-8 dark), and a job planned now goes through mlx5_1 only."""
+    intent = tmp_path / "intent.yaml"
+    intent.write_text(LINK_UP)
+    assert msoctl("fabric", "apply", str(intent)).code == 0
+    commission(msoctl)
+    assert msoctl("job", "plan", "--gpus", "8", "--vendor", "nvidia", "--name", "llm-13").code == 0
+    lab.inject("gpu-a1", Fault("nic_degraded", "mlx5_0"))
+    hosts = " ".join(msoctl("host", "list").out.split())
+    assert "gpu-a1 a nvidia H100 4/4 2/2 mlx5_0: link at 200 Gb/s of 400G" in hosts
+    status = json.loads(msoctl("job", "status", "llm-13", "--interval", "0", "-o", "json").out)
+    assert status["verdict"] == "degraded"
+    assert status["problems"] == ["gpu-a1 mlx5_0: link at 200 Gb/s of 400G",
+                                  "sw-a Ethernet9 no light on lanes 5-8"]
+    plan = json.loads(msoctl("job", "plan", "--gpus", "8", "--vendor", "nvidia", "--out",
+                             str(tmp_path / "job"), "--lossless-priority", "3",
+                             "-o", "json").out)
+    assert plan["excluded_nics"] == {"gpu-a1": ["mlx5_0"]}
+    env = (tmp_path / "job" / "env" / "gpu-a1.env").read_text()
+    assert "NCCL_IB_HCA==mlx5_1:1\n" in env

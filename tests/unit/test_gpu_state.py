@@ -108,6 +108,24 @@ def test_a_nic_down_reads_down_from_where_its_vendor_publishes_it(served: Served
     assert nics[served.server.nics[0].name].up is True
 
 
+def test_a_nic_trained_down_is_up_but_degraded(loop: LoopThread) -> None:
+    """node_exporter's port rate at half the inventory's 400G: up, degraded, not usable;
+    the other NIC untouched."""
+    served = Served(loop, "nvidia", "H100")
+    try:
+        served.server.faults.inject(Fault("nic_degraded", "mlx5_0"))
+        nics = {nic.name: nic for nic in served.read().nics}
+        slow, other = nics["mlx5_0"], nics["mlx5_1"]
+        assert (slow.up, slow.degraded, slow.usable) == (True, "link at 200 Gb/s of 400G",
+                                                         False)
+        assert slow.problem == "link at 200 Gb/s of 400G"
+        assert (other.up, other.degraded, other.usable) == (True, None, True)
+        served.server.faults.clear("nic_degraded")
+        assert all(nic.usable for nic in served.read().nics)
+    finally:
+        served.stop()
+
+
 def test_an_xid_that_needs_a_reset_is_a_reason(loop: LoopThread) -> None:
     served = Served(loop, "nvidia", "H100")
     try:

@@ -36,12 +36,14 @@ def host(name: str, vendor: str, campus: str, switch: str, gpus: int = 4, rails:
 
 
 def state(of: Host, *, sick: tuple[int, ...] = (), down: tuple[str, ...] = (),
-          unreadable: bool = False) -> HostState:
+          slow: tuple[str, ...] = (), unreadable: bool = False) -> HostState:
     if unreadable:
         return HostState(of, tuple(GpuState(of.name, i, None) for i in range(of.gpus)),
                          tuple(NicState(of.name, n.name, None) for n in of.nics), "timed out")
     return HostState(of, tuple(GpuState(of.name, i, i not in sick) for i in range(of.gpus)),
-                     tuple(NicState(of.name, n.name, n.name not in down) for n in of.nics))
+                     tuple(NicState(of.name, n.name, n.name not in down,
+                                    degraded="link at 200 Gb/s of 400G" if n.name in slow
+                                    else None) for n in of.nics))
 
 
 def lab() -> list[HostState]:
@@ -243,3 +245,15 @@ def test_hccl_rank_table_is_not_written_without_addresses_or_with_shared_nics() 
     assert why == "NPUs share a NIC, HCCL gives each its own: npu-1:eth0 (NPUs 0, 2); " \
                   "npu-1:eth1 (NPUs 1, 3)"
     assert hccl_rank_table(place(lab(), 4, vendors=["nvidia"])) == (None, None)
+
+
+def test_a_degraded_nic_is_left_out_as_a_down_one_is() -> None:
+    """A NIC up at half its speed would make its rail the ring's slowest edge: its ranks
+    go through the host's other NIC, and NCCL_IB_HCA leaves it out."""
+    a1 = host("gpu-a1", "nvidia", "a", "sw-a")
+    placement = place([state(a1, slow=("mlx5_0",)), state(host("gpu-b1", "nvidia", "b",
+                                                                "sw-b"))], 8)
+    assert placement.excluded_nics == {"gpu-a1": ("mlx5_0",)}
+    assert {r.nic.name for r in placement.ranks if r.host == "gpu-a1"} == {"mlx5_1"}
+    env = host_env(a1, placement, 3, "/route.xml")
+    assert "NCCL_IB_HCA==mlx5_1:1\n" in env
